@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The project's two set-up commands, with nothing but Python 3.11 and pip on the machine.
+
+    python3 scripts/dev.py demo    # create .venv, install toolreplay, run `toolreplay demo`
+    python3 scripts/dev.py test    # create .venv, install the dev extras, lint, type-check, run every test
+    python3 scripts/dev.py bench   # create .venv-bench with the peer (LiteLLM), run the benchmarks
+
+Each step prints what it runs; a failing step stops with its exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run(*cmd: str, env: dict[str, str] | None = None) -> None:
+    print("+", " ".join(cmd), flush=True)
+    code = subprocess.call(list(cmd), cwd=ROOT, env=env)
+    if code != 0:
+        sys.exit(code)
+
+
+def ensure_venv(name: str, *specs: str) -> Path:
+    home = ROOT / name
+    py = home / "bin" / "python"
+    if not py.exists():
+        print(f"+ python3 -m venv {name}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(home)
+        run(str(py), "-m", "pip", "install", "-q", "--upgrade", "pip")
+    run(str(py), "-m", "pip", "install", "-q", *specs)
+    return py
+
+
+def demo() -> None:
+    py = ensure_venv(".venv", "-e", ".")
+    run(str(py.parent / "toolreplay"), "demo")
+
+
+def test() -> None:
+    py = ensure_venv(".venv", "-e", ".[dev]")
+    bindir = py.parent
+    run(str(bindir / "ruff"), "format", "--check", "src", "tests", "bench", "scripts")
+    run(str(bindir / "ruff"), "check", "src", "tests", "bench", "scripts")
+    run(str(bindir / "mypy"))
+    env = dict(os.environ)
+    pg = ROOT / "scripts" / "postgres.sh"
+    started = False
+    if pg.exists():
+        # Starts a throwaway PostgreSQL on 127.0.0.1 (installing it when missing) and exports its URL.
+        out = subprocess.run(["bash", str(pg), "start"], cwd=ROOT, capture_output=True, text=True)
+        sys.stdout.write(out.stderr)
+        if out.returncode == 0 and out.stdout.strip():
+            env["TOOLREPLAY_TEST_PG"] = out.stdout.strip().splitlines()[-1]
+            started = True
+        else:
+            print("PostgreSQL could not be started; its tests will say so", flush=True)
+    try:
+        run(str(py), "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider", env=env)
+    finally:
+        if started:
+            subprocess.call(["bash", str(pg), "stop"], cwd=ROOT)
+
+
+def bench() -> None:
+    py = ensure_venv(".venv-bench", "-e", ".[postgres]", "-r", "bench/requirements.txt")
+    run(str(py), "-m", "bench", *sys.argv[2:])
+
+
+def main() -> None:
+    jobs = {"demo": demo, "test": test, "bench": bench}
+    if len(sys.argv) < 2 or sys.argv[1] not in jobs:
+        sys.exit(f"usage: python3 scripts/dev.py {'|'.join(jobs)}")
+    jobs[sys.argv[1]]()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""The public Python API: ``load_history``, ``render``, ``encode``, ``vessels``.
+
+These names stay; everything else may move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolreplay.history import History, ToolSpec, load_history
+from toolreplay.jsonenc import encode
+from toolreplay.replay import DEFAULT_SETTINGS, Mode, ReplaySettings, prepare_turn_messages
+from toolreplay.vessels import Vessel, get_vessel, vessels
+from toolreplay.wires import render_wire
+from toolreplay.wires._common import RenderOptions
+
+
+def render_options(
+    vessel: Vessel,
+    *,
+    system: str | None = None,
+    tools: Sequence[ToolSpec] | None = None,
+    model: str | None = None,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    stream: bool | None = None,
+) -> RenderOptions:
+    """The render options of ``vessel`` with the caller's overrides."""
+    return RenderOptions(
+        model=model or vessel.model,
+        system=system,
+        tools=tuple(tools or ()),
+        temperature=temperature,
+        max_tokens=max_tokens,
+        stream=vessel.has("stream_only") if stream is None else stream,
+        id_policy=vessel.id_policy,
+        max_id_len=vessel.max_id_len,
+        flags=vessel.flags,
+    )
+
+
+def render(
+    history: History | str | Path | Mapping[str, Any],
+    vessel: str | Vessel = "gemini",
+    mode: Mode = "native",
+    system: str | None = None,
+    tools: Sequence[ToolSpec] | None = None,
+    model: str | None = None,
+    upto: str | None = None,
+    *,
+    settings: ReplaySettings = DEFAULT_SETTINGS,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    stream: bool | None = None,
+) -> dict[str, Any]:
+    """The request body of the next turn of ``history`` on ``vessel``, earlier calls replayed per ``mode``.
+
+    ``tools`` defaults to the history's own tool definitions; every tool the replayed calls use is
+    declared either way (a minimal schema is inferred for tools without a definition).
+    """
+    h = history if isinstance(history, History) else load_history(history)
+    v = get_vessel(vessel)
+    turns = prepare_turn_messages(h, mode, upto=upto, settings=settings)
+    opts = render_options(
+        v,
+        system=system,
+        tools=tools if tools is not None else (h.tools or ()),
+        model=model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        stream=stream,
+    )
+    return render_wire(v.wire, turns, opts)
+
+
+__all__ = ["encode", "load_history", "render", "render_options", "vessels"]

@@ -1,0 +1,94 @@
+"""OpenAI Chat Completions (``/v1/chat/completions``): OpenAI, Kimi and every OpenAI-compatible server.
+
+A replayed reply becomes an assistant message with ``tool_calls`` and ``content: null``, one ``tool``
+message per call right after it, then an assistant message with the reply's text.
+
+Rules this module keeps (the errors they avoid):
+* every ``tool_calls`` id is answered by tool messages right after, before any other message
+  ("An assistant message with 'tool_calls' must be followed by tool messages responding to each
+  'tool_call_id'");
+* ``content: null``, not ``""``, on a call-only message (some compatible servers turn ``""`` into an empty
+  text part);
+* ids at most 40 characters on OpenAI's own server (the vessel's ``max_id_len``);
+* Kimi: ``name`` on tool messages and ``functions.<name>:<index>`` ids (flag / id policy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolreplay.replay import TurnMessage, split_system
+from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, wire_tool_name
+
+WIRE = "openai-chat"
+
+
+def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": wire_tool_name(t.name),
+                "description": t.description,
+                "parameters": dict(t.parameters),
+            },
+        }
+        for t in declared_tools(turns, opts.tools)
+    ]
+
+
+def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
+    """The ``messages`` list (no system message)."""
+    ids = IdMapper(opts)
+    named = "tool_message_name" in opts.flags
+    out: list[dict[str, Any]] = []
+    for t in turns:
+        if t.calls:
+            wire_ids = [ids(c) for c in t.calls]
+            out.append(
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": wid,
+                            "type": "function",
+                            "function": {"name": wire_tool_name(c.name), "arguments": c.arguments},
+                        }
+                        for wid, c in zip(wire_ids, t.calls, strict=True)
+                    ],
+                }
+            )
+            for wid, c in zip(wire_ids, t.calls, strict=True):
+                msg: dict[str, Any] = {"role": "tool", "tool_call_id": wid}
+                if named:
+                    msg["name"] = wire_tool_name(c.name)
+                msg["content"] = c.answer
+                out.append(msg)
+            if not t.text:
+                continue
+        out.append({"role": t.role, "content": t.text})
+    return out
+
+
+def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
+    """The request body for ``/chat/completions``."""
+    system, rest = split_system(turns, opts.system)
+    messages = render_messages(rest, opts)
+    if system:
+        messages.insert(0, {"role": "system", "content": system})
+    body: dict[str, Any] = {"model": opts.model, "messages": messages}
+    tools = render_tools(opts, rest)
+    if tools:
+        body["tools"] = tools
+        if opts.tool_choice:
+            body["tool_choice"] = opts.tool_choice
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.max_tokens is not None:
+        body["max_completion_tokens"] = opts.max_tokens
+    if opts.stream:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+    return body
