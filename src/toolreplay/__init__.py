@@ -27,9 +27,9 @@ _EXPORTS: dict[str, str] = {
     "TurnMessage": "toolreplay.replay",
     "render": "toolreplay.api",
     "encode": "toolreplay.jsonenc",
-    "vessels": "toolreplay.vessels",
-    "get_vessel": "toolreplay.vessels",
-    "Vessel": "toolreplay.vessels",
+    "vessels": "toolreplay.profiles",
+    "get_vessel": "toolreplay.profiles",
+    "Vessel": "toolreplay.profiles",
     "ToolreplayError": "toolreplay.errors",
 }
 
@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         normalize_tool_uses,
     )
     from toolreplay.jsonenc import encode
+    from toolreplay.profiles import Vessel, get_vessel, vessels
     from toolreplay.replay import (
         ReplayCall,
         ReplaySettings,
@@ -75,7 +76,6 @@ if TYPE_CHECKING:
         prepare_turn_messages,
         reply_calls,
     )
-    from toolreplay.vessels import Vessel, get_vessel, vessels
 
 
 def __getattr__(name: str) -> Any:

@@ -11,8 +11,8 @@ from typing import Any
 
 from toolreplay.history import History, ToolSpec, load_history
 from toolreplay.jsonenc import encode
+from toolreplay.profiles import Vessel, get_vessel, vessels
 from toolreplay.replay import DEFAULT_SETTINGS, Mode, ReplaySettings, prepare_turn_messages
-from toolreplay.vessels import Vessel, get_vessel, vessels
 from toolreplay.wires import render_wire
 from toolreplay.wires._common import RenderOptions
 

@@ -1,19 +1,21 @@
-"""One module per wire, each with pure functions; this package maps a wire name to its module.
+"""One package per wire, each with pure functions; this module dispatches by wire name.
 
-Every wire module exposes:
+Every wire package ``toolreplay.wires.<pkg>`` has three modules:
 
-* ``WIRE``: its name;
-* ``render(turns, opts) -> dict``: the request body from prepared turn messages (no I/O);
+* ``render.py``: ``render(turns, opts) -> dict``, the request body from prepared turn messages (no I/O);
+* ``response.py``: ``parse_response(body) -> Reply`` for a whole answer, and ``StreamParser`` that is fed
+  the decoded stream events (SSE ``data`` payloads, or NDJSON lines for Ollama) one by one and gives the
+  same :class:`~toolreplay.wires.reply.Reply` at the end;
+* ``request.py``: ``parse_request(body) -> History``, a request body (or just its messages / input /
+  contents list) read back into the stored history (for importers and the audit).
 
-and, as the wire grows, ``parse_response`` (answer body -> :class:`toolreplay.wires.reply.Reply`),
-``parse_stream`` (events -> Reply) and ``parse_request`` (a request body -> a stored history).
 Modules are imported on first use, so importing toolreplay stays light.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -21,29 +23,40 @@ from toolreplay.errors import ConfigError
 from toolreplay.replay import TurnMessage
 from toolreplay.wires._common import RenderOptions
 
-MODULES: dict[str, str] = {
-    "openai-chat": "toolreplay.wires.openai_chat",
-    "openai-responses": "toolreplay.wires.openai_responses",
-    "anthropic": "toolreplay.wires.anthropic",
-    "gemini": "toolreplay.wires.gemini",
-    "ollama": "toolreplay.wires.ollama",
-    "claude-prompt": "toolreplay.wires.claude_prompt",
+#: wire name -> package under toolreplay.wires
+PACKAGES: dict[str, str] = {
+    "openai-chat": "openai_chat",
+    "openai-responses": "openai_responses",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "ollama": "ollama",
+    "claude-prompt": "claude_prompt",
 }
 
 
-def wire_module(wire: str) -> ModuleType:
-    """The module of ``wire``; an unknown name lists the known ones."""
+def wire_module(wire: str, part: str = "render") -> ModuleType:
+    """The ``part`` module (render, response, request) of ``wire``; an unknown wire lists the known ones."""
     try:
-        path = MODULES[wire]
+        pkg = PACKAGES[wire]
     except KeyError:
-        raise ConfigError(f"unknown wire {wire!r}; known wires: {', '.join(MODULES)}") from None
-    return importlib.import_module(path)
+        raise ConfigError(f"unknown wire {wire!r}; known wires: {', '.join(PACKAGES)}") from None
+    return importlib.import_module(f"toolreplay.wires.{pkg}.{part}")
 
 
 def render_wire(wire: str, turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
-    """Render ``turns`` with ``wire``'s module."""
-    body: dict[str, Any] = wire_module(wire).render(turns, opts)
+    """Render ``turns`` with ``wire``'s renderer."""
+    body: dict[str, Any] = wire_module(wire, "render").render(turns, opts)
     return body
 
 
-__all__ = ["MODULES", "RenderOptions", "render_wire", "wire_module"]
+def parse_response(wire: str, body: Mapping[str, Any]) -> Any:
+    """A whole (non-streamed) answer body parsed by ``wire`` into a Reply."""
+    return wire_module(wire, "response").parse_response(body)
+
+
+def parse_request(wire: str, body: Any) -> Any:
+    """A request body (or its message list) read back into a History by ``wire``."""
+    return wire_module(wire, "request").parse_request(body)
+
+
+__all__ = ["PACKAGES", "RenderOptions", "parse_request", "parse_response", "render_wire", "wire_module"]

@@ -27,7 +27,7 @@ class RenderOptions:
     ``id_policy``: ``derived`` uses the replay's ids (``replay_<stem>_<n>``); ``kimi`` uses
     ``functions.<name>:<index>`` with a running index over the request's calls (Kimi's documented form).
     ``max_id_len``: the longest call id the server takes (OpenAI Chat: 40); longer ids are shortened
-    deterministically. ``flags``: the vessel's quirk flags (see :mod:`toolreplay.vessels`).
+    deterministically. ``flags``: the vessel's quirk flags (see :mod:`toolreplay.profiles`).
     """
 
     model: str

@@ -1,0 +1,5 @@
+"""``python -m toolreplay``."""
+
+from toolreplay.cli import main
+
+main()

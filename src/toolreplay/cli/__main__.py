@@ -1,0 +1,5 @@
+"""``python -m toolreplay.cli``."""
+
+from toolreplay.cli import main
+
+main()

@@ -1,0 +1,4 @@
+"""The ollama wire.
+
+render.py: request bodies; response.py: answers and stream events; request.py: bodies back into a history.
+"""

@@ -1,0 +1,46 @@
+"""What a provider answered, in one neutral shape every wire's response parser produces."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedCall:
+    """A tool call the model made in this answer.
+
+    ``input`` is the decoded JSON object; when the provider sent arguments that are not a JSON object
+    (broken JSON), ``input`` is the raw text and ``input_error`` says what was wrong, so the caller can
+    store the call as made and answer it with an error instead of crashing. ``provider_data`` holds what
+    must be echoed back later, namespaced by wire (e.g. ``{"gemini": {"thoughtSignature": "..."}}``).
+    """
+
+    name: str
+    input: Any
+    call_id: str | None = None
+    provider_data: Mapping[str, Any] | None = None
+    input_error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts where the provider reports them; ``cached_tokens`` is the prompt-cache hit."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """One answer: its text, the calls it made, why it stopped, usage, and message-level provider data
+    (e.g. Responses reasoning items, Anthropic thinking blocks, Kimi ``reasoning_content``)."""
+
+    text: str = ""
+    calls: tuple[ParsedCall, ...] = ()
+    finish_reason: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    provider_data: Mapping[str, Any] | None = None
+    model: str | None = None

@@ -1,0 +1,117 @@
+"""Shared test set-up: no live network, the shared material, hypothesis profiles.
+
+* Tests never reach the internet: any socket connection to an address outside loopback fails the test.
+  Live provider tests (marker ``live``) run only with ``TOOLREPLAY_LIVE=1`` and a key set.
+* ``shared_dir`` is ``../shared`` beside the checkout (or ``$TOOLREPLAY_SHARED``); tests that need it skip
+  with a clear reason when it is absent (a user's clone).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
+
+settings.register_profile(
+    "default", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
+
+
+def _shared() -> Path | None:
+    env = os.environ.get("TOOLREPLAY_SHARED")
+    path = Path(env) if env else ROOT.parent / "shared"
+    return path if path.is_dir() else None
+
+
+SHARED = _shared()
+NO_SHARED = "../shared is absent (a user's clone): the spec and transcript tests need it"
+
+
+@pytest.fixture
+def shared_dir() -> Path:
+    if SHARED is None:
+        pytest.skip(NO_SHARED)
+    return SHARED
+
+
+def load_transcripts() -> list[dict[str, Any]]:
+    """Every conversation of ../shared/data/transcripts/dev.jsonl (empty when ../shared is absent)."""
+    if SHARED is None:
+        return []
+    path = SHARED / "data" / "transcripts" / "dev.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.fixture
+def demo_path() -> Path:
+    return DEMO
+
+
+def _is_loopback(host: Any) -> bool:
+    if not isinstance(host, str):
+        return True  # AF_UNIX paths and the like
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+@pytest.fixture(autouse=True)
+def _no_internet(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
+    if request.node.get_closest_marker("live") and os.environ.get("TOOLREPLAY_LIVE") == "1":
+        yield
+        return
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def guard(addr: Any) -> None:
+        host = addr[0] if isinstance(addr, tuple) else addr
+        if not _is_loopback(host):
+            raise RuntimeError(f"tests must not reach the network (tried {addr!r})")
+
+    def connect(self: socket.socket, addr: Any) -> None:
+        guard(addr)
+        real_connect(self, addr)
+
+    def connect_ex(self: socket.socket, addr: Any) -> int:
+        guard(addr)
+        return real_connect_ex(self, addr)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never touch the user's real database or vessel file; never inherit a real key."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
+    monkeypatch.delenv("TOOLREPLAY_DB", raising=False)
+    monkeypatch.delenv("TOOLREPLAY_VESSELS", raising=False)
+    for key in (
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "XAI_API_KEY",
+        "MOONSHOT_API_KEY",
+        "ZAI_API_KEY",
+        "CODEX_API_KEY",
+        "OPENAI_COMPATIBLE_API_KEY",
+    ):
+        monkeypatch.delenv(key, raising=False)
