@@ -17,9 +17,9 @@ from toolreplay import __version__
 # command name -> (module, attribute, one-line help shown by --help without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("toolreplay.cli.demo", "demo", "Show the bundled conversation replayed plain vs native."),
-    "import": ("toolreplay.cli.history_cmd", "import_cmd", "Store a history file (any known format)."),
+    "import": ("toolreplay.cli.import_cmd", "import_cmd", "Store a history file (any known format)."),
     "history": ("toolreplay.cli.history_cmd", "history", "List or show stored conversations."),
-    "replay": ("toolreplay.cli.render_cmd", "replay", "Print the prepared turn messages as JSON."),
+    "replay": ("toolreplay.cli.replay_cmd", "replay", "Print the prepared turn messages as JSON."),
     "render": ("toolreplay.cli.render_cmd", "render_cmd", "Print the exact request body for a vessel."),
     "vessels": ("toolreplay.cli.render_cmd", "vessels_cmd", "List the vessels (providers) and their wires."),
     "turn": ("toolreplay.cli.turn_cmd", "turn", "Run one turn of a conversation on a vessel."),
