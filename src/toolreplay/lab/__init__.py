@@ -1,0 +1,10 @@
+"""The lab: freeze a history, ask for the next turn many times per replay mode, count who acts.
+
+* :mod:`toolreplay.lab.classify`: the trial classes and the "said without doing" heuristic (also used by
+  the turn loop on every live reply);
+* :mod:`toolreplay.lab.stats`: Wilson intervals and Fisher's exact test;
+* :mod:`toolreplay.lab.runner`: the trials themselves (concurrent, resumable), the table and summary;
+* :mod:`toolreplay.lab.chart`: the PNG chart (matplotlib, imported only there).
+
+Import the submodules directly; this package imports nothing on its own so ``import toolreplay`` stays light.
+"""
