@@ -14,7 +14,7 @@ from toolreplay.jsonenc import encode
 from toolreplay.profiles import Vessel, get_vessel, vessels
 from toolreplay.replay import DEFAULT_SETTINGS, Mode, ReplaySettings, prepare_turn_messages
 from toolreplay.wires import render_wire
-from toolreplay.wires._common import RenderOptions
+from toolreplay.wires._common import RenderOptions, name_warnings
 
 
 def render_options(
@@ -54,11 +54,17 @@ def render(
     temperature: float | None = None,
     max_tokens: int | None = None,
     stream: bool | None = None,
+    warnings: list[str] | None = None,
 ) -> dict[str, Any]:
     """The request body of the next turn of ``history`` on ``vessel``, earlier calls replayed per ``mode``.
 
     ``tools`` defaults to the history's own tool definitions; every tool the replayed calls use is
     declared either way (a minimal schema is inferred for tools without a definition).
+
+    Warnings: pass a list as ``warnings`` and it receives one line per thing the render changed that
+    the caller may want to know: a tool name no wire accepts (sent under the deterministic name of
+    :func:`toolreplay.wires._common.wire_tool_name`, for calls, answers and definitions alike), and the
+    history's own load warnings. Nothing is logged; the body is valid either way.
     """
     h = history if isinstance(history, History) else load_history(history)
     v = get_vessel(vessel)
@@ -72,7 +78,11 @@ def render(
         max_tokens=max_tokens,
         stream=stream,
     )
-    return render_wire(v.wire, turns, opts)
+    body = render_wire(v.wire, turns, opts)
+    if warnings is not None:
+        warnings.extend(h.warnings)
+        warnings.extend(name_warnings(turns, opts.tools))
+    return body
 
 
 __all__ = ["encode", "load_history", "render", "render_options", "vessels"]

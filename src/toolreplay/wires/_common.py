@@ -15,9 +15,15 @@ from typing import Any
 from toolreplay.history import ToolSpec
 from toolreplay.replay import ReplayCall, TurnMessage
 
-#: Tool names every wire accepts (OpenAI's rule is the strictest: ``^[a-zA-Z0-9_-]{1,64}$``).
-_TOOL_NAME_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+#: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
+#: Gemini's rule that a name starts with a letter or an underscore.
+_TOOL_NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
+#: Call ids Anthropic accepts (``tool_use.id``); derived ids always match it.
+ID_SAFE = re.compile(r"^[A-Za-z0-9_-]+$")
+_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
+#: The dummy thought signature Google documents for calls Gemini did not make (Vertex accepts only this one).
+GEMINI_DUMMY_SIGNATURE = "skip_thought_signature_validator"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,13 +51,17 @@ class RenderOptions:
 def wire_tool_name(name: str) -> str:
     """A tool name every wire accepts, mapped deterministically (the same for calls and definitions).
 
-    Names that already fit ``^[A-Za-z0-9_-]{1,64}$`` are kept. Others have each forbidden character
-    replaced by ``_`` and, when that changed anything or the name is too long, a short hash of the
-    original appended, so two different names never map to one.
+    Names that already fit ``^[A-Za-z_][A-Za-z0-9_-]{0,63}$`` are kept (every wire takes them: OpenAI
+    and Anthropic allow ``[A-Za-z0-9_-]{1,64}``, Gemini also wants a letter or ``_`` first). Any other
+    name becomes: each forbidden character replaced by ``_``, ``t_`` put in front when it does not start
+    with a letter or ``_``, cut to 55 characters, then ``_`` and 8 hex digits of SHA-256 of the original
+    name, so two different names practically never map to one (``my.tool`` -> ``my_tool_<hash>``).
     """
     if _TOOL_NAME_OK.match(name):
         return name
-    cleaned = _TOOL_NAME_BAD.sub("_", name) or "tool"
+    cleaned = _TOOL_NAME_BAD.sub("_", name)
+    if not cleaned or not (cleaned[0].isalpha() or cleaned[0] == "_"):
+        cleaned = "t_" + cleaned
     digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
     return f"{cleaned[:55]}_{digest}"
 
@@ -69,23 +79,97 @@ def fit_id(call_id: str, max_len: int | None) -> str:
     return f"{call_id[: max_len - 13]}_{digest}"
 
 
+def safe_id(call_id: str) -> str:
+    """``call_id`` if it fits Anthropic's ``^[a-zA-Z0-9_-]+$``, else a cleaned form plus a hash of it."""
+    if ID_SAFE.match(call_id):
+        return call_id
+    digest = hashlib.sha256(call_id.encode("utf-8")).hexdigest()[:12]
+    return f"{_ID_BAD.sub('_', call_id)}_{digest}"
+
+
+def _min_len(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
 class IdMapper:
-    """Maps replayed call ids to a wire's id rules, in request order, the same way for call and answer."""
+    """Maps replayed call ids to a wire's id rules, in request order, the same way for call and answer.
 
-    __slots__ = ("_index", "_max_len", "_policy")
+    Call it once per call, in request order; use the returned id for the call and for its answer.
+    ``max_len`` is the wire's own limit (Responses: 64), combined with the vessel's ``max_id_len``;
+    ``id_safe`` forces Anthropic's id pattern. The derived ids are unique in a request by construction
+    (see :mod:`toolreplay.ids`); ``kimi`` ids are unique through their running index.
+    """
 
-    def __init__(self, opts: RenderOptions) -> None:
+    __slots__ = ("_index", "_max_len", "_policy", "_safe")
+
+    def __init__(self, opts: RenderOptions, *, max_len: int | None = None, id_safe: bool = False) -> None:
         self._policy = opts.id_policy
-        self._max_len = opts.max_id_len
+        self._max_len = _min_len(opts.max_id_len, max_len)
+        self._safe = id_safe
         self._index = 0
+
+    @property
+    def index(self) -> int:
+        """How many calls were mapped so far (Kimi's running index of the next call)."""
+        return self._index
 
     def __call__(self, call: ReplayCall) -> str:
         if self._policy == "kimi":
             out = f"functions.{wire_tool_name(call.name)}:{self._index}"
         else:
-            out = fit_id(call.call_id, self._max_len)
+            out = call.call_id
+        if self._safe:
+            out = safe_id(out)
+        if self._policy != "kimi":  # DECISIONS 7: Kimi ids go in full, whatever their length
+            out = fit_id(out, self._max_len)
         self._index += 1
         return out
+
+
+def gemini_signature(call: ReplayCall) -> str | None:
+    """The thought signature Gemini gave ``call`` (stored camelCase or snake_case, DECISIONS 9), if any."""
+    data = call.provider_data
+    if not data:
+        return None
+    g = data.get("gemini")
+    if not isinstance(g, Mapping):
+        return None
+    sig = g.get("thoughtSignature", g.get("thought_signature"))
+    return sig if isinstance(sig, str) and sig else None
+
+
+def name_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> list[str]:
+    """One warning per tool name the wires cannot express, saying what it is sent as.
+
+    The mapping (:func:`wire_tool_name`) is the same on every wire and for calls, answers and
+    definitions alike; these warnings tell the caller it happened.
+    """
+    names = [t.name for t in tools]
+    for t in turns:
+        names.extend(c.name for c in t.calls)
+    seen: dict[str, str] = {}
+    for n in names:
+        if n not in seen:
+            seen[n] = wire_tool_name(n)
+    return [
+        f"tool name {old!r} is not valid on every wire (^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$): sent as {new!r}"
+        for old, new in seen.items()
+        if old != new
+    ]
+
+
+def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """``(wire name, description, schema)`` for each declared tool, the wire name mapped once."""
+    return [(wire_tool_name(t.name), t.description, t.parameters) for t in tools]
+
+
+def plain_dict(value: Mapping[str, Any]) -> dict[str, Any]:
+    """``value`` as a dict (reused as is when it already is one: bodies are built, never mutated)."""
+    return value if isinstance(value, dict) else dict(value)
 
 
 def infer_schema(inputs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

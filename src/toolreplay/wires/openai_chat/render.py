@@ -9,8 +9,10 @@ Rules this module keeps (the errors they avoid):
   'tool_call_id'");
 * ``content: null``, not ``""``, on a call-only message (some compatible servers turn ``""`` into an empty
   text part);
+* ``arguments`` is the JSON **string** of the input (the text serialized once in the replay, reused);
 * ids at most 40 characters on OpenAI's own server (the vessel's ``max_id_len``);
-* Kimi: ``name`` on tool messages and ``functions.<name>:<index>`` ids (flag / id policy).
+* Kimi: ``name`` on tool messages (flag ``tool_message_name``) and ``functions.<name>:<index>`` ids
+  (id policy ``kimi``); flag ``no_message_name`` wins over it (GLM's OpenAI endpoint rejects ``name``).
 """
 
 from __future__ import annotations
@@ -19,56 +21,53 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay.replay import TurnMessage, split_system
-from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, wire_tool_name
+from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, tool_map, wire_tool_name
 
 WIRE = "openai-chat"
 
 
 def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """``tools``: every given tool plus every tool the replayed calls use."""
     return [
-        {
-            "type": "function",
-            "function": {
-                "name": wire_tool_name(t.name),
-                "description": t.description,
-                "parameters": dict(t.parameters),
-            },
-        }
-        for t in declared_tools(turns, opts.tools)
+        {"type": "function", "function": {"name": name, "description": desc, "parameters": dict(params)}}
+        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
     ]
+
+
+def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, Any]]:
+    """The Chat messages of one turn message: calls, their answers, then the text."""
+    if not t.calls:
+        return [{"role": t.role, "content": t.text}]
+    wire_ids = [ids(c) for c in t.calls]
+    names = [wire_tool_name(c.name) for c in t.calls]
+    out: list[dict[str, Any]] = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": wid, "type": "function", "function": {"name": name, "arguments": c.arguments}}
+                for wid, name, c in zip(wire_ids, names, t.calls, strict=True)
+            ],
+        }
+    ]
+    for wid, name, c in zip(wire_ids, names, t.calls, strict=True):
+        msg: dict[str, Any] = {"role": "tool", "tool_call_id": wid}
+        if named:
+            msg["name"] = name
+        msg["content"] = c.answer
+        out.append(msg)
+    if t.text:
+        out.append({"role": "assistant", "content": t.text})
+    return out
 
 
 def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
     """The ``messages`` list (no system message)."""
     ids = IdMapper(opts)
-    named = "tool_message_name" in opts.flags
+    named = "tool_message_name" in opts.flags and "no_message_name" not in opts.flags
     out: list[dict[str, Any]] = []
     for t in turns:
-        if t.calls:
-            wire_ids = [ids(c) for c in t.calls]
-            out.append(
-                {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": wid,
-                            "type": "function",
-                            "function": {"name": wire_tool_name(c.name), "arguments": c.arguments},
-                        }
-                        for wid, c in zip(wire_ids, t.calls, strict=True)
-                    ],
-                }
-            )
-            for wid, c in zip(wire_ids, t.calls, strict=True):
-                msg: dict[str, Any] = {"role": "tool", "tool_call_id": wid}
-                if named:
-                    msg["name"] = wire_tool_name(c.name)
-                msg["content"] = c.answer
-                out.append(msg)
-            if not t.text:
-                continue
-        out.append({"role": t.role, "content": t.text})
+        out.extend(render_turn(t, ids, named))
     return out
 
 

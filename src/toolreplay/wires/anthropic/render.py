@@ -1,0 +1,106 @@
+"""Anthropic Messages (``/v1/messages``): the Claude API and Anthropic-compatible endpoints (GLM at Z.ai).
+
+A replayed reply becomes an assistant message of ``tool_use`` blocks, then a user message of the matching
+``tool_result`` blocks (same ids, same order), then an assistant message with the reply's text.
+
+Rules this module keeps (the errors they avoid):
+* a body holding ``tool_use`` blocks defines tools (400 "Requests which include `tool_use` or
+  `tool_result` blocks must define tools"): every tool the history uses is declared;
+* ``input`` is always a JSON object (GLM answered an array there with a 500);
+* ids match ``^[a-zA-Z0-9_-]+$`` (Kimi-style ``functions.x:0`` ids are rejected);
+* all results of one assistant message sit in the one next user message, ``tool_result`` blocks first;
+* no empty text block (400 "text content blocks must be non-empty"): a message with no text is left out;
+* ``max_tokens`` is required: :data:`DEFAULT_MAX_TOKENS` when the caller gives none.
+
+Role alternation: a reply whose calls have no text after them (in progress, interrupted) is followed by
+the next user message as a message of its own, not merged into the ``tool_result`` message. Anthropic
+combines consecutive same-role turns server-side (so the results stay first), and keeping each stored
+message's rendering independent of what follows keeps the message list an element-wise prefix when a
+turn is appended (byte stability, prompt caching).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolreplay.replay import TurnMessage, split_system
+from toolreplay.wires._common import (
+    IdMapper,
+    RenderOptions,
+    declared_tools,
+    plain_dict,
+    tool_map,
+    wire_tool_name,
+)
+
+WIRE = "anthropic"
+DEFAULT_MAX_TOKENS = 4096
+#: Our neutral tool_choice words -> Anthropic's objects.
+TOOL_CHOICE = {"auto": "auto", "none": "none", "required": "any", "any": "any"}
+
+
+def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """``tools``: every given tool plus every tool the replayed calls use."""
+    return [
+        {"name": name, "description": desc, "input_schema": dict(params)}
+        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
+    ]
+
+
+def _text_message(role: str, text: str) -> dict[str, Any]:
+    if role == "assistant":
+        return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    return {"role": role, "content": text}
+
+
+def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
+    """The messages of one turn message: tool_use blocks, the tool_result message, then the text."""
+    if not t.calls:
+        return [_text_message(t.role, t.text)] if t.text else []
+    wire_ids = [ids(c) for c in t.calls]
+    uses = [
+        {"type": "tool_use", "id": wid, "name": wire_tool_name(c.name), "input": plain_dict(c.input)}
+        for wid, c in zip(wire_ids, t.calls, strict=True)
+    ]
+    results: list[dict[str, Any]] = []
+    for wid, c in zip(wire_ids, t.calls, strict=True):
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wid, "content": c.answer}
+        if c.is_error:
+            block["is_error"] = True
+        results.append(block)
+    out = [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+    if t.text:
+        out.append(_text_message("assistant", t.text))
+    return out
+
+
+def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
+    """The ``messages`` list (system messages excluded: they go in ``system``)."""
+    ids = IdMapper(opts, id_safe=True)
+    out: list[dict[str, Any]] = []
+    for t in turns:
+        out.extend(render_turn(t, ids))
+    return out
+
+
+def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
+    """The request body for ``/v1/messages``."""
+    system, rest = split_system(turns, opts.system)
+    body: dict[str, Any] = {
+        "model": opts.model,
+        "max_tokens": opts.max_tokens if opts.max_tokens is not None else DEFAULT_MAX_TOKENS,
+    }
+    if system:
+        body["system"] = system
+    tools = render_tools(opts, rest)
+    if tools:
+        body["tools"] = tools
+        if opts.tool_choice:
+            body["tool_choice"] = {"type": TOOL_CHOICE.get(opts.tool_choice, opts.tool_choice)}
+    body["messages"] = render_messages(rest, opts)
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.stream:
+        body["stream"] = True
+    return body

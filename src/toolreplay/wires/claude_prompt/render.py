@@ -1,0 +1,100 @@
+"""claude-prompt: a history for the Claude Code CLI (``claude -p``), which takes prior turns only as text.
+
+The CLI runs its own tool loop and its stdin stream accepts only user-role messages, so the replayed
+calls travel inside one prompt. The body is::
+
+    {"model": "sonnet", "system": "<system prompt, when any>", "prompt": "<prompt>"}
+
+``system`` is meant for ``--append-system-prompt``, ``model`` for ``--model``; ``prompt`` goes on stdin.
+The prompt is, when there are earlier turns::
+
+    <REPLAY_HEAD>
+
+    <transcript>
+    {"role":"user","text":"Close todo #12."}
+    {"role":"assistant","calls":[{"tool":"coop","input":{"id":12},"answer":"closed"}],"text":"Done."}
+    </transcript>
+
+    <the new user message>
+
+one JSON object per line (compact, non-ASCII kept), in stored order. A reply's ``calls`` (``tool``,
+``input`` object, ``answer``, and ``"error": true`` for a failed call) come before its ``text``, as they
+happened. Without earlier turns the prompt is just the new message. When the history does not end with a
+user message (a reply in progress), every turn goes into the transcript and :data:`CONTINUE` closes it.
+In ``plain`` and ``prose`` modes the lines simply carry no ``calls``. Tools are not declared in the body:
+the CLI gets them from its MCP configuration (``mcp__<server>__<tool>``).
+
+The transcript lines of a history are an element-wise prefix of the lines of the same history with a
+turn appended (:func:`transcript_lines` reads them back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolreplay import jsonenc
+from toolreplay.replay import ReplayCall, TurnMessage, split_system
+from toolreplay.wires._common import RenderOptions
+
+WIRE = "claude-prompt"
+
+REPLAY_HEAD = (
+    "You are continuing the conversation below. Its earlier turns are in <transcript>, one JSON object "
+    'per line in order: {"role", "text"}. An assistant turn that used tools has a "calls" list, in the '
+    'order the calls ran before that turn\'s text: each call has "tool" (the tool\'s name), "input" '
+    '(its arguments) and "answer" (what the tool returned; "error": true when it failed). These calls '
+    "really ran: they are your own earlier tool calls. To act again, call the tool again; do not only "
+    "say that you did. The newest message follows the transcript."
+)
+CONTINUE = "Continue from where the transcript ends."
+OPEN, CLOSE = "<transcript>", "</transcript>"
+
+
+def _call_json(c: ReplayCall) -> str:
+    # The input's JSON text is the replay's precomputed ``arguments``: not serialized again.
+    err = ',"error":true' if c.is_error else ""
+    return f'{{"tool":{jsonenc.dumps(c.name)},"input":{c.arguments},"answer":{jsonenc.dumps(c.answer)}{err}}}'
+
+
+def render_turn(t: TurnMessage) -> str:
+    """One transcript line for one turn message."""
+    role = jsonenc.dumps(t.role)
+    text = jsonenc.dumps(t.text)
+    if not t.calls:
+        return f'{{"role":{role},"text":{text}}}'
+    calls = ",".join(_call_json(c) for c in t.calls)
+    return f'{{"role":{role},"calls":[{calls}],"text":{text}}}'
+
+
+def render_prompt(turns: Sequence[TurnMessage]) -> str:
+    """The prompt text for ``turns`` (system messages already taken out)."""
+    if turns and turns[-1].role == "user" and not turns[-1].calls:
+        prior, message = turns[:-1], turns[-1].text
+    else:
+        prior, message = turns, CONTINUE
+    if not prior:
+        return message
+    lines = "\n".join(render_turn(t) for t in prior)
+    return f"{REPLAY_HEAD}\n\n{OPEN}\n{lines}\n{CLOSE}\n\n{message}"
+
+
+def transcript_lines(body: dict[str, Any]) -> list[str]:
+    """The transcript lines of a rendered body's prompt (empty when it has none)."""
+    prompt = str(body.get("prompt", ""))
+    start = prompt.find(f"{OPEN}\n")
+    end = prompt.rfind(f"\n{CLOSE}\n")
+    if start < 0 or end < 0:
+        return []
+    # split on "\n" only: JSON escapes newlines, but not U+2028, which str.splitlines() would cut on.
+    return prompt[start + len(OPEN) + 1 : end].split("\n")
+
+
+def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
+    """The body for the Claude Code CLI: ``model``, ``system`` (when any) and ``prompt``."""
+    system, rest = split_system(turns, opts.system)
+    body: dict[str, Any] = {"model": opts.model}
+    if system:
+        body["system"] = system
+    body["prompt"] = render_prompt(rest)
+    return body

@@ -1,0 +1,102 @@
+"""Gemini ``generateContent`` (v1beta). The model goes in the URL (``models/<model>:generateContent``),
+not in the body.
+
+A replayed reply becomes a ``model`` content of ``functionCall`` parts, then a ``user`` content of
+``functionResponse`` parts (same count, same order), then a ``model`` content with the reply's text.
+
+Rules this module keeps (the errors they avoid):
+* the first ``functionCall`` part of each model content carries ``thoughtSignature`` beside
+  ``functionCall`` (Gemini 3: 400 "Function call ... is missing a thought_signature"): the call's own
+  stored signature when Gemini made it (replayed verbatim), else Google's documented dummy
+  ``"skip_thought_signature_validator"`` (the only one Vertex accepts). Any later call Gemini signed
+  keeps its own signature too;
+* answers go in a ``user`` content (not ``function``), ``response`` is an object: ``{"output": answer}``,
+  or ``{"error": answer}`` for a failed call;
+* no call ids: Gemini pairs calls and responses by order (and ``id`` is not accepted everywhere);
+* no empty text part ("empty text parameter"): a message with no text is left out;
+* camelCase keys (DECISIONS 9); tools as ``functionDeclarations`` with ``parametersJsonSchema``
+  (a plain JSON schema, DECISIONS 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolreplay.replay import TurnMessage, split_system
+from toolreplay.wires._common import (
+    GEMINI_DUMMY_SIGNATURE,
+    RenderOptions,
+    declared_tools,
+    gemini_signature,
+    plain_dict,
+    tool_map,
+    wire_tool_name,
+)
+
+WIRE = "gemini"
+#: Our neutral tool_choice words -> Gemini's functionCallingConfig modes.
+TOOL_CHOICE = {"auto": "AUTO", "none": "NONE", "required": "ANY", "any": "ANY"}
+
+
+def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """``tools``: one entry of ``functionDeclarations`` covering every tool offered or used."""
+    decls = [
+        {"name": name, "description": desc, "parametersJsonSchema": dict(params)}
+        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
+    ]
+    return [{"functionDeclarations": decls}] if decls else []
+
+
+def render_turn(t: TurnMessage) -> list[dict[str, Any]]:
+    """The contents of one turn message: the calls, their responses, then the text."""
+    role = "model" if t.role == "assistant" else "user"
+    if not t.calls:
+        return [{"role": role, "parts": [{"text": t.text}]}] if t.text else []
+    calls: list[dict[str, Any]] = []
+    responses: list[dict[str, Any]] = []
+    for i, c in enumerate(t.calls):
+        name = wire_tool_name(c.name)
+        part: dict[str, Any] = {"functionCall": {"name": name, "args": plain_dict(c.input)}}
+        sig = gemini_signature(c)
+        if sig is None and i == 0:
+            sig = GEMINI_DUMMY_SIGNATURE
+        if sig is not None:
+            part["thoughtSignature"] = sig
+        calls.append(part)
+        key = "error" if c.is_error else "output"
+        responses.append({"functionResponse": {"name": name, "response": {key: c.answer}}})
+    out = [{"role": "model", "parts": calls}, {"role": "user", "parts": responses}]
+    if t.text:
+        out.append({"role": "model", "parts": [{"text": t.text}]})
+    return out
+
+
+def render_contents(turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """The ``contents`` list (system messages excluded: they go in ``systemInstruction``)."""
+    out: list[dict[str, Any]] = []
+    for t in turns:
+        out.extend(render_turn(t))
+    return out
+
+
+def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
+    """The request body for ``models/<opts.model>:generateContent`` (or ``:streamGenerateContent``)."""
+    system, rest = split_system(turns, opts.system)
+    body: dict[str, Any] = {"contents": render_contents(rest)}
+    if system:
+        body["systemInstruction"] = {"parts": [{"text": system}]}
+    tools = render_tools(opts, rest)
+    if tools:
+        body["tools"] = tools
+        if opts.tool_choice:
+            mode = TOOL_CHOICE.get(opts.tool_choice, opts.tool_choice.upper())
+            body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
+    config: dict[str, Any] = {}
+    if opts.temperature is not None:
+        config["temperature"] = opts.temperature
+    if opts.max_tokens is not None:
+        config["maxOutputTokens"] = opts.max_tokens
+    if config:
+        body["generationConfig"] = config
+    return body

@@ -1,0 +1,91 @@
+"""Ollama native chat (``/api/chat``). (Ollama's ``/v1`` endpoint is OpenAI Chat: use that wire there.)
+
+A replayed reply becomes an assistant message with ``tool_calls`` (``arguments`` a JSON **object**), one
+``tool`` message per call right after it (``tool_name`` and ``tool_call_id``), then an assistant message
+with the reply's text.
+
+Rules this module keeps (the shape of the Go type ``api.Message``, which the bundled openapi.yaml lacks):
+* ``arguments`` is an object (a string does not decode into ``api.ToolCallFunctionArguments``);
+* the answer names its tool with ``tool_name`` (a ``name`` key is silently dropped);
+* ``stream`` is sent explicitly: Ollama streams unless told ``false``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolreplay.replay import TurnMessage, split_system
+from toolreplay.wires._common import (
+    IdMapper,
+    RenderOptions,
+    declared_tools,
+    plain_dict,
+    tool_map,
+    wire_tool_name,
+)
+
+WIRE = "ollama"
+
+
+def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """``tools``: every given tool plus every tool the replayed calls use."""
+    return [
+        {"type": "function", "function": {"name": name, "description": desc, "parameters": dict(params)}}
+        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
+    ]
+
+
+def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
+    """The messages of one turn message: calls, their answers, then the text."""
+    if not t.calls:
+        return [{"role": t.role, "content": t.text}]
+    wire_ids = [ids(c) for c in t.calls]
+    names = [wire_tool_name(c.name) for c in t.calls]
+    out: list[dict[str, Any]] = [
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": wid, "function": {"index": i, "name": name, "arguments": plain_dict(c.input)}}
+                for i, (wid, name, c) in enumerate(zip(wire_ids, names, t.calls, strict=True))
+            ],
+        }
+    ]
+    out.extend(
+        {"role": "tool", "tool_name": name, "tool_call_id": wid, "content": c.answer}
+        for wid, name, c in zip(wire_ids, names, t.calls, strict=True)
+    )
+    if t.text:
+        out.append({"role": "assistant", "content": t.text})
+    return out
+
+
+def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
+    """The ``messages`` list (no system message)."""
+    ids = IdMapper(opts)
+    out: list[dict[str, Any]] = []
+    for t in turns:
+        out.extend(render_turn(t, ids))
+    return out
+
+
+def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
+    """The request body for ``/api/chat``."""
+    system, rest = split_system(turns, opts.system)
+    messages = render_messages(rest, opts)
+    if system:
+        messages.insert(0, {"role": "system", "content": system})
+    body: dict[str, Any] = {"model": opts.model, "messages": messages}
+    tools = render_tools(opts, rest)
+    if tools:
+        body["tools"] = tools
+    body["stream"] = opts.stream
+    options: dict[str, Any] = {}
+    if opts.temperature is not None:
+        options["temperature"] = opts.temperature
+    if opts.max_tokens is not None:
+        options["num_predict"] = opts.max_tokens
+    if options:
+        body["options"] = options
+    return body

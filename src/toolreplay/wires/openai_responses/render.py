@@ -1,0 +1,85 @@
+"""OpenAI Responses (``/v1/responses``): OpenAI, Codex (ChatGPT backend) and xAI Grok.
+
+A replayed reply becomes ``function_call`` items (``call_id``, ``name``, ``arguments`` string), one
+``function_call_output`` item per call right after them, then ``{"role": "assistant", "content": text}``.
+
+Rules this module keeps (the errors they avoid):
+* no item ``id`` on replayed calls: an ``fc_...`` id demands its paired reasoning item ("provided without
+  its required 'reasoning' item"), and with ``store: false`` nothing server-side may be referenced;
+* ``call_id`` at most 64 characters (the spec's limit; Codex enforces it);
+* each output follows the call with its ``call_id`` in the same input;
+* the system prompt goes in ``instructions``; ``store: false`` when the vessel has flag ``store_false``
+  (Codex requires it);
+* tools carry ``"strict": false`` (the spec requires the field; our schemas are not strict-ready,
+  DECISIONS 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from toolreplay.replay import TurnMessage, split_system
+from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, tool_map, wire_tool_name
+
+WIRE = "openai-responses"
+#: ``call_id`` maxLength in the OpenAPI spec (FunctionCallOutputItemParam).
+MAX_CALL_ID = 64
+
+
+def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """``tools``: every given tool plus every tool the replayed calls use, as function tools."""
+    return [
+        {"type": "function", "name": name, "description": desc, "parameters": dict(params), "strict": False}
+        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
+    ]
+
+
+def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
+    """The input items of one turn message: calls, their outputs, then the text."""
+    if not t.calls:
+        return [{"role": t.role, "content": t.text}]
+    wire_ids = [ids(c) for c in t.calls]
+    out: list[dict[str, Any]] = [
+        {"type": "function_call", "call_id": wid, "name": wire_tool_name(c.name), "arguments": c.arguments}
+        for wid, c in zip(wire_ids, t.calls, strict=True)
+    ]
+    out.extend(
+        {"type": "function_call_output", "call_id": wid, "output": c.answer}
+        for wid, c in zip(wire_ids, t.calls, strict=True)
+    )
+    if t.text:
+        out.append({"role": "assistant", "content": t.text})
+    return out
+
+
+def render_input(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
+    """The ``input`` list (system messages excluded: they go in ``instructions``)."""
+    ids = IdMapper(opts, max_len=MAX_CALL_ID)
+    out: list[dict[str, Any]] = []
+    for t in turns:
+        out.extend(render_turn(t, ids))
+    return out
+
+
+def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
+    """The request body for ``/responses``."""
+    system, rest = split_system(turns, opts.system)
+    body: dict[str, Any] = {"model": opts.model}
+    if system:
+        body["instructions"] = system
+    body["input"] = render_input(rest, opts)
+    tools = render_tools(opts, rest)
+    if tools:
+        body["tools"] = tools
+        if opts.tool_choice:
+            body["tool_choice"] = opts.tool_choice
+    if "store_false" in opts.flags:
+        body["store"] = False
+    if opts.temperature is not None:
+        body["temperature"] = opts.temperature
+    if opts.max_tokens is not None:
+        body["max_output_tokens"] = opts.max_tokens
+    if opts.stream:
+        body["stream"] = True
+    return body
