@@ -24,6 +24,10 @@ ID_SAFE = re.compile(r"^[A-Za-z0-9_-]+$")
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 #: The dummy thought signature Google documents for calls Gemini did not make (Vertex accepts only this one).
 GEMINI_DUMMY_SIGNATURE = "skip_thought_signature_validator"
+#: The user text a wire puts where its role rules need a user turn the history does not have (Anthropic:
+#: before a history that opens with a reply; Gemini: before a function-call turn that follows a model
+#: turn). Deterministic and placed by looking back only, so earlier messages never change on append.
+SEPARATOR = "(continued)"
 
 
 @dataclass(frozen=True, slots=True)

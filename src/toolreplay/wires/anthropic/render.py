@@ -10,6 +10,9 @@ Rules this module keeps (the errors they avoid):
 * ids match ``^[a-zA-Z0-9_-]+$`` (Kimi-style ``functions.x:0`` ids are rejected);
 * all results of one assistant message sit in the one next user message, ``tool_result`` blocks first;
 * no empty text block (400 "text content blocks must be non-empty"): a message with no text is left out;
+* the first message is a user message (400 'messages: first message must use the "user" role'): a
+  history that opens with a reply (tau2 transcripts open with the agent's greeting) gets a user message
+  with the text :data:`~toolreplay.wires._common.SEPARATOR` first;
 * ``max_tokens`` is required: :data:`DEFAULT_MAX_TOKENS` when the caller gives none.
 
 Role alternation: a reply whose calls have no text after them (in progress, interrupted) is followed by
@@ -26,6 +29,7 @@ from typing import Any
 
 from toolreplay.replay import TurnMessage, split_system
 from toolreplay.wires._common import (
+    SEPARATOR,
     IdMapper,
     RenderOptions,
     declared_tools,
@@ -81,6 +85,8 @@ def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[d
     out: list[dict[str, Any]] = []
     for t in turns:
         out.extend(render_turn(t, ids))
+    if out and out[0]["role"] != "user":
+        out.insert(0, {"role": "user", "content": SEPARATOR})
     return out
 
 

@@ -14,6 +14,12 @@ Rules this module keeps (the errors they avoid):
   or ``{"error": answer}`` for a failed call;
 * no call ids: Gemini pairs calls and responses by order (and ``id`` is not accepted everywhere);
 * no empty text part ("empty text parameter"): a message with no text is left out;
+* a function-call turn follows a user turn or a function-response turn (400 "Please ensure that function
+  call turn comes immediately after a user turn or after a function response turn"): when a reply's
+  calls would follow a model content (two stored replies in a row, or a history that opens with a
+  reply's calls), a user content with the text ``SEPARATOR`` (see :mod:`toolreplay.wires._common`)
+  goes before them. It depends only on what came before, so appending a turn never changes the
+  earlier contents;
 * camelCase keys (DECISIONS 9); tools as ``functionDeclarations`` with ``parametersJsonSchema``
   (a plain JSON schema, DECISIONS 8).
 """
@@ -26,6 +32,7 @@ from typing import Any
 from toolreplay.replay import TurnMessage, split_system
 from toolreplay.wires._common import (
     GEMINI_DUMMY_SIGNATURE,
+    SEPARATOR,
     RenderOptions,
     declared_tools,
     gemini_signature,
@@ -48,11 +55,18 @@ def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict
     return [{"functionDeclarations": decls}] if decls else []
 
 
-def render_turn(t: TurnMessage) -> list[dict[str, Any]]:
-    """The contents of one turn message: the calls, their responses, then the text."""
+def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any]]:
+    """The contents of one turn message: the calls, their responses, then the text.
+
+    ``after_model``: the content before this turn is a ``model`` content (or there is none), so a
+    function-call turn needs a ``SEPARATOR`` user content first.
+    """
     role = "model" if t.role == "assistant" else "user"
     if not t.calls:
         return [{"role": role, "parts": [{"text": t.text}]}] if t.text else []
+    out: list[dict[str, Any]] = []
+    if after_model:
+        out.append({"role": "user", "parts": [{"text": SEPARATOR}]})
     calls: list[dict[str, Any]] = []
     responses: list[dict[str, Any]] = []
     for i, c in enumerate(t.calls):
@@ -66,7 +80,8 @@ def render_turn(t: TurnMessage) -> list[dict[str, Any]]:
         calls.append(part)
         key = "error" if c.is_error else "output"
         responses.append({"functionResponse": {"name": name, "response": {key: c.answer}}})
-    out = [{"role": "model", "parts": calls}, {"role": "user", "parts": responses}]
+    out.append({"role": "model", "parts": calls})
+    out.append({"role": "user", "parts": responses})
     if t.text:
         out.append({"role": "model", "parts": [{"text": t.text}]})
     return out
@@ -76,7 +91,7 @@ def render_contents(turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
     """The ``contents`` list (system messages excluded: they go in ``systemInstruction``)."""
     out: list[dict[str, Any]] = []
     for t in turns:
-        out.extend(render_turn(t))
+        out.extend(render_turn(t, not out or out[-1]["role"] == "model"))
     return out
 
 
