@@ -1,0 +1,37 @@
+"""``toolreplay audit`` and ``toolreplay cache-diff``: read dumped requests back."""
+
+from __future__ import annotations
+
+import click
+
+from toolreplay.cli._common import friendly
+
+WIRE_CHOICE = click.Choice(
+    ["openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "claude-prompt"]
+)
+
+
+@click.command("cache-diff")
+@click.argument("earlier", type=click.Path(dir_okay=False))
+@click.argument("later", type=click.Path(dir_okay=False))
+@click.option("--raw", is_flag=True, help="Compare the files' own bytes (default: the bodies as sent).")
+@click.option("--wire", type=WIRE_CHOICE, default=None, help="The wire, when the shape cannot tell.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--check", is_flag=True, help="Exit with status 1 unless the earlier list is a prefix.")
+@friendly
+def cache_diff(earlier: str, later: str, raw: bool, wire: str | None, as_json: bool, check: bool) -> None:
+    """Compare two consecutive requests (TURN_N.json TURN_N_PLUS_1.json): what a prompt cache reuses.
+
+    The headline is the element-wise reuse of the earlier request's message list (100% when it is a
+    prefix of the later one); the shared byte prefix, where the bodies diverge, and changed fields follow.
+    """
+    from toolreplay import jsonenc
+    from toolreplay.cache_diff import cache_diff_files, format_cache_diff
+
+    d = cache_diff_files(earlier, later, raw=raw, wire=wire)
+    if as_json:
+        click.echo(jsonenc.dumps(d.as_json()))
+    else:
+        click.echo(format_cache_diff(d))
+    if check and not d.is_prefix:
+        raise SystemExit(1)
