@@ -1,0 +1,110 @@
+"""Store fixtures parametrized over the backends, so one store suite runs on SQLite and PostgreSQL.
+
+Import them explicitly into a test file (conftest.py stays the lead's)::
+
+    from store_fixtures import store, store_factory, store_url  # noqa: F401
+
+* ``store_url``: a fresh, empty database per test: a SQLite file under the test's tmp_path, or (when
+  ``TOOLREPLAY_TEST_PG`` holds a ``postgresql://`` URL) a new PostgreSQL database named after the test,
+  dropped afterwards. The postgres param skips, with the reason, when the variable is unset, when
+  ``toolreplay.store.postgres`` cannot be imported yet, or when the server cannot be reached.
+* ``store_factory``: opens (another) store on that database; every store it opened is closed afterwards.
+* ``store``: one open store on that database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from toolreplay.store import Store, open_store
+
+BACKENDS = ("sqlite", "postgres")
+PG_ENV = "TOOLREPLAY_TEST_PG"
+
+
+def _pg_admin_url() -> str:
+    url = os.environ.get(PG_ENV, "")
+    if not url.startswith(("postgresql://", "postgres://")):
+        pytest.skip(f"postgres backend: set {PG_ENV} to a postgresql:// URL to run the store suite on it")
+    try:
+        import toolreplay.store.postgres  # noqa: F401
+    except ImportError as exc:
+        pytest.skip(f"postgres backend: toolreplay.store.postgres cannot be imported yet ({exc})")
+    return url
+
+
+def _database_name(nodeid: str) -> str:
+    """A database name per test (and per xdist worker), within PostgreSQL's 63-byte limit."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    stem = re.sub(r"[^a-z0-9]+", "_", nodeid.lower().rsplit("::", 1)[-1])[:30].strip("_")
+    digest = hashlib.sha256(f"{worker}:{os.getpid()}:{nodeid}".encode()).hexdigest()[:10]
+    return f"tr_{stem}_{digest}"
+
+
+def _with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
+
+
+def _fresh_pg_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    admin = _pg_admin_url()
+    import psycopg
+
+    name = _database_name(request.node.nodeid)
+    try:
+        conn = psycopg.connect(admin, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        pytest.skip(f"postgres backend: the server at {PG_ENV} cannot be reached ({first})")
+    with conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield _with_database(admin, name)
+    finally:
+        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=BACKENDS)
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database for this test, on each backend."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "store" / "toolreplay.db")
+        return
+    yield from _fresh_pg_database(request)
+
+
+@pytest.fixture
+def store_factory(store_url: str) -> Iterator[Callable[[], Store]]:
+    """Open another store on this test's database (each is closed at the end of the test)."""
+    opened: list[Store] = []
+
+    def make() -> Store:
+        s = open_store(store_url)
+        opened.append(s)
+        return s
+
+    yield make
+    for s in opened:
+        s.close()
+
+
+@pytest.fixture
+def store(store_factory: Callable[[], Store]) -> Store:
+    """One open store on a fresh database, on each backend."""
+    return store_factory()
+
+
+def backend_of(url: str) -> str:
+    return "postgres" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
+
+
+__all__ = ["BACKENDS", "backend_of", "store", "store_factory", "store_url"]
