@@ -76,7 +76,11 @@ class Store(Protocol):
         ...
 
     def append_message(self, conversation_id: str, message: Message) -> None:
-        """Append one finished message with all its tool uses, atomically (creates the conversation)."""
+        """Append one finished message with all its tool uses, atomically (creates the conversation).
+
+        The same message again (same id, same content) changes nothing, so a retried append is safe; the
+        same id with different content raises StoreError.
+        """
         ...
 
     def begin_reply(
@@ -86,7 +90,14 @@ class Store(Protocol):
         ...
 
     def record_call(self, conversation_id: str, message_id: str, call: ToolCall) -> None:
-        """Append one executed call (with its answer, or None when it has none yet) to a reply; committed."""
+        """Append one executed call (with its answer, or None when it has none yet) to a reply; committed.
+
+        A call may be recorded before it runs (``answer=None``) and again with its answer: when the reply's
+        latest call with the same provider ``call_id`` has no answer and the same name and input, the
+        answer is filled in there. Anything else appends (providers reuse ids like ``call_0`` across the
+        rounds of one turn). Refused (StoreError) for an unknown message, a non-assistant message, or a
+        reply that is already ``complete``.
+        """
         ...
 
     def finish_reply(
