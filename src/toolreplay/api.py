@@ -14,7 +14,7 @@ from toolreplay.jsonenc import encode
 from toolreplay.profiles import Vessel, get_vessel, vessels
 from toolreplay.replay import DEFAULT_SETTINGS, Mode, ReplaySettings, prepare_turn_messages
 from toolreplay.wires import render_wire
-from toolreplay.wires._common import RenderOptions, name_warnings
+from toolreplay.wires._common import RenderOptions, render_warnings
 
 
 def render_options(
@@ -63,8 +63,9 @@ def render(
 
     Warnings: pass a list as ``warnings`` and it receives one line per thing the render changed that
     the caller may want to know: a tool name no wire accepts (sent under the deterministic name of
-    :func:`toolreplay.wires._common.wire_tool_name`, for calls, answers and definitions alike), and the
-    history's own load warnings. Nothing is logged; the body is valid either way.
+    :func:`toolreplay.wires._common.wire_tool_name`, for calls, answers and definitions alike), a
+    stored Gemini thought signature that is not base64 (not replayed), and the history's own load
+    warnings. Nothing is logged; the body is valid either way.
     """
     h = history if isinstance(history, History) else load_history(history)
     v = get_vessel(vessel)
@@ -81,7 +82,7 @@ def render(
     body = render_wire(v.wire, turns, opts)
     if warnings is not None:
         warnings.extend(h.warnings)
-        warnings.extend(name_warnings(turns, opts.tools))
+        warnings.extend(render_warnings(turns, opts.tools, v.wire))
     return body
 
 

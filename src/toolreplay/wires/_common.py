@@ -134,24 +134,56 @@ class IdMapper:
         return out
 
 
-def gemini_signature(call: ReplayCall) -> str | None:
-    """The thought signature Gemini gave ``call`` (stored camelCase or snake_case, DECISIONS 9), if any."""
+_BASE64 = re.compile(r"^[A-Za-z0-9+/_-]*={0,2}$")
+
+
+def _stored_signature(call: ReplayCall) -> str | None:
     data = call.provider_data
-    if not data:
-        return None
-    g = data.get("gemini")
+    g = data.get("gemini") if data else None
     if not isinstance(g, Mapping):
         return None
     sig = g.get("thoughtSignature", g.get("thought_signature"))
     return sig if isinstance(sig, str) and sig else None
 
 
-def name_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> list[str]:
-    """One warning per tool name the wires cannot express, saying what it is sent as.
+def _is_base64(text: str) -> bool:
+    # protobuf JSON reads bytes as standard or URL-safe base64, padded or not; a length of 4k+1
+    # characters (padding aside) cannot encode anything.
+    return bool(_BASE64.match(text)) and len(text.rstrip("=")) % 4 != 1
 
-    The mapping (:func:`wire_tool_name`) is the same on every wire and for calls, answers and
-    definitions alike; these warnings tell the caller it happened.
+
+def gemini_signature(call: ReplayCall) -> str | None:
+    """The thought signature Gemini gave ``call`` (stored camelCase or snake_case, DECISIONS 9), if any.
+
+    A stored value that is not base64 cannot be a signature Gemini made (the API rejects it: "Base64
+    decoding failed"), so it counts as none; :func:`render_warnings` reports it.
     """
+    sig = _stored_signature(call)
+    return sig if sig is not None and _is_base64(sig) else None
+
+
+def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wire: str) -> list[str]:
+    """What a render changed that the caller may want to know (the body is valid either way).
+
+    One warning per tool name the wires cannot express, saying what it is sent as (the mapping of
+    :func:`wire_tool_name` is the same on every wire, for calls, answers and definitions alike); on
+    Gemini, one per stored thought signature that is not base64 and so is not replayed.
+    """
+    out = name_warnings(turns, tools)
+    if wire == "gemini":
+        for t in turns:
+            for c in t.calls:
+                sig = _stored_signature(c)
+                if sig is not None and not _is_base64(sig):
+                    out.append(
+                        f"message {t.message_id}: call {c.call_id}: stored thoughtSignature is not base64, "
+                        "not replayed"
+                    )
+    return out
+
+
+def name_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> list[str]:
+    """One warning per tool name the wires cannot express, saying what it is sent as."""
     names = [t.name for t in tools]
     for t in turns:
         names.extend(c.name for c in t.calls)
