@@ -23,7 +23,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from toolreplay.errors import ConfigError
@@ -44,6 +44,9 @@ class Tool:
 
     spec: ToolSpec
     fn: ToolFn
+    source: str | None = None
+    """The ``--tools`` entry it was loaded from (``coop``, ``module:attribute``), so a separate process
+    (``toolreplay mcp`` started for the claude vessel) can load the same tool; None when built in code."""
 
     @property
     def name(self) -> str:
@@ -99,6 +102,16 @@ class ToolRegistry:
     @property
     def names(self) -> tuple[str, ...]:
         return tuple(self._tools)
+
+    def sources(self) -> tuple[str, ...]:
+        """The ``--tools`` entries that load these tools again in another process (``toolreplay mcp``)."""
+        missing = [t.name for t in self._tools.values() if t.source is None]
+        if missing:
+            raise ConfigError(
+                f"tool(s) {', '.join(missing)} were built in code, so `toolreplay mcp` cannot serve them; "
+                "load them with --tools module:attribute"
+            )
+        return tuple(dict.fromkeys(t.source for t in self._tools.values() if t.source is not None))
 
     def specs(self) -> tuple[ToolSpec, ...]:
         """The definitions sent to the model, in registry order."""
@@ -159,7 +172,7 @@ def load_tool_spec(spec: str, store: Any = None) -> list[Tool]:
             raise ConfigError("the coop tool needs a store (a database to keep the todo board in)")
         from toolreplay.tools.coop import coop_tool
 
-        return [coop_tool(store)]
+        return [replace(coop_tool(store), source="coop")]
     if ":" not in spec:
         raise ConfigError(f"unknown tool {spec!r}; use coop, or module:attribute for your own tools")
     module_name, attr = spec.split(":", 1)
@@ -174,9 +187,9 @@ def load_tool_spec(spec: str, store: Any = None) -> list[Tool]:
     if callable(value) and not isinstance(value, (Tool, ToolRegistry)):
         value = value()
     if isinstance(value, Tool):
-        return [value]
+        return [replace(value, source=spec)]
     if isinstance(value, (ToolRegistry, list, tuple)) and all(isinstance(t, Tool) for t in value):
-        return list(cast(Iterable[Tool], value))
+        return [replace(t, source=spec) for t in cast(Iterable[Tool], value)]
     raise ConfigError(f"--tools {spec}: not a Tool, a list of tools or a ToolRegistry")
 
 

@@ -1,0 +1,312 @@
+"""The turn loop with a scripted transport: storing, ids, tools, dry runs, failures, the flag."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolreplay.errors import BadRequestError, ConfigError
+from toolreplay.history import History, Message, ToolCall, ToolSpec
+from toolreplay.loop import (
+    CallFinished,
+    CallStarted,
+    Flagged,
+    TextDelta,
+    TurnEvent,
+    TurnOptions,
+    merge_provider_data,
+    next_id,
+    run_turn,
+    run_turn_async,
+)
+from toolreplay.replay import NO_ANSWER
+from toolreplay.store.sqlite import SQLiteStore
+from toolreplay.tools import Tool, ToolRegistry
+from toolreplay.tools.coop import coop_tool
+from toolreplay.wires.reply import ParsedCall, Reply, Usage
+
+
+class Scripted:
+    """Stands in for the Transport: answers each send with the next scripted Reply (or raises)."""
+
+    def __init__(self, *replies: Reply | Exception) -> None:
+        self.replies = list(replies)
+        self.bodies: list[dict[str, Any]] = []
+        self.vessels: list[str] = []
+
+    async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Reply:
+        self.bodies.append(dict(body))
+        self.vessels.append(vessel.name)
+        r = self.replies.pop(0)
+        if isinstance(r, Exception):
+            raise r
+        if kw.get("on_text") and r.text:
+            kw["on_text"](r.text)
+        return r
+
+
+def close_call(n: int, call_id: str | None = "call_1") -> Reply:
+    return Reply(calls=(ParsedCall("coop", {"action": "close", "id": n}, call_id),), usage=Usage(10, 2, 4))
+
+
+def text(t: str) -> Reply:
+    return Reply(text=t, usage=Usage(12, 3, 8), finish_reason="stop")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SQLiteStore]:
+    s = SQLiteStore(tmp_path / "loop.db")
+    s.todo_add("fix the flaky build")
+    s.todo_add("update the README")
+    yield s
+    s.close()
+
+
+def turn(store: SQLiteStore, t: Scripted, text_: str, vessel: str = "kimi", **kw: Any) -> Any:
+    reg = kw.pop("registry", ToolRegistry([coop_tool(store)]))
+    return run_turn("c1", text_, vessel, reg, store=store, transport=t, **kw)
+
+
+def test_a_turn_runs_the_tool_records_the_call_and_finishes(store: SQLiteStore) -> None:
+    events: list[TurnEvent] = []
+    t = Scripted(close_call(1), text("Closed #1."))
+    res = turn(store, t, "Close #1, the build is green.", on_event=events.append)
+    assert res.reply.text == "Closed #1." and res.stopped == "answer" and res.steps == 2
+    assert res.usage == Usage(22, 5, 12)
+    assert store.todo_get(1).status == "closed"  # type: ignore[union-attr]
+    h = store.load("c1")
+    assert [(m.id, m.role, m.status) for m in h.messages] == [
+        ("u1", "user", "complete"),
+        ("a2", "assistant", "complete"),
+    ]
+    stored = h.messages[1]
+    assert stored.tool_uses == (ToolCall("coop", {"action": "close", "id": 1}, "status: closed", "call_1"),)
+    assert stored.vessel == "kimi" and stored.created_at and h.messages[0].created_at
+    assert stored.meta is not None and stored.meta["steps"] == 2 and stored.meta["stopped"] == "answer"
+    assert stored.meta["usage"] == {"input_tokens": 22, "output_tokens": 5, "cached_tokens": 12}
+    assert "said_without_doing" not in stored.meta
+    # the continuation request carries the call in the wire's shape, with its final Kimi id
+    second = t.bodies[1]["messages"]
+    assert second[-2]["tool_calls"][0]["function"] == {
+        "name": "coop",
+        "arguments": '{"action":"close","id":1}',
+    }
+    assert second[-1] == {
+        "role": "tool",
+        "tool_call_id": "functions.coop:0",
+        "name": "coop",
+        "content": "status: closed",
+    }
+    assert [type(e).__name__ for e in events] == ["CallStarted", "CallFinished", "TextDelta"]
+    started = events[0]
+    assert isinstance(started, CallStarted) and started.call_id == "replay_a2_0"
+    finished = events[1]
+    assert isinstance(finished, CallFinished) and finished.answer == "status: closed" and finished.executed
+
+
+def test_next_turn_keeps_the_earlier_bytes(store: SQLiteStore) -> None:
+    t = Scripted(close_call(1), text("Closed #1."), text("Yes, #1 is closed."))
+    turn(store, t, "Close #1.", vessel="anthropic")
+    turn(store, t, "Is it closed?", vessel="anthropic")
+    inside, later = t.bodies[1]["messages"], t.bodies[2]["messages"]
+    # the in-turn continuation request is a prefix of the next turn's request, element-wise
+    assert later[: len(inside)] == inside
+    assert inside[1]["content"][0] == {
+        "type": "tool_use",
+        "id": "replay_a2_0",
+        "name": "coop",
+        "input": {"action": "close", "id": 1},
+    }
+    assert [m["role"] for m in later] == ["user", "assistant", "user", "assistant", "user"]
+
+
+def test_vessels_change_between_turns(store: SQLiteStore) -> None:
+    t = Scripted(
+        close_call(1), text("Closed #1."), close_call(2, None), text("Closed #2."), text("Both closed.")
+    )
+    turn(store, t, "Close #1.", vessel="kimi")
+    turn(store, t, "Close #2.", vessel="gemini")
+    turn(store, t, "Status?", vessel="anthropic")
+    assert t.vessels == ["kimi", "kimi", "gemini", "gemini", "anthropic"]
+    gem = t.bodies[3]["contents"]
+    calls = [p["functionCall"] for c in gem for p in c["parts"] if "functionCall" in p]
+    assert [c["args"] for c in calls] == [{"action": "close", "id": 1}, {"action": "close", "id": 2}]
+    anth = t.bodies[4]["messages"]
+    ids = [b["id"] for m in anth if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
+    assert ids == ["replay_a2_0", "replay_a4_0"]
+    h = store.load("c1")
+    assert [m.vessel for m in h.messages if m.role == "assistant"] == ["kimi", "gemini", "anthropic"]
+
+
+def test_dry_run_records_and_executes_nothing(store: SQLiteStore) -> None:
+    events: list[TurnEvent] = []
+    t = Scripted(close_call(1), text("Closed #1."))
+    res = turn(store, t, "Close #1.", options=TurnOptions(dry_tools=True), on_event=events.append)
+    assert store.todo_get(1).status == "open"  # type: ignore[union-attr]
+    assert res.reply.tool_uses[0].answer == "[dry run] coop close 1: not executed"
+    assert res.reply.meta is not None and res.reply.meta["dry_tools"] is True
+    fin = [e for e in events if isinstance(e, CallFinished)][0]
+    assert fin.dry and not fin.executed
+
+
+def test_broken_arguments_are_recorded_and_answered_with_an_error(store: SQLiteStore) -> None:
+    broken = Reply(
+        calls=(ParsedCall("coop", '{"action": "close", "id": 1', "c9", input_error="unterminated"),)
+    )
+    t = Scripted(broken, text("Sorry, retrying later."))
+    res = turn(store, t, "Close #1.")
+    call = store.load("c1").messages[1].tool_uses[0]
+    assert call.input == '{"action": "close", "id": 1' and call.is_error
+    assert call.answer is not None and "not a JSON object (unterminated)" in call.answer
+    assert store.todo_get(1).status == "open"  # type: ignore[union-attr]
+    assert res.reply.status == "complete"
+    # replayed as an input excerpt, never as broken JSON
+    assert t.bodies[1]["messages"][-2]["tool_calls"][0]["function"]["arguments"].startswith(
+        '{"input_excerpt"'
+    )
+
+
+def test_step_limit_stops_and_keeps_the_calls(store: SQLiteStore) -> None:
+    t = Scripted(close_call(1), close_call(2, "call_2"), text("unused"))
+    res = turn(store, t, "Close everything.", options=TurnOptions(max_steps=2))
+    assert res.stopped == "step_limit" and res.steps == 2 and len(t.bodies) == 2
+    stored = store.load("c1").messages[1]
+    assert stored.status == "interrupted" and len(stored.tool_uses) == 2
+    assert stored.meta is not None and stored.meta["stopped"] == "step_limit"
+    with pytest.raises(ConfigError, match="max_steps must be at least 1"):
+        TurnOptions(max_steps=0)
+
+
+def test_a_failure_mid_turn_leaves_an_interrupted_reply_that_replays(store: SQLiteStore) -> None:
+    t = Scripted(close_call(1), BadRequestError("kimi: HTTP 400: bad thing", status=400))
+    with pytest.raises(BadRequestError, match="bad thing"):
+        turn(store, t, "Close #1.")
+    stored = store.load("c1").messages[1]
+    assert stored.status == "interrupted" and stored.tool_uses[0].answer == "status: closed"
+    assert stored.meta is not None and stored.meta["error"] == "kimi: HTTP 400: bad thing"
+    t2 = Scripted(text("Done before."))
+    turn(store, t2, "Did it work?")
+    msgs = t2.bodies[0]["messages"]
+    assert msgs[1]["tool_calls"][0]["function"]["name"] == "coop"
+    assert msgs[2]["content"] == "status: closed"
+
+
+def test_an_error_on_the_first_request_stores_nothing_half_done(store: SQLiteStore) -> None:
+    t = Scripted(BadRequestError("anthropic: HTTP 400: messages: bad", status=400))
+    with pytest.raises(BadRequestError):
+        turn(store, t, "Hello", vessel="anthropic")
+    h = store.load("c1")
+    assert [(m.role, m.status, m.tool_uses, m.text) for m in h.messages] == [
+        ("user", "complete", (), "Hello"),
+        ("assistant", "interrupted", (), ""),
+    ]
+    t2 = Scripted(text("Hi."))
+    turn(store, t2, "Hello again", vessel="anthropic")
+    # the empty interrupted reply is not replayed; both user messages are
+    assert [m["role"] for m in t2.bodies[0]["messages"]] == ["user", "user"]
+
+
+def test_a_crashing_tool_is_kept_unanswered(store: SQLiteStore) -> None:
+    def boom(args: Mapping[str, Any]) -> str:
+        raise RuntimeError("disk on fire")
+
+    reg = ToolRegistry([coop_tool(store), Tool(ToolSpec("boom"), boom)])
+    t = Scripted(
+        Reply(calls=(ParsedCall("coop", {"action": "close", "id": 1}, "a"), ParsedCall("boom", {}, "b"))),
+    )
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        turn(store, t, "Go.", registry=reg)
+    stored = store.load("c1").messages[1]
+    assert stored.status == "interrupted"
+    assert [(c.name, c.answer) for c in stored.tool_uses] == [("coop", "status: closed"), ("boom", None)]
+    t2 = Scripted(text("ok"))
+    turn(store, t2, "Again?", registry=reg)
+    tool_msgs = [m for m in t2.bodies[0]["messages"] if m["role"] == "tool"]
+    assert [m["content"] for m in tool_msgs] == ["status: closed", NO_ANSWER]
+
+
+def test_said_without_doing_is_flagged_and_stored(store: SQLiteStore) -> None:
+    events: list[TurnEvent] = []
+    t = Scripted(text("Closed #2."))
+    res = turn(store, t, "Close #2.", on_event=events.append)
+    assert res.flag is not None and res.flag["action"] == "close" and res.flag["words"] == "Closed"
+    stored = store.load("c1").messages[1]
+    assert stored.meta is not None and stored.meta["said_without_doing"]["tool"] == "coop"
+    assert isinstance(events[-1], Flagged)
+    # an intention is not a claim; a real close is supported
+    t = Scripted(text("I'll close #2 now."), close_call(2), text("Closed #2."))
+    assert turn(store, t, "Close #2.").flag is None
+    assert turn(store, t, "Close #2.").flag is None
+
+
+def test_no_tools_this_turn_declares_the_history_tools_with_choice_none(store: SQLiteStore) -> None:
+    t = Scripted(close_call(1), text("Closed #1."), text("It is closed."))
+    turn(store, t, "Close #1.", vessel="openai")
+    turn(store, t, "Is it?", vessel="openai", registry=None)
+    body = t.bodies[2]
+    assert body["tool_choice"] == "none" and body["tools"][0]["function"]["name"] == "coop"
+
+
+def test_text_pieces_and_provider_data_of_several_steps(store: SQLiteStore) -> None:
+    first = Reply(
+        text="Let me close it.",
+        calls=(ParsedCall("coop", {"action": "close", "id": 1}, "c1"),),
+        provider_data={"openai-chat": {"reasoning_content": "think 1"}},
+    )
+    t = Scripted(
+        first, Reply(text="Closed #1.", provider_data={"openai-chat": {"reasoning_content": "think 2"}})
+    )
+    res = turn(store, t, "Close #1.")
+    assert res.reply.text == "Let me close it.\n\nClosed #1."
+    assert res.reply.meta is not None and res.reply.meta["text_pieces"] == ["Let me close it.", "Closed #1."]
+    assert store.load("c1").messages[1].provider_data == {"openai-chat": {"reasoning_content": "think 2"}}
+    # the continuation request carries no text of the reply in progress (no prefill)
+    assert all(m.get("content") != "Let me close it." for m in t.bodies[1]["messages"])
+
+
+def test_ids_and_helpers() -> None:
+    h = History("c", (Message("u1", "user", "x"), Message("a3", "assistant", "y")))
+    assert next_id(None, "u") == "u1"
+    assert next_id(h, "a") == "a4"  # position 3 is free by number, but a3 is taken
+    assert next_id(h, "u") == "u3"
+    assert merge_provider_data(None, {"g": {"a": 1}}) == {"g": {"a": 1}}
+    assert merge_provider_data({"g": {"a": 1}, "x": 1}, {"g": {"b": 2}}) == {"g": {"a": 1, "b": 2}, "x": 1}
+    assert merge_provider_data({"g": 1}, None) == {"g": 1}
+
+
+def test_imported_ids_are_skipped(store: SQLiteStore) -> None:
+    store.import_history(
+        History("c1", (Message("u1", "user", "old"), Message("u3", "assistant", "old reply")))
+    )
+    turn(store, Scripted(text("hi")), "new")
+    # position 3 would be u3, which the import already holds: the next free number is taken
+    assert [m.id for m in store.load("c1").messages] == ["u1", "u3", "u4", "a4"]
+
+
+def test_run_turn_refuses_a_running_loop(store: SQLiteStore) -> None:
+    async def inner() -> None:
+        with pytest.raises(ConfigError, match="await run_turn_async"):
+            run_turn("c1", "x", "kimi", store=store)
+
+    asyncio.run(inner())
+
+
+def test_run_turn_async_directly(store: SQLiteStore) -> None:
+    seen: list[str] = []
+    res = asyncio.run(
+        run_turn_async(
+            "c2",
+            "hi",
+            "ollama",
+            None,
+            store=store,
+            transport=Scripted(text("hello")),  # type: ignore[arg-type]
+            on_event=lambda e: seen.append(e.text) if isinstance(e, TextDelta) else None,
+        )
+    )
+    assert res.reply.text == "hello" and seen == ["hello"]
+    assert res.user_message.id == "u1" and res.reply.id == "a2"
