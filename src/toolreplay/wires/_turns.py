@@ -1,0 +1,461 @@
+"""What every wire's request parser shares: a body, read into neutral events, assembled into stored turns.
+
+Each ``wires/<wire>/request.py`` reads its own shapes into a flat list of events (:class:`SystemText`,
+:class:`UserText`, :class:`AgentSaid`, :class:`Answers`) and hands them to :func:`assemble`, which applies
+the rules every wire shares:
+
+* **One agent turn is one stored reply.** Everything the agent said and called between two user messages
+  becomes one reply: its calls in order, each paired with its answer, and its text. In every wire's own
+  loop an assistant message *without* calls is the agent's answer and ends its turn, so such a message
+  closes the reply; the next assistant message (without a user message between) starts another one.
+  Text written beside or between calls is joined, in order, with a blank line (DECISIONS 10), and the
+  reply's ``meta["text_pieces"]`` says where each piece stood (``after_calls``: how many calls came
+  before it; ``start``/``end``: its span in the joined text) whenever that is not simply "after all calls".
+* Calls left without text at the end of a turn belong to the reply before them in the same turn. At the
+  very end of the body they are the reply in progress (status ``in_progress``: the body is a continuation
+  request inside a turn, DECISIONS 4); before a user message, with no reply before them, the turn was cut
+  short (status ``interrupted``). Either way their calls replay as calls.
+* **Pairing** (DECISIONS 1): an answer carrying an id answers the latest unanswered call of the turn with
+  that id (ids are reused across turns in real data); an answer without an id, or with an id when no call
+  of the turn has any id (Ollama, Gemini), answers the earliest unanswered call. Anything else is reported.
+* **Message ids** are deterministic: a reply whose calls all carry the derived ids of one stored message
+  (``replay_<stem>_<n>``, a stem that is its own message id) gets that id back, so a body rendered from a
+  stored history parses into a history that renders the same ids; every other message gets ``m<position>``
+  (1-based), suffixed ``-2``, ``-3``... if that id is taken. Parsing the same body twice gives the same
+  history.
+
+Nothing here knows a wire's shapes, and nothing is dropped silently: every problem is a warning naming the
+body field.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from toolreplay import jsonenc
+from toolreplay.history import History, Message, Status, ToolCall, ToolSpec
+from toolreplay.ids import message_stem
+
+#: A derived replay id (see :mod:`toolreplay.ids`): ``replay_<stem>_<position>``.
+_DERIVED_ID = re.compile(r"^replay_([A-Za-z0-9]{1,16})_(\d+)$")
+
+
+@dataclass(slots=True)
+class Call:
+    """A call as a body carries it. ``provider_data`` is namespaced by wire (``{"gemini": {...}}``)."""
+
+    name: str
+    input: Any
+    call_id: str | None = None
+    provider_data: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class Result:
+    """An answer as a body carries it; ``where`` names the body field for warnings."""
+
+    answer: str
+    call_id: str | None = None
+    name: str | None = None
+    is_error: bool = False
+    where: str = ""
+
+
+@dataclass(slots=True)
+class SystemText:
+    text: str
+    where: str = ""
+
+
+@dataclass(slots=True)
+class UserText:
+    """A user message. ``meta`` keeps annotations that are not sent (e.g. a simulated user's own calls)."""
+
+    text: str
+    where: str = ""
+    created_at: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(slots=True)
+class AgentSaid:
+    """One assistant message: its text pieces and calls in order, and its message-level provider data."""
+
+    parts: list[str | Call]
+    where: str = ""
+    provider_data: dict[str, Any] | None = None
+    created_at: str | None = None
+
+    @property
+    def calls(self) -> list[Call]:
+        return [p for p in self.parts if isinstance(p, Call)]
+
+    @property
+    def text(self) -> str:
+        return "".join(p for p in self.parts if isinstance(p, str))
+
+
+@dataclass(slots=True)
+class Answers:
+    """The answers one body message carries (a tool message, a user message of tool results)."""
+
+    results: list[Result]
+    where: str = ""
+
+
+Event = SystemText | UserText | AgentSaid | Answers
+
+
+# --------------------------------------------------------------------------------------------------
+# small readers every wire uses
+
+
+def answer_text(content: Any, joiner: str = "\n") -> tuple[str, list[str]]:
+    """An answer's text and what could not be represented: strings as they are, text blocks joined,
+    anything else as compact JSON. Non-text blocks (images, files) are named in the second value."""
+    if content is None:
+        return "", []
+    if isinstance(content, str):
+        return content, []
+    if isinstance(content, list):
+        texts: list[str] = []
+        lost: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                texts.append(block)
+            elif isinstance(block, Mapping) and isinstance(block.get("text"), str):
+                texts.append(str(block["text"]))
+            elif isinstance(block, Mapping):
+                lost.append(str(block.get("type", "block")))
+            else:
+                return jsonenc.dumps(content), []
+        return joiner.join(texts), lost
+    return jsonenc.dumps(content), []
+
+
+def arguments_input(raw: Any) -> tuple[Any, str | None]:
+    """A call's stored input from wire arguments, and a problem when they are not a JSON object.
+
+    A JSON string holding an object becomes that object (key order kept); an object stays as it is; an
+    empty string is ``{}`` (some servers send it for calls without arguments). Anything else is kept as
+    the text it was (the replay sends it as an ``input_excerpt``) with a problem to report.
+    """
+    if raw is None or raw == "":
+        return {}, None
+    if isinstance(raw, Mapping):
+        return _unexcerpt(dict(raw))
+    if isinstance(raw, str):
+        try:
+            value = jsonenc.loads(raw)
+        except ValueError as exc:
+            return raw, f"arguments are not JSON ({exc}); kept as text"
+        if isinstance(value, dict):
+            return _unexcerpt(value)
+        return raw, f"arguments are JSON {type(value).__name__}, not an object; kept as text"
+    return jsonenc.dumps(raw), f"arguments are a JSON {type(raw).__name__}, not an object; kept as text"
+
+
+def _unexcerpt(value: dict[str, Any]) -> tuple[Any, str | None]:
+    """A replay excerpt (``{"input_excerpt": text}``, see :func:`toolreplay.replay.replay_input`) read
+    back as the cut text it holds, so it replays as the same excerpt instead of an excerpt of an excerpt.
+    Text that is itself a JSON object stays wrapped (the replay would send such text as that object)."""
+    text = value.get("input_excerpt")
+    if len(value) != 1 or not isinstance(text, str):
+        return value, None
+    try:
+        inner = jsonenc.loads(text)
+    except ValueError:
+        inner = None
+    if isinstance(inner, dict):
+        return value, None
+    return text, "the input is a replay excerpt (input_excerpt): stored as the cut text it holds"
+
+
+def merge_data(a: dict[str, Any] | None, b: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Namespaced provider data merged: ``b``'s namespaces added to ``a``'s (lists extended)."""
+    if not b:
+        return a
+    out = dict(a or {})
+    for ns, value in b.items():
+        old = out.get(ns)
+        if isinstance(old, dict) and isinstance(value, Mapping):
+            merged = dict(old)
+            for k, v in value.items():
+                prev = merged.get(k)
+                merged[k] = prev + list(v) if isinstance(prev, list) and isinstance(v, list) else v
+            out[ns] = merged
+        else:
+            out[ns] = dict(value) if isinstance(value, Mapping) else value
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# assembling
+
+
+@dataclass(slots=True)
+class _OpenCall:
+    call: Call
+    answer: str | None = None
+    is_error: bool = False
+
+
+@dataclass(slots=True)
+class _Piece:
+    """One stored reply being assembled."""
+
+    calls: list[_OpenCall] = field(default_factory=lambda: [])
+    texts: list[tuple[int, str]] = field(default_factory=lambda: [])
+    provider_data: dict[str, Any] | None = None
+    created_at: str | None = None
+    closed: bool = False
+
+    @property
+    def has_text(self) -> bool:
+        return any(t for _, t in self.texts)
+
+    def absorb(self, later: _Piece) -> None:
+        offset = len(self.calls)
+        self.calls.extend(later.calls)
+        self.texts.extend((k + offset, t) for k, t in later.texts)
+        self.provider_data = merge_data(self.provider_data, later.provider_data)
+
+
+@dataclass(slots=True)
+class _Draft:
+    """A stored message before its id is known."""
+
+    role: Literal["system", "user", "assistant"]
+    text: str = ""
+    calls: tuple[ToolCall, ...] = ()
+    created_at: str | None = None
+    provider_data: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+    status: Status = "complete"
+
+
+class _Turn:
+    """The agent's side between two user messages: its pieces and the pairing of answers to calls."""
+
+    def __init__(self, warnings: list[str]) -> None:
+        self.pieces: list[_Piece] = []
+        self.open: list[_OpenCall] = []
+        self.warnings = warnings
+
+    def said(self, ev: AgentSaid) -> None:
+        if not self.pieces or self.pieces[-1].closed:
+            self.pieces.append(_Piece(created_at=ev.created_at))
+        piece = self.pieces[-1]
+        calls = ev.calls
+        for part in ev.parts:
+            if isinstance(part, str):
+                if part:
+                    piece.texts.append((len(piece.calls), part))
+            else:
+                oc = _OpenCall(part)
+                piece.calls.append(oc)
+                self.open.append(oc)
+        if calls:
+            # Message-level data of a message that called (Kimi reasoning_content, Anthropic thinking,
+            # Responses reasoning items) travels with that message's first call.
+            first = calls[0]
+            first.provider_data = merge_data(first.provider_data, ev.provider_data)
+        else:
+            piece.provider_data = merge_data(piece.provider_data, ev.provider_data)
+            if ev.text:
+                piece.closed = True  # an answer without calls ends the agent's turn
+
+    def answers(self, ev: Answers) -> None:
+        any_ids = any(oc.call.call_id is not None for oc in self.open)
+        for r in ev.results:
+            target = self._target(r, any_ids)
+            if target is None:
+                continue
+            target.answer = r.answer
+            target.is_error = r.is_error
+            if r.name is not None and r.name != target.call.name:
+                self.warnings.append(
+                    f"{r.where}: answer named {r.name!r} paired by position with call {target.call.name!r}"
+                )
+
+    def _target(self, r: Result, any_ids: bool) -> _OpenCall | None:
+        if r.call_id is not None and any_ids:
+            same = [oc for oc in self.open if oc.call.call_id == r.call_id]
+            for oc in reversed(same):
+                if oc.answer is None:
+                    return oc
+            problem = "a second answer for call" if same else "an answer for unknown call id"
+            self.warnings.append(f"{r.where}: {problem} {r.call_id!r}; not replayed")
+            return None
+        for oc in self.open:
+            if oc.answer is None:
+                return oc
+        self.warnings.append(f"{r.where}: an answer with no unanswered call before it; not replayed")
+        return None
+
+    def finish(self, at_end: bool) -> list[_Draft]:
+        pieces = self.pieces
+        status: Status = "complete"
+        if pieces and not pieces[-1].has_text and pieces[-1].calls:
+            if at_end:
+                status = "in_progress"
+            elif len(pieces) > 1:
+                pieces[-2].absorb(pieces.pop())
+            else:
+                status = "interrupted"
+        out = [_draft(p) for p in pieces if p.calls or p.has_text or p.provider_data]
+        if out and status != "complete" and not pieces[-1].has_text:
+            out[-1].status = status
+        return out
+
+
+def _draft(p: _Piece) -> _Draft:
+    texts = [(k, t) for k, t in p.texts if t]
+    joined = "\n\n".join(t for _, t in texts)
+    meta: dict[str, Any] | None = None
+    if len(texts) > 1 or (texts and texts[0][0] < len(p.calls)):
+        spans: list[dict[str, int]] = []
+        pos = 0
+        for k, t in texts:
+            spans.append({"after_calls": k, "start": pos, "end": pos + len(t)})
+            pos += len(t) + 2
+        meta = {"text_pieces": spans}
+    calls = tuple(
+        ToolCall(
+            name=oc.call.name,
+            input=oc.call.input,
+            answer=oc.answer,
+            call_id=oc.call.call_id,
+            is_error=oc.is_error,
+            provider_data=oc.call.provider_data or None,
+        )
+        for oc in p.calls
+    )
+    return _Draft("assistant", joined, calls, p.created_at, p.provider_data or None, meta, status="complete")
+
+
+def _recovered_id(d: _Draft) -> str | None:
+    """The stored message id a reply's derived call ids name, when they all name the same one."""
+    if d.role != "assistant" or not d.calls:
+        return None
+    stems = set()
+    for c in d.calls:
+        m = _DERIVED_ID.match(c.call_id or "")
+        if m is None:
+            return None
+        stems.add(m.group(1))
+    if len(stems) != 1:
+        return None
+    stem = stems.pop()
+    return stem if message_stem(stem) == stem else None
+
+
+def _assign_ids(drafts: Sequence[_Draft], prefix: str) -> list[str]:
+    ids: list[str | None] = [None] * len(drafts)
+    taken: set[str] = set()
+    for i, d in enumerate(drafts):
+        rid = _recovered_id(d)
+        if rid is not None and rid not in taken:
+            ids[i] = rid
+            taken.add(rid)
+    out: list[str] = []
+    for i, got in enumerate(ids):
+        if got is None:
+            base = f"{prefix}{i + 1}"
+            got, k = base, 2
+            while got in taken:
+                got, k = f"{base}-{k}", k + 1
+            taken.add(got)
+        out.append(got)
+    return out
+
+
+def assemble(
+    events: Sequence[Event],
+    *,
+    conversation_id: str = "request",
+    tools: Sequence[ToolSpec] | None = None,
+    warnings: Sequence[str] = (),
+    id_prefix: str = "m",
+) -> History:
+    """The stored history of a body's events (see the module docstring for the rules)."""
+    warns = list(warnings)
+    drafts: list[_Draft] = []
+    turn = _Turn(warns)
+    for ev in events:
+        if isinstance(ev, SystemText):
+            if (drafts and any(d.role != "system" for d in drafts)) or turn.pieces:
+                drafts.extend(turn.finish(at_end=False))
+                turn = _Turn(warns)
+                warns.append(
+                    f"{ev.where}: a system message after the conversation started is stored as a user "
+                    "message (a stored history has system messages only at its start)"
+                )
+                drafts.append(_Draft("user", ev.text, meta={"source_role": "system"}))
+            else:
+                drafts.append(_Draft("system", ev.text))
+        elif isinstance(ev, UserText):
+            drafts.extend(turn.finish(at_end=False))
+            turn = _Turn(warns)
+            drafts.append(_Draft("user", ev.text, created_at=ev.created_at, meta=ev.meta))
+        elif isinstance(ev, AgentSaid):
+            turn.said(ev)
+        else:
+            if not turn.open:
+                for r in ev.results:
+                    warns.append(f"{r.where}: an answer with no call before it in this turn; not replayed")
+                continue
+            turn.answers(ev)
+    drafts.extend(turn.finish(at_end=True))
+    ids = _assign_ids(drafts, id_prefix)
+    messages = tuple(
+        Message(
+            id=mid,
+            role=d.role,
+            text=d.text,
+            tool_uses=d.calls,
+            created_at=d.created_at,
+            provider_data=d.provider_data,
+            status=d.status,
+            meta=d.meta,
+        )
+        for mid, d in zip(ids, drafts, strict=True)
+    )
+    for m in messages:
+        for k, c in enumerate(m.tool_uses):
+            if c.answer is None and m.status == "complete":
+                warns.append(f"message {m.id}: call {k} ({c.name}) has no answer in the body")
+    return History(
+        id=conversation_id,
+        messages=messages,
+        tools=tuple(tools) if tools else None,
+        warnings=tuple(warns),
+    )
+
+
+def tool_spec(name: Any, description: Any, parameters: Any) -> ToolSpec | None:
+    """A tool definition read from a body, or None when it has no name."""
+    if not isinstance(name, str) or not name:
+        return None
+    params = parameters if isinstance(parameters, Mapping) else {"type": "object", "properties": {}}
+    return ToolSpec(name=name, description=description if isinstance(description, str) else "",
+                    parameters=dict(params))  # fmt: skip
+
+
+__all__ = [
+    "AgentSaid",
+    "Answers",
+    "Call",
+    "Event",
+    "Result",
+    "SystemText",
+    "UserText",
+    "answer_text",
+    "arguments_input",
+    "assemble",
+    "merge_data",
+    "tool_spec",
+]

@@ -1,0 +1,241 @@
+"""Gemini ``generateContent`` request bodies read back into a stored history (importers, the audit).
+
+Reads a whole body (``contents``, ``systemInstruction``, ``tools``) or just its ``contents`` list, in
+camelCase or snake_case alike (``functionCall``/``function_call``, ``thoughtSignature``/
+``thought_signature``: both are valid protobuf JSON and other tools send snake_case, DECISIONS 9).
+
+* ``model`` contents: text parts, ``functionCall`` parts (``name``, ``args``, optional ``id``). A part's
+  ``thoughtSignature`` is kept per call as ``{"gemini": {"thoughtSignature": ...}}``, except Google's
+  documented dummy values on a content's first call: those are what a replay puts where no real signature
+  exists, and the renderer puts them back. Thought-summary text (``thought: true``) and a signature on a
+  text part are kept on the reply (``thoughts``, ``thoughtSignature``), like the response parser does.
+* ``user`` (or legacy ``function``) contents: ``functionResponse`` parts answer the calls by id when both
+  carry one, else by position (Gemini's own rule: same count, same order); ``{"output": x}`` and
+  ``{"result": x}`` read as the answer ``x``, ``{"error": x}`` as a failed call; any other ``response``
+  object is kept as its JSON text. Text parts are the user's words.
+* The renderer's ``(continued)`` user content before a function-call turn that follows a model turn
+  (see :data:`toolreplay.wires._common.SEPARATOR`) is the wire's role rule, not the user's: not stored.
+
+Inline data, files and executable code parts are reported, not kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from toolreplay import jsonenc
+from toolreplay.errors import WireError
+from toolreplay.history import History, ToolSpec
+from toolreplay.wires._common import SEPARATOR
+from toolreplay.wires._turns import (
+    AgentSaid,
+    Answers,
+    Call,
+    Event,
+    Result,
+    SystemText,
+    UserText,
+    arguments_input,
+    assemble,
+    merge_data,
+    tool_spec,
+)
+
+WIRE = "gemini"
+#: Google's documented stand-ins for a signature Gemini never made (WIRES.md).
+DUMMY_SIGNATURES = frozenset({"skip_thought_signature_validator", "context_engineering_is_the_way_to_go"})
+
+
+def _fail(problem: str) -> WireError:
+    return WireError(f"{WIRE} request: {problem}")
+
+
+def _get(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+    value = obj.get(camel)
+    return obj.get(snake) if value is None else value
+
+
+def _parts(content: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
+    raw = content.get("parts")
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _fail(f"{where}.parts is {type(raw).__name__}, not a list")
+    out: list[Mapping[str, Any]] = []
+    for j, p in enumerate(raw):
+        if not isinstance(p, Mapping):
+            raise _fail(f"{where}.parts[{j}] is {type(p).__name__}, not a part")
+        out.append(cast(Mapping[str, Any], p))
+    return out
+
+
+def _model(content: Mapping[str, Any], where: str, warnings: list[str]) -> AgentSaid:
+    parts: list[str | Call] = []
+    data: dict[str, Any] | None = None
+    first_call = True
+    for j, p in enumerate(_parts(content, where)):
+        at = f"{where}.parts[{j}]"
+        sig = _get(p, "thoughtSignature", "thought_signature")
+        sig = sig if isinstance(sig, str) and sig else None
+        fc = _get(p, "functionCall", "function_call")
+        if isinstance(fc, Mapping):
+            f = cast(Mapping[str, Any], fc)
+            name = f.get("name")
+            if not isinstance(name, str) or not name:
+                raise _fail(f"{at}.functionCall.name is missing or not a string")
+            value, problem = arguments_input(f.get("args"))
+            if problem:
+                warnings.append(f"{at}: {problem}")
+            if sig in DUMMY_SIGNATURES and first_call:
+                sig = None  # the replay's stand-in; the renderer puts it back on the first call
+            first_call = False
+            cid = f.get("id")
+            pdata = {WIRE: {"thoughtSignature": sig}} if sig else None
+            parts.append(Call(name, value, cid if isinstance(cid, str) and cid else None, pdata))
+        elif isinstance(p.get("text"), str):
+            if p.get("thought") is True:
+                data = merge_data(data, {WIRE: {"thoughts": [p["text"]]}})
+            elif p["text"]:
+                parts.append(str(p["text"]))
+            if sig:
+                data = merge_data(data, {WIRE: {"thoughtSignature": sig}})
+        else:
+            warnings.append(f"{at}: a part with {', '.join(sorted(p)) or 'nothing'} is not kept")
+    return AgentSaid(parts, where, data)
+
+
+def response_answer(response: Any) -> tuple[str, bool]:
+    """A ``functionResponse.response`` as the answer text and whether the call failed."""
+    if isinstance(response, Mapping) and len(response) == 1:
+        key, value = next(iter(cast(Mapping[str, Any], response).items()))
+        if key in ("output", "result", "error"):
+            return (value if isinstance(value, str) else jsonenc.dumps(value)), key == "error"
+    if response is None:
+        return "", False
+    return jsonenc.dumps(response), False
+
+
+def _user(content: Mapping[str, Any], where: str, warnings: list[str]) -> list[Event]:
+    results: list[Result] = []
+    texts: list[str] = []
+    for j, p in enumerate(_parts(content, where)):
+        at = f"{where}.parts[{j}]"
+        fr = _get(p, "functionResponse", "function_response")
+        if isinstance(fr, Mapping):
+            f = cast(Mapping[str, Any], fr)
+            answer, failed = response_answer(f.get("response"))
+            cid, name = f.get("id"), f.get("name")
+            results.append(
+                Result(
+                    answer,
+                    cid if isinstance(cid, str) and cid else None,
+                    name if isinstance(name, str) else None,
+                    failed,
+                    at,
+                )
+            )
+        elif isinstance(p.get("text"), str):
+            texts.append(str(p["text"]))
+        else:
+            warnings.append(f"{at}: a part with {', '.join(sorted(p)) or 'nothing'} is not kept")
+    events: list[Event] = []
+    if results:
+        events.append(Answers(results, where))
+    if texts or not results:
+        events.append(UserText("".join(texts), where))
+    return events
+
+
+def _calls_first(content: Any) -> bool:
+    if not isinstance(content, Mapping) or content.get("role") != "model":
+        return False
+    parts = content.get("parts")
+    return (
+        isinstance(parts, list)
+        and bool(parts)
+        and isinstance(parts[0], Mapping)
+        and _get(parts[0], "functionCall", "function_call") is not None
+    )
+
+
+def _is_separator(contents: Sequence[Any], i: int) -> bool:
+    """The renderer's ``(continued)`` user content before calls that follow a model content."""
+    c = contents[i]
+    if not isinstance(c, Mapping) or c.get("role") != "user" or c.get("parts") != [{"text": SEPARATOR}]:
+        return False
+    before = contents[i - 1] if i else None
+    after_model = before is None or (isinstance(before, Mapping) and before.get("role") == "model")
+    return after_model and i + 1 < len(contents) and _calls_first(contents[i + 1])
+
+
+def _system(raw: Any, warnings: list[str]) -> str:
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, Mapping):
+        texts = [str(p["text"]) for p in _parts(raw, "systemInstruction") if isinstance(p.get("text"), str)]
+        return "\n\n".join(texts)
+    return ""
+
+
+def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
+    """``functionDeclarations`` (``parametersJsonSchema``, or an OpenAPI-subset ``parameters``)."""
+    out: list[ToolSpec] = []
+    for t in raw if isinstance(raw, list) else []:
+        if not isinstance(t, Mapping):
+            continue
+        decls = _get(cast(Mapping[str, Any], t), "functionDeclarations", "function_declarations")
+        for d in decls if isinstance(decls, list) else []:
+            if isinstance(d, Mapping):
+                dd = cast(Mapping[str, Any], d)
+                params = _get(dd, "parametersJsonSchema", "parameters_json_schema")
+                spec = tool_spec(dd.get("name"), dd.get("description"), params or dd.get("parameters"))
+                if spec is not None:
+                    out.append(spec)
+    return tuple(out)
+
+
+def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
+    """The ``contents`` list and the rest of the body (empty when given just the list)."""
+    if isinstance(body, list):
+        return body, {}
+    if isinstance(body, Mapping):
+        b = cast(Mapping[str, Any], body)
+        contents = b.get("contents")
+        if not isinstance(contents, list):
+            raise _fail("no 'contents' list in the body")
+        return contents, b
+    raise _fail(f"the body is {type(body).__name__}, not an object or a list of contents")
+
+
+def parse_request(body: Any, *, conversation_id: str = "request") -> History:
+    """A Gemini ``generateContent`` body (or its ``contents`` list) as a stored history. Pure.
+
+    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
+    shape; what it cannot represent is listed in the history's ``warnings``.
+    """
+    contents, rest = split_body(body)
+    warnings: list[str] = []
+    events: list[Event] = []
+    system = _system(_get(rest, "systemInstruction", "system_instruction"), warnings)
+    if system:
+        events.append(SystemText(system, "systemInstruction"))
+    for i, raw in enumerate(contents):
+        where = f"contents[{i}]"
+        if not isinstance(raw, Mapping):
+            raise _fail(f"{where} is {type(raw).__name__}, not an object")
+        if _is_separator(contents, i):
+            continue
+        c = cast(Mapping[str, Any], raw)
+        role = c.get("role", "user")
+        if role == "model":
+            events.append(_model(c, where, warnings))
+        elif role in ("user", "function"):
+            events.extend(_user(c, where, warnings))
+        else:
+            raise _fail(f"{where}.role is {role!r}; expected user or model")
+    tools = parse_tools(rest.get("tools"))
+    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
+
+
+__all__ = ["DUMMY_SIGNATURES", "WIRE", "parse_request", "parse_tools", "response_answer", "split_body"]

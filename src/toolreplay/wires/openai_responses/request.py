@@ -1,0 +1,204 @@
+"""OpenAI Responses request bodies read back into a stored history (importers, the audit).
+
+Reads a whole body (``instructions``, ``input``, ``tools``) or just its ``input`` (a list of items, or a
+string: one user message). Items: messages (``role`` user/system/developer/assistant, content a string or
+a list of ``input_text``/``output_text``/``refusal`` parts), ``function_call`` (``call_id``, ``name``,
+JSON-string ``arguments``), ``function_call_output``, ``custom_tool_call`` (free-form input, kept as text)
+and its output, and ``reasoning`` items (kept whole, ``encrypted_content`` included, as provider data
+under ``"openai-responses"``; a call's ``fc_...`` item id is kept as ``item_id`` beside it, never as its
+id). Other item kinds (hosted tools, item references) are reported, not kept.
+
+One model response is several items in this wire: an output-form message (``type: "message"`` or a list
+of ``output_text`` parts), reasoning items and the ``function_call`` items that follow it without an
+output between are read as one agent message (text beside calls). An easy-form assistant message
+(``{"role": "assistant", "content": "..."}``, what the renderer writes after a reply's calls) stands on
+its own. The turn rules are :func:`toolreplay.wires._turns.assemble`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from toolreplay.errors import WireError
+from toolreplay.history import History, ToolSpec
+from toolreplay.wires._turns import (
+    AgentSaid,
+    Answers,
+    Call,
+    Event,
+    Result,
+    SystemText,
+    UserText,
+    answer_text,
+    arguments_input,
+    assemble,
+    merge_data,
+    tool_spec,
+)
+
+WIRE = "openai-responses"
+_TEXT_PARTS = ("input_text", "output_text", "text", "refusal")
+_CALLS = ("function_call", "custom_tool_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+def _fail(problem: str) -> WireError:
+    return WireError(f"{WIRE} request: {problem}")
+
+
+def _content_text(content: Any, where: str, warnings: list[str]) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise _fail(f"{where}.content is {type(content).__name__}, not a string or a list of parts")
+    texts: list[str] = []
+    for j, part in enumerate(content):
+        if not isinstance(part, Mapping):
+            raise _fail(f"{where}.content[{j}] is {type(part).__name__}, not a content part")
+        p = cast(Mapping[str, Any], part)
+        kind = p.get("type")
+        value = p.get("refusal") if kind == "refusal" else p.get("text")
+        if kind in _TEXT_PARTS and isinstance(value, str):
+            texts.append(value)
+        else:
+            warnings.append(f"{where}.content[{j}]: a {kind!r} part is not kept (text only)")
+    return "".join(texts)
+
+
+def _is_output_form(item: Mapping[str, Any]) -> bool:
+    """A message as a response produced it (not the easy input form the renderer writes)."""
+    return item.get("type") == "message" or isinstance(item.get("content"), list) or "id" in item
+
+
+class _Reader:
+    """Walks the items, grouping the items of one model response into one :class:`AgentSaid`."""
+
+    def __init__(self, warnings: list[str]) -> None:
+        self.events: list[Event] = []
+        self.group: AgentSaid | None = None
+        self.warnings = warnings
+
+    def flush(self) -> None:
+        if self.group is not None:
+            self.events.append(self.group)
+            self.group = None
+
+    def _group(self, where: str) -> AgentSaid:
+        if self.group is None:
+            self.group = AgentSaid([], where)
+        return self.group
+
+    def item(self, item: Mapping[str, Any], where: str) -> None:
+        kind = item.get("type")
+        role = item.get("role")
+        if role is not None and kind in (None, "message"):
+            self._message(item, str(role), where)
+        elif kind in _CALLS:
+            self._call(item, str(kind), where)
+        elif kind in _OUTPUTS:
+            self.flush()
+            answer, lost = answer_text(item.get("output"), joiner="")
+            for k in lost:
+                self.warnings.append(f"{where}.output: a {k!r} part of the answer is not kept (text only)")
+            cid = item.get("call_id")
+            res = Result(answer, cid if isinstance(cid, str) and cid else None, where=where)
+            self.events.append(Answers([res], where))
+        elif kind == "reasoning":
+            g = self._group(where)
+            g.provider_data = merge_data(g.provider_data, {WIRE: {"reasoning": [dict(item)]}})
+        else:
+            self.warnings.append(f"{where}: a {kind!r} item is not kept (no stored form for it)")
+
+    def _message(self, item: Mapping[str, Any], role: str, where: str) -> None:
+        text = _content_text(item.get("content"), where, self.warnings)
+        if role == "assistant":
+            if _is_output_form(item):
+                g = self._group(where)
+                if text:
+                    g.parts.append(text)
+            else:
+                self.flush()
+                self.events.append(AgentSaid([text] if text else [], where))
+            return
+        self.flush()
+        if role in ("system", "developer"):
+            self.events.append(SystemText(text, where))
+        elif role == "user":
+            self.events.append(UserText(text, where))
+        else:
+            raise _fail(f"{where}.role is {role!r}; expected user, assistant, system or developer")
+
+    def _call(self, item: Mapping[str, Any], kind: str, where: str) -> None:
+        name = item.get("name")
+        if not isinstance(name, str) or not name:
+            raise _fail(f"{where}.name is missing or not a string")
+        if kind == "custom_tool_call":
+            raw = item.get("input")
+            value: Any = raw if isinstance(raw, str) else ""
+            self.warnings.append(f"{where}: a free-form (custom) tool input is kept as text")
+        else:
+            value, problem = arguments_input(item.get("arguments"))
+            if problem:
+                self.warnings.append(f"{where}: {problem}")
+        cid = item.get("call_id")
+        item_id = item.get("id")
+        data = {WIRE: {"item_id": item_id}} if isinstance(item_id, str) and item_id else None
+        self._group(where).parts.append(Call(name, value, cid if isinstance(cid, str) else None, data))
+
+
+def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
+    """Function tools (``{"type": "function", "name", "description", "parameters", "strict"}``)."""
+    out: list[ToolSpec] = []
+    for t in raw if isinstance(raw, list) else []:
+        if isinstance(t, Mapping) and t.get("type", "function") == "function":
+            td = cast(Mapping[str, Any], t)
+            spec = tool_spec(td.get("name"), td.get("description"), td.get("parameters"))
+            if spec is not None:
+                out.append(spec)
+    return tuple(out)
+
+
+def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
+    """The ``input`` items and the rest of the body (a string input is one user message)."""
+    if isinstance(body, str):
+        return [{"role": "user", "content": body}], {}
+    if isinstance(body, list):
+        return body, {}
+    if isinstance(body, Mapping):
+        b = cast(Mapping[str, Any], body)
+        raw = b.get("input")
+        if isinstance(raw, str):
+            return [{"role": "user", "content": raw}], b
+        if not isinstance(raw, list):
+            raise _fail("no 'input' list in the body")
+        return raw, b
+    raise _fail(f"the body is {type(body).__name__}, not an object or a list of input items")
+
+
+def parse_request(body: Any, *, conversation_id: str = "request") -> History:
+    """A Responses request body (or its ``input``) as a stored history. Pure.
+
+    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
+    shape; what it cannot represent is listed in the history's ``warnings``.
+    """
+    items, rest = split_body(body)
+    warnings: list[str] = []
+    reader = _Reader(warnings)
+    instructions = rest.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        reader.events.append(SystemText(instructions, "instructions"))
+    for i, raw in enumerate(items):
+        if not isinstance(raw, Mapping):
+            raise _fail(f"input[{i}] is {type(raw).__name__}, not an object")
+        reader.item(cast(Mapping[str, Any], raw), f"input[{i}]")
+    reader.flush()
+    if rest.get("previous_response_id"):
+        warnings.append("previous_response_id: the earlier turns kept server-side are not in this body")
+    tools = parse_tools(rest.get("tools"))
+    return assemble(reader.events, conversation_id=conversation_id, tools=tools, warnings=warnings)
+
+
+__all__ = ["WIRE", "parse_request", "parse_tools", "split_body"]
