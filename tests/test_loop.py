@@ -149,7 +149,7 @@ def test_dry_run_records_and_executes_nothing(store: SQLiteStore) -> None:
     assert store.todo_get(1).status == "open"  # type: ignore[union-attr]
     assert res.reply.tool_uses[0].answer == "[dry run] coop close 1: not executed"
     assert res.reply.meta is not None and res.reply.meta["dry_tools"] is True
-    fin = [e for e in events if isinstance(e, CallFinished)][0]
+    fin = next(e for e in events if isinstance(e, CallFinished))
     assert fin.dry and not fin.executed
 
 

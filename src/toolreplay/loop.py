@@ -26,8 +26,9 @@ What a turn does, in order (issue 4 §2):
 
 A turn that fails part-way (a provider error, a crashed tool, Ctrl-C) marks its reply ``interrupted``
 with the calls it executed and the text it had, and re-raises; the next turn replays those calls.
-Message ids are ``u<n>``/``a<n>`` with ``n`` the (1-based) position the message takes (the next free one when an
-imported message already has that id): short, deterministic per conversation, stable once stored.
+Message ids are ``u<n>``/``a<n>`` with ``n`` the (1-based) position the message takes (the next free
+one when an imported message already has that id): short, deterministic per conversation, stable once
+stored.
 
 The ``claude`` vessel runs its own tool loop inside the Claude Code CLI; the turn then records the calls
 the CLI reports (:mod:`toolreplay.claude_cli`) in the same reply, the same way.
