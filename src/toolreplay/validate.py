@@ -261,8 +261,8 @@ def _anthropic_blocks(out: list[str], where: str, m: Mapping[str, Any]) -> list[
     """``(place, block)`` pairs of one message; string content becomes a text block."""
     content = m.get("content")
     if isinstance(content, str):
-        if not content:
-            out.append(f"{where}.content: empty (Anthropic rejects empty content)")
+        if not content.strip():
+            out.append(f"{where}.content: blank (Anthropic rejects empty content)")
         return [(f"{where}.content", {"type": "text", "text": content})]
     if not isinstance(content, list) or not content:
         out.append(f"{where}.content: must be a non-empty string or list of blocks")
@@ -275,8 +275,8 @@ def _anthropic_blocks(out: list[str], where: str, m: Mapping[str, Any]) -> list[
             out.append(f"{bw}: not a block this wire renders ({kind!r})")
             continue
         _extra_keys(out, bw, b, _BLOCK_KEYS[kind])
-        if kind == "text" and not (isinstance(b.get("text"), str) and b["text"]):
-            out.append(f"{bw}.text: empty (400 text content blocks must be non-empty)")
+        if kind == "text" and not (isinstance(b.get("text"), str) and b["text"].strip()):
+            out.append(f"{bw}.text: blank (400 text content blocks must contain non-whitespace text)")
         blocks.append((bw, b))
     return blocks
 
@@ -367,8 +367,8 @@ def _gemini_parts(out: list[str], where: str, c: Any) -> list[tuple[str, Mapping
         ]
         if len(data) != 1:
             out.append(f"{pw}: must hold exactly one of text, functionCall, functionResponse")
-        if "text" in p and not p["text"]:
-            out.append(f"{pw}.text: empty (Gemini rejects an empty text parameter)")
+        if "text" in p and not (isinstance(p["text"], str) and p["text"].strip()):
+            out.append(f"{pw}.text: blank (Gemini rejects an empty text parameter)")
         got.append((pw, p))
     return got
 

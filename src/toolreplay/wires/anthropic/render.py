@@ -9,7 +9,8 @@ Rules this module keeps (the errors they avoid):
 * ``input`` is always a JSON object (GLM answered an array there with a 500);
 * ids match ``^[a-zA-Z0-9_-]+$`` (Kimi-style ``functions.x:0`` ids are rejected);
 * all results of one assistant message sit in the one next user message, ``tool_result`` blocks first;
-* no empty text block (400 "text content blocks must be non-empty"): a message with no text is left out;
+* no empty or blank text block (400 "text content blocks must be non-empty", "... must contain
+  non-whitespace text"): a message whose text is blank is left out;
 * the first message is a user message (400 'messages: first message must use the "user" role'): a
   history that opens with a reply (tau2 transcripts open with the agent's greeting) gets a user message
   with the text :data:`~toolreplay.wires._common.SEPARATOR` first;
@@ -61,7 +62,7 @@ def _text_message(role: str, text: str) -> dict[str, Any]:
 def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
     """The messages of one turn message: tool_use blocks, the tool_result message, then the text."""
     if not t.calls:
-        return [_text_message(t.role, t.text)] if t.text else []
+        return [_text_message(t.role, t.text)] if t.text.strip() else []
     wire_ids = [ids(c) for c in t.calls]
     uses = [
         {"type": "tool_use", "id": wid, "name": wire_tool_name(c.name), "input": plain_dict(c.input)}
@@ -74,7 +75,7 @@ def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
             block["is_error"] = True
         results.append(block)
     out = [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
-    if t.text:
+    if t.text.strip():
         out.append(_text_message("assistant", t.text))
     return out
 

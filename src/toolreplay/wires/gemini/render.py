@@ -13,7 +13,7 @@ Rules this module keeps (the errors they avoid):
 * answers go in a ``user`` content (not ``function``), ``response`` is an object: ``{"output": answer}``,
   or ``{"error": answer}`` for a failed call;
 * no call ids: Gemini pairs calls and responses by order (and ``id`` is not accepted everywhere);
-* no empty text part ("empty text parameter"): a message with no text is left out;
+* no empty text part ("empty text parameter"): a message whose text is blank is left out;
 * a function-call turn follows a user turn or a function-response turn (400 "Please ensure that function
   call turn comes immediately after a user turn or after a function response turn"): when a reply's
   calls would follow a model content (two stored replies in a row, or a history that opens with a
@@ -63,7 +63,7 @@ def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any
     """
     role = "model" if t.role == "assistant" else "user"
     if not t.calls:
-        return [{"role": role, "parts": [{"text": t.text}]}] if t.text else []
+        return [{"role": role, "parts": [{"text": t.text}]}] if t.text.strip() else []
     out: list[dict[str, Any]] = []
     if after_model:
         out.append({"role": "user", "parts": [{"text": SEPARATOR}]})
@@ -82,7 +82,7 @@ def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any
         responses.append({"functionResponse": {"name": name, "response": {key: c.answer}}})
     out.append({"role": "model", "parts": calls})
     out.append({"role": "user", "parts": responses})
-    if t.text:
+    if t.text.strip():
         out.append({"role": "model", "parts": [{"text": t.text}]})
     return out
 
