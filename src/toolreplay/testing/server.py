@@ -1,0 +1,500 @@
+"""The provider double: one loopback HTTP server speaking every wire, with a scripted queue of answers."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import socket
+import struct
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from toolreplay import jsonenc
+from toolreplay.profiles import BUILTIN, WIRES, Vessel, get_vessel
+from toolreplay.testing.answers import (
+    BODIES,
+    EVENTS,
+    Answer,
+    AnswerCall,
+    Event,
+    default_message,
+    error_body,
+    signature_for,
+)
+from toolreplay.testing.checks import CHECKS, Rules
+from toolreplay.testing.script import (
+    BrokenArgs,
+    Calls,
+    CutStream,
+    Error,
+    Hang,
+    Item,
+    NotJSON,
+    Reset,
+    Text,
+)
+from toolreplay.transport_dump import redact_headers
+from toolreplay.wires.reply import Usage
+
+_GEN = "generateContent|streamGenerateContent"
+#: The path (after an optional ``/vessel/<name>`` prefix) -> wire.
+_ROUTES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^(?:/v1)?/chat/completions$"), "openai-chat"),
+    (re.compile(r"^(?:/v1)?/responses$"), "openai-responses"),
+    (re.compile(r"^/v1/messages$"), "anthropic"),
+    (re.compile(rf"^(?:/v1beta|/v1)?/models/(?P<model>[^/:]+):(?P<action>{_GEN})$"), "gemini"),
+    (re.compile(r"^/api/chat$"), "ollama"),
+)  # fmt: skip
+_PREFIX = re.compile(r"^/vessel/(?P<name>[A-Za-z0-9_.-]+)(?P<rest>/.*)$")
+#: What a wire's base URL adds after the server root (the vessels' own base URLs end the same way).
+_BASE_SUFFIX = {
+    "openai-chat": "/v1",
+    "openai-responses": "/v1",
+    "anthropic": "",
+    "gemini": "/v1beta",
+    "ollama": "",
+}
+
+_OK = Text("ok")
+Responder = Callable[["RecordedRequest"], Item | None]
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One request the double received. ``headers``: lower-case names, key values redacted (the name
+    stays, so a test can tell a key was sent); ``body``: the parsed JSON (None when it was not JSON);
+    ``vessel``: the name in a ``/vessel/<name>`` URL prefix; ``status``: what the double answered
+    (0: no HTTP answer, e.g. a reset); ``rejected``: the provider error text when a check refused it."""
+
+    index: int
+    method: str
+    path: str
+    wire: str | None
+    vessel: str | None
+    headers: Mapping[str, str]
+    body: Any
+    raw: bytes
+    stream: bool
+    status: int = 0
+    rejected: str | None = None
+
+    def has_key(self) -> bool:
+        """True when a key-carrying header was sent."""
+        return any(h in self.headers for h in ("authorization", "x-api-key", "x-goog-api-key"))
+
+
+class ProviderDouble:
+    """A loopback HTTP server that answers like the providers. See :mod:`toolreplay.testing`."""
+
+    def __init__(
+        self,
+        *,
+        responder: Responder | None = None,
+        delay: float = 0.0,
+        default: Item | None = _OK,
+        require_signatures: bool = True,
+        host: str = "127.0.0.1",
+    ) -> None:
+        self.responder = responder
+        self.delay = delay
+        self.default = default
+        self.require_signatures = require_signatures
+        self._host = host
+        self._queue: deque[Item] = deque()
+        self._wire_queues: dict[str, deque[Item]] = {}
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._seq = 0
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+
+    def start(self) -> ProviderDouble:
+        """Start serving on a free port (idempotent)."""
+        if self._server is not None:
+            return self
+        server = ThreadingHTTPServer((self._host, 0), _Handler)
+        server.daemon_threads = True
+        server.double = self  # type: ignore[attr-defined]
+        self._server = server
+        self._thread = threading.Thread(target=server.serve_forever, name="provider-double", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop serving; hung answers are released."""
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> ProviderDouble:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ProviderDouble:
+        return self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- addresses ------------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The server root, ``http://127.0.0.1:<port>``."""
+        if self._server is None:
+            raise RuntimeError("the provider double is not started (use it as a context manager)")
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def base_url_for(self, target: str | Vessel) -> str:
+        """The base URL to give a vessel (or a wire) so its requests reach this double.
+
+        A vessel (object or name) gets a ``/vessel/<name>`` prefix, so the double applies that vessel's
+        rules (its id limit, Codex's demands) and records its name; a bare wire name gets the plain paths
+        (the Chat checks then follow OpenAI's own server: ids of at most 40 characters).
+        """
+        if isinstance(target, Vessel) or target in BUILTIN:
+            v = get_vessel(target)
+            return f"{self.url}/vessel/{v.name}{_BASE_SUFFIX[v.wire]}"
+        if target not in _BASE_SUFFIX:
+            raise ValueError(f"{target!r} is neither a vessel nor a wire; wires: {', '.join(_BASE_SUFFIX)}")
+        return self.url + _BASE_SUFFIX[target]
+
+    def vessel(self, name: str | Vessel) -> Vessel:
+        """A copy of vessel ``name`` pointed at this double."""
+        v = get_vessel(name)
+        return replace(v, base_url=self.base_url_for(v))
+
+    # -- script and record ----------------------------------------------------------------------------
+
+    def script(self, *items: Item, wire: str | None = None) -> None:
+        """Queue answers, in order (``wire``: only for requests of that wire; they go first)."""
+        if wire is not None and wire not in WIRES:
+            raise ValueError(f"unknown wire {wire!r}")
+        with self._lock:
+            target = self._queue if wire is None else self._wire_queues.setdefault(wire, deque())
+            target.extend(items)
+
+    @property
+    def pending(self) -> list[Item]:
+        """Items not used yet (wire queues first, then the shared queue)."""
+        with self._lock:
+            out = [i for q in self._wire_queues.values() for i in q]
+            return out + list(self._queue)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    def requests_for(self, wire: str) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.wire == wire]
+
+    def clear(self) -> None:
+        """Forget the queue and the recorded requests."""
+        with self._lock:
+            self._queue.clear()
+            self._wire_queues.clear()
+            self._requests.clear()
+
+    def _record(self, req: RecordedRequest) -> RecordedRequest:
+        with self._lock:
+            req = replace(req, index=len(self._requests))
+            self._requests.append(req)
+            return req
+
+    def _update(self, req: RecordedRequest, **changes: Any) -> None:
+        with self._lock:
+            self._requests[req.index] = replace(self._requests[req.index], **changes)
+
+    def _next_item(self, req: RecordedRequest) -> Item | None:
+        if self.responder is not None:
+            item = self.responder(req)
+            if item is not None:
+                return item
+        with self._lock:
+            queue = self._wire_queues.get(req.wire or "")
+            if queue:
+                return queue.popleft()
+            if self._queue:
+                return self._queue.popleft()
+        return self.default
+
+    def _answer(self, item: Text | Calls | BrokenArgs, wire: str, model: str, raw: bytes) -> Answer:
+        with self._lock:
+            self._seq += 1
+            seq = self._seq
+        if isinstance(item, BrokenArgs):
+            calls: tuple[AnswerCall, ...] = (
+                AnswerCall(item.name, item.raw, item.call_id or _call_id(wire, seq, 0), None),
+            )
+            text, reasoning, usage = item.text, None, None
+        elif isinstance(item, Calls):
+            calls = tuple(
+                AnswerCall(
+                    c.name,
+                    dict(c.input),
+                    c.call_id or _call_id(wire, seq, k),
+                    c.signature if c.signature is not None else (signature_for(seq, k) if k == 0 else None),
+                )
+                for k, c in enumerate(item.calls)
+            )
+            text, reasoning, usage = item.text, item.reasoning, item.usage
+        else:
+            calls, text, reasoning, usage = (), item.text, item.reasoning, item.usage
+        if usage is None:
+            out = max(1, len(text) // 4) + sum(len(c.arguments) // 4 + 4 for c in calls)
+            usage = Usage(max(1, len(raw) // 4), out, 0)
+        return Answer(seq, model, text, calls, reasoning, usage)
+
+
+def _call_id(wire: str, seq: int, k: int) -> str | None:
+    if wire == "anthropic":
+        return f"toolu_double{seq}_{k}"
+    if wire == "gemini":
+        return None  # the Gemini API sends no call ids
+    return f"call_double{seq}_{k}"
+
+
+def _route(path: str) -> tuple[str | None, str | None, str | None, bool]:
+    """(wire, vessel, gemini model, gemini stream action) of a request path."""
+    vessel = None
+    m = _PREFIX.match(path)
+    if m:
+        vessel, path = m.group("name"), m.group("rest")
+    for pattern, wire in _ROUTES:
+        found = pattern.match(path)
+        if found:
+            if wire == "gemini":
+                return wire, vessel, found.group("model"), found.group("action") == "streamGenerateContent"
+            return wire, vessel, None, False
+    return None, vessel, None, False
+
+
+def _rules(double: ProviderDouble, wire: str, vessel: str | None) -> Rules:
+    v = BUILTIN.get(vessel or "")
+    if v is None:
+        return Rules(
+            max_id_len=40 if wire == "openai-chat" else None, require_signatures=double.require_signatures
+        )
+    return Rules(
+        max_id_len=v.max_id_len, codex=v.has("stream_only"), require_signatures=double.require_signatures
+    )
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "toolreplay-double/1"
+    _reset = False
+
+    @property
+    def double(self) -> ProviderDouble:
+        return self.server.double  # type: ignore[attr-defined,no-any-return]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the double records requests instead of logging them."""
+
+    def finish(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            super().finish()
+
+    def do_GET(self) -> None:
+        self._json(404, {"error": {"message": f"no route for GET {self.path}"}})
+
+    def do_POST(self) -> None:
+        path, _, query = self.path.partition("?")
+        wire, vessel, model, gemini_stream = _route(path)
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = jsonenc.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        headers = redact_headers({k.lower(): v for k, v in self.headers.items()})
+        stream = gemini_stream if wire == "gemini" else _wants_stream(wire, body)
+        req = self.double._record(
+            RecordedRequest(0, "POST", self.path, wire, vessel, headers, body, raw, stream)
+        )
+        if wire is None:
+            self._reply(req, 404, {"error": {"message": f"no route for POST {path}"}})
+            return
+        if wire == "gemini" and stream and "alt=sse" not in query:
+            # Without alt=sse Gemini streams one JSON array; toolreplay always asks for SSE.
+            self._reply(req, 400, error_body(wire, 400, "the double streams Gemini only with ?alt=sse"))
+            return
+        if not isinstance(body, Mapping):
+            self._reject(req, wire, "We could not parse the JSON body of your request.")
+            return
+        problem = CHECKS[wire](body, _rules(self.double, wire, vessel))
+        if problem:
+            self._reject(req, wire, problem)
+            return
+        item = self.double._next_item(req)
+        if item is None:
+            self._reply(req, 500, error_body(wire, 500, "provider double: the script is empty"))
+            return
+        if self.double.delay and self.double._stop.wait(self.double.delay):
+            return
+        self._act(req, wire, model or str(body.get("model") or "double-model"), item)
+
+    # -- answering ----------------------------------------------------------------------------------
+
+    def _act(self, req: RecordedRequest, wire: str, model: str, item: Item) -> None:
+        if isinstance(item, Text | Calls | BrokenArgs):
+            self._deliver(req, wire, self.double._answer(item, wire, model, req.raw))
+        elif isinstance(item, Error):
+            message = item.message or default_message(item.status)
+            extra = {"retry-after": str(item.retry_after)} if item.retry_after is not None else {}
+            self._reply(req, item.status, error_body(wire, item.status, message), extra)
+        elif isinstance(item, NotJSON):
+            self._send(req, 200, item.body.encode("utf-8"), item.content_type)
+        elif isinstance(item, Hang):
+            if item.after_events is None:
+                self.double._stop.wait(item.seconds)
+                self.close_connection = True
+            else:
+                answer = self.double._answer(item.then, wire, model, req.raw)
+                self._deliver(req, wire, answer, stop_after=item.after_events, hang=item.seconds)
+        elif isinstance(item, CutStream):
+            answer = self.double._answer(item.then, wire, model, req.raw)
+            self._deliver(req, wire, answer, stop_after=item.after_events)
+        elif isinstance(item, Reset):
+            if item.after_events is None:
+                self._reset_now()
+            else:
+                answer = self.double._answer(item.then, wire, model, req.raw)
+                self._deliver(req, wire, answer, stop_after=item.after_events, reset=True)
+
+    def _deliver(
+        self,
+        req: RecordedRequest,
+        wire: str,
+        answer: Answer,
+        *,
+        stop_after: int | None = None,
+        hang: float | None = None,
+        reset: bool = False,
+    ) -> None:
+        if not req.stream:
+            data = jsonenc.encode(BODIES[wire](answer))
+            if stop_after is None:
+                self._send(req, 200, data, "application/json")
+                return
+            # A body shorter than its Content-Length: the client sees the connection end mid-body.
+            self._start(req, 200, "application/json", length=len(data))
+            self._write(data[: max(1, len(data) // 2)])
+        else:
+            events = EVENTS[wire](answer)
+            ctype = "application/x-ndjson" if wire == "ollama" else "text/event-stream"
+            self._start(req, 200, ctype)
+            for event in events if stop_after is None else events[:stop_after]:
+                self._write(_frame(wire, event))
+        if stop_after is None:
+            return
+        if hang is not None:
+            self.double._stop.wait(hang)
+        if reset:
+            self._reset_now()
+        self.close_connection = True
+
+    def _reset_now(self) -> None:
+        """Close with SO_LINGER 0: the peer gets a TCP RST, not a clean end."""
+        self._reset = True
+        with contextlib.suppress(OSError):
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+        self.close_connection = True
+
+    def _reject(self, req: RecordedRequest, wire: str, message: str) -> None:
+        self.double._update(req, rejected=message)
+        self._reply(req, 400, error_body(wire, 400, message))
+
+    def _reply(
+        self, req: RecordedRequest, status: int, payload: Any, headers: Mapping[str, str] | None = None
+    ) -> None:
+        self._send(req, status, jsonenc.encode(payload), "application/json", headers)
+
+    def _json(self, status: int, payload: Any) -> None:
+        data = jsonenc.encode(payload)
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self._write(data)
+
+    def _send(
+        self,
+        req: RecordedRequest,
+        status: int,
+        data: bytes,
+        ctype: str,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self._start(req, status, ctype, length=len(data), headers=headers)
+        self._write(data)
+
+    def _start(
+        self,
+        req: RecordedRequest,
+        status: int,
+        ctype: str,
+        *,
+        length: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.double._update(req, status=status)
+        self.send_response(status)
+        self.send_header("content-type", ctype)
+        if length is not None:
+            self.send_header("content-length", str(length))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def _write(self, data: bytes) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.wfile.write(data)
+            self.wfile.flush()
+
+
+def _wants_stream(wire: str | None, body: Any) -> bool:
+    if not isinstance(body, Mapping):
+        return False
+    if wire == "ollama":
+        return body.get("stream", True) is not False  # Ollama streams unless told not to
+    return body.get("stream") is True
+
+
+def _frame(wire: str, event: Event) -> bytes:
+    name, payload = event
+    data = payload if isinstance(payload, str) else jsonenc.dumps(payload)
+    if wire == "ollama":
+        return (data + "\n").encode("utf-8")
+    head = f"event: {name}\n" if name else ""
+    return f"{head}data: {data}\n\n".encode()
+
+
+def serve(items: Iterable[Item] = (), **kwargs: Any) -> ProviderDouble:
+    """A started double with ``items`` queued (close it, or use ``with ProviderDouble() as d``)."""
+    double = ProviderDouble(**kwargs).start()
+    double.script(*items)
+    return double
+
+
+__all__ = ["ProviderDouble", "RecordedRequest", "Responder", "serve"]

@@ -1,0 +1,161 @@
+"""What every wire's response parser shares: reading fields, decoding call arguments, stream errors.
+
+Pure functions. A parser raises :class:`~toolreplay.errors.ResponseFormatError` for a body that is not
+its wire's shape (naming the wire and the field), never for a model's broken call arguments: those become
+a :class:`~toolreplay.wires.reply.ParsedCall` whose ``input`` is the raw text and whose ``input_error``
+says what is wrong, so the turn loop can store the call as made and answer it with an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn, cast
+
+from toolreplay import jsonenc
+from toolreplay.errors import (
+    AuthenticationError,
+    BadRequestError,
+    ProviderError,
+    RateLimitError,
+    ResponseFormatError,
+    ServerError,
+)
+
+
+def fail(wire: str, problem: str) -> NoReturn:
+    """Raise the one-line error for a body that is not ``wire``'s shape."""
+    raise ResponseFormatError(f"{wire} response: {problem}")
+
+
+def mapping(value: Any, wire: str, where: str) -> Mapping[str, Any]:
+    """``value`` as a JSON object, or a ResponseFormatError naming ``where``."""
+    if not isinstance(value, Mapping):
+        fail(wire, f"{where} is {kind(value)}, not an object")
+    return cast(Mapping[str, Any], value)
+
+
+def items(value: Any, wire: str, where: str) -> Sequence[Any]:
+    """``value`` as a JSON array (None counts as empty), or a ResponseFormatError naming ``where``."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        fail(wire, f"{where} is {kind(value)}, not an array")
+    return value
+
+
+def text_of(value: Any, wire: str, where: str) -> str:
+    """A string field (None counts as empty)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        fail(wire, f"{where} is {kind(value)}, not a string")
+    return value
+
+
+def count(value: Any) -> int | None:
+    """A token count when it is a non-negative integer, else None (providers omit or null them)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
+
+
+def add_counts(*values: int | None) -> int | None:
+    """The sum of the counts that are present (None when none is)."""
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def kind(value: Any) -> str:
+    """A JSON kind for messages: ``a string``, ``an array``, ``null``..."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__
+
+
+def decode_arguments(raw: Any) -> tuple[Any, str | None]:
+    """A call's arguments as ``(input, input_error)``.
+
+    An object stays an object; JSON text of an object is decoded; empty text or null means no arguments
+    (``{}``: some servers send ``""`` for a tool without parameters). Anything else is kept as raw text
+    with ``input_error`` saying what is wrong, so a model's broken JSON never raises.
+    """
+    if isinstance(raw, Mapping):
+        return dict(cast(Mapping[str, Any], raw)), None
+    if raw is None:
+        return {}, None
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}, None
+        try:
+            value = jsonenc.loads(raw)
+        except ValueError as exc:
+            return raw, f"arguments are not valid JSON ({_first_line(str(exc))})"
+        if isinstance(value, dict):
+            return value, None
+        return raw, f"arguments are {kind(value)} in JSON, not an object"
+    return jsonenc.dumps(raw), f"arguments are {kind(raw)}, not an object"
+
+
+def _first_line(text: str) -> str:
+    return text.splitlines()[0] if text else text
+
+
+def join_runs(runs: Sequence[str]) -> str:
+    """Text pieces that stood apart (separated by calls) joined with a blank line (DECISIONS 10)."""
+    return "\n\n".join(r for r in runs if r)
+
+
+def stream_error(wire: str, payload: Any) -> ProviderError:
+    """The error for an error event inside a stream (after a 200), by the provider's error type or code.
+
+    Rate limits and overload are retryable; an invalid request or a refused key are not; an error of no
+    known type counts as a server error (the provider failed part-way).
+    """
+    message, hint = _error_parts(payload)
+    text = f"{wire} stream error: {message}"
+    if any(k in hint for k in ("rate_limit", "rate-limit", "resource_exhausted", "too_many")):
+        return RateLimitError(text, status=429)
+    if any(k in hint for k in ("invalid_request", "bad_request", "invalid_argument", "invalid_prompt")):
+        return BadRequestError(text, status=400)
+    if any(k in hint for k in ("authentication", "permission", "unauthorized", "unauthenticated")):
+        return AuthenticationError(text, status=401)
+    return ServerError(text)
+
+
+def _error_parts(payload: Any) -> tuple[str, str]:
+    err: Any = payload
+    if isinstance(payload, Mapping) and "error" in payload:
+        err = payload["error"]
+    if isinstance(payload, Mapping) and payload.get("type") == "response.failed":
+        err = (payload.get("response") or {}).get("error") or err
+    if isinstance(err, str):
+        return err, err.lower()
+    if isinstance(err, Mapping):
+        msg = err.get("message") or err.get("msg") or jsonenc.dumps(err)
+        hint = " ".join(str(err.get(k, "")) for k in ("type", "code", "status")).lower()
+        return str(msg), hint
+    return jsonenc.dumps(payload), ""
+
+
+__all__ = [
+    "add_counts",
+    "count",
+    "decode_arguments",
+    "fail",
+    "items",
+    "join_runs",
+    "kind",
+    "mapping",
+    "stream_error",
+    "text_of",
+]

@@ -1,0 +1,167 @@
+"""OpenAI Responses answers (``response`` objects and the ``response.*`` stream events): OpenAI, Codex, Grok.
+
+Read: the ``output`` items in order: ``message`` (``output_text`` / ``refusal`` parts), ``function_call``
+(``call_id``, ``name``, JSON-string ``arguments``), ``reasoning``. ``finish_reason`` is the response
+``status`` (``completed``), or ``incomplete:<reason>`` from ``incomplete_details``. Usage:
+``input_tokens``, ``output_tokens``, cached from ``input_tokens_details.cached_tokens``.
+
+Provider data to echo back: message level, under ``"openai-responses"``: ``reasoning``, the reasoning
+items as given (``id``, ``summary``, ``encrypted_content`` when ``include`` asked for it; with
+``store:false`` the encrypted content is the only way to hand reasoning back), and ``other_items`` for
+output items of kinds this parser does not model (kept, not dropped). Call level, under
+``"openai-responses"``: ``item_id``, the ``fc_...`` id of the call item (sending it back demands its
+paired reasoning item: "provided without its required 'reasoning' item", so renderers use it only
+together with ``reasoning``).
+
+Streaming: ``response.output_text.delta`` gives text; ``response.output_item.done`` gives each finished
+item; the final event is ``response.completed`` or ``response.incomplete`` (its ``response`` is the whole
+object; when its ``output`` is empty, as the Codex backend sends it, the items collected from
+``output_item.done`` stand in). ``response.failed`` and ``error`` events raise the provider's error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from toolreplay.errors import ConnectionFault
+from toolreplay.wires._parse import (
+    count,
+    decode_arguments,
+    fail,
+    items,
+    join_runs,
+    mapping,
+    stream_error,
+    text_of,
+)
+from toolreplay.wires.reply import ParsedCall, Reply, Usage
+
+WIRE = "openai-responses"
+_FINAL = ("response.completed", "response.incomplete")
+
+
+def parse_response(body: Mapping[str, Any]) -> Reply:
+    """A whole ``response`` object as a :class:`Reply`."""
+    body = mapping(body, WIRE, "the body")
+    if "output" not in body:
+        if body.get("error"):
+            raise stream_error(WIRE, body)
+        fail(WIRE, f"no 'output' (keys: {', '.join(sorted(body)) or 'none'})")
+    if body.get("status") == "failed":
+        raise stream_error(WIRE, {"error": body.get("error") or "response failed"})
+    runs: list[str] = [""]
+    calls: list[ParsedCall] = []
+    reasoning: list[Any] = []
+    other: list[Any] = []
+    for i, raw in enumerate(items(body["output"], WIRE, "output")):
+        item = mapping(raw, WIRE, f"output[{i}]")
+        kind = item.get("type")
+        if kind == "message":
+            runs[-1] += _message_text(item, i)
+        elif kind == "function_call":
+            calls.append(_call(item, i))
+            runs.append("")
+        elif kind == "reasoning":
+            reasoning.append(dict(item))
+        else:
+            other.append(dict(item))
+    pdata: dict[str, Any] = {}
+    if reasoning:
+        pdata["reasoning"] = reasoning
+    if other:
+        pdata["other_items"] = other
+    model = body.get("model")
+    return Reply(
+        text=join_runs(runs),
+        calls=tuple(calls),
+        finish_reason=_finish(body),
+        usage=parse_usage(body.get("usage")),
+        provider_data={WIRE: pdata} if pdata else None,
+        model=model if isinstance(model, str) else None,
+    )
+
+
+def _message_text(item: Mapping[str, Any], i: int) -> str:
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    out: list[str] = []
+    for j, raw in enumerate(items(content, WIRE, f"output[{i}].content")):
+        part = mapping(raw, WIRE, f"output[{i}].content[{j}]")
+        if part.get("type") in ("output_text", "text"):
+            out.append(text_of(part.get("text"), WIRE, f"output[{i}].content[{j}].text"))
+        elif part.get("type") == "refusal":
+            out.append(text_of(part.get("refusal"), WIRE, f"output[{i}].content[{j}].refusal"))
+    return "".join(out)
+
+
+def _call(item: Mapping[str, Any], i: int) -> ParsedCall:
+    name = text_of(item.get("name"), WIRE, f"output[{i}].name")
+    if not name:
+        fail(WIRE, f"output[{i}].name is empty")
+    value, error = decode_arguments(item.get("arguments"))
+    call_id = item.get("call_id")
+    item_id = item.get("id")
+    return ParsedCall(
+        name=name,
+        input=value,
+        call_id=call_id if isinstance(call_id, str) and call_id else None,
+        provider_data={WIRE: {"item_id": item_id}} if isinstance(item_id, str) and item_id else None,
+        input_error=error,
+    )
+
+
+def _finish(body: Mapping[str, Any]) -> str | None:
+    status = body.get("status")
+    if status == "incomplete":
+        details = body.get("incomplete_details")
+        reason = details.get("reason") if isinstance(details, Mapping) else None
+        return f"incomplete:{reason}" if reason else "incomplete"
+    return status if isinstance(status, str) else None
+
+
+def parse_usage(usage: Any) -> Usage:
+    """Responses ``usage`` with ``input_tokens_details.cached_tokens``."""
+    if not isinstance(usage, Mapping):
+        return Usage()
+    details = usage.get("input_tokens_details")
+    cached = count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+    return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")), cached)
+
+
+class StreamParser:
+    """Fed ``response.*`` event payloads one by one; :meth:`finish` gives the same Reply as the object."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, Any] = {}
+        self._final: Mapping[str, Any] | None = None
+
+    def feed(self, event: Mapping[str, Any]) -> str:
+        """Take one event; return the new text it carries ('' when none)."""
+        event = mapping(event, WIRE, "a stream event")
+        kind = event.get("type")
+        if kind == "response.output_text.delta":
+            return text_of(event.get("delta"), WIRE, "response.output_text.delta.delta")
+        if kind == "response.output_item.done":
+            index = event.get("output_index")
+            item = mapping(event.get("item"), WIRE, "response.output_item.done.item")
+            self._items[index if isinstance(index, int) else len(self._items)] = item
+        elif kind in _FINAL:
+            self._final = mapping(event.get("response"), WIRE, f"{kind}.response")
+        elif kind in ("response.failed", "error"):
+            raise stream_error(WIRE, event)
+        return ""
+
+    def finish(self) -> Reply:
+        """The whole answer; ConnectionFault when the stream ended before ``response.completed``."""
+        if self._final is None:
+            raise ConnectionFault(f"{WIRE}: stream ended before the final event (no response.completed)")
+        body = dict(self._final)
+        if not body.get("output") and self._items:
+            body["output"] = [item for _, item in sorted(self._items.items())]
+        body.setdefault("output", [])
+        return parse_response(body)
+
+
+__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage"]
