@@ -226,7 +226,8 @@ class StreamReader:
 
         text = "\n\n".join(self._texts)
         result = event.get("result")
-        if event.get("is_error"):
+        # error_max_turns is the CLI's step limit: the run stopped, its calls stand (is_error varies).
+        if event.get("is_error") and event.get("subtype") != "error_max_turns":
             message = result if isinstance(result, str) and result else str(event.get("subtype") or "error")
             lowered = message.lower()
             if "api key" in lowered or "login" in lowered or "authentication" in lowered:
