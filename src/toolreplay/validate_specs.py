@@ -12,7 +12,8 @@
 * Ollama: the shape of the Go type ``api.Message`` / ``api.ChatRequest`` (the bundled openapi.yaml lacks
   ``tool_name``, ``tool_call_id`` and ``tool_calls[].id``), written out here: no dependency.
 
-TypedDicts are validated through ``pydantic.TypeAdapter`` with extra keys forbidden. Fields typed
+TypedDicts are validated through ``pydantic.TypeAdapter`` with extra keys forbidden and strict types
+(no coercion: ``"no"`` is not a bool, ``1`` is not a string). Fields typed
 ``Iterable[...]`` validate lazily, so every result is walked (iterables turned into lists) while its
 adapter is still referenced: a bare ``validate_python`` would pass broken blocks.
 
@@ -102,7 +103,7 @@ def _adapter(module: str, name: str) -> Any:
     tp = getattr(importlib.import_module(module), name)
     # Wrapped in a list: pydantic refuses ``config`` on a bare TypedDict, and applies it to the
     # TypedDicts inside a container (checked by the tests: an extra key is rejected).
-    return TypeAdapter(list[tp], config=ConfigDict(extra="forbid"))  # type: ignore[valid-type]
+    return TypeAdapter(list[tp], config=ConfigDict(extra="forbid", strict=True))  # type: ignore[valid-type]
 
 
 def _force(value: Any) -> Any:
