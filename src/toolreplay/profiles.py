@@ -127,7 +127,7 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
             f"{where}: unknown flag(s) {', '.join(bad)}; known: {', '.join(sorted(KNOWN_FLAGS))}"
         )
     max_id = raw.get("max_id_len", base.max_id_len)
-    if max_id is not None and (not isinstance(max_id, int) or max_id < 16):
+    if max_id is not None and (not isinstance(max_id, int) or isinstance(max_id, bool) or max_id < 16):
         raise ConfigError(f"{where}: max_id_len must be an integer of at least 16")
     for k in ("base_url", "model", "description", "key_env"):
         if k in raw and not isinstance(raw[k], str):

@@ -1,0 +1,111 @@
+"""Vessels are data: the built-in table and the user's TOML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import toolreplay
+from toolreplay.errors import ConfigError
+from toolreplay.profiles import BUILTIN, get_vessel, load_vessels, vessels
+
+EXPECTED = {
+    "codex": "openai-responses",
+    "grok": "openai-responses",
+    "kimi": "openai-chat",
+    "ollama": "ollama",
+    "glm": "anthropic",
+    "gemini": "gemini",
+    "claude": "claude-prompt",
+    "anthropic": "anthropic",
+    "openai": "openai-chat",
+    "openai-compatible": "openai-chat",
+}
+
+
+def test_the_issue_vessels_are_built_in() -> None:
+    for name, wire in EXPECTED.items():
+        assert BUILTIN[name].wire == wire
+    assert get_vessel("codex").has("store_false") and get_vessel("codex").max_id_len == 64
+    assert get_vessel("openai").max_id_len == 40
+    assert get_vessel("kimi").id_policy == "kimi" and get_vessel("kimi").max_id_len is None
+    assert get_vessel("kimi").has("tool_message_name")
+    assert get_vessel("glm").base_url.startswith("https://api.z.ai/api/anthropic")
+    assert get_vessel("ollama").key_env is None
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "vessels.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_user_file_adds_and_overrides(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, demo_path: Path
+) -> None:
+    path = write(
+        tmp_path,
+        """
+[vessels.local-qwen]
+wire = "openai-chat"
+base_url = "http://127.0.0.1:8000/v1"
+model = "Qwen/Qwen3-8B"
+max_id_len = 40
+flags = ["tool_message_name"]
+
+[vessels.gemini]
+model = "gemini-3-pro-preview"
+""",
+    )
+    table = load_vessels(path)
+    assert table["local-qwen"].model == "Qwen/Qwen3-8B" and table["local-qwen"].key_env is None
+    assert table["gemini"].model == "gemini-3-pro-preview"
+    assert table["gemini"].base_url == BUILTIN["gemini"].base_url  # untouched fields kept
+    monkeypatch.setenv("TOOLREPLAY_VESSELS", str(path))
+    assert [v.name for v in vessels()][-1] == "local-qwen"
+    body = toolreplay.render(demo_path, "local-qwen")
+    assert body["model"] == "Qwen/Qwen3-8B"
+    assert any(m.get("name") == "coop" for m in body["messages"] if m["role"] == "tool")
+
+
+def test_the_xdg_config_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    (cfg / "toolreplay").mkdir(parents=True)
+    (cfg / "toolreplay" / "vessels.toml").write_text(
+        '[vessels.openai]\nmodel = "gpt-5.1"\n', encoding="utf-8"
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(cfg))
+    assert get_vessel("openai").model == "gpt-5.1"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            '[vessels.x]\nwire = "openai-chat"\nbase_url = "u"\nmodel = "m"\ncolour = "red"\n',
+            "unknown key(s) colour",
+        ),
+        ('[vessels.x]\nwire = "grpc"\nbase_url = "u"\nmodel = "m"\n', "wire 'grpc' is not one of"),
+        ('[vessels.x]\nwire = "openai-chat"\n', "a new vessel needs base_url, model"),
+        ('[vessels.openai]\nflags = ["fast"]\n', "unknown flag(s) fast"),
+        ("[vessels.openai]\nmax_id_len = true\n", "max_id_len must be an integer"),
+        ('[vessels.openai]\nid_policy = "short"\n', "id_policy must be"),
+        ("[vessels.openai]\nmodel = 4\n", "model must be a string"),
+        ("[vessels]\nopenai = 3\n", "[vessels.openai] must be a table"),
+        ("[vessels.openai\n", "cannot read vessel file"),
+    ],
+)
+def test_bad_files_name_the_file_and_the_vessel(tmp_path: Path, text: str, expected: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as err:
+        load_vessels(path)
+    message = str(err.value)
+    assert str(path) in message and expected in message
+    if "vessels." in text and "cannot read" not in expected:
+        assert "[vessels." in message
+
+
+def test_unknown_vessel_lists_known_ones() -> None:
+    with pytest.raises(ConfigError, match=r"unknown vessel 'nope'; known vessels: codex, "):
+        get_vessel("nope")
