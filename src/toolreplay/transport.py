@@ -172,10 +172,14 @@ def resolve_key(vessel: Vessel, base_url: str) -> str | None:
 
 def endpoint(vessel: Vessel, base_url: str, model: str, stream: bool) -> str:
     """The URL a request of ``vessel`` goes to."""
+    wire = vessel.wire
+    if wire == "claude-prompt":
+        raise ConfigError(
+            f"{vessel.name}: the claude-prompt wire drives the Claude Code CLI, not HTTP (use the turn loop)"
+        )
     base = base_url.rstrip("/")
     if not base.startswith(("http://", "https://")):
         raise ConfigError(f"{vessel.name}: base URL {base_url!r} is not an http(s) URL")
-    wire = vessel.wire
     if wire == "openai-chat":
         return f"{base}/chat/completions"
     if wire == "openai-responses":
@@ -187,9 +191,7 @@ def endpoint(vessel: Vessel, base_url: str, model: str, stream: bool) -> str:
         return f"{base}/models/{name}:" + ("streamGenerateContent?alt=sse" if stream else "generateContent")
     if wire == "ollama":
         return f"{base}/api/chat"
-    raise ConfigError(
-        f"{vessel.name}: wire {wire} is not sent over HTTP (the claude vessel drives the Claude Code CLI)"
-    )
+    raise ConfigError(f"{vessel.name}: wire {wire} is not sent over HTTP")
 
 
 def _headers(vessel: Vessel, key: str | None, stream: bool) -> dict[str, str]:

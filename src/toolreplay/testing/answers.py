@@ -8,7 +8,7 @@ string sent as is (Chat's ``[DONE]``). Ollama's events are NDJSON objects (the n
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,8 @@ from toolreplay import jsonenc
 from toolreplay.wires.reply import Usage
 
 Event = tuple[str | None, Any]
+#: Cuts a text into stream deltas (tests pass any cut to check that every split parses the same).
+Splitter = Callable[[str], list[str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +97,7 @@ def chat_body(a: Answer) -> dict[str, Any]:
     }
 
 
-def chat_events(a: Answer) -> list[Event]:
+def chat_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
     head = {
         "id": f"chatcmpl-double{a.seq}",
         "object": "chat.completion.chunk",
@@ -107,8 +109,8 @@ def chat_events(a: Answer) -> list[Event]:
         return None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
     out = [chunk({"role": "assistant", "content": ""})]
-    out += [chunk({"reasoning_content": p}) for p in pieces(a.reasoning or "")]
-    out += [chunk({"content": p}) for p in pieces(a.text)]
+    out += [chunk({"reasoning_content": p}) for p in cut(a.reasoning or "")]
+    out += [chunk({"content": p}) for p in cut(a.text)]
     for i, c in enumerate(a.calls):
         start = {
             "index": i,
@@ -118,7 +120,7 @@ def chat_events(a: Answer) -> list[Event]:
         }
         out.append(chunk({"tool_calls": [start]}))
         out += [
-            chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in pieces(c.arguments)
+            chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in cut(c.arguments)
         ]
     out.append(chunk({}, _chat_finish(a)))
     out.append((None, {**head, "choices": [], "usage": _chat_usage(a)}))
@@ -184,7 +186,7 @@ def responses_body(a: Answer, *, status: str = "completed", output: bool = True)
     }
 
 
-def responses_events(a: Answer) -> list[Event]:
+def responses_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
     seq = iter(range(10**6))
 
     def ev(kind: str, **fields: Any) -> Event:
@@ -202,7 +204,7 @@ def responses_events(a: Answer) -> list[Event]:
                     content_index=0,
                     delta=p,
                 )
-                for p in pieces(a.text)
+                for p in cut(a.text)
             ]
             out.append(
                 ev(
@@ -217,7 +219,7 @@ def responses_events(a: Answer) -> list[Event]:
             out.append(ev("response.output_item.added", output_index=index, item={**item, "arguments": ""}))
             out += [
                 ev("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=p)
-                for p in pieces(item["arguments"])
+                for p in cut(item["arguments"])
             ]
         out.append(ev("response.output_item.done", output_index=index, item=item))
     out.append(ev("response.completed", response=responses_body(a)))
@@ -260,7 +262,7 @@ def anthropic_body(a: Answer) -> dict[str, Any]:
     }
 
 
-def anthropic_events(a: Answer) -> list[Event]:
+def anthropic_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
     def ev(kind: str, **fields: Any) -> Event:
         return kind, {"type": kind, **fields}
 
@@ -283,7 +285,7 @@ def anthropic_events(a: Answer) -> list[Event]:
             )
             out += [
                 ev("content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": p})
-                for p in pieces(block["thinking"])
+                for p in cut(block["thinking"])
             ]
             delta = {"type": "signature_delta", "signature": block["signature"]}
             out.append(ev("content_block_delta", index=index, delta=delta))
@@ -291,14 +293,14 @@ def anthropic_events(a: Answer) -> list[Event]:
             out.append(ev("content_block_start", index=index, content_block={"type": "text", "text": ""}))
             out += [
                 ev("content_block_delta", index=index, delta={"type": "text_delta", "text": p})
-                for p in pieces(block["text"])
+                for p in cut(block["text"])
             ]
         else:
             out.append(ev("content_block_start", index=index, content_block={**block, "input": {}}))
             raw = block["input"] if isinstance(block["input"], str) else jsonenc.dumps(block["input"])
             out += [
                 ev("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": p})
-                for p in pieces(raw)
+                for p in cut(raw)
             ]
         out.append(ev("content_block_stop", index=index))
     stop = {"stop_reason": "tool_use" if a.calls else "end_turn", "stop_sequence": None}
@@ -349,7 +351,7 @@ def gemini_body(a: Answer) -> dict[str, Any]:
     }
 
 
-def gemini_events(a: Answer) -> list[Event]:
+def gemini_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
     def chunk(parts: list[dict[str, Any]], final: bool = False) -> Event:
         cand: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
         if final:
@@ -359,7 +361,7 @@ def gemini_events(a: Answer) -> list[Event]:
     out: list[Event] = []
     if a.reasoning:
         out.append(chunk([{"text": a.reasoning, "thought": True}]))
-    out += [chunk([{"text": p}]) for p in pieces(a.text)]
+    out += [chunk([{"text": p}]) for p in cut(a.text)]
     calls = [_gemini_call_part(c) for c in a.calls]
     if calls:
         out.append(chunk(calls, final=True))
@@ -407,14 +409,14 @@ def ollama_body(a: Answer) -> dict[str, Any]:
     return {"model": a.model, "created_at": "1970-01-01T00:00:00Z", "message": message, **_ollama_final(a)}
 
 
-def ollama_events(a: Answer) -> list[Event]:
+def ollama_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
     head = {"model": a.model, "created_at": "1970-01-01T00:00:00Z"}
 
     def line(message: dict[str, Any]) -> Event:
         return None, {**head, "message": {"role": "assistant", **message}, "done": False}
 
-    out = [line({"content": "", "thinking": p}) for p in pieces(a.reasoning or "")]
-    out += [line({"content": p}) for p in pieces(a.text)]
+    out = [line({"content": "", "thinking": p}) for p in cut(a.reasoning or "")]
+    out += [line({"content": p}) for p in cut(a.text)]
     if a.calls:
         out.append(line({"content": "", "tool_calls": _ollama_calls(a)}))
     out.append((None, {**head, "message": {"role": "assistant", "content": ""}, **_ollama_final(a)}))
