@@ -11,10 +11,10 @@ the rules every wire shares:
   Text written beside or between calls is joined, in order, with a blank line (DECISIONS 10), and the
   reply's ``meta["text_pieces"]`` says where each piece stood (``after_calls``: how many calls came
   before it; ``start``/``end``: its span in the joined text) whenever that is not simply "after all calls".
-* Calls left without text at the end of a turn belong to the reply before them in the same turn. At the
-  very end of the body they are the reply in progress (status ``in_progress``: the body is a continuation
-  request inside a turn, DECISIONS 4); before a user message, with no reply before them, the turn was cut
-  short (status ``interrupted``). Either way their calls replay as calls.
+* Calls left without text at the end of a turn are a reply of their own. At the very end of the body they
+  are the reply in progress (status ``in_progress``: the body is a continuation request inside a turn,
+  DECISIONS 4); before a user message the turn was cut short (status ``interrupted``). Either way their
+  calls replay as calls (a finished reply without text would not be replayed at all).
 * **Pairing** (DECISIONS 1): an answer carrying an id answers the latest unanswered call of the turn with
   that id (ids are reused across turns in real data); an answer without an id, or with an id when no call
   of the turn has any id (Ollama, Gemini), answers the earliest unanswered call. Anything else is reported.
@@ -217,12 +217,6 @@ class _Piece:
     def has_text(self) -> bool:
         return any(t for _, t in self.texts)
 
-    def absorb(self, later: _Piece) -> None:
-        offset = len(self.calls)
-        self.calls.extend(later.calls)
-        self.texts.extend((k + offset, t) for k, t in later.texts)
-        self.provider_data = merge_data(self.provider_data, later.provider_data)
-
 
 @dataclass(slots=True)
 class _Draft:
@@ -297,18 +291,14 @@ class _Turn:
         return None
 
     def finish(self, at_end: bool) -> list[_Draft]:
-        pieces = self.pieces
-        status: Status = "complete"
-        if pieces and not pieces[-1].has_text and pieces[-1].calls:
-            if at_end:
-                status = "in_progress"
-            elif len(pieces) > 1:
-                pieces[-2].absorb(pieces.pop())
-            else:
-                status = "interrupted"
-        out = [_draft(p) for p in pieces if p.calls or p.has_text or p.provider_data]
-        if out and status != "complete" and not pieces[-1].has_text:
-            out[-1].status = status
+        out: list[_Draft] = []
+        for p in self.pieces:
+            if not (p.calls or p.has_text or p.provider_data):
+                continue
+            d = _draft(p)
+            if p.calls and not p.has_text:  # only the last piece can lack text: text ends a piece
+                d.status = "in_progress" if at_end else "interrupted"
+            out.append(d)
         return out
 
 
