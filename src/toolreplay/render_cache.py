@@ -1,0 +1,402 @@
+"""Incremental rendering for a conversation that grows turn by turn.
+
+Every turn of an agent renders its whole history again, although only the end of it changed. A
+:class:`RenderCache` (one per conversation) keeps what the last render produced: for each stored
+message its turn message and the wire elements it rendered into, plus the running state of the wire
+(the call-id mapper, the tools declared so far). The next render compares the new history with the
+cached one **by content** (the same message objects, or equal ones), finds the first message that
+differs, and renders only from there on; everything before it is reused. So:
+
+* one more turn appended: only the new messages are prepared and rendered;
+* a reply in progress that gained a call (the continuation requests inside a turn): only that reply;
+* anything earlier changed (an edited text, an added or removed call, a changed answer): rendering
+  resumes at the first changed message, and everything after it is rendered again;
+* a different vessel, mode, model, system prompt, tool list or replay setting: its own cache entry.
+
+The body is the body :func:`toolreplay.render` returns, equal byte for byte after
+:func:`toolreplay.encode` (property-tested over every wire and vessel). It uses each wire's own
+per-turn function (``render_turn``) and the wire's own ``render`` for everything around the message
+list, so no wire shape is written twice; the few per-wire facts it needs (which body key holds the list,
+how the wire builds its call-id mapper, Gemini's look-back) sit in :func:`_piece_renderer`.
+
+The returned body shares its elements with the cache: treat it as read-only (copy what you change,
+e.g. before adding an Anthropic ``cache_control`` marker). A cache is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from toolreplay.history import History, Message, ToolSpec, load_history
+from toolreplay.ids import StemAllocator, stems_for
+from toolreplay.profiles import Vessel, get_vessel
+from toolreplay.replay import (
+    DEFAULT_SETTINGS,
+    Mode,
+    ReplayCall,
+    ReplaySettings,
+    TurnMessage,
+    prepare_turn_messages,
+)
+from toolreplay.wires import PACKAGES, render_wire
+from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, render_warnings
+
+#: The body key that holds each wire's message list (claude-prompt: a prompt string, see _finish_prompt).
+LIST_KEYS: dict[str, str] = {
+    "openai-chat": "messages",
+    "openai-responses": "input",
+    "anthropic": "messages",
+    "gemini": "contents",
+    "ollama": "messages",
+}
+
+#: How many cache entries (vessel, mode, options) one conversation keeps, most recently used first.
+MAX_ENTRIES = 4
+
+Piece = Callable[[TurnMessage, list[Any]], list[Any]]
+
+
+def _piece_renderer(wire: str, opts: RenderOptions) -> tuple[Piece, IdMapper | None]:
+    """The wire's per-turn renderer, bound to a fresh call-id mapper built the way the wire builds it."""
+    mod = importlib.import_module(f"toolreplay.wires.{PACKAGES[wire]}.render")
+    if wire == "openai-chat":
+        ids = IdMapper(opts)
+        named = "tool_message_name" in opts.flags and "no_message_name" not in opts.flags
+        return (lambda t, items: mod.render_turn(t, ids, named)), ids
+    if wire == "openai-responses":
+        ids = IdMapper(opts, max_len=mod.MAX_CALL_ID)
+        return (lambda t, items: mod.render_turn(t, ids)), ids
+    if wire == "anthropic":
+        ids = IdMapper(opts, id_safe=True)
+        return (lambda t, items: mod.render_turn(t, ids)), ids
+    if wire == "ollama":
+        ids = IdMapper(opts)
+        return (lambda t, items: mod.render_turn(t, ids)), ids
+    if wire == "gemini":
+        # Gemini looks back one content: a call turn after a model content gets a separator first.
+        return (lambda t, items: mod.render_turn(t, not items or items[-1]["role"] == "model")), None
+    if wire == "claude-prompt":
+        return (lambda t, items: [mod.render_turn(t)]), None
+    raise AssertionError(f"wire {wire!r} has no piece renderer")  # PACKAGES and this table disagree
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """What the cache did so far: renders from scratch, renders that resumed part-way, messages rendered."""
+
+    full: int = 0
+    resumed: int = 0
+    reused_messages: int = 0
+    rendered_messages: int = 0
+    fallbacks: int = 0
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One cached rendering: its key, and per stored message what it produced and the state after it."""
+
+    wire: str
+    opts: RenderOptions
+    mode: Mode
+    settings: ReplaySettings
+    messages: tuple[Message, ...] = ()
+    turns: list[TurnMessage | None] = field(default_factory=lambda: [])
+    items: list[Any] = field(default_factory=lambda: [])
+    declared: list[ToolSpec] = field(default_factory=lambda: [])
+    declared_names: set[str] = field(default_factory=lambda: set[str]())
+    system: list[TurnMessage] = field(default_factory=lambda: [])
+    first: tuple[TurnMessage, int] | None = None
+    # state after each stored message, for resuming at any message
+    items_after: list[int] = field(default_factory=lambda: [])
+    index_after: list[int] = field(default_factory=lambda: [])
+    declared_after: list[int] = field(default_factory=lambda: [])
+    system_after: list[int] = field(default_factory=lambda: [])
+    first_at: int = -1
+    alloc: StemAllocator = field(default_factory=StemAllocator)
+    piece: Piece | None = None
+    ids: IdMapper | None = None
+
+    def matches(self, wire: str, opts: RenderOptions, mode: Mode, settings: ReplaySettings) -> bool:
+        return self.wire == wire and self.mode == mode and self.opts == opts and self.settings == settings
+
+
+def _first_difference(old: tuple[Message, ...], new: tuple[Message, ...]) -> int:
+    """How many leading messages ``old`` and ``new`` share by content (the same object, or equal)."""
+    if len(new) >= len(old) and new[: len(old)] == old:  # identity short-cuts each comparison
+        return len(old)
+    n = min(len(old), len(new))
+    for i in range(n):
+        a, b = old[i], new[i]
+        if a is not b and a != b:
+            return i
+    return n
+
+
+def _tail_turns(
+    messages: tuple[Message, ...], start: int, mode: Mode, settings: ReplaySettings, alloc: StemAllocator
+) -> list[TurnMessage | None] | None:
+    """The turn message of each of ``messages[start:]`` (None where it is not replayed).
+
+    Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
+    the last user message before ``start`` (a ``prose`` record made there lands in the next user
+    message). ``alloc`` holds the stems of ``messages[:start]`` and is continued; when the stems the
+    tail gets on its own differ from the conversation's (an id collision suffix), None: render it all.
+    """
+    c = start
+    while c > 0 and messages[c - 1].role != "user":
+        c -= 1
+    window = messages[c:]
+    ids = [m.id for m in window]
+    if len(set(ids)) != len(ids):
+        return None
+    stems = [alloc.stem(m.id) for m in messages[start:]]
+    if stems_for(ids)[start - c :] != stems:
+        return None
+    prepared = prepare_turn_messages(window, mode, settings=settings)
+    context = set(ids[: start - c])
+    pos = 0
+    while pos < len(prepared) and prepared[pos].message_id in context:
+        pos += 1
+    out: list[TurnMessage | None] = []
+    for m in messages[start:]:
+        if pos < len(prepared) and prepared[pos].message_id == m.id:
+            out.append(prepared[pos])
+            pos += 1
+        else:
+            out.append(None)
+    return out if pos == len(prepared) else None
+
+
+def _advance(ids: IdMapper, to: int, turns: Sequence[TurnMessage | None]) -> None:
+    """Move a fresh mapper's running index to ``to`` (only Kimi ids depend on it)."""
+    if ids.index >= to:
+        return
+    some: ReplayCall | None = next((c for t in turns if t is not None for c in t.calls), None)
+    while some is not None and ids.index < to:
+        ids(some)
+
+
+class RenderCache:
+    """The rendered pieces of one conversation, reused when the conversation only grew (or changed late).
+
+    ``cache.render(history, vessel, ...)`` takes the arguments of :func:`toolreplay.render` and returns
+    the same body; see the module docstring for what is reused and when.
+    """
+
+    def __init__(self) -> None:
+        self._entries: list[_Entry] = []
+        self._stats = CacheStats()
+
+    @property
+    def stats(self) -> CacheStats:
+        return self._stats
+
+    def clear(self) -> None:
+        """Forget everything (the next render starts from scratch)."""
+        self._entries.clear()
+
+    def render(
+        self,
+        history: History | str | Path | Mapping[str, Any],
+        vessel: str | Vessel = "gemini",
+        mode: Mode = "native",
+        system: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        model: str | None = None,
+        upto: str | None = None,
+        *,
+        settings: ReplaySettings = DEFAULT_SETTINGS,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stream: bool | None = None,
+        warnings: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """The request body :func:`toolreplay.render` gives for these arguments, rendered incrementally."""
+        from toolreplay.api import render_options
+
+        h = history if isinstance(history, History) else load_history(history)
+        v = get_vessel(vessel)
+        opts = render_options(
+            v,
+            system=system,
+            tools=tools if tools is not None else (h.tools or ()),
+            model=model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stream=stream,
+        )
+        messages = h.messages
+        if upto is not None:
+            cut = next((i for i, m in enumerate(messages) if m.id == upto), None)
+            if cut is None:  # the replay seam raises the error a caller expects
+                prepare_turn_messages(h, mode, upto=upto, settings=settings)
+                raise AssertionError("unreachable: prepare_turn_messages accepted a missing upto")
+            messages = messages[: cut + 1]
+        entry = self._entry(v.wire, opts, mode, settings)
+        try:
+            self._update(entry, messages)
+            body = self._body(entry)
+        except BaseException:
+            self._entries.remove(entry)
+            raise
+        if body is None:  # the wire did not render as this cache expects: use the plain render
+            self._stats = replace(self._stats, fallbacks=self._stats.fallbacks + 1)
+            self._entries.remove(entry)
+            turns = prepare_turn_messages(messages, mode, settings=settings)
+            body = render_wire(v.wire, turns, opts)
+        if warnings is not None:
+            warnings.extend(h.warnings)
+            turns_now = [t for t in entry.turns if t is not None]
+            warnings.extend(render_warnings(turns_now, opts.tools, v.wire))
+        return body
+
+    # ------------------------------------------------------------------------------------------------
+
+    def _entry(self, wire: str, opts: RenderOptions, mode: Mode, settings: ReplaySettings) -> _Entry:
+        for i, e in enumerate(self._entries):
+            if e.matches(wire, opts, mode, settings):
+                if i:
+                    self._entries.insert(0, self._entries.pop(i))
+                return e
+        e = _Entry(wire, opts, mode, settings)
+        self._entries.insert(0, e)
+        del self._entries[MAX_ENTRIES:]
+        return e
+
+    def _update(self, e: _Entry, messages: tuple[Message, ...]) -> None:
+        """Bring ``e`` to ``messages``: keep the shared leading messages, render the rest."""
+        j = _first_difference(e.messages, messages) if e.piece is not None else 0
+        if j == len(e.messages) == len(messages):
+            self._count(resumed=True, reused=j, rendered=0)
+            return
+        if j < len(e.messages) or e.piece is None:
+            self._truncate(e, messages, j)
+        tail = _tail_turns(messages, j, e.mode, e.settings, e.alloc)
+        if tail is None and j > 0:
+            j = 0
+            self._truncate(e, messages, 0)
+            tail = _tail_turns(messages, 0, e.mode, e.settings, e.alloc)
+        if tail is None:  # duplicate message ids: the replay seam's own answer, unchanged
+            tail = self._all_turns(messages, e.mode, e.settings)
+        self._count(resumed=j > 0, reused=j, rendered=len(messages) - j)
+        self._extend(e, tail)
+        e.messages = messages
+
+    def _count(self, *, resumed: bool, reused: int, rendered: int) -> None:
+        s = self._stats
+        self._stats = CacheStats(
+            full=s.full + (not resumed),
+            resumed=s.resumed + resumed,
+            reused_messages=s.reused_messages + reused,
+            rendered_messages=s.rendered_messages + rendered,
+            fallbacks=s.fallbacks,
+        )
+
+    @staticmethod
+    def _all_turns(
+        messages: tuple[Message, ...], mode: Mode, settings: ReplaySettings
+    ) -> list[TurnMessage | None]:
+        """Each message's turn message, matched in order (for histories whose ids repeat)."""
+        prepared = prepare_turn_messages(messages, mode, settings=settings)
+        out: list[TurnMessage | None] = []
+        pos = 0
+        for m in messages:
+            if pos < len(prepared) and prepared[pos].message_id == m.id:
+                out.append(prepared[pos])
+                pos += 1
+            else:
+                out.append(None)
+        return out
+
+    @staticmethod
+    def _truncate(e: _Entry, messages: tuple[Message, ...], j: int) -> None:
+        """Drop everything ``e`` holds from stored message ``j`` on; rebuild the running state at ``j``."""
+        del e.turns[j:]
+        for arr in (e.items_after, e.index_after, e.declared_after, e.system_after):
+            del arr[j:]
+        del e.items[e.items_after[-1] if j else 0 :]
+        del e.declared[e.declared_after[-1] if j else 0 :]
+        if not j:
+            e.declared.extend(e.opts.tools)
+        e.declared_names = {t.name for t in e.declared}
+        del e.system[e.system_after[-1] if j else 0 :]
+        if e.first_at >= j:
+            e.first, e.first_at = None, -1
+        e.alloc = StemAllocator()
+        for m in messages[:j]:
+            e.alloc.stem(m.id)
+        e.piece, e.ids = _piece_renderer(e.wire, e.opts)
+        if e.ids is not None and j:
+            _advance(e.ids, e.index_after[-1], e.turns)
+
+    @staticmethod
+    def _extend(e: _Entry, tail: Sequence[TurnMessage | None]) -> None:
+        """Render ``tail`` (one turn message or None per stored message) onto the end of ``e``."""
+        piece = e.piece
+        assert piece is not None
+        items = e.items
+        for t in tail:
+            e.turns.append(t)
+            if t is not None:
+                if t.role == "system":
+                    e.system.append(t)
+                else:
+                    made = piece(t, items)
+                    if made and e.first is None:
+                        e.first, e.first_at = (t, len(made)), len(e.turns) - 1
+                    items.extend(made)
+                    if t.calls and any(c.name not in e.declared_names for c in t.calls):
+                        e.declared[:] = declared_tools([t], e.declared)
+                        e.declared_names = {s.name for s in e.declared}
+            e.items_after.append(len(items))
+            e.index_after.append(e.ids.index if e.ids is not None else 0)
+            e.declared_after.append(len(e.declared))
+            e.system_after.append(len(e.system))
+
+    @staticmethod
+    def _body(e: _Entry) -> dict[str, Any] | None:
+        """The whole body: the wire's own render of a skeleton (system turns, the first turn that renders
+        anything, every declared tool), its list then replaced by the cached elements."""
+        skeleton = list(e.system)
+        n_first = 0
+        if e.first is not None:
+            skeleton.append(e.first[0])
+            n_first = e.first[1]
+        opts = replace(e.opts, tools=tuple(e.declared))
+        body = render_wire(e.wire, skeleton, opts)
+        if e.wire == "claude-prompt":
+            return _finish_prompt(body, e)
+        key = LIST_KEYS[e.wire]
+        shown = body.get(key)
+        if not isinstance(shown, list) or len(shown) < n_first:
+            return None
+        head = len(shown) - n_first
+        if shown[head:] != e.items[:n_first]:
+            return None
+        body[key] = shown[:head] + e.items
+        return body
+
+
+def _finish_prompt(body: dict[str, Any], e: _Entry) -> dict[str, Any] | None:
+    """claude-prompt: the prompt from the cached transcript lines (``render_prompt``'s layout)."""
+    from toolreplay.wires.claude_prompt import render as cp
+
+    rest = [t for t in e.turns if t is not None and t.role != "system"]
+    lines: list[str] = e.items
+    if len(lines) != len(rest):
+        return None
+    if rest and rest[-1].role == "user" and not rest[-1].calls:
+        prior, message = lines[:-1], rest[-1].text
+    else:
+        prior, message = lines, cp.CONTINUE
+    if prior:  # one join: the prompt is megabytes long at 1,000 turns
+        message = "\n".join([f"{cp.REPLAY_HEAD}\n\n{cp.OPEN}", *prior, f"{cp.CLOSE}\n\n{message}"])
+    body["prompt"] = message
+    return body
+
+
+__all__ = ["CacheStats", "RenderCache"]

@@ -1,0 +1,239 @@
+"""The incremental render cache: always the bytes of a full render, whatever changed earlier."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import NO_SHARED, ROOT, load_transcripts
+from toolreplay import encode, render
+from toolreplay.errors import ToolreplayError
+from toolreplay.history import History, Message, ToolCall, ToolSpec
+from toolreplay.profiles import BUILTIN
+from toolreplay.render_cache import RenderCache
+from toolreplay.replay import MODES, ReplaySettings
+
+if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside it
+    sys.path.insert(0, str(ROOT))
+from bench.histories import transcript_history
+
+VESSELS = sorted(BUILTIN)
+
+names = st.sampled_from(["coop", "read_file", "mcp__coop__coop", "my.tool", "search"])
+values = st.one_of(st.integers(-5, 500), st.text(max_size=12), st.booleans(), st.none())
+inputs = st.one_of(
+    st.dictionaries(st.sampled_from(["id", "action", "path", "q"]), values, max_size=3),
+    st.sampled_from(['{"id": 3}', "plain text input", '{"cut": "sho', "", "[1, 2]"]),
+    st.none(),
+    st.just({"long": "x" * 600}),
+)
+answers = st.one_of(st.none(), st.text(max_size=30), st.just("y" * 700))
+signatures = st.sampled_from([None, {"gemini": {"thoughtSignature": "c2lnbmF0dXJl"}}])
+calls = st.builds(
+    ToolCall,
+    name=names,
+    input=inputs,
+    answer=answers,
+    is_error=st.booleans(),
+    provider_data=signatures,
+)
+texts = st.one_of(st.sampled_from(["", " ", "Closed #12.", "done", "héllo 東京"]), st.text(max_size=20))
+statuses = st.sampled_from(["complete", "complete", "complete", "in_progress", "interrupted"])
+
+
+@st.composite
+def message_specs(draw: Any) -> tuple[str, str, tuple[ToolCall, ...], str]:
+    """(role, text, calls, status) of one stored message (ids are given when the history is built)."""
+    if draw(st.booleans()):
+        return ("user", draw(texts), (), "complete")
+    return ("assistant", draw(texts), tuple(draw(st.lists(calls, max_size=3))), draw(statuses))
+
+
+def build(
+    specs: list[tuple[str, str, tuple[ToolCall, ...], str]], system: str | None, long_ids: bool
+) -> History:
+    messages = []
+    if system is not None:
+        messages.append(Message("sys", "system", system))
+    for i, (role, text, uses, status) in enumerate(specs):
+        mid = f"conversation-message-{i:04d}" if long_ids else f"m{i}"
+        messages.append(Message(mid, role, text, uses, status=status))  # type: ignore[arg-type]
+    return History("c1", tuple(messages))
+
+
+ops = st.one_of(
+    st.tuples(st.just("append"), st.lists(message_specs(), min_size=1, max_size=3)),
+    st.tuples(st.just("edit_text"), st.integers(0, 50), texts),
+    st.tuples(st.just("add_call"), st.integers(0, 50), calls),
+    st.tuples(st.just("remove_call"), st.integers(0, 50)),
+    st.tuples(st.just("answer"), st.integers(0, 50), st.text(max_size=20)),
+    st.tuples(st.just("system"), st.one_of(st.none(), texts)),
+    st.tuples(st.just("truncate"), st.integers(0, 50)),
+    st.tuples(st.just("reload")),
+    st.tuples(
+        st.just("options"),
+        st.sampled_from(VESSELS),
+        st.sampled_from(MODES),
+        st.sampled_from([None, "Be brief."]),
+        st.sampled_from([None, "other-model"]),
+        st.booleans(),
+        st.sampled_from([ReplaySettings(), ReplaySettings(max_calls=2, max_chars=60)]),
+    ),
+)
+
+
+def apply(specs: list[Any], system: str | None, op: tuple[Any, ...]) -> tuple[list[Any], str | None]:
+    specs = list(specs)
+    kind = op[0]
+    if kind == "append":
+        specs.extend(op[1])
+    elif kind == "system":
+        system = op[1]
+    elif kind == "truncate":
+        specs = specs[: op[1] % (len(specs) + 1)]
+    elif specs and kind in ("edit_text", "add_call", "remove_call", "answer"):
+        i = op[1] % len(specs)
+        role, text, uses, status = specs[i]
+        if kind == "edit_text":
+            text = op[2]
+        elif role == "assistant" and kind == "add_call":
+            uses = (*uses, op[2])
+        elif uses and kind == "remove_call":
+            uses = uses[1:]
+        elif uses and kind == "answer":
+            uses = (dataclasses.replace(uses[-1], answer=op[2]), *uses[:-1])
+        specs[i] = (role, text, uses, status)
+    return specs, system
+
+
+def reloaded(h: History) -> History:
+    """Equal messages that are not the same objects (a history loaded again from the store)."""
+    return History(h.id, tuple(dataclasses.replace(m) for m in h.messages), h.tools)
+
+
+def same_bytes(cache: RenderCache, h: History, kw: dict[str, Any]) -> None:
+    try:
+        want = encode(render(h, **kw))
+    except ToolreplayError as exc:
+        with pytest.raises(type(exc)):
+            cache.render(h, **kw)
+        return
+    assert encode(cache.render(h, **kw)) == want
+
+
+@given(
+    st.lists(message_specs(), max_size=6),
+    st.one_of(st.none(), texts),
+    st.booleans(),
+    st.lists(ops, min_size=1, max_size=6),
+    st.sampled_from(VESSELS),
+)
+def test_incremental_render_equals_full_render(
+    specs: list[Any], system: str | None, long_ids: bool, steps: list[Any], vessel: str
+) -> None:
+    cache = RenderCache()
+    kw: dict[str, Any] = {"vessel": vessel}
+    h = build(specs, system, long_ids)
+    same_bytes(cache, h, kw)
+    for op in steps:
+        if op[0] == "options":
+            _, vessel, mode, sys_text, model, with_tools, settings = op
+            tools = [ToolSpec("coop", "The todo board.")] if with_tools else None
+            kw = {"vessel": vessel, "mode": mode, "system": sys_text, "model": model, "tools": tools}
+            kw["settings"] = settings
+        elif op[0] == "reload":
+            h = reloaded(h)
+        else:
+            specs, system = apply(specs, system, op)
+            # the same message objects where nothing changed, as a growing conversation has them
+            fresh = build(specs, system, long_ids)
+            old = {m.id: m for m in h.messages}
+            h = History(h.id, tuple(old[m.id] if old.get(m.id) == m else m for m in fresh.messages))
+        same_bytes(cache, h, kw)
+
+
+def _turns(n: int) -> list[Message]:
+    out = []
+    for i in range(n):
+        out.append(Message(f"u{i}", "user", f"question {i}"))
+        uses = (
+            ToolCall("coop", {"action": "close", "id": i}, "closed"),
+            ToolCall("read_file", {"p": i}, "ok"),
+        )
+        out.append(Message(f"a{i}", "assistant", f"answer {i}", uses))
+    return out
+
+
+@pytest.mark.parametrize("vessel", VESSELS)
+def test_an_appended_turn_renders_only_the_new_messages(vessel: str) -> None:
+    msgs = _turns(21)
+    cache = RenderCache()
+    h = History("c", tuple(msgs[:40]))
+    cache.render(h, vessel)
+    before = cache.stats
+    h2 = History("c", h.messages + tuple(msgs[40:]))
+    assert encode(cache.render(h2, vessel)) == encode(render(h2, vessel))
+    after = cache.stats
+    assert after.rendered_messages - before.rendered_messages == 2
+    assert after.reused_messages - before.reused_messages == 40
+    assert after.fallbacks == 0
+
+
+def test_an_earlier_edit_resumes_at_the_edited_message() -> None:
+    msgs = _turns(10)
+    cache = RenderCache()
+    h = History("c", tuple(msgs))
+    cache.render(h, "anthropic")
+    edited = list(msgs)
+    edited[7] = dataclasses.replace(edited[7], text="changed")
+    h2 = History("c", tuple(edited))
+    before = cache.stats
+    assert encode(cache.render(h2, "anthropic")) == encode(render(h2, "anthropic"))
+    assert cache.stats.rendered_messages - before.rendered_messages == 13
+    assert cache.stats.reused_messages - before.reused_messages == 7
+
+
+def test_a_reply_in_progress_that_gains_a_call_rerenders_only_itself() -> None:
+    msgs = _turns(5)
+    reply = Message("r", "assistant", "", (ToolCall("coop", {"id": 1}, "ok"),), status="in_progress")
+    cache = RenderCache()
+    h = History("c", (*msgs, Message("u9", "user", "go on"), reply))
+    cache.render(h, "gemini")
+    grown = dataclasses.replace(reply, tool_uses=(*reply.tool_uses, ToolCall("coop", {"id": 2}, None)))
+    h2 = History("c", (*h.messages[:-1], grown))
+    before = cache.stats
+    assert encode(cache.render(h2, "gemini")) == encode(render(h2, "gemini"))
+    assert cache.stats.rendered_messages - before.rendered_messages == 1
+
+
+def test_upto_and_warnings_match_the_full_render() -> None:
+    msgs = _turns(4)
+    msgs[1] = dataclasses.replace(msgs[1], tool_uses=(ToolCall("my.tool", {"a": 1}, "x"),))
+    h = History("c", tuple(msgs))
+    cache = RenderCache()
+    got: list[str] = []
+    want: list[str] = []
+    assert encode(cache.render(h, "openai", upto="u2", warnings=got)) == encode(
+        render(h, "openai", upto="u2", warnings=want)
+    )
+    assert got == want and got
+    with pytest.raises(ToolreplayError):
+        cache.render(h, "openai", upto="nope")
+
+
+def test_real_transcripts_grown_message_by_message() -> None:
+    rows = load_transcripts()
+    if not rows:
+        pytest.skip(NO_SHARED)
+    for n in (0, 17, 30):
+        h = transcript_history(rows[n], f"dev-{n}").history
+        for vessel in ("anthropic", "gemini", "openai-responses", "kimi"):
+            cache = RenderCache()
+            for k in range(1, len(h.messages) + 1):
+                part = History(h.id, h.messages[:k])
+                assert encode(cache.render(part, vessel)) == encode(render(part, vessel)), (n, vessel, k)
