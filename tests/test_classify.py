@@ -154,3 +154,10 @@ def test_parse_expect() -> None:
     assert parse_expect("coop") == ("coop", None)
     with pytest.raises(ConfigError):
         parse_expect(":close")
+
+
+def test_a_cut_json_input_still_names_its_action() -> None:
+    cut = ParsedCall(
+        name="coop", input='{"action": "add", "text": "Release notes: collect merged PRs since v0.'
+    )
+    assert said_without_doing("Added #15 for the release notes.", [cut]) is None

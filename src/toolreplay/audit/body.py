@@ -13,15 +13,18 @@ claude-prompt ``prompt``), breadth first, a few levels deep.
 * ``messages`` with ``tool_use``/``tool_result``/``text`` blocks, tools with ``input_schema``, or a
   top-level ``system`` -> ``anthropic``;
 * ``messages`` with object ``arguments``, ``tool_name`` on tool messages, or Ollama's own fields
-  (``options``, ``keep_alive``, ``think``, ``format``) -> ``ollama``;
+  (``options``, ``keep_alive``, ``think``, ``format``), or ``"stream": false`` with none of Chat's own
+  top-level fields (Ollama streams unless told not to) -> ``ollama``;
 * any other ``messages`` -> ``openai-chat`` (a words-only Ollama body reads the same way).
 
-A wire named by the dump (``wire``, a known ``vessel``, or the request URL) wins over the shape.
+A wire named by the dump (``wire``, a known ``vessel``, or the request URL) wins over the shape; for a
+transport dump ``NNNN-<vessel>-request.json`` the sibling ``NNNN-<vessel>-meta.json`` names it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -56,6 +59,11 @@ URL_WIRES: tuple[tuple[str, str], ...] = (
     ("/api/chat", "ollama"),
 )
 _OLLAMA_FIELDS = ("options", "keep_alive", "think", "format")
+#: Top-level fields of a Chat body that an Ollama body keeps under ``options`` or lacks.
+_CHAT_FIELDS = (
+    "temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stop", "stream_options",
+    "tool_choice", "response_format", "presence_penalty", "frequency_penalty", "seed", "user",
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,12 +188,32 @@ def detect_wire(body: Mapping[str, Any]) -> str:
         return "ollama"
     if any(k in body for k in _OLLAMA_FIELDS):
         return "ollama"
+    if body.get("stream") is False and not any(k in body for k in _CHAT_FIELDS):
+        # Ollama streams unless told not to, so its bodies say "stream": false; Chat clients rarely do
+        # and then usually send sampling fields Ollama keeps under "options".
+        return "ollama"
     has_tool_messages = any(isinstance(m, Mapping) and m.get("role") == "tool" for m in msgs)
     if kinds & {"text", "image"} and not has_tool_messages and not calls:
         # Chat also allows content parts ({"type": "text"}); a block list with no tool messages and no
         # calls is read as Anthropic's (the two read the same way for the audit then).
         return "anthropic"
     return "openai-chat"
+
+
+_DUMP_NAME = re.compile(r"^(\d{4,}-.+)-request\.json$")
+
+
+def _dump_meta(path: Path) -> Mapping[str, Any] | None:
+    """The ``NNNN-<vessel>-meta.json`` beside a transport dump's ``NNNN-<vessel>-request.json``."""
+    m = _DUMP_NAME.match(path.name)
+    meta = path.with_name(f"{m.group(1)}-meta.json") if m else None
+    if meta is None or not meta.is_file():
+        return None
+    try:
+        data = jsonenc.loads(meta.read_bytes())
+    except (OSError, json.JSONDecodeError, ValueError):
+        return None
+    return cast(Mapping[str, Any], data) if isinstance(data, Mapping) else None
 
 
 def load_request(
@@ -215,25 +243,31 @@ def load_request(
         name = label or "<request>"
         data = source
     found = find_body(data)
+    meta = _dump_meta(Path(source)) if isinstance(source, (str, Path)) else None
+    if found is not None and meta is not None:
+        found = (found[0], [meta, *found[1]])
     if found is None:
         raise WireError(
             f"{name}: no request body found (looked for messages, input, contents or prompt, "
             f"also under {', '.join(WRAPPER_KEYS[:6])}, ...)"
         )
     body, wrappers = found
+    # The file's own bytes are the body's only when the body is the whole file (a bare body, or a
+    # transport dump whose meta sits beside it).
+    own = raw if raw is not None and body is data else None
     if wire is not None:
         if wire not in PACKAGES:
             raise ConfigError(f"unknown wire {wire!r}; known wires: {', '.join(PACKAGES)}")
         _, vessel = _wire_from_dump(wrappers)
-        return RequestBody(body, wire, name, "given", vessel, raw if not wrappers else None)
+        return RequestBody(body, wire, name, "given", vessel, own)
     dumped, vessel = _wire_from_dump(wrappers)
     if dumped is not None:
-        return RequestBody(body, dumped, name, "dump", vessel, None)
+        return RequestBody(body, dumped, name, "dump", vessel, own)
     try:
         detected = detect_wire(body)
     except WireError as exc:
         raise WireError(f"{name}: {exc}") from None
-    return RequestBody(body, detected, name, "shape", vessel, raw if not wrappers else None)
+    return RequestBody(body, detected, name, "shape", vessel, own)
 
 
 __all__ = ["RequestBody", "detect_wire", "find_body", "load_request"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from toolreplay.cli._common import friendly
+from toolreplay.cli._common import db_option, friendly, load_source
 
 WIRE_CHOICE = click.Choice(
     ["openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "claude-prompt"]
@@ -35,3 +35,53 @@ def cache_diff(earlier: str, later: str, raw: bool, wire: str | None, as_json: b
         click.echo(format_cache_diff(d))
     if check and not d.is_prefix:
         raise SystemExit(1)
+
+
+@click.command("audit")
+@click.argument("request", type=click.Path(dir_okay=False))
+@click.option(
+    "--history",
+    "history_source",
+    metavar="SOURCE",
+    default=None,
+    help="A history file or stored conversation id: say for each of its calls how the request carries it.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the audit as JSON.")
+@click.option("--wire", type=WIRE_CHOICE, default=None, help="The wire, when the shape cannot tell.")
+@click.option(
+    "--prompt-template",
+    "template",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A chat template (.jinja or tokenizer_config.json): do the calls survive into the prompt?",
+)
+@click.option(
+    "--server",
+    type=click.Choice(["transformers", "vllm", "llama.cpp"]),
+    default="vllm",
+    show_default=True,
+    help="Whose normalisation runs before the template.",
+)
+@db_option
+@friendly
+def audit(
+    request: str,
+    history_source: str | None,
+    as_json: bool,
+    wire: str | None,
+    template: str | None,
+    server: str,
+    db: str | None,
+) -> None:
+    """Say how a dumped REQUEST carries each earlier tool call: as a call, as text, or not at all.
+
+    REQUEST is a request body (any wire), a --dump-requests file, or another tool's debug dump.
+    """
+    from toolreplay import jsonenc
+    from toolreplay.audit.body import load_request
+    from toolreplay.audit.report import audit_request, format_audit
+
+    body = load_request(request, wire=wire)
+    history = load_source(history_source, db) if history_source else None
+    report = audit_request(body, history, template=template, server=server)
+    click.echo(jsonenc.dumps(report.as_json()) if as_json else format_audit(report))

@@ -238,6 +238,11 @@ def call_action(call: AnyCall, action_field: str | None = "action") -> str | Non
         action = cast(Mapping[str, Any], value).get(action_field)
         if isinstance(action, str):
             return action.strip().lower()
+    elif isinstance(value, str):
+        # A cut JSON text (a replay's input_excerpt, a stream cut short) still names its action.
+        m = re.search(rf'"{re.escape(action_field)}"\s*:\s*"([^"\\]{{1,64}})"', value)
+        if m:
+            return m.group(1).strip().lower()
     return None
 
 
