@@ -14,7 +14,7 @@ from toolreplay.jsonenc import encode
 from toolreplay.profiles import Vessel, get_vessel, vessels
 from toolreplay.replay import DEFAULT_SETTINGS, Mode, ReplaySettings, prepare_turn_messages
 from toolreplay.wires import render_wire
-from toolreplay.wires._common import RenderOptions, render_warnings
+from toolreplay.wires._common import RenderOptions, declared_tools, render_warnings
 
 
 def render_options(
@@ -59,7 +59,8 @@ def render(
     """The request body of the next turn of ``history`` on ``vessel``, earlier calls replayed per ``mode``.
 
     ``tools`` defaults to the history's own tool definitions; every tool the replayed calls use is
-    declared either way (a minimal schema is inferred for tools without a definition).
+    declared either way (a minimal schema is inferred for tools without a definition), in every mode:
+    plain and prose bodies declare the same tools as the native one (DECISIONS 8).
 
     Warnings: pass a list as ``warnings`` and it receives one line per thing the render changed that
     the caller may want to know: a tool name no wire accepts (sent under the deterministic name of
@@ -70,10 +71,15 @@ def render(
     h = history if isinstance(history, History) else load_history(history)
     v = get_vessel(vessel)
     turns = prepare_turn_messages(h, mode, upto=upto, settings=settings)
+    given = tuple(tools) if tools is not None else (h.tools or ())
+    if mode != "native":
+        # DECISIONS 8: every mode declares the same tools (those the native replay would), so lab
+        # requests differ only in how the history is replayed.
+        given = declared_tools(prepare_turn_messages(h, "native", upto=upto, settings=settings), given)
     opts = render_options(
         v,
         system=system,
-        tools=tools if tools is not None else (h.tools or ()),
+        tools=given,
         model=model,
         temperature=temperature,
         max_tokens=max_tokens,

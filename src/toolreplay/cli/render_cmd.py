@@ -1,0 +1,216 @@
+"""``toolreplay render``: the exact request body of the next turn; ``toolreplay vessels``: the vessel table.
+
+``render`` writes the bytes :func:`toolreplay.encode` gives (what the transport sends), with no newline
+added when stdout is not a terminal, so ``toolreplay render h.json --vessel openai | curl --data-binary @-``
+sends exactly them. ``--pretty`` indents for reading. Warnings (a tool name mapped for the wire, a
+stored signature not replayed, a history warning) go to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import click
+
+from toolreplay.cli._common import db_option, friendly, load_source
+from toolreplay.errors import ConfigError
+from toolreplay.replay import MODES, Mode
+
+if TYPE_CHECKING:
+    from toolreplay.history import ToolSpec
+    from toolreplay.profiles import Vessel
+
+
+def read_system(value: str | None) -> str | None:
+    """``--system TEXT`` as given, or ``@FILE`` read from the file."""
+    if value is None or not value.startswith("@"):
+        return value
+    path = Path(value[1:])
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"--system {value}: cannot read the file ({exc.strerror or exc})") from None
+
+
+def _tool_from(raw: Any, where: str) -> ToolSpec:
+    from toolreplay.history import ToolSpec
+
+    if isinstance(raw, dict) and isinstance(raw.get("function"), dict):  # OpenAI Chat / Ollama shape
+        raw = raw["function"]
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
+        raise ConfigError(f"{where}: a tool definition needs a name")
+    params = next(
+        (raw[k] for k in ("parameters", "input_schema", "inputSchema", "parametersJsonSchema") if k in raw),
+        {"type": "object", "properties": {}},
+    )
+    if not isinstance(params, dict):
+        raise ConfigError(f"{where}: the input schema must be an object")
+    return ToolSpec(raw["name"], str(raw.get("description") or ""), params)
+
+
+def read_tools(value: str | None) -> list[ToolSpec] | None:
+    """``--tools coop`` (the coop board's definition) or ``--tools FILE.json`` (a list of definitions in
+    the neutral, OpenAI, Anthropic, Gemini or MCP shape). None: the history's own definitions."""
+    if value is None:
+        return None
+    if value == "coop":
+        from toolreplay.tools.coop import COOP_SPEC
+
+        return [COOP_SPEC]
+    path = Path(value)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"--tools {value}: cannot read the file ({exc.strerror or exc})") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{value}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    if isinstance(data, dict) and isinstance(data.get("tools"), list):
+        data = data["tools"]
+    if not isinstance(data, list):
+        raise ConfigError(f'{value}: must hold a list of tool definitions (or {{"tools": [...]}})')
+    return [_tool_from(t, f"{value}: tools[{i}]") for i, t in enumerate(data)]
+
+
+def endpoint_text(v: Vessel, model: str | None = None) -> str:
+    """Where a vessel's request goes, for people: the URL, or the CLI for claude-prompt."""
+    if v.wire == "claude-prompt":
+        return f"{v.base_url} -p (Claude Code CLI, prompt on stdin)"
+    from toolreplay.transport import endpoint
+
+    try:
+        return endpoint(v, v.base_url, model or v.model, stream=v.has("stream_only"))
+    except ConfigError:
+        return v.base_url
+
+
+def write_body(body: dict[str, Any], pretty: bool) -> None:
+    from toolreplay.jsonenc import encode
+
+    sys.stdout.flush()
+    out = sys.stdout.buffer
+    if pretty:
+        out.write(json.dumps(body, ensure_ascii=False, indent=2).encode("utf-8") + b"\n")
+        out.flush()
+        return
+    out.write(encode(body))
+    if sys.stdout.isatty():
+        out.write(b"\n")
+    out.flush()
+
+
+@click.command("render")
+@click.argument("source", metavar="SOURCE")
+@click.option(
+    "--vessel", "vessel_name", required=True, metavar="NAME", help="The vessel (see toolreplay vessels)."
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="native",
+    show_default=True,
+    help="native: calls as calls; plain: words only; prose: calls as text in the next user message.",
+)
+@click.option("--model", default=None, metavar="M", help="Model (default: the vessel's).")
+@click.option("--system", default=None, metavar="TEXT|@FILE", help="System prompt, or @FILE to read it.")
+@click.option(
+    "--tools",
+    "tools_opt",
+    default=None,
+    metavar="coop|FILE.json",
+    help="Tools offered (default: the history's own); tools the history used are declared either way.",
+)
+@click.option("--upto", metavar="MESSAGE_ID", default=None, help="Cut the history after this message.")
+@click.option("--pretty", is_flag=True, help="Indent for reading (not the bytes sent).")
+# Room for the chat-template view (lab/audit): --prompt-template FILE.jinja --server vllm|llama.cpp|
+# transformers renders the Chat body with toolreplay.templates instead of printing it; add the options
+# here and branch in render_cmd right after ``body`` is built.
+@db_option
+@friendly
+def render_cmd(
+    source: str,
+    vessel_name: str,
+    mode: str,
+    model: str | None,
+    system: str | None,
+    tools_opt: str | None,
+    upto: str | None,
+    pretty: bool,
+    db: str | None,
+) -> None:
+    """Print the exact request body of the next turn of SOURCE on a vessel.
+
+    SOURCE is a history file (JSON or JSON Lines) or the id of a stored conversation. The bytes are
+    those sent: compact JSON, UTF-8, the same on every run. Gemini's model goes in the URL, so it is not
+    in the body; claude-prompt prints the JSON the Claude Code CLI driver takes.
+    """
+    from toolreplay.api import render
+    from toolreplay.profiles import get_vessel
+
+    vessel = get_vessel(vessel_name)
+    h = load_source(source, db)
+    warnings: list[str] = []
+    body = render(
+        h,
+        vessel,
+        mode=cast(Mode, mode),
+        system=read_system(system),
+        tools=read_tools(tools_opt),
+        model=model,
+        upto=upto,
+        warnings=warnings,
+    )
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    write_body(body, pretty)
+
+
+@click.command("vessels")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per vessel, one per line.")
+@friendly
+def vessels_cmd(as_json: bool) -> None:
+    """List the vessels: name, wire, endpoint, key variable, default model.
+
+    Add or override vessels in $TOOLREPLAY_VESSELS or ~/.config/toolreplay/vessels.toml.
+    """
+    from toolreplay.profiles import config_path, vessels
+
+    rows = vessels()
+    if as_json:
+        for v in rows:
+            item = {
+                "name": v.name,
+                "wire": v.wire,
+                "endpoint": endpoint_text(v),
+                "key_env": v.key_env,
+                "model": v.model,
+                "id_policy": v.id_policy,
+                "max_id_len": v.max_id_len,
+                "flags": sorted(v.flags),
+            }
+            click.echo(json.dumps(item, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="toolreplay vessels", title_justify="left")
+    table.add_column("name", no_wrap=True)
+    table.add_column("wire", no_wrap=True)
+    table.add_column("model / key variable", overflow="fold")
+    table.add_column("endpoint / ids, flags", overflow="fold")
+    for v in rows:
+        quirks = [f"ids<={v.max_id_len}"] if v.max_id_len else []
+        quirks += ["kimi ids"] if v.id_policy == "kimi" else []
+        quirks += sorted(v.flags)
+        model = Text(v.model)
+        model.append(f"\n{v.key_env or '(no key)'}", style="dim")
+        where = Text(endpoint_text(v))
+        if quirks:
+            where.append("\n" + " ".join(quirks), style="dim")
+        table.add_row(v.name, v.wire, model, where)
+    console = Console()
+    console.print(table)
+    console.print(f"User vessels: {config_path()}", highlight=False, style="dim")
