@@ -1,4 +1,4 @@
-"""``toolreplay render`` and ``toolreplay vessels`` through the real entry point; the demo's vessel section."""
+"""``toolreplay render`` and ``toolreplay vessels`` through the real entry point; the demo section."""
 
 from __future__ import annotations
 
