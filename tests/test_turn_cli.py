@@ -14,10 +14,16 @@ from toolreplay.store.sqlite import SQLiteStore
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
 
 
-@pytest.fixture
-def double() -> Iterator[ProviderDouble]:
+@pytest.fixture(scope="module")
+def _server() -> Iterator[ProviderDouble]:
     with ProviderDouble() as d:
         yield d
+
+
+@pytest.fixture
+def double(_server: ProviderDouble) -> ProviderDouble:
+    _server.clear()  # one server for the module (stopping one takes half a second), fresh per test
+    return _server
 
 
 @pytest.fixture
