@@ -108,6 +108,11 @@ class History:
 # normalize_tool_uses
 
 
+def shown(text: str) -> str:
+    """``text`` as it appears inside a one-line message: escaped when it holds line breaks or controls."""
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
 def _result_text(content: Any) -> str:
     """An answer as text: strings as they are, Anthropic block lists joined, anything else as JSON."""
     if content is None:
@@ -127,6 +132,21 @@ def _entry(name: Any, value: Any, **extra: Any) -> dict[str, Any]:
     return out
 
 
+def _with_inline_answer(call: dict[str, Any], raw: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A call entry written with its answer inline (``"answer"``) becomes the call and its result.
+
+    ``"answer": null`` says explicitly that no answer was recorded: the call is closed (``no_answer``) so
+    that a later result, paired by position, cannot be taken for its answer.
+    """
+    if "answer" not in raw:
+        return [call]
+    if raw["answer"] is None:
+        call["no_answer"] = True
+        return [call]
+    is_error = call.pop("is_error", False)
+    return [call, _entry(RESULT, _result_text(raw["answer"]), is_error=is_error)]
+
+
 def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     kind = raw.get("type")
     if kind == "tool_use":
@@ -140,6 +160,9 @@ def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
                 is_error=bool(raw.get("is_error")),
             )
         ]
+    pdata = raw.get("provider_data")
+    if pdata is not None and not isinstance(pdata, Mapping):
+        raise HistoryError(f"provider_data must be an object, not {type(pdata).__name__}", field=where)
     if "tool_name" in raw:
         out = _entry(
             raw["tool_name"],
@@ -147,14 +170,12 @@ def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
             id=raw.get("id") or raw.get("call_id"),
             tool_use_id=raw.get("tool_use_id"),
             is_error=bool(raw.get("is_error")),
-            provider_data=raw.get("provider_data"),
+            provider_data=pdata,
         )
         if raw["tool_name"] == RESULT:
             out["tool_input"] = _result_text(raw.get("tool_input"))
             return [out]
-        if "answer" in raw:
-            return [out, _entry(RESULT, _result_text(raw["answer"]))]
-        return [out]
+        return _with_inline_answer(out, raw)
     if isinstance(raw.get("function"), Mapping):  # OpenAI Chat tool_calls entry
         fn = cast(Mapping[str, Any], raw["function"])
         return [_entry(fn.get("name"), fn.get("arguments"), id=raw.get("id"))]
@@ -163,15 +184,11 @@ def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
             raw["name"],
             raw.get("input", raw.get("arguments")),
             id=raw.get("id"),
-            provider_data=raw.get("provider_data"),
+            is_error=bool(raw.get("is_error")),
+            provider_data=pdata,
         )
-        if "answer" in raw:
-            return [
-                out,
-                _entry(RESULT, _result_text(raw["answer"]), is_error=bool(raw.get("is_error"))),
-            ]
-        return [out]
-    keys = ", ".join(sorted(str(k) for k in raw)) or "none"
+        return _with_inline_answer(out, raw)
+    keys = ", ".join(sorted(shown(str(k)) for k in raw)) or "none"
     raise HistoryError(f"not a tool use or result in any known shape (keys: {keys})", field=where)
 
 
@@ -183,6 +200,7 @@ def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict
     ``{"type": "tool_use", ...}`` / ``{"type": "tool_result", ...}`` blocks, or OpenAI ``tool_calls``
     entries. Answers become ``{"tool_name": "result", "tool_input": <text>}`` entries, in stored order.
     Ids (``id``, ``tool_use_id``), ``is_error`` and ``provider_data`` are kept on the entry when present.
+    An inline ``"answer": null`` marks a call recorded with no answer (entry flag ``no_answer``).
     Raises :class:`HistoryError` naming the field for anything else.
     """
     if raw is None or raw == "" or raw == []:
@@ -194,6 +212,8 @@ def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict
             raise HistoryError(
                 f"a string that is not JSON ({exc.msg} at character {exc.pos})", field=field_name
             ) from None
+        except RecursionError:
+            raise HistoryError("a JSON string nested too deeply to read", field=field_name) from None
         if raw is None:
             return []
     if isinstance(raw, Mapping):
@@ -228,6 +248,7 @@ def pair_tool_uses(
     ids: list[str | None] = []
     pdata: list[Mapping[str, Any] | None] = []
     answers: list[str | None] = []
+    closed: list[bool] = []  # answered, or recorded as having no answer: no later result pairs with it
     errors: list[bool] = []
     warnings: list[str] = []
     first_open = 0
@@ -240,7 +261,8 @@ def pair_tool_uses(
             ids.append(str(cid) if cid is not None else None)
             pdata.append(e.get("provider_data"))
             answers.append(None)
-            errors.append(False)
+            closed.append(bool(e.get("no_answer")))
+            errors.append(bool(e.get("is_error")))
             continue
         target: int | None = None
         ref = e.get("tool_use_id")
@@ -253,21 +275,22 @@ def pair_tool_uses(
             if target is None:
                 warnings.append(f"{prefix}tool_uses[{i}]: result for unknown call id {ref!r}, not replayed")
                 continue
-            if answers[target] is not None:
+            if closed[target]:
                 warnings.append(f"{prefix}tool_uses[{i}]: second result for call {ref!r}, not replayed")
                 continue
         else:
             # ``first_open`` only moves forward: answers are never taken back (O(n) for 10,000 calls).
-            while first_open < len(answers) and answers[first_open] is not None:
+            while first_open < len(closed) and closed[first_open]:
                 first_open += 1
-            target = first_open if first_open < len(answers) else None
+            target = first_open if first_open < len(closed) else None
             if target is None:
                 warnings.append(
                     f"{prefix}tool_uses[{i}]: result with no unanswered call before it, not replayed"
                 )
                 continue
         answers[target] = str(e.get("tool_input") or "")
-        errors[target] = bool(e.get("is_error"))
+        closed[target] = True
+        errors[target] = errors[target] or bool(e.get("is_error"))
     calls = tuple(
         ToolCall(
             name=names[k],
@@ -296,7 +319,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
     mid = str(mid)
 
     def err(problem: str, fld: str) -> HistoryError:
-        return HistoryError(problem, source=source, index=index, message_id=mid, field=fld)
+        return HistoryError(problem, source=source, index=index, message_id=shown(mid), field=fld)
 
     if mid in seen:
         raise err("duplicate id (an earlier message has it)", "id")
@@ -315,7 +338,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         raise err(exc.problem, exc.field or "tool_uses") from None
     if entries and role != "assistant":
         raise err("only assistant messages carry tool uses", "tool_uses")
-    calls, warns = pair_tool_uses(entries, where=f"{source}: message {index} (id {mid})")
+    calls, warns = pair_tool_uses(entries, where=f"{source}: message {index} (id {shown(mid)})")
     warnings.extend(warns)
     status = d.get("status", "complete")
     if status not in STATUSES:
@@ -400,6 +423,8 @@ def _read_jsonl(text: str, source: str) -> list[Any]:
             out.append(json.loads(line))
         except json.JSONDecodeError as exc:
             raise HistoryError(f"line {n} is not JSON ({exc.msg})", source=source) from None
+        except RecursionError:
+            raise HistoryError(f"line {n} is JSON nested too deeply to read", source=source) from None
     return out
 
 
@@ -427,6 +452,10 @@ def load_history(
                 raise HistoryError(
                     f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", source=source
                 ) from None
+        except RecursionError:
+            raise HistoryError("JSON nested too deeply to read", source=source) from None
+        if isinstance(data, dict) and "messages" not in data and "role" in data:
+            data = [data]  # JSON Lines holding a single message
         if not isinstance(data, (dict, list)):
             raise HistoryError("must hold a JSON object or list", source=source)
         hist = history_from_dict(cast(Any, data), source=source, default_id=conversation_id or path.stem)
@@ -444,8 +473,13 @@ def tool_uses_to_entries(calls: Iterable[ToolCall]) -> list[dict[str, Any]]:
         entry: dict[str, Any] = {"tool_name": c.name, "tool_input": c.input}
         if c.call_id is not None:
             entry["id"] = c.call_id
-        if c.provider_data:
+        if c.provider_data is not None:
             entry["provider_data"] = dict(c.provider_data)
+        if c.answer is None:
+            # explicit, so that a later call's result is never paired with this one when read back
+            entry["answer"] = None
+            if c.is_error:
+                entry["is_error"] = True
         out.append(entry)
         if c.answer is not None:
             res: dict[str, Any] = {"tool_name": RESULT, "tool_input": c.answer}
@@ -466,11 +500,11 @@ def message_to_dict(m: Message) -> dict[str, Any]:
         v = getattr(m, name)
         if v is not None:
             out[name] = v
-    if m.provider_data:
+    if m.provider_data is not None:
         out["provider_data"] = dict(m.provider_data)
     if m.status != "complete":
         out["status"] = m.status
-    if m.meta:
+    if m.meta is not None:
         out["meta"] = dict(m.meta)
     return out
 

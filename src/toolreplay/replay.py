@@ -147,13 +147,16 @@ def replay_input(call: ToolCall, limit: int) -> tuple[Mapping[str, Any], str, bo
         value, args = _excerpt(text, limit)
         return value, args, True
     if isinstance(raw, str):
-        if len(raw) <= limit:
-            try:
-                parsed = json.loads(raw)
-            except (json.JSONDecodeError, RecursionError):
-                parsed = None
-            if isinstance(parsed, dict):
-                return cast(dict[str, Any], parsed), jsonenc.dumps(parsed), False
+        # Text holding a JSON object (e.g. OpenAI ``arguments`` kept as sent, with spaces) travels as the
+        # object when its compact text fits; only then is it not an excerpt.
+        try:
+            parsed = json.loads(raw) if raw.lstrip().startswith("{") else None
+        except (json.JSONDecodeError, RecursionError):
+            parsed = None
+        if isinstance(parsed, dict):
+            text = jsonenc.dumps(parsed)
+            if len(text) <= limit:
+                return cast(dict[str, Any], parsed), text, False
         value, args = _excerpt(raw, limit)
         return value, args, True
     value, args = _excerpt(call.input_text, limit)
@@ -252,16 +255,18 @@ def prepare_turn_messages(
             raise HistoryError(f"no message with id {upto!r} in {cid}", field="upto")
     alloc = StemAllocator()
     out: list[TurnMessage] = []
-    pending_record: str | None = None
+    # prose mode: the records of every reply since the last user message (two replies in a row keep both)
+    pending: list[str] = []
     for m in messages:
         stem = alloc.stem(m.id)
         if not _replayable(m, settings):
             continue
         if m.role != "assistant":
             text = m.text
-            if pending_record is not None and m.role == "user":
-                text = f"{pending_record}\n\n{text}" if text else pending_record
-                pending_record = None
+            if pending and m.role == "user":
+                record = "\n\n".join(pending)
+                text = f"{record}\n\n{text}" if text else record
+                pending = []
             out.append(TurnMessage(m.role, m.id, text, (), m.vessel, m.provider_data))
             continue
         calls = reply_calls(m, settings=settings, stem=stem)
@@ -269,7 +274,7 @@ def prepare_turn_messages(
             out.append(TurnMessage("assistant", m.id, m.text, calls, m.vessel, m.provider_data))
             continue
         if mode == "prose" and calls:
-            pending_record = prose_record(calls)
+            pending.append(prose_record(calls))
         out.append(TurnMessage("assistant", m.id, m.text, (), m.vessel, m.provider_data))
     return out
 
