@@ -314,6 +314,24 @@ def test_claude_failures(store: SQLiteStore, fake_claude: Path, monkeypatch: pyt
         run_turn("cf", "hi", "claude", reg, store=store)
 
 
+def test_claude_dying_mid_call_keeps_the_call(
+    store: SQLiteStore, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = (DATA / "claude_max_turns.jsonl").read_text(encoding="utf-8").splitlines()
+    cut = fake_claude.parent / "cut.jsonl"
+    cut.write_text("\n".join(lines[:2]) + "\n", encoding="utf-8")  # init, then the calls: no answers
+    monkeypatch.setenv("FAKE_CLAUDE_FIXTURE", str(cut))
+    monkeypatch.setenv("FAKE_CLAUDE_EXIT", "1")
+    with pytest.raises(ConnectionFault):
+        run_turn("cd", "Tidy up.", "claude", build_registry(["coop"], store), store=store)
+    stored = store.load("cd").messages[1]
+    assert stored.status == "interrupted"
+    assert [(c.input, c.answer, c.call_id) for c in stored.tool_uses] == [
+        ({"action": "list"}, None, "toolu_01Ab2Cd3Ef4Gh5Ij6Kl7Mn8P"),
+        ({"action": "close", "id": 99}, None, "toolu_01Qr9St8Uv7Wx6Yz5Ab4Cd3E"),
+    ]
+
+
 def test_claude_not_installed(store: SQLiteStore, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ConfigError, match="npm i -g @anthropic-ai/claude-code"):

@@ -87,6 +87,7 @@ def test_a_turn_runs_the_tool_records_the_call_and_finishes(store: SQLiteStore) 
     assert stored.tool_uses == (ToolCall("coop", {"action": "close", "id": 1}, "status: closed", "call_1"),)
     assert stored.vessel == "kimi" and stored.created_at and h.messages[0].created_at
     assert stored.meta is not None and stored.meta["steps"] == 2 and stored.meta["stopped"] == "answer"
+    assert stored.meta["finish_reason"] == "stop"
     assert stored.meta["usage"] == {"input_tokens": 22, "output_tokens": 5, "cached_tokens": 12}
     assert "said_without_doing" not in stored.meta
     # the continuation request carries the call in the wire's shape, with its final Kimi id

@@ -85,6 +85,15 @@ def test_registry_runs_coop_and_answers_errors(store: SQLiteStore) -> None:
     assert mcp.answer == "status: closed"
 
 
+def test_a_name_the_wire_mapped_finds_its_tool() -> None:
+    from toolreplay.wires._common import wire_tool_name
+
+    reg = ToolRegistry([Tool(ToolSpec("my.tool"), lambda args: "ran")])
+    mapped = wire_tool_name("my.tool")
+    assert mapped != "my.tool" and mapped in reg
+    assert call(reg, mapped, {}).answer == "ran"
+
+
 def test_unknown_tool_broken_arguments_and_non_object_input(store: SQLiteStore) -> None:
     reg = ToolRegistry([coop_tool(store)])
     unknown = call(reg, "weather", {"city": "Paris"})

@@ -189,9 +189,10 @@ class StreamReader:
                 uid, name = str(b.get("id") or ""), str(b.get("name") or "")
                 if not uid or not name:
                     raise ResponseFormatError("claude stream-json: a tool_use block without id or name")
-                self._pending[uid] = (name, b.get("input"))
+                value = b.get("input") if b.get("input") is not None else {}
+                self._pending[uid] = (name, value)
                 self._order.append(uid)
-                out.append(ClaudeCallStarted(uid, name, b.get("input")))
+                out.append(ClaudeCallStarted(uid, name, value))
         return out
 
     def _user(self, event: Mapping[str, Any]) -> list[ClaudeEvent]:
@@ -205,7 +206,7 @@ class StreamReader:
             name, value = self._pending.pop(uid)
             call = ToolCall(
                 name=name,
-                input=value if value is not None else {},
+                input=value,
                 answer=_answer_text(b),
                 call_id=uid,
                 is_error=bool(b.get("is_error")),
@@ -216,7 +217,7 @@ class StreamReader:
     def unanswered(self) -> list[ToolCall]:
         """Calls the CLI started and never answered (the run ended or died first)."""
         return [
-            ToolCall(name=self._pending[u][0], input=self._pending[u][1] or {}, call_id=u)
+            ToolCall(name=self._pending[u][0], input=self._pending[u][1], call_id=u)
             for u in self._order
             if u in self._pending
         ]
@@ -266,6 +267,17 @@ class ClaudeRun:
     base_url: str | None = None
     executable: str | None = None
 
+    @classmethod
+    def from_body(cls, body: Mapping[str, Any], **kwargs: Any) -> ClaudeRun:
+        """The run for a claude-prompt body (``prompt``, ``model``, ``system``; see that wire)."""
+        system = body.get("system")
+        return cls(
+            prompt=str(body["prompt"]),
+            model=str(body.get("model") or "sonnet"),
+            system=str(system) if system else None,
+            **kwargs,
+        )
+
 
 def mcp_tool_names(names: Sequence[str]) -> list[str]:
     """The names Claude Code gives the served tools: ``mcp__coop__<tool>``."""
@@ -298,13 +310,13 @@ async def run_claude(
     run: ClaudeRun,
     tool_names: Sequence[str],
     on_event: Callable[[ClaudeEvent], Any],
-) -> tuple[ClaudeOutcome, list[ToolCall]]:
+) -> ClaudeOutcome:
     """Run the CLI for one turn; ``on_event`` gets every event as it arrives (it may be a coroutine
-    function: answered calls are recorded there, before the next line is read).
+    function: calls are recorded there, before the next line is read).
 
-    Returns the outcome and the calls left unanswered. Raises :class:`ConfigError` when the CLI is not
-    installed, :class:`ProviderError` when it fails (its own message), :class:`ConnectionFault` when it
-    ends without a result event.
+    Returns the outcome (a call started and never answered was only reported as started). Raises
+    :class:`ConfigError` when the CLI is not installed, :class:`ProviderError` when it fails (its own
+    message), :class:`ConnectionFault` when it ends without a result event.
     """
     argv = command(run, tool_names)
     if shutil.which(argv[0]) is None:
@@ -354,7 +366,7 @@ async def run_claude(
     if reader.outcome is None:
         tail = stderr.splitlines()[-1] if stderr else f"exit status {code}"
         raise ConnectionFault(f"claude ended without a result event ({tail})", vessel="claude")
-    return reader.outcome, reader.unanswered()
+    return reader.outcome
 
 
 __all__ = [

@@ -251,7 +251,9 @@ class _Turn:
         self.provider_data: Mapping[str, Any] | None = None
         self.steps = 0
         self.model: str | None = None
+        self.finish_reason: str | None = None
         self.extra_meta: dict[str, Any] = {}
+        self.claude_index: dict[str, int] = {}
 
     def emit(self, event: TurnEvent) -> None:
         if self.on_event is not None:
@@ -389,63 +391,33 @@ class _Turn:
         self.usage = add_usage(self.usage, reply.usage)
         self.provider_data = merge_provider_data(self.provider_data, reply.provider_data)
         self.model = reply.model or self.model
+        self.finish_reason = reply.finish_reason
 
     # -- the claude vessel ------------------------------------------------------------------------
 
     async def run_claude(self) -> Literal["answer", "step_limit"]:
-        from toolreplay import jsonenc
         from toolreplay.api import render_options
-        from toolreplay.claude_cli import (
-            ClaudeCallAnswered,
-            ClaudeCallStarted,
-            ClaudeRun,
-            ClaudeText,
-            run_claude,
-        )
+        from toolreplay.claude_cli import ClaudeRun, run_claude
         from toolreplay.wires import render_wire
 
         opts = render_options(self.vessel, system=self.options.system, model=self.options.model)
-        body = render_wire(
-            self.vessel.wire,
-            prepare_turn_messages(self.history, "native", settings=self.options.replay),
-            opts,
-        )
+        turns = prepare_turn_messages(self.history, "native", settings=self.options.replay)
+        body = render_wire(self.vessel.wire, turns, opts)
         if self.options.dump_requests is not None:
+            from toolreplay import jsonenc
             from toolreplay.transport_dump import RequestDump
 
             RequestDump(self.options.dump_requests).request(self.vessel.name, jsonenc.encode(body))
-        run = ClaudeRun(
-            prompt=str(body["prompt"]),
-            model=str(body.get("model") or self.vessel.model),
-            system=str(body["system"]) if body.get("system") else None,
+        run = ClaudeRun.from_body(
+            body,
             tools=self.registry.sources(),
             db=self.store.url,
             dry_tools=self.options.dry_tools,
             max_turns=self.options.max_steps,
             base_url=self.options.base_url,
         )
-        pending: list[str] = []  # tool_use ids started and not yet answered, in order
-
-        def on_event(ev: ClaudeEvent) -> None:
-            if isinstance(ev, ClaudeText):
-                self.emit(TextDelta(ev.text))
-            elif isinstance(ev, ClaudeCallStarted):
-                # Its id once recorded, when the calls are answered in the order they were made.
-                self.emit(CallStarted(call_id(self.stem, len(self.calls) + len(pending)), ev.name, ev.input))
-                pending.append(ev.tool_use_id)
-            elif isinstance(ev, ClaudeCallAnswered):
-                c = ev.call
-                if c.call_id in pending:
-                    pending.remove(c.call_id)
-                derived = call_id(self.stem, len(self.calls))
-                self.record(c)
-                dry = self.options.dry_tools
-                self.emit(CallFinished(derived, c.name, c.input, c.answer or "", c.is_error, not dry, dry))
-
         self.steps = 1
-        outcome, unanswered = await run_claude(run, self.registry.names, on_event)
-        for c in unanswered:
-            self.record(c)
+        outcome = await run_claude(run, self.registry.names, self.on_claude_event)
         if outcome.text:
             self.texts.append(outcome.text)
         self.usage = outcome.usage
@@ -453,6 +425,32 @@ class _Turn:
         self.steps = outcome.num_turns or 1
         self.extra_meta["claude"] = outcome.meta()
         return "step_limit" if outcome.subtype == "error_max_turns" else "answer"
+
+    def on_claude_event(self, ev: ClaudeEvent) -> None:
+        """Record the CLI's calls: each as it starts (no answer yet), its answer filled in when it comes
+        (the store pairs them by the provider's id), so a run that dies mid-call keeps the call."""
+        from toolreplay.claude_cli import ClaudeCallAnswered, ClaudeCallStarted, ClaudeText
+
+        if isinstance(ev, ClaudeText):
+            self.emit(TextDelta(ev.text))
+        elif isinstance(ev, ClaudeCallStarted):
+            self.claude_index[ev.tool_use_id] = len(self.calls)
+            self.emit(CallStarted(call_id(self.stem, len(self.calls)), ev.name, ev.input))
+            self.record(ToolCall(ev.name, ev.input, None, ev.tool_use_id))
+        elif isinstance(ev, ClaudeCallAnswered):
+            c = ev.call
+            pos = self.claude_index.pop(c.call_id or "", None)
+            self.store.record_call(self.cid, self.reply_id, c)
+            if pos is None:
+                self.calls.append(c)
+                pos = len(self.calls) - 1
+            else:
+                self.calls[pos] = c
+            dry = self.options.dry_tools
+            answer = c.answer or ""
+            self.emit(
+                CallFinished(call_id(self.stem, pos), c.name, c.input, answer, c.is_error, not dry, dry)
+            )
 
     # -- the last write ---------------------------------------------------------------------------
 
@@ -462,6 +460,8 @@ class _Turn:
             out["usage"] = usage_json(self.usage)
         if self.model:
             out["model"] = self.model
+        if self.finish_reason:
+            out["finish_reason"] = self.finish_reason
         if self.options.dry_tools:
             out["dry_tools"] = True
         if len(self.texts) > 1:

@@ -118,10 +118,14 @@ class ToolRegistry:
         return tuple(t.spec for t in self._tools.values())
 
     def find(self, name: str) -> Tool | None:
-        """The tool a call names: exactly, or under the replay vocabulary (``mcp__coop__coop`` is coop)."""
-        found = self._tools.get(name)
+        """The tool a call names: exactly, under the replay vocabulary (``mcp__coop__coop`` is coop), or
+        under the name the wires gave it."""
+        found = self._tools.get(name) or self._tools.get(replay_name(name))
         if found is None:
-            found = self._tools.get(replay_name(name))
+            # A name the wire had to map (``my.tool`` is sent as ``my_tool_<hash>``) comes back mapped.
+            from toolreplay.wires._common import wire_tool_name
+
+            found = next((t for t in self._tools.values() if wire_tool_name(t.name) == name), None)
         return found
 
     async def call(
