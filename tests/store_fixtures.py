@@ -10,6 +10,7 @@ Import them explicitly into a test file (conftest.py stays the lead's)::
   ``toolreplay.store.postgres`` cannot be imported yet, or when the server cannot be reached.
 * ``store_factory``: opens (another) store on that database; every store it opened is closed afterwards.
 * ``store``: one open store on that database.
+* ``pg_database``: a fresh PostgreSQL database even before the backend exists (checks the shared SQL).
 """
 
 from __future__ import annotations
@@ -29,14 +30,15 @@ BACKENDS = ("sqlite", "postgres")
 PG_ENV = "TOOLREPLAY_TEST_PG"
 
 
-def _pg_admin_url() -> str:
+def _pg_admin_url(*, need_backend: bool = True) -> str:
     url = os.environ.get(PG_ENV, "")
     if not url.startswith(("postgresql://", "postgres://")):
         pytest.skip(f"postgres backend: set {PG_ENV} to a postgresql:// URL to run the store suite on it")
-    try:
-        import toolreplay.store.postgres  # noqa: F401
-    except ImportError as exc:
-        pytest.skip(f"postgres backend: toolreplay.store.postgres cannot be imported yet ({exc})")
+    if need_backend:
+        try:
+            import toolreplay.store.postgres  # noqa: F401
+        except ImportError as exc:
+            pytest.skip(f"postgres backend: toolreplay.store.postgres cannot be imported yet ({exc})")
     return url
 
 
@@ -53,8 +55,8 @@ def _with_database(url: str, name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
 
 
-def _fresh_pg_database(request: pytest.FixtureRequest) -> Iterator[str]:
-    admin = _pg_admin_url()
+def _fresh_pg_database(request: pytest.FixtureRequest, *, need_backend: bool = True) -> Iterator[str]:
+    admin = _pg_admin_url(need_backend=need_backend)
     import psycopg
 
     name = _database_name(request.node.nodeid)
@@ -83,6 +85,12 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
+def pg_database(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A fresh PostgreSQL database URL (no toolreplay backend needed): for checking the shared SQL."""
+    yield from _fresh_pg_database(request, need_backend=False)
+
+
+@pytest.fixture
 def store_factory(store_url: str) -> Iterator[Callable[[], Store]]:
     """Open another store on this test's database (each is closed at the end of the test)."""
     opened: list[Store] = []
@@ -107,4 +115,4 @@ def backend_of(url: str) -> str:
     return "postgres" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
 
 
-__all__ = ["BACKENDS", "backend_of", "store", "store_factory", "store_url"]
+__all__ = ["BACKENDS", "backend_of", "pg_database", "store", "store_factory", "store_url"]

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store_fixtures import backend_of, store, store_factory, store_url  # noqa: F401
+from store_fixtures import backend_of, pg_database, store, store_factory, store_url  # noqa: F401
 from toolreplay.errors import StoreError
 from toolreplay.history import History, Message, ToolCall, ToolSpec, load_history
 from toolreplay.store import ConversationInfo, ImportResult, Store, open_store
@@ -538,3 +538,44 @@ def test_ten_thousand_calls_on_one_reply(store: Store) -> None:
     m = Message("a", "assistant", "many", calls)
     store.append_message("c", m)
     assert store.load("c").messages[0] == m
+
+
+def test_postgres_spelling_of_the_schema(pg_database: str) -> None:
+    """Every migration's PostgreSQL statements apply, and the shared queries (via ``pg``) round-trip."""
+    import psycopg
+
+    h = demo()
+    with psycopg.connect(pg_database) as conn:
+        cur = conn.cursor()
+        with conn.transaction():
+            cur.execute(S.MIGRATIONS_TABLE["postgres"])
+            for m in S.MIGRATIONS:
+                for statement in m.statements("postgres"):
+                    cur.execute(statement)
+                cur.execute(S.pg(S.RECORD_MIGRATION), (m.name, "2026-01-01T00:00:00Z"))
+        with conn.transaction():
+            cur.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, S.tools_text(h.tools)))
+            start = cur.execute(S.pg(S.NEXT_POSITION), (h.id,)).fetchone()[0]  # type: ignore[index]
+            cur.executemany(
+                S.pg(S.INSERT_MESSAGE), [S.message_row(h.id, start + k, m) for k, m in enumerate(h.messages)]
+            )
+            cur.executemany(
+                S.pg(S.INSERT_TOOL_USE),
+                [r for m in h.messages for r in S.tool_use_rows(h.id, m.id, m.tool_uses)],
+            )
+        tools = cur.execute(S.pg(S.CONVERSATION_EXISTS), (h.id,)).fetchone()[0]  # type: ignore[index]
+        rows = cur.execute(S.pg(S.LOAD_MESSAGES), (h.id,)).fetchall()
+        calls = cur.execute(S.pg(S.LOAD_TOOL_USES), (h.id,)).fetchall()
+        assert S.history_from_rows(h.id, tools, rows, calls) == h
+        assert cur.execute(S.pg(S.LIST_CONVERSATIONS)).fetchall() == [
+            ("demo-chief", 12, 4, "2026-11-02T11:30:00Z")
+        ]
+        assert cur.execute(S.pg(S.TODO_INSERT), ("x", "t0", "t0")).fetchone() == (1,)
+        assert sorted(r[0] for r in cur.execute(S.pg(S.APPLIED_MIGRATIONS))) == sorted(S.MIGRATION_NAMES)
+
+
+def test_text_that_is_not_unicode_is_refused_whole(store: Store) -> None:
+    h = History("c", (Message("a", "user", "fine"), Message("b", "user", "lone \ud800 surrogate")))
+    with pytest.raises(StoreError, match=r"\\ud800"):
+        store.import_history(h)
+    assert not store.exists("c")

@@ -129,6 +129,14 @@ class SQLiteStore:
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StoreError(f"{self.path}: the write was not committed ({exc})") from None
+            except UnicodeEncodeError as exc:
+                # JSON allows "\ud800"; such text is not valid Unicode and cannot be stored (or sent).
+                self._rollback()
+                bad = exc.object[exc.start : exc.end].encode("unicode_escape").decode()
+                raise StoreError(
+                    f"{self.path}: text holding {bad} (a lone surrogate, not valid Unicode) cannot be "
+                    "stored; nothing of this write was kept"
+                ) from None
             except BaseException:
                 self._rollback()
                 raise
