@@ -618,8 +618,8 @@ class Transport:
             "POST", prep.url, content=prep.content, headers=dict(prep.headers), timeout=self.timeout
         ) as resp:
             ctype = resp.headers.get("content-type", "")
-            if resp.status_code >= 300 or ctype.startswith("application/json"):
-                # An error, or a server that ignored the stream flag and answered whole.
+            if resp.status_code >= 300 or ctype.startswith(("application/json", "text/html")):
+                # An error, a server that ignored the stream flag and answered whole, or a proxy's page.
                 data = await resp.aread()
                 if self.dump and n is not None:
                     self.dump.response(n, prep.vessel.name, data)

@@ -123,7 +123,10 @@ class ProviderDouble:
         server.daemon_threads = True
         server.double = self  # type: ignore[attr-defined]
         self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="provider-double", daemon=True)
+        # A short poll interval: close() waits for the serving loop to notice, once per interval.
+        self._thread = threading.Thread(
+            target=server.serve_forever, args=(0.02,), name="provider-double", daemon=True
+        )
         self._thread.start()
         return self
 
