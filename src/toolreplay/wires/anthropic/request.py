@@ -56,7 +56,7 @@ def _blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
     return out
 
 
-def _assistant(content: Any, where: str, warnings: list[str]) -> AgentSaid:
+def _assistant(content: Any, where: str, warnings: list[str], created_at: str | None) -> AgentSaid:
     parts: list[str | Call] = []
     data: dict[str, Any] | None = None
     for j, b in enumerate(_blocks(content, where)):
@@ -80,10 +80,10 @@ def _assistant(content: Any, where: str, warnings: list[str]) -> AgentSaid:
         else:
             data = merge_data(data, {WIRE: {"other_blocks": [dict(b)]}})
             warnings.append(f"{at}: a {kind!r} block is kept as provider data, not replayed")
-    return AgentSaid(parts, where, data)
+    return AgentSaid(parts, where, data, created_at)
 
 
-def _user(content: Any, where: str, warnings: list[str]) -> list[Event]:
+def _user(content: Any, where: str, warnings: list[str], created_at: str | None) -> list[Event]:
     results: list[Result] = []
     texts: list[str] = []
     for j, b in enumerate(_blocks(content, where)):
@@ -107,8 +107,20 @@ def _user(content: Any, where: str, warnings: list[str]) -> list[Event]:
     if results:
         events.append(Answers(results, where))
     if texts or not results:
-        events.append(UserText("\n\n".join(texts), where))
+        events.append(UserText("\n\n".join(texts), where, created_at))
     return events
+
+
+def message_events(
+    msg: Mapping[str, Any], where: str, warnings: list[str], *, created_at: str | None = None
+) -> list[Event]:
+    """The events of one Messages message (shared by the Claude Code importer, whose entries hold them)."""
+    role = msg.get("role")
+    if role == "assistant":
+        return [_assistant(msg.get("content"), where, warnings, created_at)]
+    if role == "user":
+        return _user(msg.get("content"), where, warnings, created_at)
+    raise _fail(f"{where}.role is {role!r}; expected user or assistant")
 
 
 def _system(raw: Any, warnings: list[str]) -> str:
@@ -179,16 +191,9 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
             raise _fail(f"{where} is {type(raw).__name__}, not an object")
         if _is_separator(msgs, i):
             continue
-        m = cast(Mapping[str, Any], raw)
-        role = m.get("role")
-        if role == "assistant":
-            events.append(_assistant(m.get("content"), where, warnings))
-        elif role == "user":
-            events.extend(_user(m.get("content"), where, warnings))
-        else:
-            raise _fail(f"{where}.role is {role!r}; expected user or assistant")
+        events.extend(message_events(cast(Mapping[str, Any], raw), where, warnings))
     tools = parse_tools(rest.get("tools"))
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
 
 
-__all__ = ["WIRE", "parse_request", "parse_tools", "split_body"]
+__all__ = ["WIRE", "message_events", "parse_request", "parse_tools", "split_body"]

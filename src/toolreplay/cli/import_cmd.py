@@ -1,0 +1,109 @@
+"""``toolreplay import FILE [--from FORMAT] [--conversation ID]``: bring a history in and store it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from toolreplay.cli._common import db_option, friendly
+from toolreplay.importers import FORMAT_NAMES, ImportBatch, StoredConversation, describe, read_file
+
+#: Warnings shown without ``--all-warnings``.
+SHOWN_WARNINGS = 20
+
+
+def _formats_help() -> str:
+    lines = [f"{name}: {text}." for name, text in describe().items()]
+    return "FORMAT is auto (the default: detect it and say which) or one of:\n\n" + "\n\n".join(lines)
+
+
+def _summary(batch: ImportBatch) -> str:
+    how = "detected" if batch.detected else "as asked"
+    n = len(batch.conversations)
+    convs = f"{n} conversation{'s' if n != 1 else ''}"
+    return f"{batch.source}: {batch.format} ({how}), {convs}, {batch.calls} calls"
+
+
+def _line(batch: ImportBatch, done: StoredConversation | None, index: int) -> str:
+    h = batch.conversations[index]
+    calls = sum(len(m.tool_uses) for m in h.messages)
+    head = f"  {h.id}: {len(h.messages)} messages, {calls} calls"
+    if done is None:
+        return head
+    if done.result is None:
+        return f"{head}: refused, nothing of it written"
+    r = done.result
+    if r.added == 0:
+        return f"{head}: already stored, unchanged"
+    return f"{head}: {r.added} added" + (f", {r.unchanged} unchanged" if r.unchanged else "")
+
+
+def _warnings(batch: ImportBatch, every: bool) -> None:
+    warns = batch.warnings
+    if not warns:
+        return
+    plural = "s" if len(warns) != 1 else ""
+    click.echo(f"{len(warns)} warning{plural} (what could not be kept as it was):", err=True)
+    shown = warns if every else warns[:SHOWN_WARNINGS]
+    for w in shown:
+        click.echo(f"  warning: {w}", err=True)
+    if len(shown) < len(warns):
+        click.echo(f"  ... {len(warns) - len(shown)} more (--all-warnings shows every one)", err=True)
+
+
+@click.command("import", epilog=_formats_help())
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--from", "fmt", type=click.Choice(FORMAT_NAMES), default="auto", show_default=True,
+    help="The file's format (see below).",
+)  # fmt: skip
+@click.option(
+    "--conversation", metavar="ID", default=None,
+    help="Store a one-conversation file under this id; from a file of many (llm logs, JSON Lines of "
+    "conversations, benchmark results), import only this one.",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="Read the file and report; store nothing.")
+@click.option("--all-warnings", is_flag=True, help=f"Show every warning, not the first {SHOWN_WARNINGS}.")
+@db_option
+@friendly
+def import_cmd(
+    file: Path, fmt: str, conversation: str | None, dry_run: bool, all_warnings: bool, db: str | None
+) -> None:
+    """Store a history file (any known format) in the store, one transaction per conversation.
+
+    Importing the same file again changes nothing; a message id already stored with other content is
+    refused with the fields that differ, and nothing of that conversation is written. A JSON Lines file
+    with a broken line imports its complete lines and names the broken one.
+    """
+    batch = read_file(file, fmt, conversation=conversation)
+    click.echo(_summary(batch))
+    if batch.left_out:
+        click.echo(f"  {batch.left_out} calls by a simulated user kept aside, not replayed as the agent's")
+    if dry_run:
+        for i in range(len(batch.conversations)):
+            click.echo(_line(batch, None, i))
+        _warnings(batch, all_warnings)
+        click.echo("dry run: nothing stored")
+        return
+    from toolreplay.importers import store_batch
+    from toolreplay.store import open_store
+
+    store = open_store(db)
+    try:
+        url = store.url
+        done = store_batch(store, batch)
+    finally:
+        store.close()
+    for i, d in enumerate(done):
+        click.echo(_line(batch, d, i))
+    _warnings(batch, all_warnings)
+    refused = [d for d in done if d.error is not None]
+    added = sum(d.result.added for d in done if d.result is not None)
+    click.echo(
+        f"stored in {url}: {added} messages added, {len(done) - len(refused)} of {len(done)} conversations"
+    )
+    if refused:
+        for d in refused:
+            click.echo(f"error: {d.error}", err=True)
+        raise SystemExit(1)
