@@ -86,6 +86,7 @@ COOP_VERBS = ToolVerbs(
         "created": "add",
         "noted": "note",
         "annotated": "note",
+        "edited": "edit",
     },
     phrases={
         # Checked before single words, so "added a note" claims a note, not a new todo.
