@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -13,6 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolreplay import jsonenc
 from toolreplay.errors import (
@@ -27,7 +30,7 @@ from toolreplay.errors import (
     ServerError,
 )
 from toolreplay.profiles import get_vessel
-from toolreplay.testing.answers import EVENTS, Answer, AnswerCall
+from toolreplay.testing.answers import BODIES, EVENTS, Answer, AnswerCall
 from toolreplay.transport import (
     RetryPolicy,
     Transport,
@@ -38,6 +41,7 @@ from toolreplay.transport import (
     retry_after,
 )
 from toolreplay.transport_dump import redact, redact_headers
+from toolreplay.wires import parse_response
 from toolreplay.wires.reply import Usage
 
 FAKE_KEY = "sk-FAKEKEY-0123456789abcdef-toolreplay"
@@ -559,3 +563,51 @@ def test_send_sync_reuses_its_loop_and_refuses_inside_a_loop() -> None:
 
         asyncio.run(inside())
     asyncio.run(client.aclose())
+
+
+def test_chat_stream_done_without_finish_reason() -> None:
+    # Some OpenAI-compatible servers end with [DONE] and never send a finish_reason.
+    stream = b'data: {"choices":[{"index":0,"delta":{"content":"hi"}}]}\n\ndata: [DONE]\n\n'
+    result, _, seen = run(
+        lambda r: httpx.Response(200, headers={"content-type": "text/event-stream"}, content=stream),
+        base_url="http://127.0.0.1:1/v1",
+        stream=True,
+    )
+    assert result.reply.text == "hi" and result.reply.finish_reason is None and len(seen) == 1
+
+
+class Chunks(httpx.AsyncByteStream):
+    def __init__(self, chunks: list[bytes]) -> None:
+        self.chunks = chunks
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        for chunk in self.chunks:
+            yield chunk
+
+
+@pytest.mark.parametrize("vessel", ["kimi", "openai-responses", "anthropic", "gemini", "ollama"])
+@given(cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=40), crlf=st.booleans())
+def test_any_byte_split_of_the_http_stream_gives_the_same_reply(
+    vessel: str, cuts: list[int], crlf: bool
+) -> None:
+    wire = get_vessel(vessel).wire
+    answer = Answer(
+        1, "m", "Grüße, ✓ streaming text — long enough to cut.", ANSWER.calls, "why", Usage(3, 2, 1)
+    )
+    if wire == "ollama":
+        data = "".join(json.dumps(p, ensure_ascii=False) + "\n" for _, p in EVENTS[wire](answer)).encode()
+    else:
+        data = _sse(wire, answer)
+    if crlf:
+        data = data.replace(b"\n", b"\r\n")
+    points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    chunks = [data[a:b] for a, b in itertools.pairwise(points)]
+    ctype = "application/x-ndjson" if wire == "ollama" else "text/event-stream"
+    result, _, _ = run(
+        lambda r: httpx.Response(200, headers={"content-type": ctype}, stream=Chunks(chunks)),
+        vessel,
+        {"model": "m", "messages": [], "contents": []},
+        base_url="http://127.0.0.1:1/v1",
+        stream=True,
+    )
+    assert result.reply == parse_response(wire, BODIES[wire](answer))

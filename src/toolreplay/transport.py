@@ -358,6 +358,10 @@ def _decode(vessel: Vessel, data: bytes, what: str) -> Any:
         ) from None
 
 
+#: Chat's ``data: [DONE]``: the stream is complete (some compatible servers send no finish_reason).
+DONE = "[DONE]"
+
+
 async def _sse_events(resp: httpx.Response, vessel: Vessel, raw: list[str] | None) -> AsyncIterator[Any]:
     """The decoded ``data`` payloads of an SSE stream; stops at ``[DONE]``; an unfinished event at the
     end of the stream is dropped (the SSE rule), which the parser then reports as a cut stream."""
@@ -370,6 +374,7 @@ async def _sse_events(resp: httpx.Response, vessel: Vessel, raw: list[str] | Non
                 payload = "\n".join(data)
                 data = []
                 if payload.strip() == "[DONE]":
+                    yield DONE
                     return
                 yield _decode(vessel, payload.encode("utf-8"), "a stream event")
             continue
@@ -631,6 +636,10 @@ class Transport:
             events = (_ndjson_events if ndjson else _sse_events)(resp, prep.vessel, raw)
             try:
                 async for event in events:
+                    if event is DONE:
+                        if prep.vessel.wire == "openai-chat":
+                            parser.mark_done()
+                        continue
                     piece = parser.feed(event)
                     if piece:
                         if first is None:

@@ -31,8 +31,10 @@ from toolreplay import jsonenc
 from toolreplay.errors import ConfigError, ProviderError
 
 REDACTED = "[redacted]"
-#: Shorter values are not treated as keys (redacting "abc" everywhere would garble text).
-MIN_SECRET_LEN = 6
+#: Shorter values are not treated as keys: local servers take dummy keys such as ``ollama`` or
+#: ``lm-studio``, and redacting those everywhere would garble model names in bodies and errors. Real
+#: provider keys are 39 characters (Gemini) or longer.
+MIN_SECRET_LEN = 12
 #: Request headers that carry a key on some wire.
 SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"})
 

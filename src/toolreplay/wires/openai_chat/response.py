@@ -11,7 +11,8 @@ reasoning_content is missing in assistant tool call message") and ``reasoning`` 
 
 Streaming: chunks carry ``delta`` pieces; tool calls arrive as fragments keyed by ``index`` (the id and
 name once, ``arguments`` in pieces). The final event is the chunk with a ``finish_reason`` (the usage
-chunk of ``stream_options.include_usage`` may follow it; ``[DONE]`` is the transport's business).
+chunk of ``stream_options.include_usage`` may follow it), or ``[DONE]``, which the transport reports with
+:meth:`StreamParser.mark_done`.
 """
 
 from __future__ import annotations
@@ -118,6 +119,7 @@ class StreamParser:
         self._finish: str | None = None
         self._usage: Any = None
         self._model: str | None = None
+        self._done = False
 
     def feed(self, event: Mapping[str, Any]) -> str:
         """Take one chunk; return the new text it carries ('' when none)."""
@@ -176,9 +178,14 @@ class StreamParser:
             return max(self._calls, default=-1) + 1
         return max(self._calls)
 
+    def mark_done(self) -> None:
+        """``data: [DONE]`` arrived: the stream is complete even if no chunk gave a finish_reason (some
+        OpenAI-compatible servers omit it; the finish reason then stays None)."""
+        self._done = True
+
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before its final chunk."""
-        if self._finish is None:
+        if self._finish is None and not self._done:
             raise ConnectionFault(f"{WIRE}: stream ended before the final event (no finish_reason)")
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self._content) or None}
         for key, pieces in self._reasoning.items():
