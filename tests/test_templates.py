@@ -326,3 +326,26 @@ def test_real_transcripts_through_every_template() -> None:
         # transformers 5 drops the null content of a call-only message, and DeepSeek adds to it
         assert "content" in (audit(body, DEEPSEEK, "transformers").error or ""), source
         assert {c.fate for c in audit(body, KIMI[0], "vllm").calls} == {"name missing"}, source
+
+
+def test_render_cli_prints_the_prompt(demo_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from toolreplay.cli import cli
+
+    template = tpl(QWEN3)
+    args = ["render", str(demo_path), "--vessel", "openai-compatible", "--prompt-template", str(template)]
+    out = CliRunner().invoke(cli, args)
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("<|im_start|>system\n")
+    assert '{"name": "coop", "arguments": {"action": "close", "id": 12' in out.output
+    assert out.output.rstrip().endswith("<|im_start|>assistant")
+    wrong = CliRunner().invoke(
+        cli, ["render", str(demo_path), "--vessel", "gemini", "--prompt-template", str(template)]
+    )
+    assert wrong.exit_code == 1 and "renders Chat bodies" in wrong.output
+    raised = CliRunner().invoke(
+        cli,
+        ["render", str(demo_path), "--vessel", "openai-compatible", "--prompt-template", str(tpl(MISTRAL))],
+    )
+    assert raised.exit_code == 1 and "length 9" in raised.output

@@ -124,9 +124,21 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
 )
 @click.option("--upto", metavar="MESSAGE_ID", default=None, help="Cut the history after this message.")
 @click.option("--pretty", is_flag=True, help="Indent for reading (not the bytes sent).")
-# Room for the chat-template view (lab/audit): --prompt-template FILE.jinja --server vllm|llama.cpp|
-# transformers renders the Chat body with toolreplay.templates instead of printing it; add the options
-# here and branch in render_cmd right after ``body`` is built.
+@click.option(
+    "--prompt-template",
+    "prompt_template",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="FILE.jinja",
+    help="Print the prompt this chat template makes of the (Chat) body instead of the body.",
+)
+@click.option(
+    "--server",
+    type=click.Choice(["vllm", "llama.cpp", "transformers"]),
+    default="vllm",
+    show_default=True,
+    help="Whose normalisation runs before --prompt-template.",
+)
 @db_option
 @friendly
 def render_cmd(
@@ -138,6 +150,8 @@ def render_cmd(
     tools_opt: str | None,
     upto: str | None,
     pretty: bool,
+    prompt_template: str | None,
+    server: str,
     db: str | None,
 ) -> None:
     """Print the exact request body of the next turn of SOURCE on a vessel.
@@ -164,6 +178,15 @@ def render_cmd(
     )
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
+    if prompt_template is not None:
+        from toolreplay.templates import render_prompt
+
+        if vessel.wire not in ("openai-chat", "ollama"):
+            raise ConfigError(
+                f"--prompt-template renders Chat bodies; vessel {vessel.name} speaks {vessel.wire}"
+            )
+        click.echo(render_prompt(body, prompt_template, server))
+        return
     write_body(body, pretty)
 
 
