@@ -54,9 +54,9 @@ def write_chart(summary: Summary, path: str | Path, *, title: str = "", note: st
             frameon=False,
         )  # fmt: skip
         ax.spines[["top", "right"]].set_visible(False)
+        fig.tight_layout(rect=(0, 0.04, 1, 1) if note else (0, 0, 1, 1))
         if note:
             fig.text(0.99, 0.01, note, ha="right", va="bottom", fontsize=7, color="#555555")
-        fig.tight_layout()
         out = Path(path)
         fig.savefig(out, format="png", metadata={"Software": None})
     finally:
