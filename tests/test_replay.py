@@ -295,6 +295,11 @@ def test_any_stored_tool_uses_replay_or_fail_cleanly(raw: Any, limit: int) -> No
         assert not c.name.startswith("mcp__") or c.name == c.stored_name
 
 
+_small_json = st.recursive(
+    st.none() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
+    max_leaves=4,
+)
 _mid = st.one_of(
     st.text(st.sampled_from([*"ab1-_. ", "é"]), min_size=1, max_size=18),
     st.builds(lambda n: f"conversation-{n:04d}", st.integers(0, 9999)),
@@ -304,7 +309,7 @@ _mid = st.one_of(
 
 @st.composite
 def histories(draw: st.DrawFn) -> History:
-    ids = draw(st.lists(_mid, min_size=1, max_size=12, unique=True))
+    ids = draw(st.lists(_mid, min_size=1, max_size=8, unique=True))
     msgs = []
     for mid in ids:
         if draw(st.booleans()):
@@ -315,7 +320,7 @@ def histories(draw: st.DrawFn) -> History:
                 st.builds(
                     ToolCall,
                     st.sampled_from(["coop", "mcp__coop__coop"]),
-                    _json,
+                    _small_json,
                     st.none() | st.text(max_size=30),
                 ),
                 max_size=14,

@@ -17,9 +17,12 @@ Both dialects keep JSON as ``TEXT`` on purpose: the key order of a stored input 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+import orjson
 
 from toolreplay import jsonenc
 from toolreplay.errors import StoreError
@@ -202,9 +205,20 @@ def json_text(value: Mapping[str, Any] | None) -> str | None:
     return None if value is None else jsonenc.dumps(dict(value))
 
 
+_LONG_NUMBER = re.compile(r"\d{19}")
+
+
 def loads(text: str) -> Any:
-    """Parse a stored JSON column exactly. The standard library, not orjson: orjson reads an integer
-    beyond 64 bits as a float, which would change a stored input (and its replayed bytes)."""
+    """Parse a stored JSON column exactly.
+
+    orjson (fast) unless the text holds a run of 19+ digits: orjson reads an integer beyond 64 bits as a
+    float, which would change a stored input and its replayed bytes, so such text goes to the stdlib.
+    """
+    if _LONG_NUMBER.search(text) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
     return json.loads(text)
 
 
