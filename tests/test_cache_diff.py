@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from toolreplay.cache_diff import cache_diff, cache_diff_files, common_prefix, f
 from toolreplay.cli import cli
 from toolreplay.history import load_history
 from toolreplay.jsonenc import encode
+from toolreplay.testing import ProviderDouble
 
 VESSELS = ("openai", "kimi", "codex", "anthropic", "gemini", "ollama", "claude")
 
@@ -137,3 +139,45 @@ def test_cli(tmp_path: Path, demo_path: Path) -> None:
     assert out.exit_code == 1
     out = runner.invoke(cli, ["cache-diff", str(a), str(tmp_path / "missing.json")])
     assert out.exit_code == 1 and "no such file" in out.output
+
+
+@pytest.fixture(scope="module")
+def double() -> Iterator[ProviderDouble]:
+    with ProviderDouble() as d:  # one server for the module: stopping one takes half a second
+        yield d
+
+
+@pytest.mark.parametrize("vessel", ["openai", "kimi", "codex", "anthropic", "gemini", "ollama"])
+def test_ten_turns_through_the_doubles_keep_the_prefix(
+    vessel: str, tmp_path: Path, double: ProviderDouble
+) -> None:
+    """Real turns (the turn loop, the transport, --dump-requests) on every wire: each request's message
+    list is an element-wise prefix of the next one's, within a turn and from turn to turn."""
+    from toolreplay.loop import TurnOptions, run_turn
+    from toolreplay.store.sqlite import SQLiteStore
+    from toolreplay.testing import Call, Calls, Text
+    from toolreplay.tools import build_registry
+
+    double.clear()
+    dump = tmp_path / "dump"
+    store = SQLiteStore(tmp_path / "ten.db")
+    try:
+        for n in range(1, 11):
+            double.script(Calls([Call("coop", {"action": "close", "id": n})]), Text(f"Closed #{n}."))
+            run_turn(
+                "ten",
+                f"Todo #{n} is done, close it.",
+                double.vessel(vessel),
+                build_registry(["coop"], store),
+                store=store,
+                options=TurnOptions(dump_requests=dump, dry_tools=True),
+            )
+    finally:
+        store.close()
+    files = sorted(dump.glob("*-request.json"))
+    assert len(files) == 20
+    for before, after in itertools.pairwise(files):
+        d = cache_diff_files(before, after)
+        assert d.wire == load_request(before).wire and load_request(before).wire_from == "dump"
+        assert d.is_prefix and d.element_reuse == 100.0, format_cache_diff(d)
+        assert d.changed_fields == (), format_cache_diff(d)
