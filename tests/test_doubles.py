@@ -42,9 +42,20 @@ def double() -> Iterator[ProviderDouble]:
         yield d
 
 
+_CLIENT: list[httpx.Client] = []
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _client() -> Iterator[None]:
+    # One client for the module: making one costs ~50 ms (its CA bundle).
+    with httpx.Client(timeout=5) as client:
+        _CLIENT.append(client)
+        yield
+        _CLIENT.clear()
+
+
 def post(url: str, body: Any, **headers: str) -> httpx.Response:
-    with httpx.Client() as client:
-        return client.post(url, content=json.dumps(body).encode(), headers=headers, timeout=5)
+    return _CLIENT[0].post(url, content=json.dumps(body).encode(), headers=headers)
 
 
 def path_for(double: ProviderDouble, target: str, model: str = "gemini-3-pro") -> str:
@@ -420,8 +431,7 @@ def test_records_paths_vessels_and_redacted_headers(double: ProviderDouble) -> N
 
 def test_unknown_paths_and_non_json(double: ProviderDouble) -> None:
     assert post(double.url + "/v2/nothing", {}).status_code == 404
-    with httpx.Client() as client:
-        resp = client.post(path_for(double, "openai-chat"), content=b"{not json", timeout=5)
+    resp = _CLIENT[0].post(path_for(double, "openai-chat"), content=b"{not json")
     assert resp.status_code == 400
     assert "could not parse the JSON body" in resp.json()["error"]["message"]
 
