@@ -1,4 +1,4 @@
-"""The HTTP boundary: build a vessel's request, send it (streamed or not), retry, translate errors.
+"""The HTTP boundary: send a vessel's request (streamed or not), retry, translate errors, dump.
 
 One async implementation (:meth:`Transport.exchange`) and thin wrappers (:meth:`Transport.send`, and
 :meth:`Transport.send_sync` / :meth:`Transport.exchange_sync` for synchronous callers)::
@@ -7,28 +7,15 @@ One async implementation (:meth:`Transport.exchange`) and thin wrappers (:meth:`
     with Transport() as t:                      # or: async with Transport() as t: await t.send(...)
         reply = t.send_sync("kimi", body, on_text=print)
 
-Per wire (``base`` is the vessel's ``base_url`` or the caller's ``base_url``):
+Requests are built by :func:`~toolreplay.transport_request.prepare` (URL, key header, exact body bytes
+from :func:`toolreplay.jsonenc.encode`, stream flag per wire); errors are translated in one place,
+:mod:`toolreplay.transport_errors`; keys are kept out of errors, logs and dumps by
+:func:`toolreplay.transport_dump.redact`; ``dump=DIR`` writes every request and answer
+(:class:`~toolreplay.transport_dump.RequestDump`).
 
-=================  ==========================================================  =========================
-wire               request                                                     key header
-=================  ==========================================================  =========================
-openai-chat        POST {base}/chat/completions (``"stream": true`` + usage)   Authorization: Bearer
-openai-responses   POST {base}/responses (``"stream": true``)                  Authorization: Bearer
-anthropic          POST {base}/v1/messages (``"stream": true``)                x-api-key + anthropic-version
-gemini             POST {base}/models/{model}:generateContent                  x-goog-api-key (never ?key=)
-                   or :streamGenerateContent?alt=sse
-ollama             POST {base}/api/chat (``"stream"`` true/false: NDJSON)      Authorization: Bearer, if any
-=================  ==========================================================  =========================
-
-The key comes from the vessel's ``key_env``. When that variable is unset, a loopback base URL gets no key
-(local servers need none) and any other URL is refused with a :class:`ConfigError` before anything is sent.
-A ``stream_only`` vessel (Codex) always streams.
-
-Errors are translated in one place (:func:`error_for_status`, :func:`error_for_exception`) into the tree
-of :mod:`toolreplay.errors`. :class:`RetryPolicy` retries 429, 5xx, timeouts, connection faults and
-streams cut short (bounded attempts, exponential backoff with jitter, ``Retry-After`` honoured); it never
-retries a 400-class answer or a body that is not the wire's shape. Keys never reach an error, a log line
-or a dump (:func:`toolreplay.transport_dump.redact`).
+:class:`RetryPolicy` retries 429, 5xx, timeouts, connection faults and streams cut short (bounded
+attempts, exponential backoff with jitter, ``Retry-After`` honoured); it never retries a 400-class answer
+or a body that is not the wire's shape.
 
 :meth:`Transport.exchange` returns a :class:`SendResult`: the :class:`~toolreplay.wires.reply.Reply` plus
 latency, attempts and request size (for the lab); :meth:`Transport.send` returns just the Reply.
@@ -37,43 +24,37 @@ latency, attempts and request size (for the lab); :meth:`Transport.send` returns
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import functools
 import logging
-import os
 import random
 import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
 
 import httpx
 
-from toolreplay import __version__, jsonenc
-from toolreplay.errors import (
-    AuthenticationError,
-    BadRequestError,
-    ConfigError,
-    ConnectionFault,
-    ProviderError,
-    ProviderTimeout,
-    RateLimitError,
-    ResponseFormatError,
-    ServerError,
+from toolreplay import jsonenc
+from toolreplay.errors import ConfigError, ProviderError, ResponseFormatError
+from toolreplay.profiles import Vessel
+from toolreplay.transport_dump import RequestDump, redact, redact_headers
+from toolreplay.transport_errors import error_for_exception, error_for_status, provider_message, retry_after
+from toolreplay.transport_request import (
+    ANTHROPIC_VERSION,
+    Prepared,
+    endpoint,
+    is_loopback,
+    prepare,
+    resolve_key,
 )
-from toolreplay.profiles import Vessel, get_vessel
-from toolreplay.transport_dump import RequestDump, redact, redact_headers, register_secret
 from toolreplay.wires import wire_module
 from toolreplay.wires.reply import Reply
 
 log = logging.getLogger("toolreplay.transport")
 
-ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_TIMEOUT = 300.0
 
 TextCallback = Callable[[str], None]
@@ -135,219 +116,7 @@ class SendResult:
     first_text_s: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
-    """One request ready to go: what :func:`prepare` built (headers hold the key: never log them raw)."""
-
-    vessel: Vessel
-    url: str
-    headers: Mapping[str, str]
-    content: bytes
-    stream: bool
-
-
-def is_loopback(url: str) -> bool:
-    """True for http(s) URLs on localhost, 127.0.0.0/8 or ::1."""
-    import ipaddress
-
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def resolve_key(vessel: Vessel, base_url: str) -> str | None:
-    """The vessel's key, None when it needs or gets none; ConfigError when a remote URL would go keyless."""
-    if vessel.key_env is None:
-        return None
-    key = os.environ.get(vessel.key_env, "").strip()
-    if key:
-        register_secret(key)
-        return key
-    if is_loopback(base_url):
-        return None
-    raise ConfigError(f"{vessel.name}: set {vessel.key_env} or use --base-url for a local server")
-
-
-def endpoint(vessel: Vessel, base_url: str, model: str, stream: bool) -> str:
-    """The URL a request of ``vessel`` goes to."""
-    wire = vessel.wire
-    if wire == "claude-prompt":
-        raise ConfigError(
-            f"{vessel.name}: the claude-prompt wire drives the Claude Code CLI, not HTTP (use the turn loop)"
-        )
-    base = base_url.rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise ConfigError(f"{vessel.name}: base URL {base_url!r} is not an http(s) URL")
-    if wire == "openai-chat":
-        return f"{base}/chat/completions"
-    if wire == "openai-responses":
-        return f"{base}/responses"
-    if wire == "anthropic":
-        return f"{base}/v1/messages"
-    if wire == "gemini":
-        name = quote(model.removeprefix("models/"), safe="-._")
-        return f"{base}/models/{name}:" + ("streamGenerateContent?alt=sse" if stream else "generateContent")
-    if wire == "ollama":
-        return f"{base}/api/chat"
-    raise ConfigError(f"{vessel.name}: wire {wire} is not sent over HTTP")
-
-
-def _headers(vessel: Vessel, key: str | None, stream: bool) -> dict[str, str]:
-    headers = {
-        "content-type": "application/json",
-        "accept": "text/event-stream" if stream and vessel.wire != "ollama" else "application/json",
-        "user-agent": f"toolreplay/{__version__}",
-    }
-    if vessel.wire == "anthropic":
-        headers["anthropic-version"] = ANTHROPIC_VERSION
-        if key:
-            headers["x-api-key"] = key
-    elif vessel.wire == "gemini":
-        if key:
-            # A header, never a ?key= query: keys must not land in URLs, logs or dumps.
-            headers["x-goog-api-key"] = key
-    elif key:
-        headers["authorization"] = f"Bearer {key}"
-    return headers
-
-
-def _stream_body(wire: str, body: Mapping[str, Any], stream: bool, model: str | None) -> dict[str, Any]:
-    out = dict(body)
-    if model and wire != "gemini":
-        out["model"] = model
-    if wire == "openai-chat":
-        if stream:
-            out["stream"] = True
-            out.setdefault("stream_options", {"include_usage": True})
-        else:
-            # OpenAI refuses stream_options without stream.
-            out.pop("stream", None)
-            out.pop("stream_options", None)
-    elif wire in ("openai-responses", "anthropic"):
-        if stream:
-            out["stream"] = True
-        else:
-            out.pop("stream", None)
-    elif wire == "ollama":
-        out["stream"] = stream  # Ollama streams when the flag is absent
-    return out
-
-
-def prepare(
-    vessel: Vessel | str,
-    body: Mapping[str, Any],
-    *,
-    model: str | None = None,
-    base_url: str | None = None,
-    stream: bool | None = None,
-) -> Prepared:
-    """The request for ``body`` on ``vessel``: URL, headers (with the key), exact body bytes, stream flag.
-
-    ``model`` overrides the body's ``model`` (Gemini: the model in the URL); ``stream`` None follows the
-    body's own ``stream`` flag; a ``stream_only`` vessel always streams.
-    """
-    v = get_vessel(vessel)
-    base = base_url or v.base_url
-    streamed = v.has("stream_only") or (bool(body.get("stream")) if stream is None else stream)
-    use_model = model or str(body.get("model") or v.model)
-    url = endpoint(v, base, use_model, streamed)
-    key = resolve_key(v, base)
-    content = jsonenc.encode(_stream_body(v.wire, body, streamed, model))
-    return Prepared(v, url, _headers(v, key, streamed), content, streamed)
-
-
 # ---------------------------------------------------------------------------------------------------
-# Error translation: the one place where HTTP outcomes become toolreplay errors.
-
-
-def retry_after(headers: httpx.Headers, body: Any = None, now: datetime | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms``, ``Retry-After`` (seconds or HTTP date), or Gemini's
-    ``RetryInfo.retryDelay`` in the error body; None when none is given."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value:
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            try:
-                when = email.utils.parsedate_to_datetime(value)
-            except (TypeError, ValueError):
-                when = None
-            if when is not None:
-                if when.tzinfo is None:
-                    when = when.replace(tzinfo=UTC)
-                return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
-    return _gemini_retry_delay(body)
-
-
-def _gemini_retry_delay(body: Any) -> float | None:
-    err = body.get("error") if isinstance(body, Mapping) else None
-    details = err.get("details") if isinstance(err, Mapping) else None
-    for d in details if isinstance(details, list) else ():
-        delay = d.get("retryDelay") if isinstance(d, Mapping) else None
-        if isinstance(delay, str) and delay.endswith("s"):
-            try:
-                return max(0.0, float(delay[:-1]))
-            except ValueError:
-                return None
-    return None
-
-
-def provider_message(data: bytes) -> tuple[str, Any]:
-    """The provider's own error text from an error body (every wire's shape), and the decoded body."""
-    try:
-        payload: Any = jsonenc.loads(data) if data else None
-    except ValueError:
-        payload = None
-    found = payload[0] if isinstance(payload, list) and payload else payload
-    msg: Any = None
-    if isinstance(found, Mapping):
-        err = found.get("error")
-        if isinstance(err, Mapping):
-            msg = err.get("message") or err.get("type")
-        elif isinstance(err, str):
-            msg = err
-        msg = msg or found.get("message") or found.get("detail")
-    if not msg:
-        msg = data.decode("utf-8", "replace").strip()[:300] or "(empty body)"
-    return " ".join(str(msg).split()), found
-
-
-def error_for_status(vessel: Vessel, status: int, headers: httpx.Headers, data: bytes) -> ProviderError:
-    """The error for a non-2xx answer, carrying the provider's own message (keys redacted)."""
-    message, payload = provider_message(data)
-    text = redact(f"{vessel.name}: HTTP {status}: {message}")
-    kw: dict[str, Any] = {"status": status, "vessel": vessel.name}
-    if status in (401, 403):
-        hint = f" (check {vessel.key_env})" if vessel.key_env else ""
-        return AuthenticationError(text + hint, **kw)
-    if status == 429:
-        return RateLimitError(text, retry_after=retry_after(headers, payload), **kw)
-    if status == 408:
-        return ProviderTimeout(text, **kw)
-    if status >= 500:
-        return ServerError(text, retry_after=retry_after(headers, payload), **kw)
-    return BadRequestError(text, **kw)
-
-
-def error_for_exception(vessel: Vessel, exc: httpx.HTTPError) -> ProviderError:
-    """The error for a failure below HTTP (timeouts, refused or reset connections, broken encodings)."""
-    detail = redact(str(exc) or type(exc).__name__)
-    kw: dict[str, Any] = {"vessel": vessel.name}
-    if isinstance(exc, httpx.TimeoutException):
-        return ProviderTimeout(f"{vessel.name}: no answer in time ({type(exc).__name__}: {detail})", **kw)
-    if isinstance(exc, httpx.DecodingError):
-        return ResponseFormatError(f"{vessel.name}: the answer could not be decoded ({detail})", **kw)
-    return ConnectionFault(f"{vessel.name}: connection failed ({type(exc).__name__}: {detail})", **kw)
 
 
 def _decode(vessel: Vessel, data: bytes, what: str) -> Any:
@@ -665,6 +434,7 @@ class Transport:
 
 
 __all__ = [
+    "ANTHROPIC_VERSION",
     "NO_RETRY",
     "Prepared",
     "RetryPolicy",
