@@ -53,7 +53,7 @@ T = TypeVar("T")
 
 CONNECT_TIMEOUT_S = 10
 MAX_IDLE = 4
-WRITE_ATTEMPTS = 3
+ATTEMPTS = 3
 # pg_advisory_xact_lock key for migrations: the bytes of "toolrepl" (any constant that fits a bigint).
 MIGRATION_LOCK = 0x746F6F6C7265706C
 
@@ -123,6 +123,20 @@ def _psycopg() -> Any:
     return psycopg
 
 
+def _abandon(conn: Conn) -> None:
+    """Drop a connection inherited through fork without ending the parent's session: its socket is
+    pointed at /dev/null first, so libpq's goodbye message goes nowhere."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.dup2(null, conn.fileno())
+        finally:
+            os.close(null)
+    except OSError:
+        return  # no socket left to protect
+    conn.close()
+
+
 class PostgresStore:
     """The :class:`~toolreplay.store.Store` on a PostgreSQL database (migrated on open).
 
@@ -174,8 +188,9 @@ class PostgresStore:
             if self._closed:
                 raise StoreError(f"{self.url}: the store is closed")
             if self._pid != os.getpid():
-                # A forked child: the parent's sockets are not ours to use or to close (closing would end
-                # the parent's sessions). Forget them; the parent closes its own.
+                # A forked child: the parent's sessions are not ours to use or to end.
+                for conn in self._idle:
+                    _abandon(conn)
                 self._idle = []
                 self._pid = os.getpid()
             if self._idle:
@@ -189,12 +204,7 @@ class PostgresStore:
             and conn.info.transaction_status == self._pg.pq.TransactionStatus.IDLE
         )
         with self._lock:
-            if (
-                reusable
-                and not self._closed
-                and self._pid == os.getpid()
-                and len(self._idle) < self._max_idle
-            ):
+            if reusable and not self._closed and len(self._idle) < self._max_idle:
                 self._idle.append(conn)
                 return
         conn.close()
@@ -208,19 +218,39 @@ class PostgresStore:
             self._checkin(conn)
 
     def _write(self, fn: Callable[[Conn], T], what: str = "the write was not committed") -> T:
-        """Run ``fn`` in one READ COMMITTED transaction; commit, or roll back on any error.
+        """Run ``fn`` in one READ COMMITTED transaction: commit, or roll back on any error."""
+        return self._transaction(fn, what, read=False)
 
-        A deadlock or serialization failure (possible only between writers taking locks in different
-        orders, which this module avoids) is retried a few times; every other error is raised.
+    def _read(self, fn: Callable[[Conn], T]) -> T:
+        """Run ``fn`` in one read-only snapshot (a reply comes with all its calls)."""
+        return self._transaction(fn, "the read failed", read=True)
+
+    def _transaction(self, fn: Callable[[Conn], T], what: str, *, read: bool) -> T:
+        """One transaction on a pooled connection, tried again (on another connection) only when that is
+        sure to be safe:
+
+        * a deadlock or serialization failure: the server rolled it back (possible only between writers
+          taking locks in different orders, which this module avoids);
+        * a connection that broke before the COMMIT was sent (the server restarted, an idle pooled
+          connection was cut): nothing of it was committed. A break during the COMMIT itself is raised,
+          since the outcome is unknown.
         """
-        retry = (self._pg.errors.DeadlockDetected, self._pg.errors.SerializationFailure)
-        for attempt in range(1, WRITE_ATTEMPTS + 1):
+        rollback = (self._pg.errors.DeadlockDetected, self._pg.errors.SerializationFailure)
+        for attempt in range(1, ATTEMPTS + 1):
+            committing = False
             with self._connection() as conn:
                 try:
                     with conn.transaction():
-                        return fn(conn)
-                except retry as exc:
-                    if attempt == WRITE_ATTEMPTS:
+                        if read:
+                            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                        result = fn(conn)
+                        committing = True
+                    return result
+                except rollback as exc:
+                    if attempt == ATTEMPTS:
+                        raise self._error(what, exc) from None
+                except self._pg.OperationalError as exc:
+                    if committing or not conn.broken or attempt == ATTEMPTS:
                         raise self._error(what, exc) from None
                 except self._pg.Error as exc:
                     raise self._error(what, exc) from None
@@ -233,22 +263,16 @@ class PostgresStore:
                     ) from None
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _read(self, fn: Callable[[Conn], T]) -> T:
-        """Run ``fn`` in one read-only snapshot (a reply comes with all its calls)."""
-        with self._connection() as conn:
-            try:
-                with conn.transaction():
-                    conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                    return fn(conn)
-            except self._pg.Error as exc:
-                raise self._error("the read failed", exc) from None
-
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            idle, self._idle = (self._idle if self._pid == os.getpid() else []), []
+            idle, self._idle = self._idle, []
+            forked = self._pid != os.getpid()
         for conn in idle:
-            conn.close()
+            if forked:
+                _abandon(conn)
+            else:
+                conn.close()
 
     def __enter__(self) -> PostgresStore:
         return self
