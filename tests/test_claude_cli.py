@@ -336,6 +336,7 @@ def test_claude_not_installed(store: SQLiteStore, monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(ConfigError, match="npm i -g @anthropic-ai/claude-code"):
         run_turn("cn", "hi", "claude", build_registry(["coop"], store), store=store)
+    assert not store.exists("cn")  # refused before anything was stored
 
 
 def test_claude_tools_built_in_code_cannot_be_served(store: SQLiteStore, fake_claude: Path) -> None:
@@ -344,3 +345,4 @@ def test_claude_tools_built_in_code_cannot_be_served(store: SQLiteStore, fake_cl
 
     with pytest.raises(ConfigError, match="cannot serve them"):
         run_turn("cx", "hi", "claude", ToolRegistry([coop_tool(store)]), store=store)
+    assert not store.exists("cx")

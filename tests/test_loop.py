@@ -57,6 +57,13 @@ def text(t: str) -> Reply:
     return Reply(text=t, usage=Usage(12, 3, 8), finish_reason="stop")
 
 
+@pytest.fixture(autouse=True)
+def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The scripted transport sends nothing, but a turn refuses a remote vessel without its key up front.
+    for var in ("MOONSHOT_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.setenv(var, "test-key-not-sent")
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     s = SQLiteStore(tmp_path / "loop.db")
@@ -286,6 +293,17 @@ def test_imported_ids_are_skipped(store: SQLiteStore) -> None:
     turn(store, Scripted(text("hi")), "new")
     # position 3 would be u3, which the import already holds: the next free number is taken
     assert [m.id for m in store.load("c1").messages] == ["u1", "u3", "u4", "a4"]
+
+
+def test_a_turn_that_cannot_be_sent_stores_nothing(
+    store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    with pytest.raises(ConfigError, match="set ANTHROPIC_API_KEY or use --base-url"):
+        run_turn("c9", "hi", "anthropic", store=store)
+    with pytest.raises(ConfigError, match="is not an http"):
+        run_turn("c9", "hi", "kimi", store=store, options=TurnOptions(base_url="ftp://x"))
+    assert not store.exists("c9")
 
 
 def test_run_turn_refuses_a_running_loop(store: SQLiteStore) -> None:

@@ -279,6 +279,25 @@ class ClaudeRun:
         )
 
 
+def executable(given: str | None = None) -> str:
+    """The CLI to run: ``given``, else ``$TOOLREPLAY_CLAUDE``, else ``claude``."""
+    return given or os.environ.get("TOOLREPLAY_CLAUDE") or "claude"
+
+
+def require_cli(exe: str | None = None) -> None:
+    """ConfigError naming what to install when the CLI is not on PATH."""
+    exe = executable(exe)
+    if shutil.which(exe) is None:
+        raise ConfigError(f"the claude vessel needs the `{exe}` command: {INSTALL_HINT}")
+
+
+def preflight(tool_sources: Sequence[str], db: str) -> None:
+    """What a claude turn needs before anything is stored: the CLI, and a database file to share."""
+    require_cli()
+    if db in ("", ":memory:"):
+        raise ConfigError("the claude vessel needs a database file the MCP server can open (not :memory:)")
+
+
 def mcp_tool_names(names: Sequence[str]) -> list[str]:
     """The names Claude Code gives the served tools: ``mcp__coop__<tool>``."""
     return [f"mcp__{SERVER_NAME}__{n}" for n in names]
@@ -293,7 +312,7 @@ def command(run: ClaudeRun, tool_names: Sequence[str]) -> list[str]:
         serve += ["--tools", t]
     if run.dry_tools:
         serve.append("--dry-tools")
-    exe = run.executable or os.environ.get("TOOLREPLAY_CLAUDE") or "claude"
+    exe = executable(run.executable)
     args = [
         exe, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
         "--mcp-config", jsonenc.dumps(mcp_config(serve)), "--strict-mcp-config",
@@ -319,8 +338,7 @@ async def run_claude(
     message), :class:`ConnectionFault` when it ends without a result event.
     """
     argv = command(run, tool_names)
-    if shutil.which(argv[0]) is None:
-        raise ConfigError(f"the claude vessel needs the `{argv[0]}` command: {INSTALL_HINT}")
+    require_cli(argv[0])
     env = dict(os.environ)
     if run.base_url:
         env["ANTHROPIC_BASE_URL"] = run.base_url
@@ -379,6 +397,9 @@ __all__ = [
     "ClaudeText",
     "StreamReader",
     "command",
+    "executable",
     "mcp_tool_names",
+    "preflight",
+    "require_cli",
     "run_claude",
 ]

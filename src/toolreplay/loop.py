@@ -202,22 +202,19 @@ def _registry(tools: ToolRegistry | Iterable[Tool] | None) -> ToolRegistry:
     return tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
 
 
-def _flag_tables(registry: ToolRegistry, history: History) -> list[Any]:
-    """The verb tables to check: tools offered this turn or used earlier in the conversation."""
-    from toolreplay.lab.classify import DEFAULT_TOOLS
-
-    names = {replay_name(n) for n in registry.names}
-    names |= {replay_name(c.name) for m in history.messages for c in m.tool_uses}
-    return [t for t in DEFAULT_TOOLS if t.tool in names]
-
-
 def said_without_doing_flag(
     text: str, calls: Iterable[ToolCall], registry: ToolRegistry, history: History
 ) -> dict[str, Any] | None:
-    """The classifier's verdict on a finished reply, as stored in ``meta["said_without_doing"]``."""
-    from toolreplay.lab.classify import said_without_doing
+    """The classifier's verdict on a finished reply, as stored in ``meta["said_without_doing"]``.
 
-    tables = _flag_tables(registry, history)
+    Checked against the verb tables of the tools offered this turn or used earlier in the conversation
+    (the classifier's advice: tables of tools that are not in play only raise false alarms).
+    """
+    from toolreplay.lab.classify import DEFAULT_TOOLS, said_without_doing
+
+    names = {replay_name(n) for n in registry.names}
+    names |= {replay_name(c.name) for m in history.messages for c in m.tool_uses}
+    tables = [t for t in DEFAULT_TOOLS if t.tool in names]
     if not text or not tables:
         return None
     claim = said_without_doing(text, list(calls), tools=tables)
@@ -261,51 +258,44 @@ class _Turn:
 
     # -- the first writes -------------------------------------------------------------------------
 
+    def _claim_id(self, prefix: str, write: Callable[[str], None]) -> str:
+        """Write a new message under the next free ``<prefix><n>``; again when another writer took it."""
+        for _ in range(5):
+            mid = next_id(self.store.load(self.cid) if self.store.exists(self.cid) else None, prefix)
+            try:
+                write(mid)
+                return mid
+            except StoreError:
+                if not any(m.id == mid for m in self.store.load(self.cid).messages):
+                    raise
+        raise StoreError(f"conversation {self.cid!r}: could not find a free message id")
+
     def start(self, user_text: str) -> None:
         """Store the user message and the empty reply; keep the history this turn renders from."""
-        history = self.store.load(self.cid) if self.store.exists(self.cid) else None
-        for _ in range(5):  # another writer may take the same id between our read and our write
-            self.user = Message(next_id(history, "u"), "user", user_text, created_at=now())
-            try:
-                self.store.append_message(self.cid, self.user)
-                break
-            except StoreError:
-                history = self.store.load(self.cid)
-                if not any(m.id == self.user.id for m in history.messages):
-                    raise
-        else:
-            raise StoreError(f"conversation {self.cid!r}: could not find a free id for the user message")
+        stamp = now()
+
+        def store_user(mid: str) -> None:
+            self.store.append_message(self.cid, Message(mid, "user", user_text, created_at=stamp))
+
+        def begin(mid: str) -> None:
+            self.store.begin_reply(self.cid, mid, vessel=self.vessel.name, created_at=self.started_at)
+
+        uid = self._claim_id("u", store_user)
+        self.user = Message(uid, "user", user_text, created_at=stamp)
         history = self.store.load(self.cid)
-        cut = history.index_of(self.user.id)
-        self.history = History(history.id, history.messages[: cut + 1], history.tools)
-        for _ in range(5):
-            self.reply_id = next_id(self.store.load(self.cid), "a")
-            try:
-                self.store.begin_reply(self.cid, self.reply_id, vessel=self.vessel.name, created_at=now())
-                break
-            except StoreError:
-                if not any(m.id == self.reply_id for m in self.store.load(self.cid).messages):
-                    raise
-        else:
-            raise StoreError(f"conversation {self.cid!r}: could not find a free id for the reply")
+        self.history = History(history.id, history.messages[: history.index_of(uid) + 1], history.tools)
+        self.started_at = now()
+        self.reply_id = self._claim_id("a", begin)
         alloc = StemAllocator()
         for m in self.history.messages:
             alloc.stem(m.id)
         self.stem = alloc.stem(self.reply_id)
-        self.started_at = now()
 
     def in_progress(self) -> Message:
         # No text while in progress (DECISIONS 4): text after the calls would end an Anthropic request
         # with an assistant message, which the API reads as a prefill to continue.
-        return Message(
-            self.reply_id,
-            "assistant",
-            "",
-            tuple(self.calls),
-            vessel=self.vessel.name,
-            provider_data=self.provider_data,
-            status="in_progress",
-        )
+        v, pdata = self.vessel.name, self.provider_data
+        return Message(self.reply_id, "assistant", "", tuple(self.calls), None, v, pdata, "in_progress")
 
     def tool_specs(self) -> tuple[ToolSpec, ...]:
         return self.registry.specs() if len(self.registry) else (self.history.tools or ())
@@ -510,6 +500,20 @@ class _Turn:
         )
 
 
+def preflight(vessel: Vessel, registry: ToolRegistry, options: TurnOptions, store: Store) -> None:
+    """Refuse a turn that cannot be sent before anything is stored: a missing key for a remote URL, a
+    bad base URL, a missing Claude Code CLI, tools ``toolreplay mcp`` could not load."""
+    if vessel.wire == "claude-prompt":
+        from toolreplay.claude_cli import preflight as claude_preflight
+
+        claude_preflight(registry.sources(), store.url)
+        return
+    from toolreplay.transport import endpoint, resolve_key
+
+    endpoint(vessel, vessel.base_url, vessel.model, options.stream)
+    resolve_key(vessel, vessel.base_url)
+
+
 async def run_turn_async(
     conversation: str,
     user_text: str,
@@ -539,7 +543,9 @@ async def run_turn_async(
         store = open_store()
     own_transport: Transport | None = None
     try:
-        turn = _Turn(store, conversation, v, _registry(tools), opts, on_event)
+        registry = _registry(tools)
+        preflight(v, registry, opts, store)
+        turn = _Turn(store, conversation, v, registry, opts, on_event)
         turn.start(user_text)
         try:
             if v.wire == "claude-prompt":
