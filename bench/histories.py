@@ -93,10 +93,10 @@ def _turn(rng: random.Random, i: int, calls: int) -> tuple[Message, Message]:
     return user, reply
 
 
-def iter_turns(calls: int = 3, seed: int = 0) -> Iterator[tuple[Message, Message]]:
-    """Endless synthetic turns (user message, reply) from one seeded stream."""
+def iter_turns(calls: int = 3, seed: int = 0, first: int = 0) -> Iterator[tuple[Message, Message]]:
+    """Endless synthetic turns (user message, reply) from one seeded stream; ids count from ``first``."""
     rng = random.Random(f"toolreplay-bench:{seed}:{calls}")
-    i = 0
+    i = first
     while True:
         yield _turn(rng, i, calls)
         i += 1

@@ -4,7 +4,8 @@ Every comparison runs its contenders in one process, alternately: repetition ``r
 once (``number`` calls, timed together), in an order that rotates from one repetition to the next, so a
 slow stretch of the machine (another process, a frequency change) falls on every contender alike and the
 ratio of medians stays put. Garbage collection is off while a sample runs (as :mod:`timeit` does) and
-collected between samples.
+collected between samples (the heap alive before a comparison is frozen first, so that collection
+only looks at what the samples made).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ def ratio(slow: float, fast: float) -> float:
 class Contender:
     """One side of a comparison: ``run(arg)`` is timed; ``setup()`` makes its argument, untimed.
 
-    Without ``setup`` the argument is None. With it, each timed call gets a fresh argument made before
-    the sample starts (for functions that change their input).
+    Without ``setup`` the argument is None and a sample times ``number`` calls together. With it, each
+    call gets a fresh argument from ``setup()`` made right before it, and only the call is timed (for
+    functions that change their input, or that need a state prepared for each call).
     """
 
     name: str
@@ -50,32 +52,44 @@ def order(names: Sequence[str], repetition: int) -> list[str]:
 
 def sample(c: Contender, number: int) -> float:
     """Seconds per call of ``c.run`` over ``number`` calls (setup excluded, gc off while timing)."""
-    args = [c.setup() for _ in range(number)] if c.setup is not None else [None] * number
-    run = c.run
+    run, setup, clock = c.run, c.setup, time.perf_counter
     gc.collect()
     enabled = gc.isenabled()
     gc.disable()
     try:
-        t0 = time.perf_counter()
-        for a in args:
-            run(a)
-        t1 = time.perf_counter()
+        if setup is None:
+            t0 = clock()
+            for _ in range(number):
+                run(None)
+            total = clock() - t0
+        else:
+            total = 0.0
+            for _ in range(number):
+                arg = setup()
+                t0 = clock()
+                run(arg)
+                total += clock() - t0
     finally:
         if enabled:
             gc.enable()
-    return (t1 - t0) / number
+    return total / number
+
+
+def steps_up_to(n: float) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, ... that is at least ``n`` (at most 100,000)."""
+    k = 0
+    while True:
+        step = (1, 2, 5)[k % 3] * 10 ** (k // 3)
+        if step >= n or step >= 100_000:
+            return step
+        k += 1
 
 
 def calibrate(c: Contender, min_seconds: float) -> int:
-    """How many calls make one sample last at least ``min_seconds`` (1, 2, 5, 10, 20, ...)."""
-    number = 1
-    steps = (1, 2, 5)
-    k = 0
-    while True:
-        if sample(c, number) * number >= min_seconds or number >= 100_000:
-            return number
-        k += 1
-        number = steps[k % 3] * 10 ** (k // 3)
+    """How many calls make one sample last at least ``min_seconds``: from the fastest of three single
+    calls, rounded up to 1, 2, 5, 10, 20, ..."""
+    one = min(sample(c, 1) for _ in range(3))
+    return steps_up_to(min_seconds / one) if one > 0 else 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +115,10 @@ def alternate(
     Each contender first runs ``warmup`` untimed calls (imports, caches), then is calibrated on its own
     so that one sample lasts at least ``min_seconds``.
     """
+    # LiteLLM's import leaves a large heap: a full collection would take longer than many samples.
+    # Freezing it moves every object alive now out of the collector's way (samples stay comparable).
+    gc.collect()
+    gc.freeze()
     names = [c.name for c in contenders]
     if len(set(names)) != len(names):
         raise ValueError(f"contender names must differ: {names}")
