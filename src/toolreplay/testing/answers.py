@@ -119,9 +119,7 @@ def chat_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
             "function": {"name": c.name, "arguments": ""},
         }
         out.append(chunk({"tool_calls": [start]}))
-        out += [
-            chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in cut(c.arguments)
-        ]
+        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in cut(c.arguments)]
     out.append(chunk({}, _chat_finish(a)))
     out.append((None, {**head, "choices": [], "usage": _chat_usage(a)}))
     out.append((None, "[DONE]"))
@@ -194,33 +192,22 @@ def responses_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
 
     out = [ev("response.created", response=responses_body(a, status="in_progress", output=False))]
     for index, item in enumerate(_responses_items(a)):
+        at = {"item_id": item.get("id"), "output_index": index}
         if item["type"] == "message":
+            part = {"type": "output_text", "text": "", "annotations": []}
             out.append(ev("response.output_item.added", output_index=index, item={**item, "content": []}))
-            out += [
-                ev(
-                    "response.output_text.delta",
-                    item_id=item["id"],
-                    output_index=index,
-                    content_index=0,
-                    delta=p,
-                )
-                for p in cut(a.text)
-            ]
-            out.append(
-                ev(
-                    "response.output_text.done",
-                    item_id=item["id"],
-                    output_index=index,
-                    content_index=0,
-                    text=a.text,
-                )
-            )
+            out.append(ev("response.content_part.added", **at, content_index=0, part=part))
+            out += [ev("response.output_text.delta", **at, content_index=0, delta=p) for p in cut(a.text)]
+            out.append(ev("response.output_text.done", **at, content_index=0, text=a.text))
+            out.append(ev("response.content_part.done", **at, content_index=0, part={**part, "text": a.text}))
         elif item["type"] == "function_call":
             out.append(ev("response.output_item.added", output_index=index, item={**item, "arguments": ""}))
             out += [
-                ev("response.function_call_arguments.delta", item_id=item["id"], output_index=index, delta=p)
-                for p in cut(item["arguments"])
+                ev("response.function_call_arguments.delta", **at, delta=p) for p in cut(item["arguments"])
             ]
+            out.append(ev("response.function_call_arguments.done", **at, arguments=item["arguments"]))
+        else:
+            out.append(ev("response.output_item.added", output_index=index, item=item))
         out.append(ev("response.output_item.done", output_index=index, item=item))
     out.append(ev("response.completed", response=responses_body(a)))
     return out
