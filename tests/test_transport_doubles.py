@@ -31,6 +31,7 @@ from toolreplay.testing import (
     NotJSON,
     ProviderDouble,
     Reset,
+    StreamError,
     Text,
     Usage,
 )
@@ -347,3 +348,26 @@ def test_concurrent_async_sends_with_delay(double: ProviderDouble) -> None:
 
     assert asyncio.run(go()) == ["ok"] * 8
     assert len(double.requests) == 8
+
+
+@pytest.mark.parametrize("vessel", ["kimi", "openai-responses", "anthropic", "gemini", "ollama"])
+def test_error_event_mid_stream(double: ProviderDouble, vessel: str) -> None:
+    double.script(StreamError("Overloaded", after_events=2), Text("after the overload"))
+    result, sleeps = send(double, vessel, stream=True)
+    assert ok(result).reply.text == "after the overload" and len(sleeps.waits) == 1
+    double.script(*[StreamError("tool_use ids were found", kind="invalid_request")] * 4)
+    result, sleeps = send(double, vessel, stream=True)
+    assert "tool_use ids were found" in str(result)
+    if vessel == "ollama":
+        # Ollama's error objects carry no type: an error inside a stream counts as a server error.
+        assert isinstance(result, ServerError) and len(sleeps.waits) == 3
+    else:
+        assert isinstance(result, BadRequestError) and sleeps.waits == []
+    double.script(StreamError("slow down", kind="rate_limit"), Text("ok"))
+    assert ok(send(double, vessel, stream=True)[0]).attempts == 2
+
+
+def test_stream_error_item_on_a_whole_request_is_an_http_error(double: ProviderDouble) -> None:
+    double.script(*[StreamError()] * 2)
+    result, _ = send(double, "anthropic", stream=False, attempts=2)
+    assert isinstance(result, ServerError) and result.status == 503

@@ -21,13 +21,16 @@ request asks::
 
 ``double.base_url_for("anthropic")`` gives a base URL for a vessel or a wire; ``double.vessel(name)`` a
 copy of a vessel pointed at the double. The double needs no key; the key headers it receives are recorded
-redacted.
+redacted. The official SDKs work too: ``openai.OpenAI(base_url=double.base_url_for("openai-chat"),
+api_key="x")`` (Chat and Responses), ``anthropic.Anthropic(base_url=double.base_url_for("anthropic"),
+api_key="x")``, ``genai.Client(api_key="x", http_options=HttpOptions(base_url=double.url))``.
 
 **Script.** Each request that passes the checks takes the next item: :class:`Text`, :class:`Calls` (of
 :class:`Call`; several calls are parallel calls), :class:`BrokenArgs` (arguments that are not JSON),
 :class:`Error` (any status, in the wire's error shape, ``retry_after`` as the ``Retry-After`` header),
 :class:`Hang` (say nothing: the client times out), :class:`CutStream` (close before the final event),
-:class:`Reset` (TCP reset, before answering or mid-stream), :class:`NotJSON` (a proxy's HTML page).
+:class:`Reset` (TCP reset, before answering or mid-stream), :class:`StreamError` (an error event inside
+a 200 stream, e.g. Anthropic's ``overloaded_error``), :class:`NotJSON` (a proxy's HTML page).
 ``double.script(..., wire="gemini")`` queues for one wire only. ``ProviderDouble(responder=fn)``: ``fn``
 gets each :class:`RecordedRequest` and returns an item (or None for the queue), for answers that depend on
 the request. When the queue is empty the double answers ``default`` (``Text("ok")``; None: a 500).
@@ -58,6 +61,7 @@ from toolreplay.testing.script import (
     Item,
     NotJSON,
     Reset,
+    StreamError,
     Text,
 )
 from toolreplay.testing.server import ProviderDouble, RecordedRequest, Responder, serve
@@ -76,6 +80,7 @@ __all__ = [
     "RecordedRequest",
     "Reset",
     "Responder",
+    "StreamError",
     "Text",
     "Usage",
     "serve",

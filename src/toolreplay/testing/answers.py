@@ -455,6 +455,28 @@ _GOOGLE_STATUS = {
 }
 
 
+#: StreamError kinds -> (HTTP status for a non-streamed request, OpenAI type, Anthropic type, Google status)
+ERROR_KINDS = {
+    "overloaded": (503, "server_error", "overloaded_error", "UNAVAILABLE"),
+    "rate_limit": (429, "rate_limit_exceeded", "rate_limit_error", "RESOURCE_EXHAUSTED"),
+    "invalid_request": (400, "invalid_request_error", "invalid_request_error", "INVALID_ARGUMENT"),
+}
+
+
+def error_event(wire: str, kind: str, message: str) -> Event:
+    """An error event inside a stream, in ``wire``'s own shape."""
+    status, openai_type, anthropic_type, google = ERROR_KINDS[kind]
+    if wire == "anthropic":
+        return "error", {"type": "error", "error": {"type": anthropic_type, "message": message}}
+    if wire == "openai-responses":
+        return "error", {"type": "error", "code": openai_type, "message": message, "param": None}
+    if wire == "gemini":
+        return None, {"error": {"code": status, "message": message, "status": google}}
+    if wire == "ollama":
+        return None, {"error": message}
+    return None, {"error": {"message": message, "type": openai_type, "param": None, "code": None}}
+
+
 def default_message(status: int) -> str:
     """The usual text for ``status``."""
     return _DEFAULT_MESSAGES.get(status, "Internal server error." if status >= 500 else "Request failed.")
@@ -486,6 +508,7 @@ __all__ = [
     "AnswerCall",
     "default_message",
     "error_body",
+    "error_event",
     "pieces",
     "signature_for",
 ]

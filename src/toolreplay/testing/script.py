@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from toolreplay.wires.reply import Usage
 
@@ -96,6 +96,19 @@ class Reset:
 
 
 @dataclass(frozen=True, slots=True)
+class StreamError:
+    """An error event inside a 200 stream after ``after_events`` events of ``then`` (Anthropic's
+    ``overloaded_error`` mid-stream is the common case), in the wire's own error-event shape. ``kind``:
+    ``overloaded`` (a server error), ``rate_limit`` or ``invalid_request``. A non-streamed request gets
+    the matching HTTP error (503, 429 or 400)."""
+
+    message: str = "Overloaded"
+    kind: Literal["overloaded", "rate_limit", "invalid_request"] = "overloaded"
+    after_events: int = 1
+    then: Text | Calls = Text("an answer interrupted by an error event")
+
+
+@dataclass(frozen=True, slots=True)
 class NotJSON:
     """A 200 answer that is not JSON (a proxy's HTML page)."""
 
@@ -103,6 +116,18 @@ class NotJSON:
     content_type: str = "text/html"
 
 
-Item = Text | Calls | BrokenArgs | Error | Hang | CutStream | Reset | NotJSON
+Item = Text | Calls | BrokenArgs | Error | Hang | CutStream | Reset | StreamError | NotJSON
 
-__all__ = ["BrokenArgs", "Call", "Calls", "CutStream", "Error", "Hang", "Item", "NotJSON", "Reset", "Text"]
+__all__ = [
+    "BrokenArgs",
+    "Call",
+    "Calls",
+    "CutStream",
+    "Error",
+    "Hang",
+    "Item",
+    "NotJSON",
+    "Reset",
+    "StreamError",
+    "Text",
+]

@@ -17,12 +17,14 @@ from toolreplay import jsonenc
 from toolreplay.profiles import BUILTIN, WIRES, Vessel, get_vessel
 from toolreplay.testing.answers import (
     BODIES,
+    ERROR_KINDS,
     EVENTS,
     Answer,
     AnswerCall,
     Event,
     default_message,
     error_body,
+    error_event,
     signature_for,
 )
 from toolreplay.testing.checks import CHECKS, Rules
@@ -35,6 +37,7 @@ from toolreplay.testing.script import (
     Item,
     NotJSON,
     Reset,
+    StreamError,
     Text,
 )
 from toolreplay.transport_dump import redact_headers
@@ -375,6 +378,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif isinstance(item, CutStream):
             answer = self.double._answer(item.then, wire, model, req.raw)
             self._deliver(req, wire, answer, stop_after=item.after_events)
+        elif isinstance(item, StreamError):
+            self._stream_error(req, wire, model, item)
         elif isinstance(item, Reset):
             if item.after_events is None:
                 self._reset_now()
@@ -413,6 +418,16 @@ class _Handler(BaseHTTPRequestHandler):
         if reset:
             self._reset_now()
         self.close_connection = True
+
+    def _stream_error(self, req: RecordedRequest, wire: str, model: str, item: StreamError) -> None:
+        status = ERROR_KINDS[item.kind][0]
+        if not req.stream:
+            self._reply(req, status, error_body(wire, status, item.message))
+            return
+        events = EVENTS[wire](self.double._answer(item.then, wire, model, req.raw))[: item.after_events]
+        self._start(req, 200, "application/x-ndjson" if wire == "ollama" else "text/event-stream")
+        for event in [*events, error_event(wire, item.kind, item.message)]:
+            self._write(_frame(wire, event))
 
     def _reset_now(self) -> None:
         """Close with SO_LINGER 0: the peer gets a TCP RST, not a clean end."""
