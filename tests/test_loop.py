@@ -314,6 +314,17 @@ def test_run_turn_refuses_a_running_loop(store: SQLiteStore) -> None:
     asyncio.run(inner())
 
 
+def test_text_answered_whole_still_reaches_the_ui(store: SQLiteStore) -> None:
+    class Whole(Scripted):
+        async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Reply:
+            assert kw["stream"] is True
+            return await super().send(vessel, body, **{**kw, "on_text": None})
+
+    events: list[TurnEvent] = []
+    turn(store, Whole(text("All done.")), "hi", on_event=events.append)
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["All done."]
+
+
 def test_run_turn_async_directly(store: SQLiteStore) -> None:
     seen: list[str] = []
     res = asyncio.run(

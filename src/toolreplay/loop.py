@@ -1,17 +1,6 @@
 """One live turn: store the user message, ask the vessel, run the tools, record every call, finish.
 
-::
-
-    from toolreplay.loop import run_turn
-    from toolreplay.store import open_store
-    from toolreplay.tools import build_registry
-
-    store = open_store()
-    result = run_turn("chief", "Close todo #12, the build is green.", "kimi",
-                      build_registry(["coop"], store), store=store)
-    print(result.reply.text, [c.name for c in result.reply.tool_uses])
-
-What a turn does, in order (issue 4 §2):
+``run_turn("chief", "Close #12.", "kimi", build_registry(["coop"], store), store=store)`` does, in order:
 
 1. stores the user message (``u<position>``) with the real time;
 2. allocates the reply's id (``a<position>``) and stores it empty, ``in_progress``, **before** the first
@@ -351,7 +340,10 @@ class _Turn:
         def on_retry(err: ProviderError, attempt: int, delay: float) -> None:
             self.emit(Retrying(str(err), attempt, delay))
 
+        streamed: list[str] = []
+
         def on_text(piece: str) -> None:
+            streamed.append(piece)
             self.emit(TextDelta(piece))
 
         while self.steps < self.options.max_steps:
@@ -360,14 +352,18 @@ class _Turn:
                 [*self.history.messages, self.in_progress()], "native", settings=self.options.replay
             )
             body = render_wire(self.vessel.wire, turns, opts)
+            streamed.clear()
             reply: Reply = await transport.send(
                 self.vessel,
                 body,
                 model=self.options.model,
                 base_url=self.options.base_url,
+                stream=self.options.stream,  # Gemini's body has no stream flag: the URL says it
                 on_text=on_text,
                 on_retry=on_retry,
             )
+            if reply.text and not streamed:  # answered whole: the UI still gets the text
+                self.emit(TextDelta(reply.text))
             self.take(reply)
             if not reply.calls:
                 return "answer"
