@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -323,6 +324,29 @@ def test_text_answered_whole_still_reaches_the_ui(store: SQLiteStore) -> None:
     events: list[TurnEvent] = []
     turn(store, Whole(text("All done.")), "hi", on_event=events.append)
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["All done."]
+
+
+def test_messages_other_writers_append_meanwhile_wait_for_the_next_turn(store: SQLiteStore) -> None:
+    def interloper(args: Mapping[str, Any]) -> str:
+        store.append_message("c1", Message("x1", "user", "a message from another writer"))
+        return "done"
+
+    reg = ToolRegistry([Tool(ToolSpec("poke"), interloper)])
+    t = Scripted(Reply(calls=(ParsedCall("poke", {}, "p1"),)), text("Poked."), text("Seen it."))
+    turn(store, t, "Poke.", registry=reg)
+    assert "another writer" not in json.dumps(t.bodies[1])  # the turn sees its own past only
+    assert [m.id for m in store.load("c1").messages] == ["u1", "a2", "x1"]
+    turn(store, t, "And now?", registry=reg)
+    contents = [m.get("content") for m in t.bodies[2]["messages"]]
+    assert contents.index("a message from another writer") < contents.index("And now?")
+
+
+def test_the_default_store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("TOOLREPLAY_DB", str(tmp_path / "default.db"))
+    res = run_turn("d", "hi", "kimi", transport=Scripted(text("hello")))
+    assert res.reply.text == "hello"
+    with SQLiteStore(tmp_path / "default.db") as s:
+        assert [m.text for m in s.load("d").messages] == ["hi", "hello"]
 
 
 def test_run_turn_async_directly(store: SQLiteStore) -> None:
