@@ -90,6 +90,12 @@ class RecordedRequest:
         return any(h in self.headers for h in ("authorization", "x-api-key", "x-goog-api-key"))
 
 
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog (5) drops connections when many clients connect at once (a lab run,
+    # hundreds of concurrent turns); each dropped SYN costs the client a one-second retransmit.
+    request_queue_size = 256
+
+
 class ProviderDouble:
     """A loopback HTTP server that answers like the providers. See :mod:`toolreplay.testing`."""
 
@@ -122,7 +128,7 @@ class ProviderDouble:
         """Start serving on a free port (idempotent)."""
         if self._server is not None:
             return self
-        server = ThreadingHTTPServer((self._host, 0), _Handler)
+        server = _Server((self._host, 0), _Handler)
         server.daemon_threads = True
         server.double = self  # type: ignore[attr-defined]
         self._server = server
