@@ -363,6 +363,8 @@ def test_error_event_mid_stream(double: ProviderDouble, vessel: str) -> None:
         assert isinstance(result, ServerError) and len(sleeps.waits) == 3
     else:
         assert isinstance(result, BadRequestError) and sleeps.waits == []
+        assert str(result) == f"{vessel}: {double.vessel(vessel).wire} stream error: tool_use ids were found"
+    double.clear()
     double.script(StreamError("slow down", kind="rate_limit"), Text("ok"))
     assert ok(send(double, vessel, stream=True)[0]).attempts == 2
 

@@ -164,6 +164,15 @@ async def _ndjson_events(resp: httpx.Response, vessel: Vessel, raw: list[str] | 
             yield _decode(vessel, line.encode("utf-8"), "a stream line")
 
 
+def _name_vessel(err: ProviderError, name: str) -> None:
+    """Errors raised by the wires' parsers name the wire; every error leaving the transport names the
+    vessel first, like the HTTP errors do (``kimi: openai-chat stream error: Overloaded``)."""
+    if err.vessel is None:
+        err.vessel = name
+    if err.args and isinstance(err.args[0], str) and not err.args[0].startswith(f"{name}: "):
+        err.args = (f"{name}: {err.args[0]}", *err.args[1:])
+
+
 @functools.cache
 def _ssl_context() -> ssl.SSLContext:
     """One verifying SSL context (httpx's default: certifi, or $SSL_CERT_FILE / $SSL_CERT_DIR) shared by
@@ -338,8 +347,7 @@ class Transport:
             except httpx.HTTPError as exc:
                 raise error_for_exception(prep.vessel, exc) from None
         except ProviderError as err:
-            if err.vessel is None:
-                err.vessel = name
+            _name_vessel(err, name)
             if self.dump and n is not None:
                 self.dump.error(n, name, err)
                 self._meta(n, prep, attempt, err.status or status, time.monotonic() - start)
@@ -380,11 +388,7 @@ class Transport:
 
     def _parse_whole(self, prep: Prepared, data: bytes) -> Reply:
         body = _decode(prep.vessel, data, f"the {prep.vessel.wire} answer")
-        try:
-            reply: Reply = wire_module(prep.vessel.wire, "response").parse_response(body)
-        except ProviderError as err:
-            err.vessel = prep.vessel.name
-            raise
+        reply: Reply = wire_module(prep.vessel.wire, "response").parse_response(body)
         return reply
 
     async def _streamed(
