@@ -55,7 +55,10 @@ from toolreplay.wires.reply import Reply
 
 log = logging.getLogger("toolreplay.transport")
 
+#: Seconds to wait for each read (a whole answer, or the next piece of a stream) and each write.
 DEFAULT_TIMEOUT = 300.0
+#: Seconds to wait for a connection (capped by the timeout given).
+CONNECT_TIMEOUT = 15.0
 
 TextCallback = Callable[[str], None]
 RetryCallback = Callable[[ProviderError, int, float], None]
@@ -188,8 +191,10 @@ class Transport:
 
     ``client``: inject one (tests use ``httpx.MockTransport``); otherwise the transport makes its own on
     first use and closes it in :meth:`aclose` / :meth:`close`. An own client belongs to the event loop it
-    was made on: use one Transport per loop (the sync methods run their own loop). ``dump``: a directory
-    (or :class:`RequestDump`) where every request and answer is written.
+    was made on: use one Transport per loop (the sync methods run their own loop). ``timeout``: seconds
+    for each read (a whole answer, or the next piece of a stream); connecting gets at most
+    ``CONNECT_TIMEOUT``. ``dump``: a directory (or :class:`RequestDump`) where every request and answer
+    is written.
     """
 
     def __init__(
@@ -202,6 +207,8 @@ class Transport:
     ) -> None:
         self.retry = retry or RetryPolicy()
         self.timeout = timeout
+        # Connecting never legitimately takes long; waiting for a long generation can.
+        self._timeouts = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
         self.dump = RequestDump(dump) if isinstance(dump, str | Path) else dump
         self._client = client
         self._own: httpx.AsyncClient | None = None
@@ -216,7 +223,9 @@ class Transport:
             return self._client
         loop = asyncio.get_running_loop()
         if self._own is None:
-            self._own = httpx.AsyncClient(timeout=self.timeout, verify=_ssl_context(), follow_redirects=False)
+            self._own = httpx.AsyncClient(
+                timeout=self._timeouts, verify=_ssl_context(), follow_redirects=False
+            )
             self._own_loop = loop
         elif self._own_loop is not loop:
             raise ConfigError(
@@ -377,7 +386,7 @@ class Transport:
 
     async def _whole(self, client: httpx.AsyncClient, prep: Prepared, n: int | None) -> tuple[Reply, int]:
         resp = await client.post(
-            prep.url, content=prep.content, headers=dict(prep.headers), timeout=self.timeout
+            prep.url, content=prep.content, headers=dict(prep.headers), timeout=self._timeouts
         )
         data = resp.content
         if self.dump and n is not None:
@@ -402,7 +411,7 @@ class Transport:
         raw: list[str] | None = [] if self.dump and n is not None else None
         first: float | None = None
         async with client.stream(
-            "POST", prep.url, content=prep.content, headers=dict(prep.headers), timeout=self.timeout
+            "POST", prep.url, content=prep.content, headers=dict(prep.headers), timeout=self._timeouts
         ) as resp:
             ctype = resp.headers.get("content-type", "")
             if resp.status_code >= 300 or ctype.startswith(("application/json", "text/html")):
