@@ -33,7 +33,8 @@ api_key="x")``, ``genai.Client(api_key="x", http_options=HttpOptions(base_url=do
 a 200 stream, e.g. Anthropic's ``overloaded_error``), :class:`NotJSON` (a proxy's HTML page).
 ``double.script(..., wire="gemini")`` queues for one wire only. ``ProviderDouble(responder=fn)``: ``fn``
 gets each :class:`RecordedRequest` and returns an item (or None for the queue), for answers that depend on
-the request; it runs on the server's threads, several at once under concurrent requests. When the queue is empty the double answers ``default`` (``Text("ok")``; None: a 500).
+the request; it runs on the server's threads, several at once under concurrent requests. When the queue
+is empty the double answers ``default`` (``Text("ok")``; None: a 500).
 ``delay`` waits before every answer (seconds).
 
 **Checks.** Every request is checked the way the real provider checks it, and refused with a 400 carrying
