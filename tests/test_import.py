@@ -316,6 +316,26 @@ def test_pydantic_ai_history() -> None:
     assert h.messages[1].created_at == "2026-10-20T08:00:00.000000Z"
 
 
+def test_pydantic_ai_changed_instructions_are_reported(tmp_path: Path) -> None:
+    msgs = [
+        {
+            "kind": "request",
+            "instructions": "Be terse.",
+            "parts": [{"part_kind": "user-prompt", "content": "a"}],
+        },
+        {"kind": "response", "parts": [{"part_kind": "text", "content": "b"}]},
+        {
+            "kind": "request",
+            "instructions": "Be chatty.",
+            "parts": [{"part_kind": "user-prompt", "content": "c"}],
+        },
+    ]
+    b = read_file(_write(tmp_path / "p.json", msgs))
+    first = b.conversations[0].messages[0]
+    assert (first.role, first.text) == ("system", "Be terse.")
+    assert any("changed instructions are not kept" in w for w in b.warnings)
+
+
 def test_tau2_user_simulator_calls_are_kept_aside(tmp_path: Path) -> None:
     msgs = [
         {"role": "assistant", "content": "Hi!", "tool_calls": None, "turn_idx": 0, "timestamp": "t0"},

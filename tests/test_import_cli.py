@@ -113,3 +113,15 @@ def test_truncated_jsonl_warns_and_stores_the_complete_lines(tmp_path: Path) -> 
     assert f"warning: {cut} line {len(src.splitlines())}: not complete JSON" in out.stderr
     stored = _stored(db, "5f2c9e1a-7d43-4b8e-9a61-2c0d3e8f4b17")
     assert stored is not None and len(stored.messages) == 7
+
+
+def test_a_file_that_fails_part_way_stores_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    good = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    path = tmp_path / "c.jsonl"
+    lines = [{"id": "a", "messages": good}, {"id": "b", "messages": [{"role": "robot", "content": "x"}]}]
+    path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    out = _run(str(path), "--from", "openai-chat", "--db", str(db))
+    assert out.exit_code == 1
+    assert f"{path} line 2: openai-chat request: messages[0].role is 'robot'" in out.stderr
+    assert _stored(db, "a") is None  # every conversation is read before any is stored

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolreplay.errors import WireError
 from toolreplay.history import History
@@ -444,3 +446,40 @@ def test_every_wire_rejects_a_body_that_is_not_its_shape() -> None:
     for wire in ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama"):
         with pytest.raises(WireError, match=wire):
             parse_request(wire, json.loads('"just a string"') if wire != "openai-responses" else 42)
+
+
+# --------------------------------------------------------------------------------------------------
+# anything in: a history or a WireError, never a crash
+
+_KEYS = st.sampled_from(
+    ["role", "content", "tool_calls", "function", "name", "arguments", "id", "tool_call_id", "type", "text",
+     "input", "tool_use_id", "parts", "functionCall", "function_response", "args", "response", "call_id",
+     "output", "thoughtSignature", "messages", "contents", "system", "instructions", "tools", "is_error"]
+)  # fmt: skip
+_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.sampled_from(
+        ["user", "assistant", "tool", "model", "system", "function_call", "tool_use", "text", "{}"]
+    ),
+    st.text(max_size=8),
+)
+_JSON = st.recursive(
+    _LEAF,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@given(st.sampled_from(["openai-chat", "openai-responses", "anthropic", "gemini", "ollama"]), _JSON)
+def test_any_body_gives_a_history_or_a_wire_error(wire: str, body: Any) -> None:
+    try:
+        h = parse_request(wire, body)
+    except WireError as exc:
+        assert str(exc).startswith(f"{wire} request: ")
+        return
+    assert isinstance(h, History)
+    for m in h.messages:
+        assert m.role in ("system", "user", "assistant")
+        assert all(c.answer is None or isinstance(c.answer, str) for c in m.tool_uses)

@@ -93,12 +93,17 @@ def _user_content(content: Any, where: str, warnings: list[str]) -> str:
     return "\n\n".join(texts)
 
 
-def _request(m: Mapping[str, Any], where: str, warnings: list[str], first: bool) -> list[Event]:
+def _request(
+    m: Mapping[str, Any], where: str, warnings: list[str], first: bool, first_instructions: Any
+) -> list[Event]:
     events: list[Event] = []
     results: list[Result] = []
     instructions = m.get("instructions")
-    if first and isinstance(instructions, str) and instructions:
-        events.append(SystemText(instructions, f"{where}.instructions"))
+    if isinstance(instructions, str) and instructions:
+        if first:
+            events.append(SystemText(instructions, f"{where}.instructions"))
+        elif instructions != first_instructions:
+            warnings.append(f"{where}.instructions: changed instructions are not kept (one system prompt)")
     for j, p in enumerate(m["parts"]):
         at = f"{where}.parts[{j}]"
         kind = p["part_kind"]
@@ -159,10 +164,11 @@ def history_of(messages: Sequence[Any], cid: str, where: str) -> History:
     """One serialized message history as a stored history."""
     warnings: list[str] = []
     events: list[Event] = []
+    first_instructions = messages[0].get("instructions") if messages else None
     for i, m in enumerate(messages):
         at = f"{where}[{i}]"
         if m["kind"] == "request":
-            events.extend(_request(m, at, warnings, first=i == 0))
+            events.extend(_request(m, at, warnings, i == 0, first_instructions))
         else:
             events.append(_response(m, at, warnings))
     return assemble(events, conversation_id=cid, warnings=warnings)
