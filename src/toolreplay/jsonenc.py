@@ -14,6 +14,7 @@ keys) go through the standard library. Floats in exponent form are spelled ``1e1
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -37,9 +38,20 @@ def dumps(value: Any) -> str:
         return _STD.encode(value)
 
 
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+
+
 def loads(data: str | bytes) -> Any:
-    """Parse JSON text (orjson, falling back to the stdlib for what orjson refuses, e.g. big integers)."""
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
+    """Parse JSON text exactly: orjson, except where it would lose precision.
+
+    orjson reads integers beyond 64 bits as floats (silently), so text holding a run of 19 or more digits
+    goes through the standard library, which keeps every integer exact. Text orjson refuses (e.g. NaN)
+    goes there too.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if _LONG_DIGITS.search(raw) is None:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(raw)

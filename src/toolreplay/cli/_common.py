@@ -23,7 +23,7 @@ db_option = click.option(
 
 
 def friendly(fn: F) -> F:
-    """Turn a ToolreplayError into ``error: <one line>`` and exit status 1 (no traceback)."""
+    """Turn a ToolreplayError into ``Error: <one line>`` (click's style) and exit status 1, no traceback."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
