@@ -136,15 +136,48 @@ def _first_difference(old: tuple[Message, ...], new: tuple[Message, ...]) -> int
     return n
 
 
+Tail = list[tuple[TurnMessage | None, TurnMessage | None]]
+
+
+def _matched(
+    prepared: Sequence[TurnMessage], messages: Sequence[Message], skip: int
+) -> list[TurnMessage | None]:
+    """Each message's turn message (None where it is not replayed), after the first ``skip`` prepared
+    ones (the context's); prepare emits at most one per message, in order."""
+    out: list[TurnMessage | None] = []
+    pos = skip
+    for m in messages:
+        if pos < len(prepared) and prepared[pos].message_id == m.id:
+            out.append(prepared[pos])
+            pos += 1
+        else:
+            out.append(None)
+    return out
+
+
+def _prepared(window: Sequence[Message], tail: int, mode: Mode, settings: ReplaySettings) -> Tail:
+    """(turn message in ``mode``, turn message in ``native`` mode) of each of the last ``tail`` messages
+    of ``window``. Native turns decide the declared tools in every mode (DECISIONS 8)."""
+    context = {m.id for m in window[: len(window) - tail]}
+    rows: list[list[TurnMessage | None]] = []
+    for md in dict.fromkeys((mode, "native")):
+        prepared = prepare_turn_messages(window, md, settings=settings)
+        skip = 0
+        while skip < len(prepared) and prepared[skip].message_id in context:
+            skip += 1
+        rows.append(_matched(prepared, window[len(window) - tail :], skip))
+    return list(zip(rows[0], rows[-1], strict=True))
+
+
 def _tail_turns(
     messages: tuple[Message, ...], start: int, mode: Mode, settings: ReplaySettings, alloc: StemAllocator
-) -> list[TurnMessage | None] | None:
-    """The turn message of each of ``messages[start:]`` (None where it is not replayed).
+) -> Tail | None:
+    """The turn messages of ``messages[start:]`` (see :func:`_prepared`).
 
     Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
-    the last user message before ``start`` (a ``prose`` record made there lands in the next user
+    the last user message before ``start`` (the ``prose`` records made there land in the next user
     message). ``alloc`` holds the stems of ``messages[:start]`` and is continued; when the stems the
-    tail gets on its own differ from the conversation's (an id collision suffix), None: render it all.
+    tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
     """
     c = start
     while c > 0 and messages[c - 1].role != "user":
@@ -156,19 +189,18 @@ def _tail_turns(
     stems = [alloc.stem(m.id) for m in messages[start:]]
     if stems_for(ids)[start - c :] != stems:
         return None
-    prepared = prepare_turn_messages(window, mode, settings=settings)
-    context = set(ids[: start - c])
-    pos = 0
-    while pos < len(prepared) and prepared[pos].message_id in context:
-        pos += 1
-    out: list[TurnMessage | None] = []
-    for m in messages[start:]:
-        if pos < len(prepared) and prepared[pos].message_id == m.id:
-            out.append(prepared[pos])
-            pos += 1
-        else:
-            out.append(None)
-    return out if pos == len(prepared) else None
+    return _prepared(window, len(messages) - start, mode, settings)
+
+
+def _cut(h: History, upto: str | None, mode: Mode, settings: ReplaySettings) -> tuple[Message, ...]:
+    """The messages up to and including ``upto`` (all without it); a missing id raises the seam's error."""
+    if upto is None:
+        return h.messages
+    for i, m in enumerate(h.messages):
+        if m.id == upto:
+            return h.messages[: i + 1]
+    prepare_turn_messages(h, mode, upto=upto, settings=settings)  # raises the error a caller expects
+    raise AssertionError("unreachable: prepare_turn_messages accepted a missing upto")
 
 
 def _advance(ids: IdMapper, to: int, turns: Sequence[TurnMessage | None]) -> None:
@@ -216,26 +248,21 @@ class RenderCache:
         warnings: list[str] | None = None,
     ) -> dict[str, Any]:
         """The request body :func:`toolreplay.render` gives for these arguments, rendered incrementally."""
-        from toolreplay.api import render_options
+        from toolreplay import api
 
         h = history if isinstance(history, History) else load_history(history)
         v = get_vessel(vessel)
-        opts = render_options(
+        given = tools if tools is not None else (h.tools or ())
+        opts = api.render_options(
             v,
             system=system,
-            tools=tools if tools is not None else (h.tools or ()),
+            tools=given,
             model=model,
             temperature=temperature,
             max_tokens=max_tokens,
             stream=stream,
         )
-        messages = h.messages
-        if upto is not None:
-            cut = next((i for i, m in enumerate(messages) if m.id == upto), None)
-            if cut is None:  # the replay seam raises the error a caller expects
-                prepare_turn_messages(h, mode, upto=upto, settings=settings)
-                raise AssertionError("unreachable: prepare_turn_messages accepted a missing upto")
-            messages = messages[: cut + 1]
+        messages = _cut(h, upto, mode, settings)
         entry = self._entry(v.wire, opts, mode, settings)
         try:
             self._update(entry, messages)
@@ -243,15 +270,18 @@ class RenderCache:
         except BaseException:
             self._entries.remove(entry)
             raise
-        if body is None:  # the wire did not render as this cache expects: use the plain render
+        if body is None:  # the wire did not render as this cache expects: the plain render decides
             self._stats = replace(self._stats, fallbacks=self._stats.fallbacks + 1)
             self._entries.remove(entry)
-            turns = prepare_turn_messages(messages, mode, settings=settings)
-            body = render_wire(v.wire, turns, opts)
+            return api.render(
+                h, v, mode, system, tools, model, upto, settings=settings, temperature=temperature,
+                max_tokens=max_tokens, stream=stream, warnings=warnings,
+            )  # fmt: skip
         if warnings is not None:
             warnings.extend(h.warnings)
-            turns_now = [t for t in entry.turns if t is not None]
-            warnings.extend(render_warnings(turns_now, opts.tools, v.wire))
+            # the tools api.render puts in its options: in plain and prose, the native ones (DECISIONS 8)
+            declared = opts.tools if mode == "native" else tuple(entry.declared)
+            warnings.extend(render_warnings([t for t in entry.turns if t is not None], declared, v.wire))
         return body
 
     # ------------------------------------------------------------------------------------------------
@@ -269,22 +299,26 @@ class RenderCache:
 
     def _update(self, e: _Entry, messages: tuple[Message, ...]) -> None:
         """Bring ``e`` to ``messages``: keep the shared leading messages, render the rest."""
-        j = _first_difference(e.messages, messages) if e.piece is not None else 0
-        if j == len(e.messages) == len(messages):
+        fresh = e.piece is None
+        j = 0 if fresh else _first_difference(e.messages, messages)
+        if not fresh and j == len(e.messages) == len(messages):
             self._count(resumed=True, reused=j, rendered=0)
             return
-        if j < len(e.messages) or e.piece is None:
+        if fresh or j < len(e.messages):
             self._truncate(e, messages, j)
         tail = _tail_turns(messages, j, e.mode, e.settings, e.alloc)
         if tail is None and j > 0:
             j = 0
             self._truncate(e, messages, 0)
             tail = _tail_turns(messages, 0, e.mode, e.settings, e.alloc)
-        if tail is None:  # duplicate message ids: the replay seam's own answer, unchanged
-            tail = self._all_turns(messages, e.mode, e.settings)
+        repeated = tail is None
+        if tail is None:  # message ids repeat: matched in order, and no resuming from this state
+            tail = _prepared(messages, len(messages), e.mode, e.settings)
         self._count(resumed=j > 0, reused=j, rendered=len(messages) - j)
         self._extend(e, tail)
         e.messages = messages
+        if repeated:
+            e.piece = None
 
     def _count(self, *, resumed: bool, reused: int, rendered: int) -> None:
         s = self._stats
@@ -295,22 +329,6 @@ class RenderCache:
             rendered_messages=s.rendered_messages + rendered,
             fallbacks=s.fallbacks,
         )
-
-    @staticmethod
-    def _all_turns(
-        messages: tuple[Message, ...], mode: Mode, settings: ReplaySettings
-    ) -> list[TurnMessage | None]:
-        """Each message's turn message, matched in order (for histories whose ids repeat)."""
-        prepared = prepare_turn_messages(messages, mode, settings=settings)
-        out: list[TurnMessage | None] = []
-        pos = 0
-        for m in messages:
-            if pos < len(prepared) and prepared[pos].message_id == m.id:
-                out.append(prepared[pos])
-                pos += 1
-            else:
-                out.append(None)
-        return out
 
     @staticmethod
     def _truncate(e: _Entry, messages: tuple[Message, ...], j: int) -> None:
@@ -334,12 +352,12 @@ class RenderCache:
             _advance(e.ids, e.index_after[-1], e.turns)
 
     @staticmethod
-    def _extend(e: _Entry, tail: Sequence[TurnMessage | None]) -> None:
-        """Render ``tail`` (one turn message or None per stored message) onto the end of ``e``."""
+    def _extend(e: _Entry, tail: Tail) -> None:
+        """Render ``tail`` (per stored message: its turn message and its native one) onto ``e``."""
         piece = e.piece
         assert piece is not None
         items = e.items
-        for t in tail:
+        for t, native in tail:
             e.turns.append(t)
             if t is not None:
                 if t.role == "system":
@@ -349,9 +367,9 @@ class RenderCache:
                     if made and e.first is None:
                         e.first, e.first_at = (t, len(made)), len(e.turns) - 1
                     items.extend(made)
-                    if t.calls and any(c.name not in e.declared_names for c in t.calls):
-                        e.declared[:] = declared_tools([t], e.declared)
-                        e.declared_names = {s.name for s in e.declared}
+            if native is not None and any(c.name not in e.declared_names for c in native.calls):
+                e.declared[:] = declared_tools([native], e.declared)
+                e.declared_names = {s.name for s in e.declared}
             e.items_after.append(len(items))
             e.index_after.append(e.ids.index if e.ids is not None else 0)
             e.declared_after.append(len(e.declared))
