@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.api import render
 from toolreplay.jsonenc import encode
 from toolreplay.profiles import vessels
-from toolreplay.replay import prose_record
+from toolreplay.replay import Mode, prose_record
 
 #: How a prose record starts (the calls written as text at the head of the next user message).
 PROSE_HEAD = prose_record([])
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from toolreplay.cli.demo import DemoContext
 
 SIDE_BY_SIDE_VESSEL = "openai"
-SIDE_BY_SIDE_MODES = ("plain", "prose", "native")
+SIDE_BY_SIDE_MODES: tuple[Mode, ...] = ("plain", "prose", "native")
 #: Keys (or key/value pairs) that mark an element as an earlier call or its answer, on every wire.
 _CALL_MARKS = ('"tool_calls"', '"function_call"', '"tool_use"', '"functionCall"', '"calls"')
 _ANSWER_MARKS = ('"role":"tool"', '"function_call_output"', '"tool_result"', '"functionResponse"')
