@@ -31,6 +31,8 @@ _EXPORTS: dict[str, str] = {
     "get_vessel": "toolreplay.profiles",
     "Vessel": "toolreplay.profiles",
     "ToolreplayError": "toolreplay.errors",
+    "run_turn": "toolreplay.loop",
+    "run_turn_async": "toolreplay.loop",
 }
 
 __all__ = [
@@ -52,6 +54,8 @@ __all__ = [
     "prepare_turn_messages",
     "render",
     "reply_calls",
+    "run_turn",
+    "run_turn_async",
     "vessels",
 ]
 
@@ -68,6 +72,7 @@ if TYPE_CHECKING:
         normalize_tool_uses,
     )
     from toolreplay.jsonenc import encode
+    from toolreplay.loop import run_turn, run_turn_async
     from toolreplay.profiles import Vessel, get_vessel, vessels
     from toolreplay.replay import (
         ReplayCall,
