@@ -26,7 +26,8 @@ import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from toolreplay import jsonenc
 from toolreplay.audit.body import RequestBody
@@ -40,6 +41,9 @@ from toolreplay.replay import (
     reply_calls,
 )
 from toolreplay.wires._common import GEMINI_DUMMY_SIGNATURE, wire_tool_name
+
+if TYPE_CHECKING:
+    from toolreplay.templates import TemplateAudit
 
 Fate = Literal["as call", "as text", "missing"]
 #: Google's documented stand-ins for a thought signature (Vertex accepts only the first).
@@ -120,7 +124,8 @@ class AuditReport:
     passages: tuple[TextPassage, ...]
     stored: tuple[StoredCallFate, ...] | None = None
     warnings: tuple[str, ...] = ()
-    template: Any = None  # a toolreplay.templates.TemplateAudit when a prompt template was given
+    template: TemplateAudit | None = None
+    """The chat template's audit, when a prompt template was given."""
     notes: tuple[str, ...] = field(default=())
 
     def counts(self) -> tuple[int, int, int, int]:
@@ -467,7 +472,7 @@ def audit_request(
     history: History | None = None,
     *,
     settings: ReplaySettings = DEFAULT_SETTINGS,
-    template: Any = None,
+    template: str | Path | None = None,
     server: str = "transformers",
 ) -> AuditReport:
     """Audit ``request`` (see the module docstring); ``template`` a chat template path for Chat bodies."""

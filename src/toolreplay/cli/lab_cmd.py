@@ -31,7 +31,7 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
     console = Console()
     console.print(table)
     for line in comparison_lines(outcome.summary):
-        console.print(line, highlight=False)
+        console.print(line, highlight=False, soft_wrap=True)
 
 
 @click.command("lab")

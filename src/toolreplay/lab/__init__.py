@@ -3,8 +3,11 @@
 * :mod:`toolreplay.lab.classify`: the trial classes and the "said without doing" heuristic (also used by
   the turn loop on every live reply);
 * :mod:`toolreplay.lab.stats`: Wilson intervals and Fisher's exact test;
-* :mod:`toolreplay.lab.runner`: the trials themselves (concurrent, resumable), the table and summary;
-* :mod:`toolreplay.lab.chart`: the PNG chart (matplotlib, imported only there).
+* :mod:`toolreplay.lab.plan`: the frozen history and the one request per vessel and mode;
+* :mod:`toolreplay.lab.runner`: the trials themselves (concurrent, resumable) and the files they write;
+* :mod:`toolreplay.lab.summary`: the table, the intervals and the tests;
+* :mod:`toolreplay.lab.chart`: the PNG chart (matplotlib, imported only there);
+* :mod:`toolreplay.lab.scripted`: a scripted stand-in model for the provider doubles (tests, docs).
 
 Import the submodules directly; this package imports nothing on its own so ``import toolreplay`` stays light.
 """

@@ -9,7 +9,6 @@ that a words-only body still offers the tools the native one declares.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,20 +170,11 @@ def check_budget(pending: int, config: LabConfig) -> None:
         )
 
 
-def describe(cells: Sequence[Cell]) -> list[str]:
-    """One line per cell: vessel, mode, request hash, size (for the run's header)."""
-    return [
-        f"{c.vessel.name} {c.mode}: request {c.request_hash} ({len(jsonenc.encode(c.body)):,} bytes)"
-        for c in cells
-    ]
-
-
 __all__ = [
     "DEFAULT_MAX_REQUESTS",
     "Cell",
     "LabConfig",
     "check_budget",
-    "describe",
     "frozen",
     "lab_tools",
     "parse_expect",
