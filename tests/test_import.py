@@ -263,7 +263,8 @@ def test_claude_code_session() -> None:
     assert h.messages[3].tool_uses[0].is_error
     skipped = [w for w in b.warnings if "skipped" in w]
     assert skipped and "2 sidechain entries" in skipped[0] and "1 meta entries" in skipped[0]
-    assert "1 summary entries" in skipped[0] and "1 system entries" in skipped[0]
+    assert "2 summary entries" in skipped[0] and "1 system entries" in skipped[0]
+    assert "2 file-history-snapshot entries" in skipped[0]
 
 
 def test_llm_logs(tmp_path: Path) -> None:

@@ -29,11 +29,17 @@ from toolreplay.wires._turns import Event, assemble
 from toolreplay.wires.anthropic.request import message_events
 
 NAME = "claude-code"
-_ENTRY_KEYS = ("uuid", "sessionId", "parentUuid", "leafUuid")
+_ENTRY_KEYS = ("uuid", "sessionId", "parentUuid", "leafUuid", "messageId")
+#: Entry types that carry none of the keys above (a session file may open with many of them).
+_BOOKKEEPING = frozenset({"summary", "file-history-snapshot", "queue-operation"})
+#: How far into the file ``auto`` looks for the first message entry.
+SNIFF_LINES = 200
 
 
 def _is_entry(v: Any) -> bool:
-    return isinstance(v, Mapping) and isinstance(v.get("type"), str) and any(k in v for k in _ENTRY_KEYS)
+    if not isinstance(v, Mapping) or not isinstance(v.get("type"), str):
+        return False
+    return v["type"] in _BOOKKEEPING or any(k in v for k in _ENTRY_KEYS)
 
 
 def sniff(doc: Document) -> str | None:
@@ -42,15 +48,15 @@ def sniff(doc: Document) -> str | None:
         return doc.error or "an SQLite database, not JSON"
     if doc.kind == "json":
         return "a single JSON document, not JSON Lines of session entries"
-    for rec in doc.records[:5]:
+    for rec in doc.records[:SNIFF_LINES]:
         v = rec.value
-        if _is_entry(v) and v.get("type") in ("user", "assistant") and isinstance(v.get("message"), Mapping):
-            return None
         if not _is_entry(v):
             return (
                 f"line {rec.line}: {kind_of(v)} without 'type' and 'uuid'/'sessionId' (not a session entry)"
             )
-    return "no user or assistant entry with a 'message' in the first lines"
+        if v.get("type") in ("user", "assistant") and isinstance(v.get("message"), Mapping):
+            return None
+    return f"no user or assistant entry with a 'message' in the first {SNIFF_LINES} lines"
 
 
 def _skip_reason(v: Mapping[str, Any]) -> str | None:
