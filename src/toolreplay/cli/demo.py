@@ -203,6 +203,18 @@ SECTIONS: list[Section] = [section_stored, section_side_by_side, section_patches
 """The demo's sections in order. Append a ``Callable[[DemoContext], None]`` to add one."""
 
 
+def full_demo() -> list[Section]:
+    """The whole demo: these sections, every vessel's next request, and the audit of plain vs native.
+
+    The vessel and audit sections live in their own modules (they import this one for DemoContext), so
+    they are gathered here, at run time.
+    """
+    from toolreplay.cli.demo_audit import demo_audit_section
+    from toolreplay.cli.demo_vessels import demo_vessels_section
+
+    return [*SECTIONS[:-1], demo_vessels_section, SECTIONS[-1], demo_audit_section]
+
+
 # --------------------------------------------------------------------------------------------------
 # running it
 
@@ -227,7 +239,7 @@ def run_demo(db: str | None, console: Console, sections: Sequence[Section] | Non
         plain=prepare_turn_messages(stored, "plain", settings=settings),
         native=prepare_turn_messages(stored, "native", settings=settings),
     )
-    for section in SECTIONS if sections is None else sections:
+    for section in full_demo() if sections is None else sections:
         section(ctx)
     console.print(
         f"Stored in {url} (conversation {h.id}). Try next: toolreplay history show {h.id}  |  "
