@@ -363,6 +363,29 @@ def _assign_ids(drafts: Sequence[_Draft], prefix: str) -> list[str]:
     return out
 
 
+def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tuple[Message, ...]:
+    """The drafts as stored messages with their ids; an unanswered call of a finished reply is reported."""
+    ids = _assign_ids(drafts, id_prefix)
+    messages = tuple(
+        Message(
+            id=mid,
+            role=d.role,
+            text=d.text,
+            tool_uses=d.calls,
+            created_at=d.created_at,
+            provider_data=d.provider_data,
+            status=d.status,
+            meta=d.meta,
+        )
+        for mid, d in zip(ids, drafts, strict=True)
+    )
+    for m in messages:
+        for k, c in enumerate(m.tool_uses):
+            if c.answer is None and m.status == "complete":
+                warns.append(f"message {m.id}: call {k} ({c.name}) has no answer in the body")
+    return messages
+
+
 def assemble(
     events: Sequence[Event],
     *,
@@ -400,24 +423,7 @@ def assemble(
                 continue
             turn.answers(ev)
     drafts.extend(turn.finish(at_end=True))
-    ids = _assign_ids(drafts, id_prefix)
-    messages = tuple(
-        Message(
-            id=mid,
-            role=d.role,
-            text=d.text,
-            tool_uses=d.calls,
-            created_at=d.created_at,
-            provider_data=d.provider_data,
-            status=d.status,
-            meta=d.meta,
-        )
-        for mid, d in zip(ids, drafts, strict=True)
-    )
-    for m in messages:
-        for k, c in enumerate(m.tool_uses):
-            if c.answer is None and m.status == "complete":
-                warns.append(f"message {m.id}: call {k} ({c.name}) has no answer in the body")
+    messages = _messages(drafts, id_prefix, warns)
     return History(
         id=conversation_id,
         messages=messages,
