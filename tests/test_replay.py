@@ -230,7 +230,7 @@ def test_demo_replay() -> None:
     assert turns["m07"].calls[0].name == "coop"
     assert turns["m09"].calls[0].patches == ("input_excerpt",)
     assert turns["m09"].calls[0].provider_data == {
-        "gemini": {"thoughtSignature": "Cq8BAdHtim9demoSignatureBytes"}
+        "gemini": {"thoughtSignature": "CiRkZW1vLXRob3VnaHQtc2lnbmF0dXJlLXN0b3JlZC1ieS1nZW1pbmktbTA5"}
     }
     assert turns["m11"].calls == ()
 
