@@ -5,17 +5,15 @@ Synthetic shape (issue 7): ``turns`` turns, each a user message and an assistant
 something. The generator draws each turn from one seeded stream, in order, so the history of ``n + 1``
 turns starts with the ``2n`` messages of the history of ``n`` turns: "one more turn appended" is exact.
 
-Transcripts: ``dev.jsonl`` holds ``openai-chat`` (tau-bench v1) and ``tau2-bench`` conversations. They
-are turned into toolreplay histories the simple way the importers do it (DECISIONS 10, 11): one reply per
-agent turn (the assistant messages between two user messages), its calls in order with their answers,
-its texts joined with a blank line; calls made by the simulated user (tau2 telecom) are left out.
+Transcripts: ``dev.jsonl`` holds ``openai-chat`` (tau-bench v1) and ``tau2-bench`` conversations, read
+by toolreplay's own importer (``toolreplay.importers``, format ``tau-bench``).
 """
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,122 +129,24 @@ def appended(history: History, turn: Sequence[Message]) -> History:
 
 @dataclass(frozen=True, slots=True)
 class Transcript:
-    """One converted conversation of ``dev.jsonl``; ``user_calls_left_out`` counts DECISIONS 11 drops."""
+    """One conversation of ``dev.jsonl`` as the importers read it."""
 
     source: str
-    format: str
     history: History
-    user_calls_left_out: int
 
 
 def default_transcripts_path() -> Path:
     return Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "transcripts" / "dev.jsonl"
 
 
-def _arguments(raw: Any) -> Any:
-    """A call's input: tau2 keeps an object; OpenAI Chat a JSON string (parsed when it is valid JSON)."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    return raw
-
-
-class _Builder:
-    """Collects one conversation's messages, one reply per agent turn."""
-
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.texts: list[str] = []
-        self.calls: list[dict[str, Any]] = []  # name, input, id, answer, is_error
-        self.open = False
-        self.left_out = 0
-
-    def _next_id(self) -> str:
-        return f"t{len(self.messages)}"
-
-    def finish_reply(self) -> None:
-        if not self.open:
-            return
-        uses = tuple(
-            ToolCall(c["name"], c["input"], c.get("answer"), c.get("id"), bool(c.get("is_error")))
-            for c in self.calls
-        )
-        text = "\n\n".join(t for t in self.texts if t)
-        self.messages.append(Message(self._next_id(), "assistant", text, uses))
-        self.texts, self.calls, self.open = [], [], False
-
-    def plain(self, role: str, text: str) -> None:
-        self.finish_reply()
-        if role == "system" and any(m.role != "system" for m in self.messages):
-            role = "user"  # a late system message is not allowed by the history format
-        self.messages.append(Message(self._next_id(), role, text))  # type: ignore[arg-type]
-
-    def assistant(self, text: str, calls: Sequence[Mapping[str, Any]]) -> None:
-        self.open = True
-        self.texts.append(text)
-        for c in calls:
-            self.calls.append({"name": c["name"], "input": c["input"], "id": c.get("id")})
-
-    def answer(self, call_id: Any, content: str, is_error: bool) -> None:
-        for c in reversed(self.calls):
-            if c.get("id") == call_id and "answer" not in c:
-                c["answer"], c["is_error"] = content, is_error
-                return
-
-
-def _content(raw: Any) -> str:
-    if raw is None:
-        return ""
-    if isinstance(raw, str):
-        return raw
-    if isinstance(raw, list):
-        return "\n".join(str(p.get("text", "")) for p in raw if isinstance(p, Mapping))
-    return str(raw)
-
-
-def transcript_history(row: Mapping[str, Any], name: str) -> Transcript:
-    """One ``dev.jsonl`` row (``openai-chat`` or ``tau2-bench``) as a toolreplay history."""
-    fmt = str(row.get("format"))
-    b = _Builder()
-    for m in row["messages"]:
-        role = m.get("role")
-        if role == "tool":
-            if m.get("requestor") == "user":  # the answer to a simulated user's call
-                continue
-            b.answer(m.get("tool_call_id", m.get("id")), _content(m.get("content")), bool(m.get("error")))
-        elif role == "assistant":
-            calls = []
-            for tc in m.get("tool_calls") or ():
-                fn = tc.get("function")
-                if isinstance(fn, Mapping):  # OpenAI Chat
-                    calls.append(
-                        {"name": fn["name"], "input": _arguments(fn.get("arguments")), "id": tc["id"]}
-                    )
-                else:  # tau2
-                    calls.append(
-                        {"name": tc["name"], "input": _arguments(tc.get("arguments")), "id": tc["id"]}
-                    )
-            b.assistant(_content(m.get("content")), calls)
-        elif role in ("user", "system"):
-            user_calls = len(m.get("tool_calls") or ())  # tau2 telecom: the simulated user's own calls
-            b.left_out += user_calls
-            text = _content(m.get("content"))
-            if text or not user_calls:
-                b.plain(role, text)
-    b.finish_reply()
-    hist = History(id=name, messages=tuple(b.messages))
-    return Transcript(str(row.get("source", name)), fmt, hist, b.left_out)
-
-
 def load_transcripts(path: Path | None = None) -> list[Transcript]:
-    """Every conversation of ``dev.jsonl`` converted (empty when the file is absent: a user's clone)."""
+    """Every conversation of ``dev.jsonl``, read by toolreplay's own ``tau-bench`` importer (one reply
+    per agent turn, DECISIONS 10; the simulated user's calls kept out of the replies, DECISIONS 11).
+    Empty when the file is absent (a user's clone)."""
+    from toolreplay.importers import read_file
+
     p = path or default_transcripts_path()
     if not p.is_file():
         return []
-    out: list[Transcript] = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines()):
-        if line.strip():
-            out.append(transcript_history(json.loads(line), f"dev-{n}"))
-    return out
+    batch = read_file(p, "tau-bench")
+    return [Transcript(f"{batch.source}#{h.id}", h) for h in batch.conversations]

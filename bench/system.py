@@ -98,11 +98,37 @@ def store_rows(cfg: Config) -> list[Row]:
     try:
         store = open_store(str(tmp / "bench.db"))
         try:
-            return _append_rows(store, cfg) + _load_rows(store, cfg)
+            return [*_append_rows(store, cfg), fsync_row(tmp, cfg), *_load_rows(store, cfg)]
         finally:
             store.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def fsync_row(folder: Path, cfg: Config) -> Row:
+    """What one durable write costs on the database's file system: a 4 KiB write plus ``fsync``.
+
+    The store commits with ``synchronous = FULL`` (a reply and its calls survive a power cut), so every
+    append pays at least this once; the rest of the append is the store's own work.
+    """
+    path = folder / "fsync-probe"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+    samples: list[float] = []
+    try:
+        for _ in range(max(10, cfg.repeats)):
+            os.write(fd, b"x" * 4096)
+            t0 = time.perf_counter()
+            os.fsync(fd)
+            samples.append(time.perf_counter() - t0)
+    finally:
+        os.close(fd)
+    return Row(
+        "store",
+        "fsync of a 4 KiB write on the same file system (a durable commit's floor)",
+        "",
+        ms(median(samples)),
+        None,
+    )
 
 
 def _append_rows(s: Store, cfg: Config) -> list[Row]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import NO_SHARED, ROOT, load_transcripts
+from conftest import NO_SHARED, ROOT, SHARED
 
 if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside it
     sys.path.insert(0, str(ROOT))
@@ -60,43 +60,15 @@ def test_one_more_turn_is_exactly_an_appended_turn() -> None:
     assert grown.messages[:14] == h.messages
 
 
-def test_transcripts_convert_to_histories() -> None:
-    rows = load_transcripts()
-    if not rows:
+def test_transcripts_load_through_the_importer() -> None:
+    if SHARED is None:
         pytest.skip(NO_SHARED)
-    converted = [histories.transcript_history(r, f"dev-{i}") for i, r in enumerate(rows)]
-    # the counts SOURCES.md states for dev.jsonl: 325 agent calls, 97 simulated-user calls left out
+    converted = histories.load_transcripts()
+    assert len(converted) == 40
+    # the counts SOURCES.md states for dev.jsonl: 325 calls made by the agents
     assert sum(len(m.tool_uses) for t in converted for m in t.history.messages) == 325
-    assert sum(t.user_calls_left_out for t in converted) == 97
     for t in converted:
         assert all(c.answer is not None for m in t.history.messages for c in m.tool_uses)
-        toolreplay.render(t.history, "anthropic")  # renders without error
-
-
-def test_transcript_reply_joins_an_agent_turn() -> None:
-    row = {
-        "format": "openai-chat",
-        "messages": [
-            {"role": "system", "content": "policy"},
-            {"role": "user", "content": "book it"},
-            {"role": "assistant", "content": "Looking.", "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "find", "arguments": '{"q": 1}'}}]},
-            {"role": "tool", "tool_call_id": "c1", "name": "find", "content": "found"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "c2", "type": "function", "function": {"name": "book", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "c2", "name": "book", "content": "booked"},
-            {"role": "assistant", "content": "Booked."},
-            {"role": "user", "content": "thanks"},
-        ],
-    }  # fmt: skip
-    h = histories.transcript_history(row, "x").history
-    assert [m.role for m in h.messages] == ["system", "user", "assistant", "user"]
-    reply = h.messages[2]
-    assert reply.text == "Looking.\n\nBooked."
-    assert [(c.name, c.input, c.answer) for c in reply.tool_uses] == [
-        ("find", {"q": 1}, "found"),
-        ("book", {}, "booked"),
-    ]
 
 
 # --------------------------------------------------------------------------------------------------

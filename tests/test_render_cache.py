@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import NO_SHARED, ROOT, load_transcripts
+from conftest import NO_SHARED, ROOT
 from toolreplay import encode, render
 from toolreplay.errors import ToolreplayError
 from toolreplay.history import History, Message, ToolCall, ToolSpec
@@ -20,7 +20,7 @@ from toolreplay.replay import MODES, ReplaySettings
 
 if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside it
     sys.path.insert(0, str(ROOT))
-from bench.histories import transcript_history
+from bench.histories import load_transcripts
 
 VESSELS = sorted(BUILTIN)
 
@@ -227,11 +227,11 @@ def test_upto_and_warnings_match_the_full_render() -> None:
 
 
 def test_real_transcripts_grown_message_by_message() -> None:
-    rows = load_transcripts()
-    if not rows:
+    transcripts = load_transcripts()
+    if not transcripts:
         pytest.skip(NO_SHARED)
     for n in (0, 17, 30):
-        h = transcript_history(rows[n], f"dev-{n}").history
+        h = transcripts[n].history
         for vessel in ("anthropic", "gemini", "openai-responses", "kimi"):
             cache = RenderCache()
             for k in range(1, len(h.messages) + 1):
