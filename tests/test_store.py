@@ -61,7 +61,9 @@ def test_round_trip_is_exact(store: Store) -> None:
     assert back.messages[0].created_at is None
     # provider data beside the call, not in an id
     m09 = back.messages[back.index_of("m09")]
-    assert m09.tool_uses[0].provider_data == {"gemini": {"thoughtSignature": "CiRkZW1vLXRob3VnaHQtc2lnbmF0dXJlLXN0b3JlZC1ieS1nZW1pbmktbTA5"}}
+    assert m09.tool_uses[0].provider_data == {
+        "gemini": {"thoughtSignature": "CiRkZW1vLXRob3VnaHQtc2lnbmF0dXJlLXN0b3JlZC1ieS1nZW1pbmktbTA5"}
+    }
     assert isinstance(m09.tool_uses[0].input, str)  # the cut-short input stays raw text
     m07 = back.messages[back.index_of("m07")]
     assert (m07.tool_uses[0].name, m07.tool_uses[0].call_id) == ("mcp__coop__coop", "toolu_01A9")
