@@ -7,9 +7,9 @@
    request, so every call made inside the turn has its final derived id (``replay_a7_0``) at once: the
    requests inside the turn and every later turn's requests share their bytes up to the newest call;
 3. loops: render (the conversation up to and including its own user message, plus its own reply in
-   progress: DECISIONS 5), send, parse; runs each call the model made (or dry-runs it) and records it
-   with its answer at once (committed: nothing executed is lost if the process dies); stops at an answer
-   without calls, or after ``max_steps`` requests;
+   progress: DECISIONS 5), send, parse; runs each call the model made (or dry-runs it), recording it
+   before it runs and again with its answer (each committed: nothing executed is lost if the process
+   dies, even while a tool runs); stops at an answer without calls, or after ``max_steps`` requests;
 4. finishes the reply (text, status, provider data, meta) in one transaction, after running the "said
    without doing" classifier on it: a flagged reply carries ``meta["said_without_doing"]``.
 
@@ -292,16 +292,20 @@ class _Turn:
     # -- calls ------------------------------------------------------------------------------------
 
     async def run_call(self, pc: ParsedCall) -> None:
-        """Answer one call (run, dry-run or refuse it) and record it with its answer, committed."""
+        """Answer one call (run, dry-run or refuse it): recorded before it runs, then with its answer."""
         cid = call_id(self.stem, len(self.calls))
         self.emit(CallStarted(cid, pc.name, pc.input))
+        made = ToolCall(pc.name, pc.input, None, pc.call_id, False, pc.provider_data)
+        # Committed before the tool runs: a process killed while it runs keeps the call, unanswered
+        # (the answer recorded below fills this same call in).
+        self.store.record_call(self.cid, self.reply_id, made)
         try:
             outcome: ToolOutcome = await self.registry.call(
                 pc.name, pc.input, dry=self.options.dry_tools, input_error=pc.input_error
             )
         except BaseException:
             # A crashed tool: the call was made and its effect is unknown. Keep it, unanswered.
-            self.record(ToolCall(pc.name, pc.input, None, pc.call_id, False, pc.provider_data))
+            self.calls.append(made)
             raise
         self.record(
             ToolCall(pc.name, pc.input, outcome.answer, pc.call_id, outcome.is_error, pc.provider_data)

@@ -93,8 +93,9 @@ class Store(Protocol):
         """Append one executed call (with its answer, or None when it has none yet) to a reply; committed.
 
         A call may be recorded before it runs (``answer=None``) and again with its answer: when the reply's
-        latest call with the same provider ``call_id`` has no answer and the same name and input, the
-        answer is filled in there. Anything else appends (providers reuse ids like ``call_0`` across the
+        latest call with the same provider ``call_id`` (for a call without one: the reply's latest call,
+        when it has no id either) has no answer and the same name and input, the answer is filled in
+        there. Anything else appends (providers reuse ids like ``call_0`` across the
         rounds of one turn). Refused (StoreError) for an unknown message, a non-assistant message, or a
         reply that is already ``complete``.
         """

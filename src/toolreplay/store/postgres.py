@@ -102,6 +102,7 @@ Q = {
         "INSERT_TOOL_USE",
         "NEXT_TOOL_POSITION",
         "FIND_OPEN_CALL",
+        "FIND_LAST_IDLESS_CALL",
         "SET_CALL_ANSWER",
         "FINISH_REPLY",
         "TODO_INSERT",
@@ -448,25 +449,22 @@ class PostgresStore:
             self._open_reply(c, conversation_id, message_id)
             if call.call_id is not None:
                 row = c.execute(Q["FIND_OPEN_CALL"], (conversation_id, message_id, call.call_id)).fetchone()
-                if (
-                    row is not None
-                    and row[3] is None
-                    and row[1] == call.name
-                    and row[2] == S.input_text(call)
-                ):
-                    if call.answer is not None:
-                        c.execute(
-                            Q["SET_CALL_ANSWER"],
-                            (
-                                call.answer,
-                                int(call.is_error),
-                                S.json_text(call.provider_data),
-                                conversation_id,
-                                message_id,
-                                row[0],
-                            ),
-                        )
-                    return
+            else:
+                row = c.execute(Q["FIND_LAST_IDLESS_CALL"], (conversation_id, message_id)).fetchone()
+            if row is not None and row[3] is None and row[1] == call.name and row[2] == S.input_text(call):
+                if call.answer is not None:
+                    c.execute(
+                        Q["SET_CALL_ANSWER"],
+                        (
+                            call.answer,
+                            int(call.is_error),
+                            S.json_text(call.provider_data),
+                            conversation_id,
+                            message_id,
+                            row[0],
+                        ),
+                    )
+                return
             pos = c.execute(Q["NEXT_TOOL_POSITION"], (conversation_id, message_id)).fetchone()
             start = int(pos[0]) if pos else 0
             for params in S.tool_use_rows(conversation_id, message_id, [call], start):

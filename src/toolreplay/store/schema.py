@@ -170,6 +170,12 @@ NEXT_TOOL_POSITION = (
 FIND_OPEN_CALL = """SELECT position, name, input, answer FROM tool_uses
     WHERE conversation_id = ? AND message_id = ? AND call_id = ?
     ORDER BY position DESC LIMIT 1"""
+# A call without a provider id (Gemini sends none) is matched only with the reply's latest call, and only
+# when that one has no id either: the turn loop records such a call before it runs and right after.
+FIND_LAST_IDLESS_CALL = """SELECT position, name, input, answer FROM (
+    SELECT position, name, input, answer, call_id FROM tool_uses
+    WHERE conversation_id = ? AND message_id = ? ORDER BY position DESC LIMIT 1
+) AS latest WHERE call_id IS NULL"""
 SET_CALL_ANSWER = """UPDATE tool_uses SET answer = ?, is_error = ?, provider_data = ?
     WHERE conversation_id = ? AND message_id = ? AND position = ?"""
 MESSAGE_STATE = "SELECT role, status FROM messages WHERE conversation_id = ? AND id = ?"

@@ -279,33 +279,31 @@ class SQLiteStore:
         """Append one executed call to a reply that is not complete; committed at once.
 
         Record a call before it runs (``answer=None``) and again with its answer: when the reply's latest
-        call with the same provider ``call_id`` has no answer and the same name and input, the answer is
-        filled in there instead of appending a second call. Anything else appends (providers reuse ids
-        such as ``call_0`` across the rounds of one turn, so an id alone does not identify a call).
+        call with the same provider ``call_id`` (for a call without one: the reply's latest call, when it
+        has no id either) has no answer and the same name and input, the answer is filled in there
+        instead of appending a second call. Anything else appends (providers reuse ids such as
+        ``call_0`` across the rounds of one turn, so an id alone does not identify a call).
         """
         with self._write() as c:
             self._open_reply(c, conversation_id, message_id)
             if call.call_id is not None:
                 row = c.execute(S.FIND_OPEN_CALL, (conversation_id, message_id, call.call_id)).fetchone()
-                if (
-                    row is not None
-                    and row[3] is None
-                    and row[1] == call.name
-                    and row[2] == S.input_text(call)
-                ):
-                    if call.answer is not None:
-                        c.execute(
-                            S.SET_CALL_ANSWER,
-                            (
-                                call.answer,
-                                int(call.is_error),
-                                S.json_text(call.provider_data),
-                                conversation_id,
-                                message_id,
-                                row[0],
-                            ),
-                        )
-                    return
+            else:
+                row = c.execute(S.FIND_LAST_IDLESS_CALL, (conversation_id, message_id)).fetchone()
+            if row is not None and row[3] is None and row[1] == call.name and row[2] == S.input_text(call):
+                if call.answer is not None:
+                    c.execute(
+                        S.SET_CALL_ANSWER,
+                        (
+                            call.answer,
+                            int(call.is_error),
+                            S.json_text(call.provider_data),
+                            conversation_id,
+                            message_id,
+                            row[0],
+                        ),
+                    )
+                return
             start = c.execute(S.NEXT_TOOL_POSITION, (conversation_id, message_id)).fetchone()[0]
             c.executemany(S.INSERT_TOOL_USE, S.tool_use_rows(conversation_id, message_id, [call], start))
 
