@@ -12,11 +12,13 @@ from hypothesis import strategies as st
 
 from conftest import NO_SHARED, ROOT
 from toolreplay import encode, render
+from toolreplay.api import render_options
 from toolreplay.errors import ToolreplayError
 from toolreplay.history import History, Message, ToolCall, ToolSpec
 from toolreplay.profiles import BUILTIN
 from toolreplay.render_cache import RenderCache
-from toolreplay.replay import MODES, ReplaySettings
+from toolreplay.replay import MODES, ReplaySettings, prepare_turn_messages
+from toolreplay.wires import render_wire
 
 if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside it
     sys.path.insert(0, str(ROOT))
@@ -155,6 +157,34 @@ def test_incremental_render_equals_full_render(
             old = {m.id: m for m in h.messages}
             h = History(h.id, tuple(old[m.id] if old.get(m.id) == m else m for m in fresh.messages))
         same_bytes(cache, h, kw)
+
+
+@given(
+    st.lists(message_specs(), max_size=6),
+    st.lists(ops, min_size=1, max_size=6),
+    st.sampled_from(VESSELS),
+    st.sampled_from(MODES),
+    st.sampled_from([None, "none"]),
+)
+def test_render_body_equals_render_wire(
+    specs: list[Any], steps: list[Any], vessel: str, mode: Any, tool_choice: str | None
+) -> None:
+    """The loop's way: its own options (tool_choice, tools), the messages as a list, one wire."""
+    v = BUILTIN[vessel]
+    opts = dataclasses.replace(
+        render_options(v, tools=[ToolSpec("coop", "The todo board.")]), tool_choice=tool_choice
+    )
+    cache = RenderCache()
+    system: str | None = None
+    h = build(specs, system, False)
+    for op in [("reload",), *steps]:
+        if op[0] not in ("options", "reload"):
+            specs, system = apply(specs, system, op)
+            fresh = build(specs, system, False)
+            old = {m.id: m for m in h.messages}
+            h = History(h.id, tuple(old[m.id] if old.get(m.id) == m else m for m in fresh.messages))
+        want = encode(render_wire(v.wire, prepare_turn_messages(h, mode), opts))
+        assert encode(cache.render_body(list(h.messages), v.wire, opts, mode)) == want
 
 
 def _turns(n: int) -> list[Message]:

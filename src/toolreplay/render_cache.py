@@ -103,6 +103,7 @@ class _Entry:
     opts: RenderOptions
     mode: Mode
     settings: ReplaySettings
+    native_tools: bool
     messages: tuple[Message, ...] = ()
     turns: list[TurnMessage | None] = field(default_factory=lambda: [])
     items: list[Any] = field(default_factory=lambda: [])
@@ -120,8 +121,15 @@ class _Entry:
     piece: Piece | None = None
     ids: IdMapper | None = None
 
-    def matches(self, wire: str, opts: RenderOptions, mode: Mode, settings: ReplaySettings) -> bool:
-        return self.wire == wire and self.mode == mode and self.opts == opts and self.settings == settings
+    def matches(self, key: tuple[str, RenderOptions, Mode, ReplaySettings, bool]) -> bool:
+        wire, opts, mode, settings, native_tools = key
+        return (
+            self.wire == wire
+            and self.mode == mode
+            and self.native_tools == native_tools
+            and self.opts == opts
+            and self.settings == settings
+        )
 
 
 def _first_difference(old: tuple[Message, ...], new: tuple[Message, ...]) -> int:
@@ -155,12 +163,14 @@ def _matched(
     return out
 
 
-def _prepared(window: Sequence[Message], tail: int, mode: Mode, settings: ReplaySettings) -> Tail:
-    """(turn message in ``mode``, turn message in ``native`` mode) of each of the last ``tail`` messages
-    of ``window``. Native turns decide the declared tools in every mode (DECISIONS 8)."""
+def _prepared(
+    window: Sequence[Message], tail: int, mode: Mode, settings: ReplaySettings, native: bool
+) -> Tail:
+    """(turn message in ``mode``, the turn message that declares tools) of each of the last ``tail``
+    messages of ``window``: with ``native``, the native mode's (DECISIONS 8), else the same one."""
     context = {m.id for m in window[: len(window) - tail]}
     rows: list[list[TurnMessage | None]] = []
-    for md in dict.fromkeys((mode, "native")):
+    for md in dict.fromkeys((mode, "native" if native else mode)):
         prepared = prepare_turn_messages(window, md, settings=settings)
         skip = 0
         while skip < len(prepared) and prepared[skip].message_id in context:
@@ -169,9 +179,7 @@ def _prepared(window: Sequence[Message], tail: int, mode: Mode, settings: Replay
     return list(zip(rows[0], rows[-1], strict=True))
 
 
-def _tail_turns(
-    messages: tuple[Message, ...], start: int, mode: Mode, settings: ReplaySettings, alloc: StemAllocator
-) -> Tail | None:
+def _tail_turns(messages: tuple[Message, ...], start: int, e: _Entry) -> Tail | None:
     """The turn messages of ``messages[start:]`` (see :func:`_prepared`).
 
     Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
@@ -186,10 +194,10 @@ def _tail_turns(
     ids = [m.id for m in window]
     if len(set(ids)) != len(ids):
         return None
-    stems = [alloc.stem(m.id) for m in messages[start:]]
+    stems = [e.alloc.stem(m.id) for m in messages[start:]]
     if stems_for(ids)[start - c :] != stems:
         return None
-    return _prepared(window, len(messages) - start, mode, settings)
+    return _prepared(window, len(messages) - start, e.mode, e.settings, e.native_tools)
 
 
 def _cut(h: History, upto: str | None, mode: Mode, settings: ReplaySettings) -> tuple[Message, ...]:
@@ -263,36 +271,73 @@ class RenderCache:
             stream=stream,
         )
         messages = _cut(h, upto, mode, settings)
-        entry = self._entry(v.wire, opts, mode, settings)
+        # DECISIONS 8, as api.render does: plain and prose declare the tools the native replay would
+        native_tools = mode != "native"
+        got = self._render(messages, v.wire, opts, mode, settings, native_tools)
+        if got is None:  # the wire did not render as this cache expects: the plain render decides
+            return api.render(
+                h, v, mode, system, tools, model, upto, settings=settings, temperature=temperature,
+                max_tokens=max_tokens, stream=stream, warnings=warnings,
+            )  # fmt: skip
+        body, entry = got
+        if warnings is not None:
+            warnings.extend(h.warnings)
+            declared = tuple(entry.declared) if native_tools else opts.tools
+            warnings.extend(render_warnings([t for t in entry.turns if t is not None], declared, v.wire))
+        return body
+
+    def render_body(
+        self,
+        messages: History | Sequence[Message],
+        wire: str,
+        opts: RenderOptions,
+        mode: Mode = "native",
+        *,
+        settings: ReplaySettings = DEFAULT_SETTINGS,
+    ) -> dict[str, Any]:
+        """``render_wire(wire, prepare_turn_messages(messages, mode, settings=settings), opts)``, the
+        body a caller that builds its own options sends (the turn loop does, once per step of a turn: the
+        reply in progress, which gained a call, is the only message rendered again)."""
+        msgs = messages.messages if isinstance(messages, History) else tuple(messages)
+        if wire not in PACKAGES:  # the dispatcher's own error for an unknown wire
+            render_wire(wire, [], opts)
+        got = self._render(msgs, wire, opts, mode, settings, False)
+        if got is None:
+            return render_wire(wire, prepare_turn_messages(msgs, mode, settings=settings), opts)
+        return got[0]
+
+    # ------------------------------------------------------------------------------------------------
+
+    def _render(
+        self,
+        messages: tuple[Message, ...],
+        wire: str,
+        opts: RenderOptions,
+        mode: Mode,
+        settings: ReplaySettings,
+        native_tools: bool,
+    ) -> tuple[dict[str, Any], _Entry] | None:
+        """The body and the entry that made it; None when the wire did not render as expected."""
+        entry = self._entry((wire, opts, mode, settings, native_tools))
         try:
             self._update(entry, messages)
             body = self._body(entry)
         except BaseException:
             self._entries.remove(entry)
             raise
-        if body is None:  # the wire did not render as this cache expects: the plain render decides
+        if body is None:
             self._stats = replace(self._stats, fallbacks=self._stats.fallbacks + 1)
             self._entries.remove(entry)
-            return api.render(
-                h, v, mode, system, tools, model, upto, settings=settings, temperature=temperature,
-                max_tokens=max_tokens, stream=stream, warnings=warnings,
-            )  # fmt: skip
-        if warnings is not None:
-            warnings.extend(h.warnings)
-            # the tools api.render puts in its options: in plain and prose, the native ones (DECISIONS 8)
-            declared = opts.tools if mode == "native" else tuple(entry.declared)
-            warnings.extend(render_warnings([t for t in entry.turns if t is not None], declared, v.wire))
-        return body
+            return None
+        return body, entry
 
-    # ------------------------------------------------------------------------------------------------
-
-    def _entry(self, wire: str, opts: RenderOptions, mode: Mode, settings: ReplaySettings) -> _Entry:
+    def _entry(self, key: tuple[str, RenderOptions, Mode, ReplaySettings, bool]) -> _Entry:
         for i, e in enumerate(self._entries):
-            if e.matches(wire, opts, mode, settings):
+            if e.matches(key):
                 if i:
                     self._entries.insert(0, self._entries.pop(i))
                 return e
-        e = _Entry(wire, opts, mode, settings)
+        e = _Entry(*key)
         self._entries.insert(0, e)
         del self._entries[MAX_ENTRIES:]
         return e
@@ -306,14 +351,14 @@ class RenderCache:
             return
         if fresh or j < len(e.messages):
             self._truncate(e, messages, j)
-        tail = _tail_turns(messages, j, e.mode, e.settings, e.alloc)
+        tail = _tail_turns(messages, j, e)
         if tail is None and j > 0:
             j = 0
             self._truncate(e, messages, 0)
-            tail = _tail_turns(messages, 0, e.mode, e.settings, e.alloc)
+            tail = _tail_turns(messages, 0, e)
         repeated = tail is None
         if tail is None:  # message ids repeat: matched in order, and no resuming from this state
-            tail = _prepared(messages, len(messages), e.mode, e.settings)
+            tail = _prepared(messages, len(messages), e.mode, e.settings, e.native_tools)
         self._count(resumed=j > 0, reused=j, rendered=len(messages) - j)
         self._extend(e, tail)
         e.messages = messages
@@ -353,11 +398,11 @@ class RenderCache:
 
     @staticmethod
     def _extend(e: _Entry, tail: Tail) -> None:
-        """Render ``tail`` (per stored message: its turn message and its native one) onto ``e``."""
+        """Render ``tail`` (per stored message: its turn message, and the one declaring tools) onto ``e``."""
         piece = e.piece
         assert piece is not None
         items = e.items
-        for t, native in tail:
+        for t, declaring in tail:
             e.turns.append(t)
             if t is not None:
                 if t.role == "system":
@@ -367,8 +412,8 @@ class RenderCache:
                     if made and e.first is None:
                         e.first, e.first_at = (t, len(made)), len(e.turns) - 1
                     items.extend(made)
-            if native is not None and any(c.name not in e.declared_names for c in native.calls):
-                e.declared[:] = declared_tools([native], e.declared)
+            if declaring is not None and any(c.name not in e.declared_names for c in declaring.calls):
+                e.declared[:] = declared_tools([declaring], e.declared)
                 e.declared_names = {s.name for s in e.declared}
             e.items_after.append(len(items))
             e.index_after.append(e.ids.index if e.ids is not None else 0)
