@@ -192,6 +192,10 @@ def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     raise HistoryError(f"not a tool use or result in any known shape (keys: {keys})", field=where)
 
 
+#: Keys that mark an object as a tool use or result in one of the shapes :func:`normalize_tool_uses` reads.
+_ENTRY_KEYS = frozenset({"type", "tool_name", "function", "name"})
+
+
 def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict[str, Any]]:
     """Turn any stored shape of a reply's tool uses into one list of ``{tool_name, tool_input}`` entries.
 
@@ -217,6 +221,11 @@ def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict
         if raw is None:
             return []
     if isinstance(raw, Mapping):
+        # One tool use stored without its list is read as a list of one; an object in no tool-use shape
+        # is refused as what it is (tool_uses is not a list), not as a bad first entry.
+        if not _ENTRY_KEYS.intersection(raw):
+            keys = ", ".join(sorted(shown(str(k)) for k in raw)) or "none"
+            raise HistoryError(f"must be a list, not an object (keys: {keys})", field=field_name)
         raw = [raw]
     if not isinstance(raw, list):
         raise HistoryError(f"must be a list, not {type(raw).__name__}", field=field_name)
@@ -394,8 +403,8 @@ def history_from_dict(
         if not isinstance(msgs, list):
             raise HistoryError("needs a list of messages", source=source, field="messages")
         cid = data.get("id", default_id)
-        if not isinstance(cid, (str, int)) or isinstance(cid, bool):
-            raise HistoryError("must be a string", source=source, field="id")
+        if not isinstance(cid, (str, int)) or isinstance(cid, bool) or cid == "":
+            raise HistoryError("must be a non-empty string", source=source, field="id")
         tools = _tools_from(data.get("tools"), source)
     else:
         msgs, cid, tools = list(data), default_id, None
@@ -432,16 +441,23 @@ def load_history(
     path_or_dict: str | Path | Mapping[str, Any] | Sequence[Any], *, conversation_id: str | None = None
 ) -> History:
     """Load a history from a file path (JSON or JSON Lines), a dict in the file format, or a message list."""
+    if conversation_id == "":
+        raise HistoryError("a conversation id must not be empty", field="conversation_id")
     if isinstance(path_or_dict, (str, Path)):
         path = Path(path_or_dict)
         source = str(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            # utf-8-sig: editors on Windows save JSON with a byte-order mark, which json.loads refuses.
+            text = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
             raise HistoryError("no such file", source=source) from None
+        except IsADirectoryError:
+            raise HistoryError("is a directory, not a history file", source=source) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise HistoryError(f"cannot be read ({exc})", source=source) from None
         stripped = text.lstrip()
+        if not stripped:
+            raise HistoryError("the file is empty", source=source)
         data: Any
         try:
             data = json.loads(text)
