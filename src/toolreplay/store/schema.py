@@ -51,6 +51,8 @@ _MIGRATIONS_TABLE = (
     "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
 )
 MIGRATIONS_TABLE: dict[Dialect, str] = {"sqlite": _MIGRATIONS_TABLE, "postgres": _MIGRATIONS_TABLE}
+#: The tables of an SQLite file (those named ``sqlite_...`` are SQLite's own), to tell a foreign database.
+SQLITE_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table'"
 
 _CONVERSATIONS = """CREATE TABLE conversations (
     id TEXT PRIMARY KEY,
@@ -366,8 +368,15 @@ def message_differences(old: Message, new: Message) -> list[str]:
     return out
 
 
+def check_conversation_id(conversation_id: str) -> None:
+    """Refuse an empty conversation id: no command could name the conversation again."""
+    if not isinstance(conversation_id, str) or not conversation_id:
+        raise StoreError(f"a conversation id must be a non-empty string, not {conversation_id!r}")
+
+
 def check_message(conversation_id: str, m: Message) -> None:
     """Refuse a message the file format could not hold (a History can be built by hand)."""
+    check_conversation_id(conversation_id)
     where = f"conversation {conversation_id!r}: message {m.id!r}"
     if not isinstance(m.id, str) or not m.id:
         raise StoreError(f"conversation {conversation_id!r}: a message id must be a non-empty string")
@@ -405,6 +414,7 @@ def plan_import(stored: History | None, new: History) -> ImportPlan:
     * tool definitions are set when none are stored; different ones are refused like a message.
     """
     cid = new.id
+    check_conversation_id(cid)
     old_by_id = {m.id: (i, m) for i, m in enumerate(stored.messages)} if stored else {}
     seen: set[str] = set()
     fresh: list[Message] = []

@@ -13,6 +13,7 @@ All SQL lives in :mod:`toolreplay.store.schema`; the rules an import follows liv
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -44,6 +45,30 @@ def sqlite_path(url: str) -> str:
     return url
 
 
+def _write_access_problem(path: Path) -> str | None:
+    """Why toolreplay cannot write ``path``, if it cannot: SQLite in WAL mode writes even to read (the
+    ``-wal`` and ``-shm`` files beside the database, and the migrations check on open)."""
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is read-only"
+    if not os.access(path.parent, os.W_OK):
+        return f"its directory {path.parent} is not writable"
+    return None
+
+
+def _open_problem(path: str, exc: sqlite3.Error) -> StoreError:
+    """One line for a database that cannot be opened: read-only, unwritable directory, or not SQLite."""
+    text = str(exc)
+    if "readonly" in text or "unable to open" in text:
+        why = _write_access_problem(Path(path)) or text
+        if not Path(path).exists():
+            return StoreError(f"{path}: cannot create the database ({why}); name another with --db")
+        return StoreError(
+            f"{path}: cannot open the database for writing ({why}); toolreplay writes to its database "
+            "even to read it (WAL mode): use a writable copy, or name another with --db"
+        )
+    return StoreError(f"{path}: not a usable SQLite database ({text})")
+
+
 class SQLiteStore:
     """The :class:`~toolreplay.store.Store` on one SQLite file (created and migrated on open).
 
@@ -55,10 +80,15 @@ class SQLiteStore:
         self.url = resolve_db(str(db) if db is not None else None)
         self.path = sqlite_path(self.url)
         if self.path != ":memory:":
+            if Path(self.path).expanduser().is_dir():
+                example = Path(self.path) / "toolreplay.db"
+                raise StoreError(f"{self.path}: is a directory, not a database file (e.g. {example})")
             try:
                 Path(self.path).expanduser().parent.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StoreError(f"{self.path}: cannot create its directory ({exc.strerror})") from None
+                raise StoreError(
+                    f"{self.path}: cannot create its directory ({exc.strerror}); name another with --db"
+                ) from None
             self.path = str(Path(self.path).expanduser())
         self._lock = threading.RLock()
         try:
@@ -66,7 +96,7 @@ class SQLiteStore:
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot open the database ({exc})") from None
+            raise _open_problem(self.path, exc) from None
         try:
             self._setup()
         except BaseException:
@@ -80,14 +110,28 @@ class SQLiteStore:
         c = self._conn
         try:
             c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._refuse_foreign()  # before WAL mode: that setting would persist in another's file
             mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if self.path != ":memory:" and str(mode).lower() != "wal":
                 raise StoreError(f"{self.path}: cannot switch the database to WAL mode (got {mode})")
             c.execute("PRAGMA synchronous = FULL")
             c.execute("PRAGMA foreign_keys = ON")
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable SQLite database ({exc})") from None
+            raise _open_problem(self.path, exc) from None
         self.migrate()
+
+    def _refuse_foreign(self) -> None:
+        """Refuse another program's SQLite file (llm's logs.db has a ``conversations`` table too):
+        adding our tables would change a file that is not ours."""
+        rows = self._conn.execute(S.SQLITE_TABLES).fetchall()
+        tables = sorted(r[0] for r in rows if not r[0].startswith("sqlite_"))
+        if tables and "schema_migrations" not in tables:
+            more = ", ..." if len(tables) > 5 else ""
+            raise StoreError(
+                f"{self.path}: not a toolreplay database (it holds other tables: {', '.join(tables[:5])}"
+                f"{more}); name another --db, or bring its conversations in with: toolreplay import "
+                f"{self.path}"
+            )
 
     def migrate(self) -> list[str]:
         """Apply every migration not yet applied, in order, in one transaction; return their names."""
