@@ -133,7 +133,7 @@ def test_history_show_human_view(runner: CliRunner, db: str) -> None:
     assert "[in progress]" in out[out.index("[3] a3") :].splitlines()[0]
     assert 'call 0: coop {"action":"close","id":14}' in out
     assert "(no answer recorded)" in out
-    assert "error status: [bold]closed[/]" in out  # stored text is shown as text, not as markup
+    assert "-> error: status: [bold]closed[/]" in out  # stored text is shown as text, not as markup
     assert "(stored as raw text, not a JSON object)" in out
 
 

@@ -136,7 +136,7 @@ def test_chat_streams_switches_vessels_and_shows_history(double: ProviderDouble,
     assert "vessel: kimi" in out and "vessel: anthropic at http://127.0.0.1" in out
     assert "anthropic> Closed #1." in out and "⚠ said without doing: 'Closed #1.'" in out
     assert "unknown vessel 'nosuch'" in out and "unknown command /frob" in out
-    assert "talk: 4 messages, 1 calls" in out and "[said without doing]" in out
+    assert "talk: 4 messages, 1 call " in out and "[said without doing]" in out
     assert len(double.requests) == 3  # "never sent" came after /exit
     with SQLiteStore(db) as s:
         assert [m.vessel for m in s.load("talk").messages if m.role == "assistant"] == ["kimi", "anthropic"]

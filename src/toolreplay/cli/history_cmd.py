@@ -60,7 +60,12 @@ def list_cmd(db: str | None) -> None:
 @db_option
 @friendly
 def show_cmd(conversation_id: str, as_json: bool, db: str | None) -> None:
-    """Show one stored conversation: every message with its calls and their answers."""
+    """Show one stored conversation, its calls and their answers.
+
+    Every message in stored order, each call with its answer; marks replies that said they acted
+    without a call, and replies a failed turn left interrupted. ``--json`` prints the history file
+    format (``toolreplay import`` reads it back).
+    """
     from toolreplay.store import open_store
 
     store = open_store(db)
@@ -76,6 +81,11 @@ def show_cmd(conversation_id: str, as_json: bool, db: str | None) -> None:
     console = Console()
     for renderable in history_view(h):
         console.print(renderable)
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 call``, ``2 calls``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def message_flags(m: Message) -> list[str]:
@@ -98,7 +108,9 @@ def call_lines(call: ToolCall, index: int) -> list[tuple[str, str]]:
         lines.append(("yellow", "    -> (no answer recorded)"))
     else:
         style = "red" if call.is_error else "green"
-        label = "error" if call.is_error else "->"
+        # An error answer is shown as the model got it; "error:" is added only when it does not say so.
+        said = call.answer.lstrip().lower().startswith("error")
+        label = "-> error:" if call.is_error and not said else "->"
         first, *rest = call.answer.splitlines() or [""]
         lines.append((style, f"    {label} {first}"))
         lines.extend((style, f"       {line}") for line in rest)
@@ -130,7 +142,8 @@ def history_view(h: History) -> list[RenderableType]:
     from rich.rule import Rule
 
     calls = sum(len(m.tool_uses) for m in h.messages)
-    items: list[RenderableType] = [Rule(f"{h.id}: {len(h.messages)} messages, {calls} calls", align="left")]
+    head = f"{h.id}: {plural(len(h.messages), 'message')}, {plural(calls, 'call')}"
+    items: list[RenderableType] = [Rule(head, align="left")]
     for pos, m in enumerate(h.messages):
         items.append(message_view(pos, m))
         items.append("")
