@@ -533,6 +533,13 @@ async def run_turn_async(
     after marking the reply interrupted.
     """
     opts = options or TurnOptions()
+    # Refused before anything is stored: the wires drop an empty user message, so the request would end
+    # on the previous reply (read as a prefill) or hold no message at all (Anthropic: 400 "messages:
+    # Field required"; Gemini: "contents is not specified").
+    if not isinstance(conversation, str) or not conversation.strip():
+        raise ConfigError(f"a turn needs a conversation id, not {conversation!r}")
+    if not user_text.strip():
+        raise ConfigError("a turn needs the user's text: it is empty")
     v = get_vessel(vessel)
     if opts.base_url or opts.model:
         v = replace(v, base_url=opts.base_url or v.base_url, model=opts.model or v.model)

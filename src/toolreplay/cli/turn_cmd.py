@@ -81,6 +81,26 @@ def _turn_options(fn: F) -> F:
     return fn
 
 
+def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse an empty TEXT or conversation id before anything is stored (a provider would answer an
+    empty user message with a 400, and an empty id makes a conversation no command can name)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
+    return value
+
+
+def _stored_count(store: Store, conversation: str) -> int:
+    return len(store.load(conversation).messages) if store.exists(conversation) else 0
+
+
+def _failed_turn(store: Store, conversation: str, before: int) -> str:
+    """What a failed turn left in the store, said after its error (retrying adds a new user message)."""
+    if _stored_count(store, conversation) == before:
+        return "nothing was stored"
+    last = store.load(conversation).messages[-1]
+    return f"the reply {last.id} is stored as {last.status}"
+
+
 def _system_text(value: str | None) -> str | None:
     if value is None or not value.startswith("@"):
         return value
@@ -143,7 +163,9 @@ class EventPrinter:
         elif isinstance(event, CallStarted):
             self._notice(f"  ⚙ {event.name} {_short(event.input)}", fg="cyan")
         elif isinstance(event, CallFinished):
-            label = "error" if event.is_error else ("dry run" if event.dry else "->")
+            # The coop tool's errors already start with "error:"; don't print "error error: ...".
+            said = event.answer.lstrip().lower().startswith("error")
+            label = ("->" if said else "-> error:") if event.is_error else ("dry run" if event.dry else "->")
             self._notice(f"    {label} {_short(event.answer)}", fg="red" if event.is_error else "green")
         elif isinstance(event, Retrying):
             self._notice(f"  (retrying in {event.delay:.1f}s: {event.error})", fg="yellow")
@@ -192,9 +214,16 @@ def _run(
 
 
 @click.command()
-@click.argument("text")
+@click.argument("text", callback=_not_blank)
 @click.option("--vessel", required=True, metavar="NAME", help="The vessel (provider) to ask.")
-@click.option("--conversation", "conversation", required=True, metavar="ID", help="The conversation.")
+@click.option(
+    "--conversation",
+    "conversation",
+    required=True,
+    metavar="ID",
+    callback=_not_blank,
+    help="The conversation (created when new).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the stored user message and reply as JSON.")
 @_turn_options
 @_sending_options
@@ -214,14 +243,24 @@ def turn(
     dump_requests: Path | None,
     db: str | None,
 ) -> None:
-    """Run one turn of conversation ID on a vessel and print the reply."""
+    """Run one turn of conversation ID on a vessel and print the reply.
+
+    The user message and the reply are stored; calls are run and recorded as they happen. A turn that
+    fails after it was stored leaves its reply marked interrupted (the error says so).
+    """
+    from toolreplay.errors import ToolreplayError
     from toolreplay.history import message_to_dict
 
     options = _options(system, model, base_url, max_steps, dry_tools, dump_requests)
     store, registry = _open(db, tools)
     printer = EventPrinter(stream_text=not as_json)
     try:
-        result = _run(store, registry, conversation, text, vessel, options, printer)
+        before = _stored_count(store, conversation)
+        try:
+            result = _run(store, registry, conversation, text, vessel, options, printer)
+        except ToolreplayError as exc:
+            printer.end()
+            raise click.ClickException(f"{exc} ({_failed_turn(store, conversation, before)})") from None
         printer.end()
         if as_json:
             stored = {m.id: m for m in store.load(conversation).messages}
@@ -284,8 +323,12 @@ class _Chat:
                 return True
             self.vessel = parts[0]
             # A base URL belongs to one vessel's server: switching drops it unless a new one is given.
+            dropped = self.options.base_url if len(parts) == 1 else None
             self.options = replace(self.options, base_url=parts[1] if len(parts) > 1 else None)
-            click.echo(f"vessel: {self.vessel}" + (f" at {parts[1]}" if len(parts) > 1 else ""))
+            where = f" at {parts[1]}" if len(parts) > 1 else " at its own endpoint"
+            if dropped:
+                where += f" (not {dropped}: /vessel {self.vessel} URL to send there)"
+            click.echo(f"vessel: {self.vessel}{where}")
             return True
         if name == "history":
             self.history()
@@ -312,11 +355,12 @@ class _Chat:
         printer = EventPrinter(notices_to_stderr=False)
         click.secho(f"{self.vessel}> ", fg="magenta", nl=False)
         printer.at_line_start = False
+        before = _stored_count(self.store, self.conversation)
         try:
             _run(self.store, self.registry, self.conversation, text, self.vessel, self.options, printer)
         except ToolreplayError as exc:  # the chat goes on: switch vessel, fix the key, try again
             printer.end()
-            click.secho(f"error: {exc} (the reply is stored as interrupted)", fg="red")
+            click.secho(f"error: {exc} ({_failed_turn(self.store, self.conversation, before)})", fg="red")
             return
         printer.end()
 
@@ -324,7 +368,12 @@ class _Chat:
 @click.command()
 @click.option("--vessel", required=True, metavar="NAME", help="The vessel to start with.")
 @click.option(
-    "--conversation", "conversation", default=None, metavar="ID", help="Continue this conversation."
+    "--conversation",
+    "conversation",
+    default=None,
+    metavar="ID",
+    callback=_not_blank,
+    help="Continue this conversation (default: a new one, chat-<date>-<time>).",
 )
 @_turn_options
 @_sending_options
