@@ -33,7 +33,7 @@ def test_coop_errors_exit_1_with_one_line(tmp_path: Path) -> None:
     assert code == 1
     assert out == "Error: there is no todo #7\n"
     code, out = run(tmp_path / "b.db", "add", "  ")
-    assert code == 1 and "add needs the text" in out
+    assert code == 2 and "Invalid value for 'TEXT': must not be empty" in out
 
 
 def test_coop_uses_toolreplay_db(tmp_path: Path) -> None:

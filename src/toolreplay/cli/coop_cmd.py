@@ -37,8 +37,15 @@ def _board_command(fn: Callable[..., None]) -> click.Command:
     return coop.command()(db_option(friendly(fn)))
 
 
+def _text_given(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    # The tool's own words ("add needs the text in the field text") are written for a model.
+    if not value.strip():
+        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
+    return value
+
+
 @_board_command
-@click.argument("text")
+@click.argument("text", callback=_text_given)
 def add(text: str, db: str | None) -> None:
     """Add a todo."""
     _run(db, {"action": "add", "text": text})
@@ -83,7 +90,7 @@ def reopen(todo_id: int, db: str | None) -> None:
 
 @_board_command
 @click.argument("todo_id", type=int, metavar="N")
-@click.argument("text")
+@click.argument("text", callback=_text_given)
 def note(todo_id: int, text: str, db: str | None) -> None:
     """Add a note to todo N."""
     _run(db, {"action": "note", "id": todo_id, "text": text})
@@ -91,7 +98,7 @@ def note(todo_id: int, text: str, db: str | None) -> None:
 
 @_board_command
 @click.argument("todo_id", type=int, metavar="N")
-@click.argument("text")
+@click.argument("text", callback=_text_given)
 def edit(todo_id: int, text: str, db: str | None) -> None:
     """Change the text of todo N."""
     _run(db, {"action": "edit", "id": todo_id, "text": text})
@@ -104,7 +111,8 @@ def edit(todo_id: int, text: str, db: str | None) -> None:
     multiple=True,
     default=("coop",),
     show_default=True,
-    help="Tools to serve: coop, or module:attribute for your own (repeat or comma-separate).",
+    metavar="coop|MODULE:ATTR",
+    help="Tools to serve: coop, or your own (repeat or comma-separate).",
 )
 @click.option("--dry-tools", is_flag=True, help="Answer every call with a dry-run text; execute nothing.")
 @db_option
