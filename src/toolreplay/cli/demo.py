@@ -219,6 +219,23 @@ def full_demo() -> list[Section]:
 # running it
 
 
+def program_name() -> str:
+    """How to run toolreplay again from here: ``toolreplay`` when that name finds this program, else the
+    path that ran it (``python3 scripts/dev.py demo`` runs ``.venv/bin/toolreplay``, not on PATH)."""
+    import os
+    import shutil
+    import sys
+
+    ran = sys.argv[0] if sys.argv else ""
+    if os.path.basename(ran) != "toolreplay":
+        return "toolreplay"
+    found = shutil.which("toolreplay")
+    if found and os.path.realpath(found) == os.path.realpath(ran):
+        return "toolreplay"
+    rel = os.path.relpath(ran)
+    return ran if rel.startswith("..") else rel
+
+
 def run_demo(db: str | None, console: Console, sections: Sequence[Section] | None = None) -> DemoContext:
     """Store the bundled conversation (idempotent), replay it both ways, run each section, say where."""
     h = load_demo_history()
@@ -241,9 +258,10 @@ def run_demo(db: str | None, console: Console, sections: Sequence[Section] | Non
     )
     for section in full_demo() if sections is None else sections:
         section(ctx)
+    prog = program_name()
     console.print(
-        f"Stored in {url} (conversation {h.id}). Try next: toolreplay history show {h.id}  |  "
-        f"toolreplay replay {h.id} --mode native",
+        f"Stored in {url} (conversation {h.id}). Try next: {prog} history show {h.id}  |  "
+        f"{prog} replay {h.id} --mode native",
         highlight=False,
         markup=False,
         soft_wrap=True,
