@@ -431,3 +431,31 @@ def test_import_toolreplay_stays_light() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", f"import toolreplay loaded: {proc.stdout.strip()}"
+
+
+# -- the claude vessel: no tools means none; tools need the mcp SDK -------------------------------------
+
+
+def test_claude_without_tools_gets_no_mcp_server() -> None:
+    from toolreplay.claude_cli import ClaudeRun, command
+
+    argv = command(ClaudeRun(prompt="p", model="sonnet", tools=(), db="/data/t.db"), [])
+    assert "--mcp-config" not in argv and "--allowedTools" not in argv
+    assert "--strict-mcp-config" in argv and argv[argv.index("--tools") + 1] == ""  # nor the user's own
+    argv = command(ClaudeRun(prompt="p", model="sonnet", tools=("coop",), db="/data/t.db"), ["coop"])
+    assert "--mcp-config" in argv and argv[argv.index("--allowedTools") + 1] == "mcp__coop__coop"
+
+
+def test_claude_with_tools_needs_the_mcp_sdk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import importlib.util
+
+    from toolreplay import claude_cli
+
+    monkeypatch.setattr(claude_cli, "require_cli", lambda exe=None: None)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a)
+    )
+    with pytest.raises(ConfigError, match=r"pip install 'toolreplay\[mcp\]'"):
+        claude_cli.preflight(["coop"], str(tmp_path / "t.db"))
+    claude_cli.preflight([], str(tmp_path / "t.db"))  # no tools: no server, no SDK needed

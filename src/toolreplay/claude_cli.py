@@ -292,10 +292,20 @@ def require_cli(exe: str | None = None) -> None:
 
 
 def preflight(tool_sources: Sequence[str], db: str) -> None:
-    """What a claude turn needs before anything is stored: the CLI, and a database file to share."""
+    """What a claude turn needs before anything is stored: the CLI, a database file to share, and, when
+    it offers tools, the mcp SDK (the CLI reaches them through ``toolreplay mcp``; without the SDK that
+    server dies at once and the model would silently have no tools)."""
     require_cli()
     if db in ("", ":memory:"):
         raise ConfigError("the claude vessel needs a database file the MCP server can open (not :memory:)")
+    if tool_sources:
+        import importlib.util
+
+        if importlib.util.find_spec("mcp") is None:
+            raise ConfigError(
+                "the claude vessel reaches its tools through `toolreplay mcp`, which needs the mcp SDK: "
+                "pip install 'toolreplay[mcp]'"
+            )
 
 
 def mcp_tool_names(names: Sequence[str]) -> list[str]:
@@ -307,16 +317,19 @@ def command(run: ClaudeRun, tool_names: Sequence[str]) -> list[str]:
     """The CLI's argument list for ``run`` (the prompt goes on stdin, not here)."""
     if run.db in ("", ":memory:"):
         raise ConfigError("the claude vessel needs a database file the MCP server can open (not :memory:)")
-    serve = [sys.executable, "-m", "toolreplay", "mcp", "--db", run.db]
-    for t in run.tools:
-        serve += ["--tools", t]
-    if run.dry_tools:
-        serve.append("--dry-tools")
     exe = executable(run.executable)
-    args = [
-        exe, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-        "--mcp-config", jsonenc.dumps(mcp_config(serve)), "--strict-mcp-config",
-        "--tools", "", "--model", run.model, "--max-turns", str(run.max_turns),
+    args = [exe, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages"]
+    if run.tools:
+        # No tools, no server: `toolreplay mcp` with no --tools serves coop, which the model would then
+        # see (unapproved) on the one vessel where "no tools" did not mean none.
+        serve = [sys.executable, "-m", "toolreplay", "mcp", "--db", run.db]
+        for t in run.tools:
+            serve += ["--tools", t]
+        if run.dry_tools:
+            serve.append("--dry-tools")
+        args += ["--mcp-config", jsonenc.dumps(mcp_config(serve))]
+    args += [
+        "--strict-mcp-config", "--tools", "", "--model", run.model, "--max-turns", str(run.max_turns),
     ]  # fmt: skip
     if tool_names:
         args += ["--allowedTools", ",".join(mcp_tool_names(tool_names))]
