@@ -33,6 +33,15 @@ STATUSES: frozenset[str] = frozenset({"complete", "interrupted", "in_progress"})
 RESULT = "result"
 
 
+class _NotJSON(ValueError):
+    """NaN or Infinity: Python's json reads them, JSON has no such values."""
+
+
+def _refuse_constant(name: str) -> Any:
+    # Kept, NaN and Infinity would be written out as null (orjson, the store), silently changing an input.
+    raise _NotJSON(f"{name} is not a JSON value")
+
+
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool definition: name, description and a JSON schema for its input."""
@@ -211,11 +220,13 @@ def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict
         return []
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = json.loads(raw, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise HistoryError(
                 f"a string that is not JSON ({exc.msg} at character {exc.pos})", field=field_name
             ) from None
+        except _NotJSON as exc:
+            raise HistoryError(f"a string that is not JSON ({exc})", field=field_name) from None
         except RecursionError:
             raise HistoryError("a JSON string nested too deeply to read", field=field_name) from None
         if raw is None:
@@ -267,7 +278,8 @@ def pair_tool_uses(
             names.append(e["tool_name"])
             inputs.append(e.get("tool_input"))
             cid = e.get("id")
-            ids.append(str(cid) if cid is not None else None)
+            # An empty id is no id (the file form writes it so and reads it back as none).
+            ids.append(str(cid) if cid is not None and cid != "" else None)
             pdata.append(e.get("provider_data"))
             answers.append(None)
             closed.append(bool(e.get("no_answer")))
@@ -334,7 +346,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         raise err("duplicate id (an earlier message has it)", "id")
     seen.add(mid)
     role = d.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         raise err(f"{role!r} is not a role; use user, assistant or system", "role")
     text = d.get("text", "")
     if text is None:
@@ -350,7 +362,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
     calls, warns = pair_tool_uses(entries, where=f"{source}: message {index} (id {shown(mid)})")
     warnings.extend(warns)
     status = d.get("status", "complete")
-    if status not in STATUSES:
+    if not isinstance(status, str) or status not in STATUSES:
         raise err(f"{status!r} is not one of complete, interrupted, in_progress", "status")
     for opt in ("created_at", "vessel"):
         v = d.get(opt)
@@ -429,9 +441,11 @@ def _read_jsonl(text: str, source: str) -> list[Any]:
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
+            out.append(json.loads(line, parse_constant=_refuse_constant))
         except json.JSONDecodeError as exc:
             raise HistoryError(f"line {n} is not JSON ({exc.msg})", source=source) from None
+        except _NotJSON as exc:
+            raise HistoryError(f"line {n} is not JSON ({exc})", source=source) from None
         except RecursionError:
             raise HistoryError(f"line {n} is JSON nested too deeply to read", source=source) from None
     return out
@@ -460,7 +474,7 @@ def load_history(
             raise HistoryError("the file is empty", source=source)
         data: Any
         try:
-            data = json.loads(text)
+            data = json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             if stripped.startswith("{") and "\n" in stripped.strip():
                 data = _read_jsonl(text, source)
@@ -470,6 +484,8 @@ def load_history(
                 ) from None
         except RecursionError:
             raise HistoryError("JSON nested too deeply to read", source=source) from None
+        except _NotJSON as exc:
+            raise HistoryError(f"not JSON ({exc})", source=source) from None
         if isinstance(data, dict) and "messages" not in data and "role" in data:
             data = [data]  # JSON Lines holding a single message
         if not isinstance(data, (dict, list)):

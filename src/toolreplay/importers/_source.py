@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolreplay.errors import ImportFormatError
-from toolreplay.history import History
+from toolreplay.history import History, _NotJSON, _refuse_constant
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -74,9 +74,11 @@ def read_document(path: str | Path) -> Document:
     if not text.strip():
         return Document(p, "text", error="the file is empty")
     try:
-        return Document(p, "json", (Record(json.loads(text)),))
+        return Document(p, "json", (Record(json.loads(text, parse_constant=_refuse_constant)),))
     except json.JSONDecodeError as whole:
         return _read_lines(p, text, whole)
+    except _NotJSON as exc:
+        return Document(p, "text", error=f"not JSON ({exc})")
     except RecursionError:
         return Document(p, "text", error="JSON nested too deeply")
 
@@ -88,9 +90,12 @@ def _read_lines(p: Path, text: str, whole: json.JSONDecodeError) -> Document:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = json.loads(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             broken.append((n, f"{exc.msg} at column {exc.colno}"))
+            continue
+        except _NotJSON as exc:
+            broken.append((n, str(exc)))
             continue
         except RecursionError:
             broken.append((n, "JSON nested too deeply"))

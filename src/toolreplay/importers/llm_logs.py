@@ -84,7 +84,7 @@ def _tools(db: sqlite3.Connection, tables: set[str], response_ids: Sequence[str]
         list(response_ids),
     ).fetchall()
     out: list[ToolSpec] = []
-    for _, name, desc, schema in rows:
+    for _, name, desc, schema in ([_text(v) for v in row] for row in rows):
         try:
             params = jsonenc.loads(schema) if schema else None
         except ValueError:
@@ -95,8 +95,18 @@ def _tools(db: sqlite3.Connection, tables: set[str], response_ids: Sequence[str]
     return tuple(out)
 
 
+def _text(value: Any) -> str | None:
+    """A text column's value as text: SQLite keeps whatever was written (a number, a blob) whatever the
+    column's declared type, and the history holds strings."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
 def _by_response(db: sqlite3.Connection, sql: str, rid: str) -> list[tuple[Any, ...]]:
-    return list(db.execute(sql, (rid,)))
+    return [tuple(_text(v) for v in row) for row in db.execute(sql, (rid,))]
 
 
 def _conversation(db: sqlite3.Connection, tables: set[str], cid: str, src: str) -> History:
@@ -115,7 +125,8 @@ def _conversation(db: sqlite3.Connection, tables: set[str], cid: str, src: str) 
         "WHERE response_id = ? ORDER BY id"
     )
     system: str | None = None
-    for rid, prompt, sys_text, response, when in rows:
+    for rid, *texts in rows:
+        prompt, sys_text, response, when = (_text(v) for v in texts)
         where = f"{src}: response {rid}"
         if sys_text and system is None:
             system = sys_text
@@ -137,6 +148,9 @@ def _conversation(db: sqlite3.Connection, tables: set[str], cid: str, src: str) 
                 "SELECT name, arguments, tool_call_id FROM tool_calls WHERE response_id = ? ORDER BY id"
             )
             for name, arguments, tcid in _by_response(db, calls_sql, rid):
+                if not name:
+                    warnings.append(f"{where}: a call without a tool name is not kept")
+                    continue
                 value, problem = arguments_input(arguments)
                 if problem:
                     warnings.append(f"{where}: call {name}: {problem}")
@@ -153,10 +167,17 @@ def _conversation(db: sqlite3.Connection, tables: set[str], cid: str, src: str) 
 
 def read(doc: Document, conversation: str | None) -> Reading:
     """Every conversation of the database that has responses, or just ``conversation``."""
+    try:
+        return _read(doc, conversation)
+    except sqlite3.Error as exc:  # a damaged file: its first pages may read, later ones not
+        raise ImportFormatError(f"{doc.source}: cannot be read as llm's logs.db ({exc})") from None
+
+
+def _read(doc: Document, conversation: str | None) -> Reading:
     with closing(_connect(doc)) as db:
         tables = _tables(db)
         ids = [
-            r[0]
+            str(_text(r[0]))
             for r in db.execute(
                 "SELECT c.id FROM conversations c WHERE EXISTS "
                 "(SELECT 1 FROM responses r WHERE r.conversation_id = c.id) ORDER BY c.id"

@@ -27,7 +27,7 @@ def _why_not_messages(msgs: Any, where: str) -> str | None:
         md = cast(Mapping[str, Any], m)
         if "id" not in md:
             return f"{at} has no 'id'"
-        if md.get("role") not in ROLES:
+        if not isinstance(md.get("role"), str) or md.get("role") not in ROLES:
             return f"{at}.role is {md.get('role')!r}, not user, assistant or system"
         for wire_key in ("content", "parts", "tool_calls"):
             if wire_key in md:

@@ -29,17 +29,17 @@ _LIST_KEY = {
     "openai-responses": "input",
     "gemini": "contents",
 }
-_CHAT_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-_ANTHROPIC_BLOCKS = frozenset({"tool_use", "tool_result", "thinking", "redacted_thinking"})
-_RESPONSES_ITEMS = frozenset(
-    {
-        "function_call",
-        "function_call_output",
-        "reasoning",
-        "message",
-        "custom_tool_call",
-        "custom_tool_call_output",
-    }
+# Tuples, not sets: the values looked up come from the input and may be lists or objects, which a set
+# lookup refuses with a TypeError instead of saying no.
+_CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+_ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
+_RESPONSES_ITEMS = (
+    "function_call",
+    "function_call_output",
+    "reasoning",
+    "message",
+    "custom_tool_call",
+    "custom_tool_call_output",
 )
 _OLLAMA_BODY_KEYS = ("options", "keep_alive", "format", "think")
 
@@ -125,7 +125,8 @@ def _mark_ollama(body: Any, els: Sequence[Any]) -> str | None:
             continue
         if "tool_name" in m or "images" in m or "thinking" in m:
             return None
-        for tc in m.get("tool_calls") or []:
+        calls = m.get("tool_calls")
+        for tc in calls if isinstance(calls, list) else []:
             fn = tc.get("function") if isinstance(tc, Mapping) else None
             if isinstance(fn, Mapping) and isinstance(fn.get("arguments"), Mapping):
                 return None
