@@ -459,3 +459,14 @@ def test_claude_with_tools_needs_the_mcp_sdk(monkeypatch: pytest.MonkeyPatch, tm
     with pytest.raises(ConfigError, match=r"pip install 'toolreplay\[mcp\]'"):
         claude_cli.preflight(["coop"], str(tmp_path / "t.db"))
     claude_cli.preflight([], str(tmp_path / "t.db"))  # no tools: no server, no SDK needed
+
+
+@pytest.mark.parametrize("spec", ["os.path:join", "toolreplay.tools:Tool", "toolreplay.tools.coop:coop_tool"])
+def test_tools_naming_a_function_with_arguments_is_one_line(tmp_path: Path, spec: str) -> None:
+    db = tmp_path / "t.db"
+    res = run("turn", "hi", "--vessel", "kimi", "--conversation", "c", "--tools", spec, "--db", str(db))
+    assert one_line_error(res) == (
+        f"Error: --tools {spec}: a function that needs arguments; name a Tool, a list of tools, a "
+        "ToolRegistry or a function of no argument that returns one"
+    )
+    assert conversations(db) == []

@@ -189,6 +189,15 @@ def load_tool_spec(spec: str, store: Any = None) -> list[Tool]:
     except AttributeError:
         raise ConfigError(f"--tools {spec}: {module_name} has no attribute {attr!r}") from None
     if callable(value) and not isinstance(value, (Tool, ToolRegistry)):
+        try:
+            inspect.signature(value).bind()
+        except TypeError:  # e.g. --tools os.path:join, or a tool function given instead of its Tool
+            raise ConfigError(
+                f"--tools {spec}: a function that needs arguments; name a Tool, a list of tools, a "
+                "ToolRegistry or a function of no argument that returns one"
+            ) from None
+        except ValueError:
+            pass  # no signature to read (some builtins): calling it will tell
         value = value()
     if isinstance(value, Tool):
         return [replace(value, source=spec)]
