@@ -470,3 +470,38 @@ def test_tools_naming_a_function_with_arguments_is_one_line(tmp_path: Path, spec
         "ToolRegistry or a function of no argument that returns one"
     )
     assert conversations(db) == []
+
+
+CRASHING_TOOL = """
+from toolreplay.tools import tool
+
+@tool("coop", "crashes", {"type": "object", "properties": {}})
+def boom(args):
+    raise RuntimeError("disk on fire")
+"""
+
+
+def test_a_crashing_tool_does_not_end_the_chat(
+    double: ProviderDouble, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolreplay.testing import Call, Calls
+
+    (tmp_path / "qa_crashing_tools.py").write_text(CRASHING_TOOL, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    double.script(Calls([Call("coop", {"action": "close", "id": 1})]), Text("Still here."))
+    db = tmp_path / "t.db"
+    res = CliRunner().invoke(
+        cli,
+        ["chat", "--vessel", "kimi", "--conversation", "c", "--db", str(db),
+         "--tools", "qa_crashing_tools:boom", "--base-url", double.base_url_for("kimi")],
+        input="Close #1.\nAnd now?\n",
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert (
+        "error: RuntimeError: disk on fire at qa_crashing_tools.py:6 (the reply a2 is stored as interrupted)"
+        in res.output
+    )
+    assert "kimi> Still here." in res.output  # the session went on
+    with SQLiteStore(db) as s:
+        reply = s.load("c").messages[1]
+    assert reply.status == "interrupted" and [(c.name, c.answer) for c in reply.tool_uses] == [("coop", None)]

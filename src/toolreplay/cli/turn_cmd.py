@@ -362,7 +362,22 @@ class _Chat:
             printer.end()
             click.secho(f"error: {exc} ({_failed_turn(self.store, self.conversation, before)})", fg="red")
             return
+        except Exception as exc:  # a crashed user tool (or a bug) must not end the session
+            printer.end()
+            left = _failed_turn(self.store, self.conversation, before)
+            click.secho(f"error: {type(exc).__name__}: {exc} {_where(exc)}({left})", fg="red")
+            return
         printer.end()
+
+
+def _where(exc: BaseException) -> str:
+    """``at qatools.py:5 `` (where the exception was raised: a chat keeps going, so no traceback)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return ""
+    return f"at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno} "
 
 
 @click.command()
