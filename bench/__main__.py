@@ -162,7 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows = run(cfg, only, peers, lambda s: print(s, file=sys.stderr, flush=True))
     print_table(rows)
     info = machine()
-    command = "python -m bench " + " ".join(sys.argv[1:] if argv is None else argv)
+    given = " ".join(sys.argv[1:] if argv is None else argv)
+    command = os.environ.get("TOOLREPLAY_BENCH_COMMAND") or f"python -m bench {given}"
     print(f"\n{info['cpus']} CPUs, {info['cpu']}; {info['python']}; litellm {info['litellm']}")
     if args.results:
         write_results(args.results, markdown(rows, info, command.strip(), peers))

@@ -70,7 +70,10 @@ def test() -> None:
 
 def bench() -> None:
     py = ensure_venv(".venv-bench", "-e", ".[postgres]", "-r", "bench/requirements.txt")
-    run(str(py), "-m", "bench", *sys.argv[2:])
+    env = dict(os.environ)
+    # bench/RESULTS.md records the command a reader reruns, not the inner `python -m bench`
+    env["TOOLREPLAY_BENCH_COMMAND"] = " ".join(["python3 scripts/dev.py bench", *sys.argv[2:]])
+    run(str(py), "-m", "bench", *sys.argv[2:], env=env)
 
 
 def main() -> None:
