@@ -27,6 +27,7 @@ import asyncio
 import functools
 import logging
 import random
+import re
 import ssl
 import threading
 import time
@@ -136,11 +137,35 @@ def _decode(vessel: Vessel, data: bytes, what: str) -> Any:
 DONE = "[DONE]"
 
 
+_EOL = re.compile(r"\r\n|\r|\n")
+
+
+async def _lines(resp: httpx.Response) -> AsyncIterator[str]:
+    """The lines of a streamed answer, ended only by CRLF, LF or CR (the SSE rule; NDJSON too).
+
+    Not ``httpx``'s ``aiter_lines``: it splits like ``str.splitlines``, also at U+2028, U+0085 and other
+    characters JSON allows raw inside a string, which cut an event holding one of them in two
+    ("a stream event is not JSON").
+    """
+    rest = ""
+    async for piece in resp.aiter_text():
+        text = rest + piece
+        start = 0
+        for m in _EOL.finditer(text):
+            if m.group() == "\r" and m.end() == len(text):
+                break  # maybe the first half of a CRLF: the next piece says
+            yield text[start : m.start()]
+            start = m.end()
+        rest = text[start:]
+    if rest:
+        yield rest.removesuffix("\r")
+
+
 async def _sse_events(resp: httpx.Response, vessel: Vessel, raw: list[str] | None) -> AsyncIterator[Any]:
     """The decoded ``data`` payloads of an SSE stream; stops at ``[DONE]``; an unfinished event at the
     end of the stream is dropped (the SSE rule), which the parser then reports as a cut stream."""
     data: list[str] = []
-    async for line in resp.aiter_lines():
+    async for line in _lines(resp):
         if raw is not None:
             raw.append(line)
         if line == "":
@@ -160,7 +185,7 @@ async def _sse_events(resp: httpx.Response, vessel: Vessel, raw: list[str] | Non
 
 
 async def _ndjson_events(resp: httpx.Response, vessel: Vessel, raw: list[str] | None) -> AsyncIterator[Any]:
-    async for line in resp.aiter_lines():
+    async for line in _lines(resp):
         if raw is not None:
             raw.append(line)
         if line.strip():

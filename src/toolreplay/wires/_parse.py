@@ -20,11 +20,13 @@ from toolreplay.errors import (
     ResponseFormatError,
     ServerError,
 )
+from toolreplay.history import shown
 
 
 def fail(wire: str, problem: str) -> NoReturn:
     """Raise the one-line error for a body that is not ``wire``'s shape."""
-    raise ResponseFormatError(f"{wire} response: {problem}")
+    # One line whatever the body holds (a key with a line break in it, say).
+    raise ResponseFormatError(f"{wire} response: {shown(problem)}")
 
 
 def mapping(value: Any, wire: str, where: str) -> Mapping[str, Any]:
