@@ -157,6 +157,7 @@ def test_incremental_render_equals_full_render(
             old = {m.id: m for m in h.messages}
             h = History(h.id, tuple(old[m.id] if old.get(m.id) == m else m for m in fresh.messages))
         same_bytes(cache, h, kw)
+    assert cache.stats.fallbacks == 0  # every wire rendered the way the cache expects
 
 
 @given(
@@ -185,6 +186,7 @@ def test_render_body_equals_render_wire(
             h = History(h.id, tuple(old[m.id] if old.get(m.id) == m else m for m in fresh.messages))
         want = encode(render_wire(v.wire, prepare_turn_messages(h, mode), opts))
         assert encode(cache.render_body(list(h.messages), v.wire, opts, mode)) == want
+    assert cache.stats.fallbacks == 0
 
 
 def _turns(n: int) -> list[Message]:
