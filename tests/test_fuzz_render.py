@@ -1,0 +1,85 @@
+"""Fuzzed but valid histories render into bodies every vessel accepts (toolreplay.validate's rule checks).
+
+The histories go through the file format (``history_from_dict``), so they are histories a user could
+store: any message ids, any tool names (wires map the ones they refuse), inputs that are any JSON value
+or raw text, answers missing or empty or long, errors, provider data that is junk or a real signature,
+replies in a row, in-progress and interrupted replies, blank texts, a system prompt or none. Each one
+asks something (it has a user message with words), so a next turn exists. Every vessel, every replay mode.
+
+Example count: the conftest profile (100, or 200 with CI set) per mode.
+"""
+
+from __future__ import annotations
+
+import base64
+import string
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from helpers_fuzz import json_values
+from toolreplay.api import render
+from toolreplay.history import History, history_from_dict
+from toolreplay.profiles import BUILTIN
+from toolreplay.validate import rule_problems
+
+VESSELS = sorted(BUILTIN)
+
+_text = st.text(max_size=30) | st.sampled_from(["", " ", "\n", "Closed #12.", "ok\u2028ok"])
+_name = st.one_of(
+    st.sampled_from(["coop", "mcp__coop__coop", "result_of", "a.b", "weather-now", "Ünïcode", "x" * 80]),
+    st.text(string.printable, min_size=1, max_size=20),
+    st.text(min_size=1, max_size=12),
+).filter(lambda n: n.strip() and n != "result")
+_signature = st.one_of(
+    st.none(),
+    st.binary(min_size=1, max_size=16).map(
+        lambda b: {"gemini": {"thoughtSignature": base64.b64encode(b).decode()}}
+    ),
+    st.dictionaries(st.text(max_size=8), json_values, max_size=2),
+)
+
+
+@st.composite
+def _call(draw: st.DrawFn) -> dict[str, Any]:
+    call: dict[str, Any] = {"name": draw(_name), "input": draw(json_values | st.text(max_size=40))}
+    if draw(st.booleans()):
+        call["id"] = draw(st.text(min_size=1, max_size=50))
+    pdata = draw(_signature)
+    if isinstance(pdata, dict):
+        call["provider_data"] = pdata
+    answer = draw(st.none() | _text | st.text(min_size=400, max_size=700))
+    if answer is not None or draw(st.booleans()):
+        call["answer"] = answer
+    if draw(st.booleans()) and draw(st.booleans()):
+        call["is_error"] = True
+    return call
+
+
+@st.composite
+def valid_histories(draw: st.DrawFn) -> History:
+    ids = draw(st.lists(st.text(min_size=1, max_size=40), min_size=2, max_size=10, unique=True))
+    msgs: list[dict[str, Any]] = []
+    if draw(st.booleans()):
+        msgs.append({"id": ids.pop(), "role": "system", "text": draw(_text)})
+    question = draw(st.integers(0, len(ids) - 1))
+    for i, mid in enumerate(ids):
+        role = "user" if i == question else draw(st.sampled_from(["user", "assistant", "assistant"]))
+        m: dict[str, Any] = {"id": mid, "role": role, "text": draw(_text)}
+        if i == question:
+            m["text"] = draw(st.text(min_size=1, max_size=20).filter(str.strip))
+        if role == "assistant":
+            m["tool_uses"] = draw(st.lists(_call(), max_size=3))
+            m["status"] = draw(st.sampled_from(["complete", "complete", "interrupted", "in_progress"]))
+        msgs.append(m)
+    return history_from_dict({"id": "fuzz", "messages": msgs})
+
+
+@pytest.mark.parametrize("mode", ["native", "plain", "prose"])
+@given(h=valid_histories())
+def test_every_body_of_a_valid_history_passes_the_wire_rules(mode: str, h: History) -> None:
+    for vessel in VESSELS:
+        body = render(h, vessel, mode)  # type: ignore[arg-type]
+        assert rule_problems(vessel, body) == [], (vessel, mode)
