@@ -194,11 +194,13 @@ async def _ndjson_events(resp: httpx.Response, vessel: Vessel, raw: list[str] | 
 
 def _name_vessel(err: ProviderError, name: str) -> None:
     """Errors raised by the wires' parsers name the wire; every error leaving the transport names the
-    vessel first, like the HTTP errors do (``kimi: openai-chat stream error: Overloaded``)."""
+    vessel first, like the HTTP errors do (``kimi: openai-chat stream error: Overloaded``), and holds
+    no key (a stream's error event may quote the key it was sent, as a 401 body does)."""
     if err.vessel is None:
         err.vessel = name
-    if err.args and isinstance(err.args[0], str) and not err.args[0].startswith(f"{name}: "):
-        err.args = (f"{name}: {err.args[0]}", *err.args[1:])
+    if err.args and isinstance(err.args[0], str):
+        text = redact(err.args[0])
+        err.args = (text if text.startswith(f"{name}: ") else f"{name}: {text}", *err.args[1:])
 
 
 @functools.cache
