@@ -65,7 +65,7 @@ from toolreplay.wires import parse_request
 
 VESSELS = ("kimi", "openai-responses", "anthropic", "gemini", "ollama")
 ATTEMPTS = 3
-TIMEOUT_S = 1.0  # the transport's timeout in these tests: a hung double costs this much per attempt
+TIMEOUT_S = 1.0  # the transport's timeout where the double hangs: each hung attempt costs this much
 PARTIAL = "PARTIAL-TEXT-OF-A-BROKEN-ATTEMPT " * 3
 FINAL = "Finished after the fault."
 
@@ -79,6 +79,12 @@ class Fault:
     attempts: int = ATTEMPTS
     streamed_only: bool = False
     message: str = ""  # a regex the error's message must match (surfaced, or each retried one)
+
+    @property
+    def timeout(self) -> float:
+        """The transport's timeout: short where the double hangs (each attempt costs it), else generous,
+        so a slow CI machine never times out a healthy answer."""
+        return TIMEOUT_S if any(isinstance(i, Hang) for i in self.items) else 30.0
 
 
 def _every(name: str, item: Item, error: type[ProviderError], message: str = "") -> Fault:
@@ -146,7 +152,7 @@ class Bench:
         return ToolRegistry([Tool(spec, work)])
 
     def turn(
-        self, store: Store, cid: str, text: str, vessel: str, stream: bool
+        self, store: Store, cid: str, text: str, vessel: str, stream: bool, timeout: float = 30.0
     ) -> tuple[TurnResult, list[TurnEvent]]:
         events: list[TurnEvent] = []
 
@@ -155,7 +161,7 @@ class Bench:
 
         async def go() -> TurnResult:
             policy = RetryPolicy(max_attempts=ATTEMPTS, sleep=wait)
-            async with Transport(retry=policy, timeout=TIMEOUT_S) as transport:
+            async with Transport(retry=policy, timeout=timeout) as transport:
                 return await run_turn_async(
                     cid,
                     text,
@@ -217,7 +223,7 @@ def replayed_calls(vessel: str, body: Mapping[str, Any]) -> list[tuple[str, Any,
 def run_retried(bench: Bench, store: Store, cid: str, vessel: str, fault: Fault, stream: bool) -> None:
     d = bench.double
     d.script(Calls([Call("work", {"n": 1})]), *fault.items, Text(FINAL))
-    result, events = bench.turn(store, cid, "Do the work.", vessel, stream)
+    result, events = bench.turn(store, cid, "Do the work.", vessel, stream, fault.timeout)
     assert result.stopped == "answer" and result.reply.text == FINAL
     check_stored(store, cid, status="complete", text=FINAL)  # nothing of the broken attempt
     assert bench.executed == [{"n": 1}]  # the tool ran once, never again on a retry
@@ -239,7 +245,7 @@ def run_surfaced(bench: Bench, store: Store, cid: str, vessel: str, fault: Fault
     d.script(Calls([Call("work", {"n": 1})]), *fault.items[: fault.attempts])
     assert fault.error is not None
     with pytest.raises(fault.error) as err:
-        bench.turn(store, cid, "Do the work.", vessel, stream)
+        bench.turn(store, cid, "Do the work.", vessel, stream, fault.timeout)
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith(f"{vessel}: ") and re.search(fault.message, msg), msg
     assert len(d.requests) == 1 + fault.attempts and d.pending == []
