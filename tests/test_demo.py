@@ -84,15 +84,20 @@ def test_sections_are_pluggable(db: str, monkeypatch: pytest.MonkeyPatch) -> Non
     assert ctx.imported.added == 0 and ctx.imported.unchanged == 12
 
 
-def test_demo_refuses_a_conflicting_stored_copy(db: str) -> None:
+def test_demo_shows_but_does_not_store_over_a_conflicting_stored_copy(db: str) -> None:
+    # An upgrade changes the bundled demo (its Gemini signature did): the demo still runs, stores
+    # nothing, leaves the stored copy as it was, and says why.
     h = demo_mod.load_demo_history()
     changed = dataclasses.replace(h.messages[4], text="something else")
     with SQLiteStore(db) as s:
         s.import_history(History(h.id, (*h.messages[:4], changed)))
     res = CliRunner().invoke(cli, ["demo", "--db", db])
-    assert res.exit_code == 1
-    lines = res.output.strip().splitlines()
-    assert len(lines) == 1 and "'m05'" in lines[0] and "text" in lines[0]
+    assert res.exit_code == 0, res.output
+    last = res.output.strip().splitlines()[-1]
+    assert last.startswith(f"Not stored: {db} already holds a different demo-chief")
+    assert "'m05'" in last and "text" in last
+    with SQLiteStore(db) as s:
+        assert s.load(h.id).messages[4].text == "something else"
 
 
 def test_demo_through_the_entry_point_offline(tmp_path: Path) -> None:

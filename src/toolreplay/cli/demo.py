@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from toolreplay.cli._common import db_option, friendly
+from toolreplay.errors import StoreError
 from toolreplay.history import History, Message, load_history
 from toolreplay.replay import ReplayCall, ReplaySettings, TurnMessage, prepare_turn_messages
 from toolreplay.store import ImportResult, open_store
@@ -40,6 +41,8 @@ class DemoContext:
     settings: ReplaySettings = field(default_factory=ReplaySettings)
     plain: list[TurnMessage] = field(default_factory=list)
     native: list[TurnMessage] = field(default_factory=list)
+    conflict: str | None = None
+    """Why the bundled conversation was shown without being stored (the store holds a different one)."""
 
     def message(self, message_id: str) -> Message:
         return self.history.messages[self.history.index_of(message_id)]
@@ -63,6 +66,8 @@ def section_stored(ctx: DemoContext) -> None:
     h, r = ctx.history, ctx.imported
     calls = sum(len(m.tool_uses) for m in h.messages)
     done = f"{r.added} added" if r.added else "already there, unchanged"
+    if ctx.conflict is not None:
+        done = "not stored: the store holds a different demo-chief"
     ctx.console.rule(f"toolreplay demo: conversation {h.id}", align="left")
     ctx.console.print(
         f"{len(h.messages)} messages and {calls} tool calls ({done}): a chief works through the coop "
@@ -240,10 +245,18 @@ def run_demo(db: str | None, console: Console, sections: Sequence[Section] | Non
     """Store the bundled conversation (idempotent), replay it both ways, run each section, say where."""
     h = load_demo_history()
     store = open_store(db)
+    conflict: str | None = None
     try:
-        imported = store.import_history(h)
-        stored = store.load(h.id)
         url = store.url
+        try:
+            imported = store.import_history(h)
+            stored = store.load(h.id)
+        except StoreError as exc:
+            # The store holds the demo an earlier toolreplay bundled (or one the user changed): the demo
+            # still runs, on the bundled copy, and says why it stored nothing.
+            if not store.exists(h.id):
+                raise
+            conflict, imported, stored = str(exc), ImportResult(h.id, 0, 0), h
     finally:
         store.close()
     settings = ReplaySettings()
@@ -255,13 +268,19 @@ def run_demo(db: str | None, console: Console, sections: Sequence[Section] | Non
         settings=settings,
         plain=prepare_turn_messages(stored, "plain", settings=settings),
         native=prepare_turn_messages(stored, "native", settings=settings),
+        conflict=conflict,
     )
     for section in full_demo() if sections is None else sections:
         section(ctx)
     prog = program_name()
+    where = f"Stored in {url} (conversation {h.id})."
+    if conflict is not None:
+        where = (
+            f"Not stored: {url} already holds a different {h.id}, from an earlier toolreplay? ({conflict}); "
+            "name another --db to store this one."
+        )
     console.print(
-        f"Stored in {url} (conversation {h.id}). Try next: {prog} history show {h.id}  |  "
-        f"{prog} replay {h.id} --mode native",
+        f"{where} Try next: {prog} history show {h.id}  |  {prog} replay {h.id} --mode native",
         highlight=False,
         markup=False,
         soft_wrap=True,
