@@ -61,10 +61,11 @@ class Config:
     import_runs: int = 7
     appends: int = 200
     load_messages: int = 10_000
-    loads: int = 7
+    loads: int = 15
     lab_trials: int = 1000
     lab_concurrency: int = 16
     lab_latency: float = 0.05
+    lab_runs: int = 3
     quick: bool = False
 
 
@@ -78,6 +79,7 @@ QUICK = Config(
     load_messages=2_000,
     loads=3,
     lab_trials=64,
+    lab_runs=1,
     quick=True,
 )
 
