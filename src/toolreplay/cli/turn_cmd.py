@@ -66,7 +66,7 @@ def _turn_options(fn: F) -> F:
                 "--dry-tools", is_flag=True, help="Record every call, execute none (canned answers)."
             ),
             click.option(
-                "--system", metavar="TEXT|@FILE", default=None, help="A system prompt for the turn."
+                "--system", metavar="TEXT|@FILE", default=None, help="System prompt, or @FILE to read it."
             ),
             click.option(
                 "--max-steps",
@@ -245,8 +245,12 @@ def turn(
 ) -> None:
     """Run one turn of conversation ID on a vessel and print the reply.
 
-    The user message and the reply are stored; calls are run and recorded as they happen. A turn that
-    fails after it was stored leaves its reply marked interrupted (the error says so).
+    TEXT is the user's message. It and the reply are stored; calls are run and recorded as they happen.
+    A turn that fails after it was stored leaves its reply marked interrupted (the error says so).
+
+    \b
+    Example:
+      toolreplay turn "Close #1." --vessel kimi --conversation chief --tools coop
     """
     from toolreplay.errors import ToolreplayError
     from toolreplay.history import message_to_dict
@@ -406,7 +410,13 @@ def chat(
     dump_requests: Path | None,
     db: str | None,
 ) -> None:
-    """Chat with a vessel: calls are run, stored and replayed; switch vessels with /vessel."""
+    """Chat with a vessel: calls are run, stored and replayed; switch vessels with /vessel.
+
+    \b
+    In the chat: /vessel NAME [BASE_URL] to switch, /history, /help, /exit (or Ctrl-D).
+    Example:
+      toolreplay chat --vessel gemini --conversation chief --tools coop
+    """
     from toolreplay.profiles import get_vessel
 
     get_vessel(vessel)
