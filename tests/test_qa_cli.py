@@ -505,3 +505,16 @@ def test_a_crashing_tool_does_not_end_the_chat(
     with SQLiteStore(db) as s:
         reply = s.load("c").messages[1]
     assert reply.status == "interrupted" and [(c.name, c.answer) for c in reply.tool_uses] == [("coop", None)]
+
+
+def test_a_dump_directory_that_cannot_be_made_is_refused_before_storing(tmp_path: Path) -> None:
+    blocker = _write(tmp_path, "a-file", "x")
+    db = tmp_path / "t.db"
+    res = run(
+        "turn", "hi", "--vessel", "kimi", "--conversation", "c", "--db", str(db),
+        "--base-url", "http://127.0.0.1:9", "--dump-requests", str(blocker / "dumps"),
+    )  # fmt: skip
+    line = one_line_error(res)
+    assert line.startswith(f"Error: {blocker / 'dumps'}: cannot create the dump directory")
+    assert line.endswith("(nothing was stored)")
+    assert conversations(db) == []

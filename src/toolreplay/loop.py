@@ -502,7 +502,12 @@ class _Turn:
 
 def preflight(vessel: Vessel, registry: ToolRegistry, options: TurnOptions, store: Store) -> None:
     """Refuse a turn that cannot be sent before anything is stored: a missing key for a remote URL, a
-    bad base URL, a missing Claude Code CLI, tools ``toolreplay mcp`` could not load."""
+    bad base URL, a missing Claude Code CLI, tools ``toolreplay mcp`` could not load, a dump directory
+    that cannot be made."""
+    if options.dump_requests is not None:
+        from toolreplay.transport_dump import RequestDump
+
+        RequestDump(options.dump_requests)  # makes the directory, or says why it cannot
     if vessel.wire == "claude-prompt":
         from toolreplay.claude_cli import preflight as claude_preflight
 
