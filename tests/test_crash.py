@@ -309,8 +309,8 @@ def report(capsys: pytest.CaptureFixture[str], backend: str, counts: dict[str, i
 def test_sigkill_anywhere_loses_no_executed_call_sqlite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    counts = crash_run(str(tmp_path / "crash.db"), tmp_path, sqlite=True, conversations=3, turns=14)
-    assert report(capsys, "sqlite", counts) >= 30
+    counts = crash_run(str(tmp_path / "crash.db"), tmp_path, sqlite=True, conversations=3, turns=12)
+    assert report(capsys, "sqlite", counts) >= 27  # most of the 36 killed turns (a few may finish first)
     assert all(counts.get(mode, 0) >= 3 for mode in ("request", "tool", "commit", "anytime")), counts
 
 
@@ -322,8 +322,8 @@ def pg_url(request: pytest.FixtureRequest) -> Iterator[str]:
 def test_sigkill_anywhere_loses_no_executed_call_postgres(
     pg_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    counts = crash_run(pg_url, tmp_path, sqlite=False, conversations=2, turns=8)
-    assert report(capsys, "postgres", counts) >= 10
+    counts = crash_run(pg_url, tmp_path, sqlite=False, conversations=2, turns=7)
+    assert report(capsys, "postgres", counts) >= 9
     assert all(counts.get(mode, 0) >= 1 for mode in ("request", "tool", "anytime")), counts
 
 
