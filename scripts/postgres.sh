@@ -9,7 +9,9 @@
 # Diagnostics go to stderr; stdout carries only the URL.
 set -euo pipefail
 
-state_dir="${TOOLREPLAY_PG_STATE:-${TMPDIR:-/tmp}/toolreplay-test-pg}"
+# One state directory per checkout, so two clones (a developer's and CI's) never stop each other's server.
+checkout_key=$(cd "$(dirname "$0")/.." && pwd -P | cksum | cut -d' ' -f1)
+state_dir="${TOOLREPLAY_PG_STATE:-${TMPDIR:-/tmp}/toolreplay-test-pg-$checkout_key}"
 log() { printf 'postgres.sh: %s\n' "$*" >&2; }
 
 find_bindir() {
@@ -44,7 +46,8 @@ PY
 
 as_owner() {
   if [ "$(id -u)" = 0 ]; then
-    su postgres -s /bin/sh -c "$*"
+    # cd / first: the postgres user may not be allowed into the caller's working directory.
+    (cd / && su postgres -s /bin/sh -c "$*")
   else
     sh -c "$*"
   fi

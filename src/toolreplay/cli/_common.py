@@ -39,6 +39,8 @@ def load_source(source: str, db: str | None) -> History:
     """SOURCE is a history file (when such a file exists) or a stored conversation id."""
     from toolreplay.history import load_history
 
+    if not source.strip():
+        raise ToolreplayError("SOURCE is empty: name a history file or a stored conversation id")
     if Path(source).exists():
         return load_history(source)
     from toolreplay.store import open_store
