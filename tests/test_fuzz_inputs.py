@@ -439,3 +439,12 @@ def test_found_llm_logs_with_blobs_nulls_and_damage(tmp_path: Path) -> None:
     path.write_bytes(raw[:4096] + b"\xff" * 512 + raw[4608:])  # a damaged page past the first
     batch_or_error = only_documented(lambda: read_file(path), ImportFormatError, str(path))
     assert batch_or_error is None or batch_or_error.format == "llm-logs"
+
+
+def test_found_tau2_tool_calls_that_are_not_a_list(tmp_path: Path) -> None:
+    doc = json.loads(json.dumps(SEEDS["tau-bench"]))
+    doc["simulations"][0]["messages"][1]["tool_calls"] = True
+    path = tmp_path / "sims.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ImportFormatError, match=r"sims\.json.*tool_calls is a bool, not a list"):
+        read_file(path, "tau-bench")

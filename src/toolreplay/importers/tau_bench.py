@@ -76,7 +76,10 @@ class _UserSide:
 
 def _tau2_calls(m: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call]:
     out: list[Call] = []
-    for k, tc in enumerate(m.get("tool_calls") or []):
+    calls = m.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise WireError(f"tau2 message: {where}.tool_calls is {kind_of(calls)}, not a list")
+    for k, tc in enumerate(calls):
         if not isinstance(tc, Mapping) or not isinstance(tc.get("name"), str):
             raise WireError(f"tau2 message: {where}.tool_calls[{k}] has no name")
         value, problem = arguments_input(tc.get("arguments"))
