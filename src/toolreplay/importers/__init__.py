@@ -18,7 +18,10 @@ Formats (``toolreplay import FILE --from FORMAT``):
 ``auto`` tries them in the order of :data:`AUTO_ORDER` (the most specific first; a plain-text chat list,
 the same in several wires, reads as ``openai-chat``) and says which it chose. A file in no known format
 raises :class:`~toolreplay.errors.ImportFormatError` naming every format tried and why each refused it
-(first failing line and field).
+(first failing line and field). A file whose shape one format claims (messages with ``text`` or
+``tool_uses`` are toolreplay's own; an SQLite file is llm's) is judged by that format alone, with its one
+reason: another format could read it only by dropping content. No wire is detected for a file with a
+message key it would drop (``text``, ``parts``...); named with ``--from``, it reads with a warning.
 
 Every importer reports what it could not represent instead of dropping it (``warnings``), keeps
 ``created_at`` as given (never invented, DECISIONS 6), and stores one transaction per conversation (the
@@ -84,12 +87,23 @@ class ImportBatch:
 
 
 def detect(doc: Document) -> tuple[str, dict[str, str]]:
-    """The first format of :data:`AUTO_ORDER` that reads ``doc``, and why each one before it did not."""
+    """The first format of :data:`AUTO_ORDER` that reads ``doc``, and why each one before it did not.
+
+    A format that ``claims`` the document (its shape is unmistakably that format's) but refuses it ends
+    the search with that format's reason alone: trying the others could only read it by losing content.
+    """
     reasons: dict[str, str] = {}
     for name in AUTO_ORDER:
-        why = FORMATS[name].sniff(doc)
+        f = FORMATS[name]
+        why = f.sniff(doc)
         if why is None:
             return name, reasons
+        if f.claims is not None and f.claims(doc):
+            if name == native.NAME:
+                # the history reader's error names the message index, id and field; the sniff's reason
+                # stays for a file it would take but the sniff refuses (a wire key beside 'text')
+                f.read(doc, None)
+            raise ImportFormatError(f"{doc.source}: looks like {name} but is not: {why}")
         reasons[name] = why
     tried = "; ".join(f"{name}: {why}" for name, why in reasons.items())
     raise ImportFormatError(f"{doc.source}: in no known format. Tried {tried}")

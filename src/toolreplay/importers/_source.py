@@ -141,6 +141,10 @@ class Format:
     check: Callable[[Document], str | None] | None = None
     """When the format is named (not detected): why ``doc`` cannot be read as it (default: ``sniff``).
     The wire formats check the shape only, without the marks ``auto`` needs to tell wires apart."""
+    claims: Callable[[Document], bool] | None = None
+    """Whether ``doc``'s shape is unmistakably this format's (an SQLite file for llm logs, messages with
+    ``text``/``tool_uses`` for toolreplay's own). ``auto`` then judges the file by this format alone: its
+    refusal is the error, never another format's reading that would lose content."""
 
 
 def pick(

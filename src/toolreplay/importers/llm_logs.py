@@ -66,7 +66,7 @@ def sniff(doc: Document) -> str | None:
     try:
         with closing(_connect(doc)) as db:
             tables = _tables(db)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged page can hold a name not UTF-8
         return f"an SQLite database that cannot be read ({exc})"
     missing = [t for t in _REQUIRED if t not in tables]
     if missing:
@@ -169,7 +169,7 @@ def read(doc: Document, conversation: str | None) -> Reading:
     """Every conversation of the database that has responses, or just ``conversation``."""
     try:
         return _read(doc, conversation)
-    except sqlite3.Error as exc:  # a damaged file: its first pages may read, later ones not
+    except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged file: its first pages may read
         raise ImportFormatError(f"{doc.source}: cannot be read as llm's logs.db ({exc})") from None
 
 
@@ -195,4 +195,10 @@ def _read(doc: Document, conversation: str | None) -> Reading:
     return Reading(found)
 
 
-FORMAT = Format(NAME, "simonw/llm's SQLite logs.db (tool calls and results included)", sniff, read)
+FORMAT = Format(
+    NAME,
+    "simonw/llm's SQLite logs.db (tool calls and results included)",
+    sniff,
+    read,
+    claims=lambda doc: doc.kind == "sqlite",  # no other format reads SQLite
+)

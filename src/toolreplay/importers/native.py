@@ -62,6 +62,31 @@ def sniff(doc: Document) -> str | None:
     return None
 
 
+#: Message keys only toolreplay's own format uses (a wire keeps a message's words in content/parts).
+_OWN_KEYS = ("text", "tool_uses")
+
+
+def _messages_of(doc: Document) -> list[Any]:
+    """The message entries of ``doc``'s first conversation, however the file holds them."""
+    if doc.kind == "json":
+        value = doc.records[0].value
+        msgs = value.get("messages") if isinstance(value, Mapping) else value
+        return msgs if isinstance(msgs, list) else []
+    if _conversation_lines(doc):
+        msgs = cast(Mapping[str, Any], doc.records[0].value).get("messages")
+        return msgs if isinstance(msgs, list) else []
+    return [rec.value for rec in doc.records[:20]] if doc.kind == "jsonl" else []
+
+
+def claims(doc: Document) -> bool:
+    """Whether ``doc`` is shaped as this format: a message carries ``text`` or ``tool_uses``.
+
+    No wire has those keys on a message, so another format would read such a file by dropping them (a
+    Chat reading stored the user's words as "" and left an assistant message out, silently).
+    """
+    return any(isinstance(m, Mapping) and any(k in m for k in _OWN_KEYS) for m in _messages_of(doc))
+
+
 def read(doc: Document, conversation: str | None) -> Reading:
     """The conversations of a toolreplay file (``conversation``: see :func:`pick`)."""
     stem = doc.path.stem
@@ -80,4 +105,4 @@ def read(doc: Document, conversation: str | None) -> Reading:
 
 
 FORMAT = Format(NAME, "toolreplay's own history file (JSON, or JSON Lines of messages or conversations)",
-                sniff, read)  # fmt: skip
+                sniff, read, claims=claims)  # fmt: skip

@@ -42,6 +42,10 @@ _RESPONSES_ITEMS = (
     "custom_tool_call_output",
 )
 _OLLAMA_BODY_KEYS = ("options", "keep_alive", "format", "think")
+# Keys that carry a message's content in some format. A message holding one its wire does not read
+# would lose it: ``auto`` refuses the wire, a named wire reads the file with a warning.
+_CONTENT_KEYS = ("content", "parts", "text", "tool_uses")
+_OWN_CONTENT_KEY = {"gemini": "parts"}
 
 
 def _is_element(value: Any, wire: str) -> bool:
@@ -87,6 +91,26 @@ def _blocks(msgs: Sequence[Any]) -> list[Mapping[str, Any]]:
         if isinstance(content, list):
             out.extend(b for b in content if isinstance(b, Mapping))
     return out
+
+
+def _foreign_keys(wire: str, els: Sequence[Any]) -> list[tuple[int, str]]:
+    """(index, key) for each element key that carries content in some format but not in ``wire``."""
+    own = _OWN_CONTENT_KEY.get(wire, "content")
+    return [
+        (i, k)
+        for i, m in enumerate(els)
+        if isinstance(m, Mapping)
+        for k in _CONTENT_KEYS
+        if k != own and k in m
+    ]
+
+
+def _lost(wire: str, els: Sequence[Any]) -> str | None:
+    found = _foreign_keys(wire, els)
+    if not found:
+        return None
+    i, k = found[0]
+    return f"messages[{i}] has {k!r}, which {wire} does not read (it would be lost)"
 
 
 def _mark_gemini(body: Any, els: Sequence[Any]) -> str | None:
@@ -164,7 +188,7 @@ def _sniffer(wire: str, marks: bool) -> Callable[[Document], str | None]:
         els = _elements(body, wire)
         if els is None:
             return f"{where}no {_LIST_KEY[wire]!r} list (and not a list of them)"
-        why = _MARKS[wire](body, els) if marks else None
+        why = (_MARKS[wire](body, els) or _lost(wire, els)) if marks else None
         if why is None:
             try:
                 parse_request(wire, body)
@@ -187,7 +211,11 @@ def _reader(wire: str) -> Callable[[Document, str | None], Reading]:
                 h = parse_request(wire, body)
             except WireError as exc:
                 raise ImportFormatError(f"{doc.at(rec)}: {exc}") from None
-            warns = tuple(f"{doc.at(rec)}: {w}" for w in h.warnings)
+            els = _elements(body, wire) or ()
+            lost = [
+                f"messages[{i}].{k}: {wire} does not read it; not kept" for i, k in _foreign_keys(wire, els)
+            ]
+            warns = tuple(f"{doc.at(rec)}: {w}" for w in (*lost, *h.warnings))
             out.append(History(cid, h.messages, h.tools, warns))
         return Reading(pick(doc, out, conversation, many=many), tuple(broken_warnings(doc)))
 

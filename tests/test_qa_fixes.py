@@ -1,0 +1,129 @@
+"""Regression tests for the QA pass's findings (each test names its finding)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from toolreplay.cli import cli
+from toolreplay.store import open_store
+
+
+def _run(*args: str, **kwargs: Any) -> Result:
+    return CliRunner().invoke(cli, list(args), **kwargs)
+
+
+def _write(tmp_path: Path, name: str, value: Any) -> Path:
+    p = tmp_path / name
+    p.write_text(json.dumps(value), encoding="utf-8")
+    return p
+
+
+def _stored_ids(db: Path) -> list[str]:
+    store = open_store(str(db))
+    try:
+        return [c.id for c in store.list_conversations()]
+    finally:
+        store.close()
+
+
+# -- 1, 2: importers -------------------------------------------------------------------------------
+
+
+def test_toolreplay_shaped_file_is_judged_by_its_own_reader(tmp_path: Path) -> None:
+    """Finding 1: read as openai-chat, the user's words became "" and message 1 vanished, silently."""
+    f = _write(
+        tmp_path,
+        "n.json",
+        {
+            "id": "c1",
+            "messages": [{"id": "m1", "role": "user", "text": "hi"}, {"role": "assistant", "text": "x"}],
+        },
+    )
+    db = tmp_path / "t.db"
+    r = _run("import", str(f), "--db", str(db))
+    assert r.exit_code == 1
+    assert r.stderr.strip() == f"Error: {f}: message 1: id: missing or not a string"
+    assert not db.exists() or _stored_ids(db) == []
+
+
+def test_toolreplay_shaped_file_with_a_bad_role_names_one_reason(tmp_path: Path) -> None:
+    """Finding 2: a ~900-character line listing all 10 formats; now the one format's reason."""
+    f = _write(tmp_path, "r.json", {"id": "c2", "messages": [{"id": "m1", "role": "robot", "text": "hi"}]})
+    r = _run("import", str(f), "--db", str(tmp_path / "t.db"))
+    assert r.exit_code == 1
+    line = r.stderr.strip()
+    assert (
+        line == f"Error: {f}: message 0 (id m1): role: 'robot' is not a role; use user, assistant or system"
+    )
+    assert "openai-chat" not in line and "\n" not in line
+
+
+def test_toolreplay_shaped_file_with_a_wire_key_says_so(tmp_path: Path) -> None:
+    f = _write(tmp_path, "w.json", {"messages": [{"id": "m1", "role": "user", "text": "hi", "content": "x"}]})
+    r = _run("import", str(f), "--dry-run")
+    assert r.exit_code == 1
+    assert r.stderr.startswith(f"Error: {f}: looks like toolreplay but is not: messages[0] has 'content'")
+
+
+def test_a_wire_never_detected_when_a_message_key_would_be_lost(tmp_path: Path) -> None:
+    """Finding 1, generally: a Chat list with a Gemini 'parts' message is no format; named, it warns."""
+    f = _write(
+        tmp_path,
+        "p.json",
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "parts": [{"text": "x"}]}],
+    )
+    auto = _run("import", str(f), "--dry-run")
+    assert auto.exit_code == 1
+    assert (
+        "openai-chat: messages[1] has 'parts', which openai-chat does not read (it would be lost)"
+        in auto.stderr
+    )
+    named = _run("import", str(f), "--dry-run", "--from", "openai-chat")
+    assert named.exit_code == 0, named.output
+    assert f"warning: {f}: messages[1].parts: openai-chat does not read it; not kept" in named.stderr
+
+
+def test_sqlite_not_llm_logs_names_llm_logs_only(tmp_path: Path) -> None:
+    import sqlite3
+    from contextlib import closing
+
+    f = tmp_path / "x.db"
+    with closing(sqlite3.connect(f)) as c:
+        c.execute("CREATE TABLE a (b)")
+        c.commit()
+    r = _run("import", str(f), "--dry-run")
+    assert r.exit_code == 1
+    assert r.stderr.strip() == (
+        f"Error: {f}: looks like llm-logs but is not: an SQLite database without llm's conversations, "
+        "responses table(s)"
+    )
+
+
+def test_plain_chat_lists_and_the_demo_still_detect(tmp_path: Path, demo_path: Path) -> None:
+    f = _write(
+        tmp_path, "c.json", [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
+    )
+    r = _run("import", str(f), "--dry-run")
+    assert r.exit_code == 0 and "openai-chat (detected)" in r.stdout
+    r = _run("import", str(demo_path), "--dry-run")
+    assert r.exit_code == 0 and "toolreplay (detected)" in r.stdout
+
+
+@pytest.mark.parametrize("bad", ["robot", "tool"])
+def test_jsonl_messages_shaped_as_toolreplay(tmp_path: Path, bad: str) -> None:
+    f = tmp_path / "m.jsonl"
+    f.write_text(
+        json.dumps({"id": "m1", "role": "user", "text": "hi"})
+        + "\n"
+        + json.dumps({"id": "m2", "role": bad, "text": "x"})
+        + "\n",
+        encoding="utf-8",
+    )
+    r = _run("import", str(f), "--dry-run")
+    assert r.exit_code == 1
+    assert r.stderr.startswith(f"Error: {f}: message 1 (id m2): role: ")
