@@ -57,7 +57,7 @@ def test_conflicting_message_is_refused_and_nothing_written(tmp_path: Path, demo
     out = _run(str(changed), "--db", str(db))
     assert out.exit_code == 1
     assert "demo-chief: 13 messages, 4 calls: refused, nothing of it written" in out.stdout
-    assert "error: " in out.stderr and "'m05'" in out.stderr and "text" in out.stderr
+    assert "Error: " in out.stderr and "'m05'" in out.stderr and "text" in out.stderr
     assert _stored(db, "demo-chief") == before  # the new m13 was not written either
 
 

@@ -156,7 +156,7 @@ def test_an_empty_conversation_id_is_refused_everywhere(tmp_path: Path, demo_pat
         load_history(demo_path, conversation_id="")
     db = tmp_path / "t.db"
     res = run("import", str(demo_path), "--conversation", "", "--db", str(db))
-    assert res.exit_code == 1 and "a conversation id must be a non-empty string" in res.stderr
+    assert res.exit_code == 2 and "'--conversation': must not be empty" in res.stderr and res.stdout == ""
     with SQLiteStore(db) as s:
         h = load_history(demo_path)
         with pytest.raises(StoreError, match="a conversation id must be a non-empty string"):

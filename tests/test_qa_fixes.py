@@ -127,3 +127,59 @@ def test_jsonl_messages_shaped_as_toolreplay(tmp_path: Path, bad: str) -> None:
     r = _run("import", str(f), "--dry-run")
     assert r.exit_code == 1
     assert r.stderr.startswith(f"Error: {f}: message 1 (id m2): role: ")
+
+
+# -- 3: import_cmd ---------------------------------------------------------------------------------
+
+
+def test_import_empty_conversation_refused_before_reading(tmp_path: Path, demo_path: Path) -> None:
+    db = tmp_path / "t.db"
+    r = _run("import", str(demo_path), "--conversation", "", "--db", str(db))
+    assert r.exit_code == 2
+    assert r.stdout == ""  # no summary printed first
+    assert "Invalid value for '--conversation': must not be empty" in r.stderr
+    assert not db.exists()
+
+
+def test_import_counts_are_singular_for_one(tmp_path: Path) -> None:
+    f = _write(
+        tmp_path,
+        "one.json",
+        [
+            {"id": "u1", "role": "user", "text": "go"},
+            {
+                "id": "a1",
+                "role": "assistant",
+                "text": "",
+                "tool_uses": [{"id": "c1", "name": "t", "input": {}, "result": "ok"}],
+            },
+        ],
+    )
+    r = _run("import", str(f), "--db", str(tmp_path / "t.db"))
+    assert r.exit_code == 0, r.output
+    assert f"{f}: toolreplay (detected), 1 conversation, 1 call\n" in r.stdout
+    assert "  one: 2 messages, 1 call: 2 added" in r.stdout
+
+
+def test_refused_conversation_and_main_fallback_print_click_style(
+    tmp_path: Path, demo_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "t.db"
+    assert _run("import", str(demo_path), "--db", str(db)).exit_code == 0
+    changed = json.loads(demo_path.read_text(encoding="utf-8"))
+    changed["messages"][0]["text"] = "something else"
+    r = _run("import", str(_write(tmp_path, "changed.json", changed)), "--db", str(db))
+    assert r.exit_code == 1
+    assert r.stderr.startswith("Error: ") and "error:" not in r.stderr
+
+    from toolreplay import cli as cli_pkg
+    from toolreplay.errors import ConfigError
+
+    def boom(**_: Any) -> None:
+        raise ConfigError("raised outside click")
+
+    monkeypatch.setattr(cli_pkg.cli, "main", boom)
+    with pytest.raises(SystemExit) as exc:
+        cli_pkg.main([])
+    assert exc.value.code == 1
+    assert capsys.readouterr().err == "Error: raised outside click\n"

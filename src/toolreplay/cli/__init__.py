@@ -72,5 +72,5 @@ def main(argv: list[str] | None = None) -> Any:
     try:
         return cli.main(args=argv, prog_name="toolreplay", standalone_mode=True)
     except ToolreplayError as exc:  # raised outside click's own handling (e.g. in result callbacks)
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"Error: {exc}", err=True)  # click's own style, as every command prints
         sys.exit(1)

@@ -18,17 +18,29 @@ def _formats_help() -> str:
     return "FORMAT is auto (the default: detect it and say which) or one of:\n\n" + "\n\n".join(lines)
 
 
+def _n(count: int, word: str) -> str:
+    """``1 call``, ``2 calls``."""
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def _not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Refuse an empty conversation id before the file is read (the store would refuse it after the
+    summary was printed, and no command can name such a conversation)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("must not be empty", ctx=ctx, param=param)
+    return value
+
+
 def _summary(batch: ImportBatch) -> str:
     how = "detected" if batch.detected else "as asked"
-    n = len(batch.conversations)
-    convs = f"{n} conversation{'s' if n != 1 else ''}"
-    return f"{batch.source}: {batch.format} ({how}), {convs}, {batch.calls} calls"
+    convs = _n(len(batch.conversations), "conversation")
+    return f"{batch.source}: {batch.format} ({how}), {convs}, {_n(batch.calls, 'call')}"
 
 
 def _line(batch: ImportBatch, done: StoredConversation | None, index: int) -> str:
     h = batch.conversations[index]
     calls = sum(len(m.tool_uses) for m in h.messages)
-    head = f"  {h.id}: {len(h.messages)} messages, {calls} calls"
+    head = f"  {h.id}: {_n(len(h.messages), 'message')}, {_n(calls, 'call')}"
     if done is None:
         return head
     if done.result is None:
@@ -59,7 +71,7 @@ def _warnings(batch: ImportBatch, every: bool) -> None:
     help="The file's format (see below).",
 )  # fmt: skip
 @click.option(
-    "--conversation", metavar="ID", default=None,
+    "--conversation", metavar="ID", default=None, callback=_not_blank,
     help="Store a one-conversation file under this id; from a file of many (llm logs, JSON Lines of "
     "conversations, benchmark results), import only this one.",
 )  # fmt: skip
@@ -79,7 +91,8 @@ def import_cmd(
     batch = read_file(file, fmt, conversation=conversation)
     click.echo(_summary(batch))
     if batch.left_out:
-        click.echo(f"  {batch.left_out} calls by a simulated user kept aside, not replayed as the agent's")
+        left = _n(batch.left_out, "call")
+        click.echo(f"  {left} by a simulated user kept aside, not replayed as the agent's")
     if dry_run:
         for i in range(len(batch.conversations)):
             click.echo(_line(batch, None, i))
@@ -100,10 +113,9 @@ def import_cmd(
     _warnings(batch, all_warnings)
     refused = [d for d in done if d.error is not None]
     added = sum(d.result.added for d in done if d.result is not None)
-    click.echo(
-        f"stored in {url}: {added} messages added, {len(done) - len(refused)} of {len(done)} conversations"
-    )
+    kept = f"{len(done) - len(refused)} of {_n(len(done), 'conversation')}"
+    click.echo(f"stored in {url}: {_n(added, 'message')} added, {kept}")
     if refused:
         for d in refused:
-            click.echo(f"error: {d.error}", err=True)
+            click.echo(f"Error: {d.error}", err=True)
         raise SystemExit(1)
