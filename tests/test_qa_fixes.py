@@ -183,3 +183,43 @@ def test_refused_conversation_and_main_fallback_print_click_style(
         cli_pkg.main([])
     assert exc.value.code == 1
     assert capsys.readouterr().err == "Error: raised outside click\n"
+
+
+# -- 4, 8: a bad base URL; lab --at ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://h:99999", "ftp://example.com", "http://"])
+def test_a_bad_base_url_is_one_config_line(url: str) -> None:
+    from toolreplay.errors import ConfigError
+    from toolreplay.transport_request import is_loopback, prepare
+
+    with pytest.raises(ConfigError, match=r"^kimi: base URL .* is not a"):
+        prepare("kimi", {"messages": [{"role": "user", "content": "hi"}]}, base_url=url)
+    assert is_loopback(url) is False
+
+
+def test_turn_with_a_bad_base_url_stores_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    r = _run(
+        "turn", "hi", "--vessel", "kimi", "--conversation", "x", "--base-url", "http://[::1", "--db", str(db)
+    )
+    assert r.exit_code == 1
+    assert r.stderr == (
+        "Error: kimi: base URL 'http://[::1' is not a valid URL (Invalid IPv6 URL) (nothing was stored)\n"
+    )
+    assert not db.exists() or _stored_ids(db) == []
+
+
+def test_lab_with_a_bad_base_url_makes_no_out_dir(tmp_path: Path, demo_path: Path) -> None:
+    out = tmp_path / "lab"
+    args = ["lab", str(demo_path), "--vessel", "kimi", "--at", "m04", "--expect", "coop:close"]
+    r = _run(*args, "--trials", "1", "--base-url", "http://[::1", "--out", str(out))
+    assert r.exit_code == 1
+    assert r.stderr == "Error: kimi: base URL 'http://[::1' is not a valid URL (Invalid IPv6 URL)\n"
+    assert not out.exists()
+
+
+def test_lab_unknown_at_names_the_option_without_a_blank_line(demo_path: Path) -> None:
+    r = _run("lab", str(demo_path), "--vessel", "kimi", "--at", "nosuch", "--expect", "coop:close")
+    assert r.exit_code == 1
+    assert r.stderr == "Error: --at nosuch: no message with id 'nosuch' in conversation 'demo-chief'\n"

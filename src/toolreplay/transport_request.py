@@ -48,9 +48,11 @@ class Prepared:
 
 
 def is_loopback(url: str) -> bool:
-    """True for http(s) URLs on localhost, 127.0.0.0/8 or ::1."""
-
-    host = (urlsplit(url).hostname or "").lower()
+    """True for http(s) URLs on localhost, 127.0.0.0/8 or ::1 (False for a URL that does not parse)."""
+    try:
+        host = (urlsplit(url).hostname or "").lower()
+    except ValueError:  # 'http://[::1' (urlsplit: Invalid IPv6 URL)
+        return False
     if host == "localhost" or host.endswith(".localhost"):
         return True
     try:
@@ -59,10 +61,22 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+def check_base_url(vessel: Vessel, base_url: str) -> None:
+    """ConfigError naming ``base_url`` when it is not an http(s) URL with a host (and a valid port)."""
+    try:
+        parts = urlsplit(base_url.rstrip("/"))
+        _ = parts.port  # a port that is not a number in range raises here, not at send time
+    except ValueError as exc:
+        raise ConfigError(f"{vessel.name}: base URL {base_url!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{vessel.name}: base URL {base_url!r} is not an http(s) URL")
+
+
 def resolve_key(vessel: Vessel, base_url: str) -> str | None:
     """The vessel's key, None when it needs or gets none; ConfigError when a remote URL would go keyless."""
     if vessel.key_env is None:
         return None
+    check_base_url(vessel, base_url)  # a bad URL is that, not a missing key
     key = os.environ.get(vessel.key_env, "").strip()
     if key:
         register_secret(key)
@@ -79,9 +93,8 @@ def endpoint(vessel: Vessel, base_url: str, model: str, stream: bool) -> str:
         raise ConfigError(
             f"{vessel.name}: the claude-prompt wire drives the Claude Code CLI, not HTTP (use the turn loop)"
         )
+    check_base_url(vessel, base_url)
     base = base_url.rstrip("/")
-    if not base.startswith(("http://", "https://")):
-        raise ConfigError(f"{vessel.name}: base URL {base_url!r} is not an http(s) URL")
     if wire == "openai-chat":
         return f"{base}/chat/completions"
     if wire == "openai-responses":
@@ -160,4 +173,12 @@ def prepare(
     return Prepared(v, url, _headers(v, key, streamed), content, streamed)
 
 
-__all__ = ["ANTHROPIC_VERSION", "Prepared", "endpoint", "is_loopback", "prepare", "resolve_key"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "Prepared",
+    "check_base_url",
+    "endpoint",
+    "is_loopback",
+    "prepare",
+    "resolve_key",
+]

@@ -114,13 +114,14 @@ def lab(
         system=read_system(system),
         tools=tuple(tools) if tools is not None else None,
     )
-    progress, state = _progress()
+    _, state = _progress()
     try:
-        with progress:
-            outcome = run_lab(config, out=out, on_start=state.start, on_event=state.event, chart=not no_chart)
+        outcome = run_lab(config, out=out, on_start=state.start, on_event=state.event, chart=not no_chart)
     except KeyboardInterrupt:
         where = f"; rerun with --out {out} to resume" if out else ""
         raise click.ClickException(f"interrupted: finished trials are saved{where}") from None
+    finally:
+        state.stop()
     if outcome.resumed:
         click.echo(f"resumed: {outcome.resumed} trials were already in {out}/trials.jsonl", err=True)
     if outcome.stale:
@@ -145,8 +146,17 @@ class _State:
     def __init__(self, progress: Any) -> None:
         self.progress = progress
         self.task: Any = None
+        self.started = False
+
+    def stop(self) -> None:
+        if self.started:
+            self.progress.stop()
 
     def start(self, pending: int, resumed: int) -> None:
+        # shown only once sending starts: a refusal before that is its one line (rich's stop() of a
+        # bar never started still prints a blank line)
+        self.progress.start()
+        self.started = True
         label = f"trials ({resumed} resumed)" if resumed else "trials"
         self.task = self.progress.add_task(label, total=pending)
 

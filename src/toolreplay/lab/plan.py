@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolreplay import jsonenc
-from toolreplay.errors import ConfigError
+from toolreplay.errors import ConfigError, HistoryError
 from toolreplay.history import History, ToolSpec
 from toolreplay.lab.classify import parse_expect
 from toolreplay.profiles import Vessel, get_vessel
@@ -111,7 +111,10 @@ def parse_vessels(text: str) -> tuple[Vessel, ...]:
 
 def frozen(history: History, at: str) -> History:
     """The history up to and including message ``at``, which must be a user message."""
-    i = history.index_of(at)
+    try:
+        i = history.index_of(at)
+    except HistoryError as exc:
+        raise ConfigError(f"--at {at}: {exc}") from None
     if history.messages[i].role != "user":
         raise ConfigError(
             f"--at {at}: message {at} is an {history.messages[i].role} message; freeze the history at the "

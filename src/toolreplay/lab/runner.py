@@ -241,6 +241,7 @@ async def run_lab_async(
     once that many were sent (trials already in flight finish and are written).
     """
     cells = plan_cells(config)
+    _check_keys(cells, config)  # before --out is made: a missing key or bad URL leaves nothing behind
     folder = Path(out) if out is not None else None
     done: dict[tuple[str, str, int], dict[str, Any]] = {}
     stale = broken = 0
@@ -254,7 +255,6 @@ async def run_lab_async(
         done, stale, broken = load_records(folder / "trials.jsonl", cells)
     pending = [(c, i) for c in cells for i in range(config.trials) if (c.vessel.name, c.mode, i) not in done]
     check_budget(len(pending), config)
-    _check_keys(cells, config)
     if folder is not None:
         _write_requests(folder, cells)
     if on_start:
