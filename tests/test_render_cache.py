@@ -14,7 +14,7 @@ from conftest import NO_SHARED, ROOT
 from toolreplay import encode, render
 from toolreplay.api import render_options
 from toolreplay.errors import ToolreplayError
-from toolreplay.history import History, Message, ToolCall, ToolSpec
+from toolreplay.history import History, Message, ToolCall, ToolSpec, message_to_dict
 from toolreplay.profiles import BUILTIN
 from toolreplay.render_cache import RenderCache
 from toolreplay.replay import MODES, ReplaySettings, prepare_turn_messages
@@ -74,6 +74,7 @@ ops = st.one_of(
     st.tuples(st.just("add_call"), st.integers(0, 50), calls),
     st.tuples(st.just("remove_call"), st.integers(0, 50)),
     st.tuples(st.just("answer"), st.integers(0, 50), st.text(max_size=20)),
+    st.tuples(st.just("reorder"), st.integers(0, 50)),
     st.tuples(st.just("system"), st.one_of(st.none(), texts)),
     st.tuples(st.just("truncate"), st.integers(0, 50)),
     st.tuples(st.just("reload")),
@@ -98,7 +99,7 @@ def apply(specs: list[Any], system: str | None, op: tuple[Any, ...]) -> tuple[li
         system = op[1]
     elif kind == "truncate":
         specs = specs[: op[1] % (len(specs) + 1)]
-    elif specs and kind in ("edit_text", "add_call", "remove_call", "answer"):
+    elif specs and kind in ("edit_text", "add_call", "remove_call", "answer", "reorder"):
         i = op[1] % len(specs)
         role, text, uses, status = specs[i]
         if kind == "edit_text":
@@ -109,8 +110,16 @@ def apply(specs: list[Any], system: str | None, op: tuple[Any, ...]) -> tuple[li
             uses = uses[1:]
         elif uses and kind == "answer":
             uses = (dataclasses.replace(uses[-1], answer=op[2]), *uses[:-1])
+        elif uses and kind == "reorder" and isinstance(uses[-1].input, dict):
+            flipped = dict(reversed(list(uses[-1].input.items())))  # equal, other bytes
+            uses = (*uses[:-1], dataclasses.replace(uses[-1], input=flipped, input_text=""))
         specs[i] = (role, text, uses, status)
     return specs, system
+
+
+def alike(a: Message | None, b: Message) -> bool:
+    """The same stored message, byte for byte (key order and number types included)."""
+    return a is not None and encode(message_to_dict(a)) == encode(message_to_dict(b))
 
 
 def reloaded(h: History) -> History:
@@ -155,7 +164,7 @@ def test_incremental_render_equals_full_render(
             # the same message objects where nothing changed, as a growing conversation has them
             fresh = build(specs, system, long_ids)
             old = {m.id: m for m in h.messages}
-            h = History(h.id, tuple(old[m.id] if old.get(m.id) == m else m for m in fresh.messages))
+            h = History(h.id, tuple(old[m.id] if alike(old.get(m.id), m) else m for m in fresh.messages))
         same_bytes(cache, h, kw)
     assert cache.stats.fallbacks == 0  # every wire rendered the way the cache expects
 
@@ -183,7 +192,7 @@ def test_render_body_equals_render_wire(
             specs, system = apply(specs, system, op)
             fresh = build(specs, system, False)
             old = {m.id: m for m in h.messages}
-            h = History(h.id, tuple(old[m.id] if old.get(m.id) == m else m for m in fresh.messages))
+            h = History(h.id, tuple(old[m.id] if alike(old.get(m.id), m) else m for m in fresh.messages))
         want = encode(render_wire(v.wire, prepare_turn_messages(h, mode), opts))
         assert encode(cache.render_body(list(h.messages), v.wire, opts, mode)) == want
     assert cache.stats.fallbacks == 0
@@ -241,6 +250,27 @@ def test_a_reply_in_progress_that_gains_a_call_rerenders_only_itself() -> None:
     before = cache.stats
     assert encode(cache.render(h2, "gemini")) == encode(render(h2, "gemini"))
     assert cache.stats.rendered_messages - before.rendered_messages == 1
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [({"a": 1, "b": 2}, {"b": 2, "a": 1}), ({"a": 1}, {"a": 1.0}), ({"a": 1}, {"a": True})],
+)
+@pytest.mark.parametrize("vessel", ["anthropic", "gemini", "openai", "ollama"])
+def test_an_equal_input_that_renders_differently_is_rendered_again(
+    before: dict[str, Any], after: dict[str, Any], vessel: str
+) -> None:
+    """Equal as values, different as bytes (key order, 1 vs 1.0 vs true): never taken for unchanged."""
+    msgs = _turns(3)
+    first = dataclasses.replace(msgs[1], tool_uses=(ToolCall("coop", before, "ok"),))
+    second = dataclasses.replace(msgs[1], tool_uses=(ToolCall("coop", after, "ok"),))
+    assert first == second  # dataclass equality cannot tell them apart
+    cache = RenderCache()
+    h1 = History("c", (msgs[0], first, *msgs[2:]))
+    h2 = History("c", (msgs[0], second, *msgs[2:]))
+    assert encode(cache.render(h1, vessel)) == encode(render(h1, vessel))
+    assert encode(cache.render(h2, vessel)) == encode(render(h2, vessel))
+    assert encode(render(h1, vessel)) != encode(render(h2, vessel))
 
 
 def test_upto_and_warnings_match_the_full_render() -> None:

@@ -4,8 +4,9 @@ Every turn of an agent renders its whole history again, although only the end of
 :class:`RenderCache` (one per conversation) keeps what the last render produced: for each stored
 message its turn message and the wire elements it rendered into, plus the running state of the wire
 (the call-id mapper, the tools declared so far). The next render compares the new history with the
-cached one **by content** (the same message objects, or equal ones), finds the first message that
-differs, and renders only from there on; everything before it is reused. So:
+cached one **by content** (the same message objects, or ones that render exactly alike: equal, with the
+same key order and number types), finds the first message that differs, and renders only from there
+on; everything before it is reused. So:
 
 * one more turn appended: only the new messages are prepared and rendered;
 * a reply in progress that gained a call (the continuation requests inside a turn): only that reply;
@@ -26,6 +27,7 @@ e.g. before adding an Anthropic ``cache_control`` marker). A cache is not thread
 from __future__ import annotations
 
 import importlib
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -132,14 +134,42 @@ class _Entry:
         )
 
 
+def _strict(a: Any, b: Any) -> bool:
+    """Equal and alike in everything that changes bytes: types (``1``, ``1.0``, ``True``) and key order."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_strict(v, b[k]) for k, v in a.items())
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_strict(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _same(a: Message, b: Message) -> bool:
+    """``b`` renders exactly as ``a`` does. Dataclass equality is not enough: ``{"a": 1, "b": 2}`` equals
+    ``{"b": 2, "a": 1}`` and ``1`` equals ``1.0``, yet they are sent as different bytes. A call's input
+    is compared by its JSON text (``input_text``, the text every wire sends or parses)."""
+    if a != b or not _strict(a.provider_data, b.provider_data):
+        return False
+    for x, y in zip(a.tool_uses, b.tool_uses, strict=True):
+        if x is not y and (x.input_text != y.input_text or not _strict(x.provider_data, y.provider_data)):
+            return False
+    return True
+
+
 def _first_difference(old: tuple[Message, ...], new: tuple[Message, ...]) -> int:
-    """How many leading messages ``old`` and ``new`` share by content (the same object, or equal)."""
-    if len(new) >= len(old) and new[: len(old)] == old:  # identity short-cuts each comparison
-        return len(old)
+    """How many leading messages ``old`` and ``new`` share by content (the same object, or one that
+    renders exactly alike)."""
     n = min(len(old), len(new))
-    for i in range(n):
+    try:  # the same objects (a conversation held in memory): one scan at C speed
+        first = operator.indexOf(map(operator.is_, old[:n], new[:n]), False)
+    except ValueError:
+        return n
+    for i in range(first, n):
         a, b = old[i], new[i]
-        if a is not b and a != b:
+        if a is not b and not _same(a, b):
             return i
     return n
 
@@ -184,7 +214,7 @@ def _tail_turns(messages: tuple[Message, ...], start: int, e: _Entry) -> Tail | 
 
     Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
     the last user message before ``start`` (the ``prose`` records made there land in the next user
-    message). ``alloc`` holds the stems of ``messages[:start]`` and is continued; when the stems the
+    message). ``e.alloc`` holds the stems of ``messages[:start]`` and is continued; when the stems the
     tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
     """
     c = start
