@@ -223,3 +223,20 @@ def test_lab_unknown_at_names_the_option_without_a_blank_line(demo_path: Path) -
     r = _run("lab", str(demo_path), "--vessel", "kimi", "--at", "nosuch", "--expect", "coop:close")
     assert r.exit_code == 1
     assert r.stderr == "Error: --at nosuch: no message with id 'nosuch' in conversation 'demo-chief'\n"
+
+
+# -- 5: the missing-key message when --base-url was given -------------------------------------------
+
+
+def test_missing_key_for_a_given_remote_base_url_does_not_suggest_base_url(tmp_path: Path) -> None:
+    r = _run(
+        "turn", "hi", "--vessel", "openai", "--conversation", "c", "--base-url", "https://example.com/v1",
+        "--db", str(tmp_path / "t.db"),
+    )  # fmt: skip
+    assert r.exit_code == 1
+    assert r.stderr == (
+        "Error: openai: set OPENAI_API_KEY to send to https://example.com/v1 (a key is sent only to remote "
+        "URLs; loopback URLs need none) (nothing was stored)\n"
+    )
+    default = _run("turn", "hi", "--vessel", "openai", "--conversation", "c", "--db", str(tmp_path / "t.db"))
+    assert "set OPENAI_API_KEY or use --base-url for a local server" in default.stderr

@@ -72,6 +72,14 @@ def check_base_url(vessel: Vessel, base_url: str) -> None:
         raise ConfigError(f"{vessel.name}: base URL {base_url!r} is not an http(s) URL")
 
 
+def _configured_url(vessel: Vessel) -> str:
+    """The vessel's own base URL from the table (callers pass --base-url as a replaced vessel)."""
+    try:
+        return get_vessel(vessel.name).base_url
+    except ConfigError:  # a vessel built in code, in no table
+        return vessel.base_url
+
+
 def resolve_key(vessel: Vessel, base_url: str) -> str | None:
     """The vessel's key, None when it needs or gets none; ConfigError when a remote URL would go keyless."""
     if vessel.key_env is None:
@@ -83,6 +91,11 @@ def resolve_key(vessel: Vessel, base_url: str) -> str | None:
         return key
     if is_loopback(base_url):
         return None
+    if base_url.rstrip("/") != _configured_url(vessel).rstrip("/"):  # the caller chose it (--base-url)
+        raise ConfigError(
+            f"{vessel.name}: set {vessel.key_env} to send to {base_url} "
+            "(a key is sent only to remote URLs; loopback URLs need none)"
+        )
     raise ConfigError(f"{vessel.name}: set {vessel.key_env} or use --base-url for a local server")
 
 
