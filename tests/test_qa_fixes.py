@@ -240,3 +240,22 @@ def test_missing_key_for_a_given_remote_base_url_does_not_suggest_base_url(tmp_p
     )
     default = _run("turn", "hi", "--vessel", "openai", "--conversation", "c", "--db", str(tmp_path / "t.db"))
     assert "set OPENAI_API_KEY or use --base-url for a local server" in default.stderr
+
+
+# -- 6: audit of a history file --------------------------------------------------------------------
+
+
+def test_audit_of_a_history_file_says_render_it_first(demo_path: Path, tmp_path: Path) -> None:
+    r = _run("audit", str(demo_path))
+    assert r.exit_code == 1
+    assert r.stderr == (
+        f"Error: {demo_path}: a toolreplay history (messages with 'text'/'tool_uses'), not a request body; "
+        f"render it first: toolreplay render {demo_path} --vessel NAME > request.json, "
+        "then audit request.json\n"
+    )
+    rendered = _run("render", str(demo_path), "--vessel", "kimi")
+    assert rendered.exit_code == 0
+    req = tmp_path / "request.json"
+    req.write_text(rendered.stdout, encoding="utf-8")
+    ok = _run("audit", str(req))
+    assert ok.exit_code == 0 and "4 calls" in ok.stdout, ok.output

@@ -90,6 +90,17 @@ def _is_body(obj: Mapping[str, Any]) -> bool:
     return isinstance(obj.get("prompt"), str)
 
 
+def _is_history(data: Any) -> bool:
+    """A toolreplay history file (its messages carry ``text``/``tool_uses``, no wire's ``content``)."""
+    msgs = data.get("messages") if isinstance(data, Mapping) else data
+    if not isinstance(msgs, list) or not msgs:
+        return False
+    entries = [m for m in msgs if isinstance(m, Mapping)]
+    return any("text" in m or "tool_uses" in m for m in entries) and not any(
+        "content" in m or "parts" in m for m in entries
+    )
+
+
 def _as_json(value: Any) -> Any:
     if isinstance(value, (bytes, str)):
         text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
@@ -242,6 +253,13 @@ def load_request(
     else:
         name = label or "<request>"
         data = source
+    if _is_history(data):
+        # a stored history is what a request is rendered from, not a request: every call would read as
+        # "not carried" (the audit said "openai-chat, 7 messages, 0 calls" and exited 0)
+        raise WireError(
+            f"{name}: a toolreplay history (messages with 'text'/'tool_uses'), not a request body; "
+            f"render it first: toolreplay render {name} --vessel NAME > request.json, then audit request.json"
+        )
     found = find_body(data)
     meta = _dump_meta(Path(source)) if isinstance(source, (str, Path)) else None
     if found is not None and meta is not None:
