@@ -259,3 +259,24 @@ def test_audit_of_a_history_file_says_render_it_first(demo_path: Path, tmp_path:
     req.write_text(rendered.stdout, encoding="utf-8")
     ok = _run("audit", str(req))
     assert ok.exit_code == 0 and "4 calls" in ok.stdout, ok.output
+
+
+# -- 7: an explicitly named vessel file that does not exist -----------------------------------------
+
+
+def test_a_missing_vessel_file_named_explicitly_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolreplay.errors import ConfigError
+    from toolreplay.profiles import BUILTIN, load_vessels
+
+    missing = tmp_path / "missing.toml"
+    monkeypatch.setenv("TOOLREPLAY_VESSELS", str(missing))
+    r = _run("vessels")
+    assert r.exit_code == 1
+    assert r.stderr == f"Error: {missing}: no such vessel file (named by TOOLREPLAY_VESSELS)\n"
+    with pytest.raises(ConfigError, match=r"missing\.toml: no such vessel file$"):
+        load_vessels(missing)
+    monkeypatch.delenv("TOOLREPLAY_VESSELS")
+    assert load_vessels() == BUILTIN  # the default path is absent: the built-in table
+    assert _run("vessels").exit_code == 0

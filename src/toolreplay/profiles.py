@@ -147,10 +147,18 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
 
 
 def load_vessels(path: Path | None = None) -> dict[str, Vessel]:
-    """The built-in table overlaid with the user's TOML file (when it exists)."""
+    """The built-in table overlaid with the user's TOML file.
+
+    The default file may be absent; a file named explicitly (``path``, or ``$TOOLREPLAY_VESSELS``) that
+    does not exist is a ConfigError (a typo there must not silently mean the built-in vessels).
+    """
     table = dict(BUILTIN)
+    by = "" if path is not None else " (named by TOOLREPLAY_VESSELS)"
+    explicit = path is not None or bool(os.environ.get("TOOLREPLAY_VESSELS"))
     path = path if path is not None else config_path()
     if not path.exists():
+        if explicit:
+            raise ConfigError(f"{path}: no such vessel file{by}")
         return table
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
