@@ -83,3 +83,36 @@ def test_every_body_of_a_valid_history_passes_the_wire_rules(mode: str, h: Histo
     for vessel in VESSELS:
         body = render(h, vessel, mode)  # type: ignore[arg-type]
         assert rule_problems(vessel, body) == [], (vessel, mode)
+
+
+# --------------------------------------------------------------------------------------------------
+# what the fuzzing found
+
+
+@pytest.mark.parametrize("mode", ["native", "plain", "prose"])
+def test_found_a_tool_name_ending_in_a_line_break(mode: str) -> None:
+    """``$`` in the name checks also matched before a trailing newline: "coop\\n" went out unmapped (in
+    the name and in Kimi's ids) and the validator let it pass. Now mapped, and refused by the rules."""
+    h = history_from_dict(
+        {
+            "id": "c",
+            "messages": [
+                {"id": "u", "role": "user", "text": "go"},
+                {"id": "a", "role": "assistant", "status": "interrupted", "tool_uses": [{"name": "coop\n"}]},
+            ],
+        }
+    )
+    for vessel in VESSELS:
+        body = render(h, vessel, mode)  # type: ignore[arg-type]
+        assert rule_problems(vessel, body) == [], vessel
+        assert "coop\n" not in str(body) or vessel == "claude", vessel
+    bad = {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "coop\n", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        ],
+    }  # fmt: skip
+    assert any("'coop\\n' does not match" in p for p in rule_problems("openai", bad))

@@ -32,11 +32,12 @@ from typing import Any, TypeGuard
 from toolreplay.profiles import Vessel, get_vessel
 
 #: OpenAI and Anthropic function names.
-NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# \Z, not $ (which also matches before a trailing newline): "coop\n" is not a valid name.
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
 #: Gemini function names: a letter or ``_`` first; dots, colons and dashes allowed.
-GEMINI_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}$")
-ANTHROPIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
-KIMI_ID_RE = re.compile(r"^functions\.(?P<name>.+):(?P<index>[0-9]+)$")
+GEMINI_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}\Z")
+ANTHROPIC_ID_RE = re.compile(r"^[A-Za-z0-9_-]+\Z")
+KIMI_ID_RE = re.compile(r"^functions\.(?P<name>.+):(?P<index>[0-9]+)\Z")
 RESPONSES_MAX_ID = 64
 
 

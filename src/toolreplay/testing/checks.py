@@ -44,7 +44,7 @@ NO_CALL_FOR_OUTPUT = "No tool call found for function call output with call_id {
 NO_OUTPUT_FOR_CALL = "No tool output found for function call {id}."
 _RS = "'reasoning' item."
 _STRUCT = "(type.googleapis.com/google.protobuf.Struct)"
-_ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
+_ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+\Z")
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,11 @@ from toolreplay.replay import ReplayCall, TurnMessage
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
 #: Gemini's rule that a name starts with a letter or an underscore.
-_TOOL_NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$")
+# \Z, not $: $ also matches before a trailing newline, which let "coop\n" through as a valid name.
+_TOOL_NAME_OK = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]{0,63}\Z")
 _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 #: Call ids Anthropic accepts (``tool_use.id``); derived ids always match it.
-ID_SAFE = re.compile(r"^[A-Za-z0-9_-]+$")
+ID_SAFE = re.compile(r"^[A-Za-z0-9_-]+\Z")
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 #: The dummy thought signature Google documents for calls Gemini did not make (Vertex accepts only this one).
 GEMINI_DUMMY_SIGNATURE = "skip_thought_signature_validator"
@@ -134,7 +135,7 @@ class IdMapper:
         return out
 
 
-_BASE64 = re.compile(r"^[A-Za-z0-9+/_-]*={0,2}$")
+_BASE64 = re.compile(r"^[A-Za-z0-9+/_-]*={0,2}\Z")
 
 
 def _stored_signature(call: ReplayCall) -> str | None:
