@@ -280,3 +280,29 @@ def test_a_missing_vessel_file_named_explicitly_is_an_error(
     monkeypatch.delenv("TOOLREPLAY_VESSELS")
     assert load_vessels() == BUILTIN  # the default path is absent: the built-in table
     assert _run("vessels").exit_code == 0
+
+
+# -- 9: the demo's vessel section at 80 columns ----------------------------------------------------
+
+
+def test_demo_vessels_section_reads_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    from toolreplay.cli import demo
+    from toolreplay.cli.demo_vessels import demo_vessels_section
+
+    monkeypatch.setattr(demo, "program_name", lambda: ".venv/bin/toolreplay")
+    console = Console(record=True, width=80)
+    demo.run_demo(str(tmp_path / "d.db"), console, sections=[demo_vessels_section])
+    text = console.export_text().split("\nStored in ")[0]  # run_demo's own closing line is not the section's
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "functions.coop:0" in text and "replay_m03_0" in text  # ids whole, not cut
+    for shown in (
+        "asst coop(close 12 …)",
+        "tool status: closed",
+        "user [coop(close 12 …)]",
+        "asst coop(list)",
+    ):
+        assert shown in text
+    assert '{"role"' not in text  # summaries, not raw JSON cut at the column
+    assert "try: .venv/bin/toolreplay render <file or id>" in " ".join(text.split())

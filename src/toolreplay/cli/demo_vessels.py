@@ -3,12 +3,14 @@
 :func:`demo_vessels_section` prints, for each vessel, a one-line summary of the next-turn request (wire,
 size in bytes, elements in its message list, calls replayed and the id the first one travels under), then
 for one vessel (:data:`SIDE_BY_SIDE_VESSEL`) the plain, prose and native message lists side by side, one
-line per element, with the elements that carry earlier calls or their answers highlighted.
+short line per message (``asst coop(close 12 …)``, ``tool status: closed``, ``user Close todo…``),
+with the messages that carry earlier calls or their answers highlighted. Both read at 80 columns.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.api import render
@@ -26,9 +28,6 @@ if TYPE_CHECKING:
 
 SIDE_BY_SIDE_VESSEL = "openai"
 SIDE_BY_SIDE_MODES: tuple[Mode, ...] = ("plain", "prose", "native")
-#: Keys (or key/value pairs) that mark an element as an earlier call or its answer, on every wire.
-_CALL_MARKS = ('"tool_calls"', '"function_call"', '"tool_use"', '"functionCall"', '"calls"')
-_ANSWER_MARKS = ('"role":"tool"', '"function_call_output"', '"tool_result"', '"functionResponse"')
 _LIST_KEYS = ("messages", "input", "contents")
 
 
@@ -73,15 +72,18 @@ def _count_gemini(e: Any) -> int:
 
 
 def _summary_table(ctx: DemoContext) -> Any:
+    from rich import box
     from rich.table import Table
 
-    table = Table(title="The next request on every vessel (native replay)", title_justify="left")
-    for col in ("vessel", "wire", "bytes", "elements", "calls", "first call id"):
-        table.add_column(
-            col,
-            no_wrap=col != "first call id",
-            justify="right" if col in ("bytes", "elements", "calls") else "left",
-        )
+    # SIMPLE_HEAD: no column rules, so the six columns (the longest id is 16 characters) fit 80 columns
+    table = Table(
+        title="The next request on every vessel (native replay)",
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for col in ("vessel", "wire", "bytes", "msgs", "calls", "first call id"):
+        table.add_column(col, no_wrap=True, justify="right" if col in ("bytes", "msgs", "calls") else "left")
     for v in vessels():
         body = render(ctx.history, v)
         elements = _elements(body)
@@ -90,40 +92,89 @@ def _summary_table(ctx: DemoContext) -> Any:
     return table
 
 
+def _short(value: Any) -> str:
+    """A call argument in a few characters: strings and numbers as they are, anything else elided."""
+    if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        text = str(value)
+        return text if len(text) <= 12 else text[:11] + "…"
+    return "…"
+
+
+def call_summary(name: str, arguments: Any) -> str:
+    """``coop(close 12 …)``: a call's name and its first two argument values."""
+    args = arguments
+    if isinstance(arguments, str):
+        try:
+            args = json.loads(arguments)
+        except json.JSONDecodeError:
+            args = arguments
+    values = list(args.values()) if isinstance(args, dict) else [args]
+    shown = " ".join(_short(v) for v in values[:2]) + (" …" if len(values) > 2 else "")
+    return f"{name}({shown})"
+
+
+_PROSE_CALL = re.compile(r"^- ([^(\s]+)\((.*)\) -> ", re.MULTILINE)
+
+
+#: Role tags of the side-by-side lines (four characters: the call or words get the rest of the column).
+_TAGS = {"system": "sys ", "developer": "sys ", "user": "user", "assistant": "asst", "tool": "tool"}
+
+
+def message_summary(e: Any) -> tuple[str, str]:
+    """One Chat message as ``tag summary`` and its style (what it carries: a call, an answer, prose)."""
+    if not isinstance(e, dict):
+        return str(e), ""
+    role = _TAGS.get(str(e.get("role")), str(e.get("role", e.get("type", "?"))))
+    content = e.get("content")
+    if isinstance(content, list):  # content parts: their text
+        content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    text = " ".join(str(content or "").split())
+    calls = [c.get("function", {}) for c in e.get("tool_calls") or [] if isinstance(c, dict)]
+    if calls:
+        return f"{role} " + ", ".join(call_summary(str(f.get("name")), f.get("arguments")) for f in calls), (
+            "bold cyan"
+        )
+    if e.get("role") == "tool":
+        return f"tool {text}", "green"
+    raw = str(content or "")
+    if raw.startswith(PROSE_HEAD):
+        recorded = [call_summary(n, a) for n, a in _PROSE_CALL.findall(raw)]
+        return f"{role} [{', '.join(recorded)}]", "magenta"  # the record's calls, in its brackets
+    return f"{role} {text}", "dim" if e.get("role") == "user" else ""
+
+
 def _line(e: Any) -> Text:
-    """One element on one line (the table cuts it to the column), styled by what it carries."""
+    """One message on one line (the table cuts it to the column), styled by what it carries."""
     from rich.text import Text
 
-    raw = json.dumps(e, ensure_ascii=False, separators=(",", ":"))
-    if any(m in raw for m in _CALL_MARKS):
-        return Text(raw, style="bold cyan")
-    if any(m in raw for m in _ANSWER_MARKS):
-        return Text(raw, style="green")
-    if PROSE_HEAD in raw:
-        return Text(raw, style="magenta")
-    return Text(raw, style="dim" if '"user"' in raw[:20] else "")
+    summary, style = message_summary(e)
+    return Text(summary, style=style)
 
 
 def demo_vessels_section(ctx: DemoContext) -> None:
     """Every vessel's next-turn request for the bundled conversation, then one vessel's three modes."""
+    from rich import box
     from rich.table import Table
     from rich.text import Text
+
+    from toolreplay.cli.demo import program_name
 
     ctx.console.rule("The next request, on every vessel", align="left")
     ctx.console.print(_summary_table(ctx))
     ctx.console.print(
         "Each body replays the earlier calls in that wire's own call shape, ahead of the reply's text; "
-        "try: toolreplay render <file or id> --vessel gemini --pretty",
+        f"try: {program_name()} render <file or id> --vessel gemini --pretty",
         highlight=False,
         markup=False,
     )
     side = Table(
-        title=(
-            f"{SIDE_BY_SIDE_VESSEL}: the same next request in each mode, one message a line "
-            "(calls cyan, answers green, prose records magenta)"
+        title=Text(  # Text, not markup: the brackets are shown
+            f"{SIDE_BY_SIDE_VESSEL}: the same next request in each mode, one message a line: sys, user, "
+            "asst (assistant), tool; calls cyan, answers green, [prose records] magenta"
         ),
         title_justify="left",
-        show_lines=True,
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
         expand=True,
     )
     cells: list[Text] = []
