@@ -306,3 +306,95 @@ def test_demo_vessels_section_reads_at_80_columns(tmp_path: Path, monkeypatch: p
         assert shown in text
     assert '{"role"' not in text  # summaries, not raw JSON cut at the column
     assert "try: .venv/bin/toolreplay render <file or id>" in " ".join(text.split())
+
+
+# -- 10: help consistency --------------------------------------------------------------------------
+
+
+def _help(*cmd: str) -> str:
+    r = _run(*cmd, "--help", terminal_width=200)
+    assert r.exit_code == 0, r.output
+    return " ".join(r.stdout.split())
+
+
+def test_help_uses_one_metavar_per_kind_of_value() -> None:
+    for cmd in ("render", "turn", "chat", "check", "lab"):
+        assert "--model NAME" in _help(cmd), cmd
+    for cmd in ("render", "audit"):
+        assert "--prompt-template FILE " in _help(cmd), cmd
+        assert "tokenizer_config.json" in _help(cmd)
+    for cmd in ("check", "lab"):
+        assert "--vessel NAME[,NAME...]" in _help(cmd) and "repeat or comma-separate" in _help(cmd), cmd
+    assert "--trials INTEGER RANGE" in _help("lab") and "--concurrency INTEGER RANGE" in _help("lab")
+    for cmd in ("render", "lab"):
+        assert "--tools coop|FILE.json|MODULE:ATTR" in _help(cmd) and "nothing is run" in _help(cmd), cmd
+    for cmd in ("turn", "chat"):
+        assert "--tools coop|MODULE:ATTR" in _help(cmd) and "run by toolreplay" in _help(cmd), cmd
+
+
+def test_lab_trials_and_concurrency_must_be_positive(demo_path: Path) -> None:
+    base = ["lab", str(demo_path), "--vessel", "ollama", "--at", "m12", "--expect", "coop:close"]
+    for opt in ("--trials", "--concurrency"):
+        r = _run(*base, opt, "0")
+        assert r.exit_code == 2 and f"Invalid value for '{opt}': 0 is not in the range x>=1" in r.stderr
+
+
+def test_lab_and_check_take_repeated_and_comma_separated_vessels(demo_path: Path) -> None:
+    r = _run(
+        "lab", str(demo_path), "--vessel", "kimi,openai", "--vessel", "ollama", "--at", "m12",
+        "--expect", "coop:close", "--trials", "1", "--max-requests", "1", "--base-url", "http://127.0.0.1:9",
+    )  # fmt: skip
+    assert r.exit_code == 1
+    assert "this run would send 9 requests" in r.stderr  # 3 vessels x 3 modes x 1 trial
+    r = _run("check", "--offline", "--vessel", "kimi,openai", "--vessel", "gemini", "--vessel", "kimi")
+    assert r.exit_code == 0, r.output
+    assert [line.split()[0] for line in r.stdout.splitlines()[1:]] == ["kimi", "openai", "gemini"]
+
+
+def test_render_and_lab_take_module_attr_tools(
+    tmp_path: Path, demo_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "qa_weather_tools.py").write_text(
+        "from toolreplay.tools import tool\n\n"
+        "SCHEMA = {'type': 'object', 'properties': {'city': {'type': 'string'}}}\n\n"
+        "@tool('weather', 'Weather in a city', SCHEMA)\n"
+        "def WEATHER(args):\n    return 'sunny'\n",
+        encoding="utf-8",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    r = _run("render", str(demo_path), "--vessel", "openai", "--tools", "qa_weather_tools:WEATHER,coop")
+    assert r.exit_code == 0, r.output
+    names = [t["function"]["name"] for t in json.loads(r.stdout)["tools"]]
+    assert names[:2] == ["weather", "coop"]
+    defs = _write(tmp_path, "defs.json", [{"name": "lookup", "parameters": {"type": "object"}}])
+    r = _run(
+        "render",
+        str(demo_path),
+        "--vessel",
+        "openai",
+        "--tools",
+        str(defs),
+        "--tools",
+        "qa_weather_tools:WEATHER",
+    )
+    assert r.exit_code == 0, r.output
+    assert [t["function"]["name"] for t in json.loads(r.stdout)["tools"]][:2] == ["lookup", "weather"]
+    r = _run("render", str(demo_path), "--vessel", "openai", "--tools", "qa_weather_tools:NOPE")
+    assert r.exit_code == 1 and "qa_weather_tools has no attribute 'NOPE'" in r.stderr
+
+
+# -- 11: check of a vessel named explicitly --------------------------------------------------------
+
+
+def test_check_of_a_named_vessel_that_cannot_be_checked_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    r = _run("check", "--vessel", "openai")
+    assert r.exit_code == 1
+    assert (
+        "openai  cannot be checked: openai: set OPENAI_API_KEY or use --base-url for a local server"
+        in r.stdout
+    )
+    # chosen because its key is set: a vessel that cannot be sent to is skipped, as before
+    monkeypatch.setenv("MOONSHOT_API_KEY", "sk-test-not-real")
+    r = _run("check", "--base-url", "http://[::1")
+    assert r.exit_code == 0, r.output
+    assert "kimi  skipped: kimi: base URL 'http://[::1' is not a valid URL (Invalid IPv6 URL)" in r.stdout

@@ -181,9 +181,9 @@ def test_check_needs_a_key_or_a_vessel() -> None:
     res = CliRunner().invoke(cli, ["check"])
     assert res.exit_code == 1 and "no vessel has its key set" in res.output
     res = CliRunner().invoke(cli, ["check", "--vessel", "kimi"])
-    assert res.exit_code == 0 and "skipped: kimi: set MOONSHOT_API_KEY" in res.output
+    assert res.exit_code == 1 and "cannot be checked: kimi: set MOONSHOT_API_KEY" in res.output
     res = CliRunner().invoke(cli, ["check", "--vessel", "claude"])
-    assert "skipped: the claude vessel" in res.output
+    assert res.exit_code == 1 and "cannot be checked: the claude vessel" in res.output
 
 
 def test_check_with_a_history_file(double: ProviderDouble, tmp_path: Path) -> None:

@@ -53,7 +53,9 @@ def cache_diff(earlier: str, later: str, raw: bool, wire: str | None, as_json: b
     "template",
     type=click.Path(dir_okay=False),
     default=None,
-    help="A chat template (.jinja or tokenizer_config.json): do the calls survive into the prompt?",
+    metavar="FILE",
+    help="A chat template (.jinja, or tokenizer_config.json / chat_template.json): do the calls survive "
+    "into the prompt?",
 )
 @click.option(
     "--server",

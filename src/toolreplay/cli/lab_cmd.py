@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from toolreplay.cli._common import db_option, friendly, load_source
+from toolreplay.cli.render_cmd import TOOLS_HELP, TOOLS_METAVAR
 
 if TYPE_CHECKING:
     from toolreplay.lab.plan import LabConfig
@@ -39,9 +40,18 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
 @click.option(
     "--at", "at", required=True, metavar="MESSAGE_ID", help="The user message where the agent should act."
 )
-@click.option("--vessel", "vessel_names", required=True, metavar="NAME[,NAME...]", help="Vessels to ask.")
+@click.option(
+    "--vessel",
+    "vessel_names",
+    required=True,
+    multiple=True,
+    metavar="NAME[,NAME...]",
+    help="Vessels to ask (repeat or comma-separate).",
+)
 @click.option("--modes", default="plain,prose,native", show_default=True, help="Replay modes to compare.")
-@click.option("--trials", type=int, default=20, show_default=True, help="Trials per vessel and mode.")
+@click.option(
+    "--trials", type=click.IntRange(min=1), default=20, show_default=True, help="Trials per vessel and mode."
+)
 @click.option(
     "--expect",
     "expect",
@@ -49,7 +59,13 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
     metavar="TOOL[:ACTION]",
     help="The call that counts, e.g. coop:close.",
 )
-@click.option("--concurrency", type=int, default=4, show_default=True, help="Requests in flight at once.")
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Requests in flight at once.",
+)
 @click.option(
     "--temperature", type=float, default=None, help="Sampling temperature (default: the provider's)."
 )
@@ -62,15 +78,15 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
 )
 @click.option("--model", default=None, metavar="NAME", help="Model (default: each vessel's).")
 @click.option("--system", default=None, metavar="TEXT|@FILE", help="System prompt, the same in every mode.")
-@click.option("--tools", "tools_opt", default=None, metavar="coop|FILE.json",
-              help="Tools offered (default: the history's own plus those its calls use).")  # fmt: skip
+@click.option("--tools", "tools_opt", multiple=True, metavar=TOOLS_METAVAR,
+              help=TOOLS_HELP + " Default: the history's own plus those its calls use.")  # fmt: skip
 @click.option("--no-chart", is_flag=True, help="Do not draw chart.png.")
 @db_option
 @friendly
 def lab(
     source: str,
     at: str,
-    vessel_names: str,
+    vessel_names: tuple[str, ...],
     modes: str,
     trials: int,
     expect: str,
@@ -81,7 +97,7 @@ def lab(
     base_url: str | None,
     model: str | None,
     system: str | None,
-    tools_opt: str | None,
+    tools_opt: tuple[str, ...],
     no_chart: bool,
     db: str | None,
 ) -> None:
@@ -101,7 +117,7 @@ def lab(
     config = LabConfig(
         history=load_source(source, db),
         at=at,
-        vessels=parse_vessels(vessel_names),
+        vessels=parse_vessels(",".join(vessel_names)),
         modes=parse_modes(modes),
         trials=trials,
         expect_tool=tool,

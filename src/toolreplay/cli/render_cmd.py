@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -51,16 +52,43 @@ def _tool_from(raw: Any, where: str) -> ToolSpec:
     return ToolSpec(raw["name"], str(raw.get("description") or ""), params)
 
 
-def read_tools(value: str | None) -> list[ToolSpec] | None:
-    """``--tools coop`` (the coop board's definition) or ``--tools FILE.json`` (a list of definitions in
-    the neutral, OpenAI, Anthropic, Gemini or MCP shape). None: the history's own definitions."""
+#: ``--tools`` of render and lab: tool definitions only (nothing runs), from any of three sources.
+TOOLS_METAVAR = "coop|FILE.json|MODULE:ATTR"
+TOOLS_HELP = (
+    "Tool definitions to declare (nothing is run): coop, a FILE.json of definitions (neutral, OpenAI, "
+    "Anthropic, Gemini or MCP shape), or MODULE:ATTR naming tools as turn --tools does; repeat or "
+    "comma-separate."
+)
+
+
+def read_tools(value: str | Sequence[str] | None) -> list[ToolSpec] | None:
+    """``--tools`` entries as definitions: ``coop`` (the coop board's), ``FILE.json`` (a list of
+    definitions in the neutral, OpenAI, Anthropic, Gemini or MCP shape) or ``MODULE:ATTR`` (the tools
+    ``turn --tools`` would run, their definitions only). Repeated or comma-separated. None (or no
+    entry): the history's own definitions."""
     if value is None:
         return None
+    entries = [value] if isinstance(value, str) else list(value)
+    if not entries:
+        return None
+    out: list[ToolSpec] = []
+    for entry in entries:
+        parts = [entry] if Path(entry).is_file() else [p.strip() for p in entry.split(",") if p.strip()]
+        for part in parts:
+            out.extend(_tools_of(part))
+    return out
+
+
+def _tools_of(value: str) -> list[ToolSpec]:
     if value == "coop":
         from toolreplay.tools.coop import COOP_SPEC
 
         return [COOP_SPEC]
     path = Path(value)
+    if ":" in value and not path.exists():  # module:attribute, as turn --tools takes it
+        from toolreplay.tools import load_tool_spec
+
+        return [t.spec for t in load_tool_spec(value)]
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
@@ -113,14 +141,14 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
     show_default=True,
     help="native: calls as calls; plain: words only; prose: calls as text in the next user message.",
 )
-@click.option("--model", default=None, metavar="M", help="Model (default: the vessel's).")
+@click.option("--model", default=None, metavar="NAME", help="Model (default: the vessel's).")
 @click.option("--system", default=None, metavar="TEXT|@FILE", help="System prompt, or @FILE to read it.")
 @click.option(
     "--tools",
     "tools_opt",
-    default=None,
-    metavar="coop|FILE.json",
-    help="Tools offered (default: the history's own); tools the history used are declared either way.",
+    multiple=True,
+    metavar=TOOLS_METAVAR,
+    help=TOOLS_HELP + " Default: the history's own; tools the history used are declared either way.",
 )
 @click.option("--upto", metavar="MESSAGE_ID", default=None, help="Cut the history after this message.")
 @click.option("--pretty", is_flag=True, help="Indent for reading (not the bytes sent).")
@@ -129,8 +157,9 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
     "prompt_template",
     type=click.Path(dir_okay=False),
     default=None,
-    metavar="FILE.jinja",
-    help="Print the prompt this chat template makes of the (Chat) body instead of the body.",
+    metavar="FILE",
+    help="A chat template (.jinja, or tokenizer_config.json / chat_template.json): print the prompt it "
+    "makes of the (Chat) body instead of the body.",
 )
 @click.option(
     "--server",
@@ -147,7 +176,7 @@ def render_cmd(
     mode: str,
     model: str | None,
     system: str | None,
-    tools_opt: str | None,
+    tools_opt: tuple[str, ...],
     upto: str | None,
     pretty: bool,
     prompt_template: str | None,
