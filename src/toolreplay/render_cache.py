@@ -29,11 +29,11 @@ from __future__ import annotations
 import importlib
 import operator
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from toolreplay.history import History, Message, ToolSpec, load_history
+from toolreplay.history import History, Message, ToolCall, ToolSpec, load_history
 from toolreplay.ids import StemAllocator, stems_for
 from toolreplay.profiles import Vessel, get_vessel
 from toolreplay.replay import (
@@ -147,14 +147,33 @@ def _strict(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+#: Every field but those compared apart below; read as one tuple each (a field added later is included).
+_MESSAGE_PLAIN = operator.attrgetter(
+    *(f.name for f in fields(Message) if f.name not in ("tool_uses", "provider_data"))
+)
+_CALL_PLAIN = operator.attrgetter(
+    *(f.name for f in fields(ToolCall) if f.name not in ("input", "provider_data"))
+)
+
+
 def _same(a: Message, b: Message) -> bool:
     """``b`` renders exactly as ``a`` does. Dataclass equality is not enough: ``{"a": 1, "b": 2}`` equals
     ``{"b": 2, "a": 1}`` and ``1`` equals ``1.0``, yet they are sent as different bytes. A call's input
-    is compared by its JSON text (``input_text``, the text every wire sends or parses)."""
-    if a != b or not _strict(a.provider_data, b.provider_data):
+    is compared by its type and its JSON text (``input_text``, which every wire sends or parses), which is
+    also cheaper than comparing the values."""
+    if _MESSAGE_PLAIN(a) != _MESSAGE_PLAIN(b) or not _strict(a.provider_data, b.provider_data):
         return False
-    for x, y in zip(a.tool_uses, b.tool_uses, strict=True):
-        if x is not y and (x.input_text != y.input_text or not _strict(x.provider_data, y.provider_data)):
+    ta, tb = a.tool_uses, b.tool_uses
+    if ta is tb:
+        return True
+    if len(ta) != len(tb):
+        return False
+    for x, y in zip(ta, tb, strict=True):
+        if x is y:
+            continue
+        if _CALL_PLAIN(x) != _CALL_PLAIN(y) or type(x.input) is not type(y.input):
+            return False
+        if x.provider_data is not y.provider_data and not _strict(x.provider_data, y.provider_data):
             return False
     return True
 
