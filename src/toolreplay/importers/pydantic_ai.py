@@ -25,6 +25,7 @@ from toolreplay import jsonenc
 from toolreplay.errors import ImportFormatError
 from toolreplay.history import History
 from toolreplay.importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
+from toolreplay.wires._request_common import read_call
 from toolreplay.wires._turns import (
     AgentSaid,
     Answers,
@@ -33,7 +34,6 @@ from toolreplay.wires._turns import (
     Result,
     SystemText,
     UserText,
-    arguments_input,
     assemble,
     merge_data,
 )
@@ -144,14 +144,8 @@ def _response(m: Mapping[str, Any], where: str, warnings: list[str]) -> AgentSai
             if isinstance(text, str) and text:
                 parts.append(text)
         elif kind == "tool-call":
-            name = p.get("tool_name")
-            if not isinstance(name, str) or not name:
-                raise ImportFormatError(f"{at}.tool_name is missing or not a string")
-            value, problem = arguments_input(p.get("args"))
-            if problem:
-                warnings.append(f"{at}: {problem}")
-            cid = p.get("tool_call_id")
-            parts.append(Call(name, value, cid if isinstance(cid, str) and cid else None))
+            name, args, cid = p.get("tool_name"), p.get("args"), p.get("tool_call_id")
+            parts.append(read_call(name, args, cid, at, "tool_name", warnings, ImportFormatError))
         elif kind == "thinking":
             data = merge_data(data, {NAME: {"thinking": [dict(p)]}})
         else:

@@ -20,19 +20,24 @@ from typing import Any, cast
 from toolreplay.errors import WireError
 from toolreplay.history import History, ToolSpec
 from toolreplay.wires._common import SEPARATOR
+from toolreplay.wires._request_common import (
+    listed,
+    nonempty,
+    objects,
+    read_call,
+    read_tools,
+    split_list,
+    user_events,
+)
 from toolreplay.wires._turns import (
     AgentSaid,
-    Answers,
     Call,
     Event,
     Result,
     SystemText,
-    UserText,
     answer_text,
-    arguments_input,
     assemble,
     merge_data,
-    tool_spec,
 )
 
 WIRE = "anthropic"
@@ -67,14 +72,7 @@ def _assistant(content: Any, where: str, warnings: list[str], created_at: str | 
             if isinstance(text, str) and text:
                 parts.append(text)
         elif kind == "tool_use":
-            name = b.get("name")
-            if not isinstance(name, str) or not name:
-                raise _fail(f"{at}.name is missing or not a string")
-            value, problem = arguments_input(b.get("input"))
-            if problem:
-                warnings.append(f"{at}: {problem}")
-            cid = b.get("id")
-            parts.append(Call(name, value, cid if isinstance(cid, str) and cid else None))
+            parts.append(read_call(b.get("name"), b.get("input"), b.get("id"), at, "name", warnings, _fail))
         elif kind in _THINKING:
             data = merge_data(data, {WIRE: {"thinking": [dict(b)]}})
         else:
@@ -93,22 +91,13 @@ def _user(content: Any, where: str, warnings: list[str], created_at: str | None)
             answer, lost = answer_text(b.get("content"))
             for k in lost:
                 warnings.append(f"{at}.content: a {k!r} block of the answer is not kept (text only)")
-            ref = b.get("tool_use_id")
-            results.append(
-                Result(
-                    answer, ref if isinstance(ref, str) and ref else None, None, b.get("is_error") is True, at
-                )
-            )
+            ref = nonempty(b.get("tool_use_id"))
+            results.append(Result(answer, ref, None, b.get("is_error") is True, at))
         elif kind == "text" and isinstance(b.get("text"), str):
             texts.append(str(b["text"]))
         else:
             warnings.append(f"{at}: a {kind!r} block is not kept (text only)")
-    events: list[Event] = []
-    if results:
-        events.append(Answers(results, where))
-    if texts or not results:
-        events.append(UserText("\n\n".join(texts), where, created_at))
-    return events
+    return user_events(results, texts, "\n\n", where, created_at)
 
 
 def message_events(
@@ -136,27 +125,13 @@ def _system(raw: Any, warnings: list[str]) -> str:
 
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
     """Client tools (``name``, ``description``, ``input_schema``); server tools (typed) are skipped."""
-    out: list[ToolSpec] = []
-    for t in raw if isinstance(raw, list) else []:
-        if isinstance(t, Mapping) and t.get("type", "custom") == "custom":
-            td = cast(Mapping[str, Any], t)
-            spec = tool_spec(td.get("name"), td.get("description"), td.get("input_schema"))
-            if spec is not None:
-                out.append(spec)
-    return tuple(out)
+    custom = (t for t in listed(raw) if isinstance(t, Mapping) and t.get("type", "custom") == "custom")
+    return read_tools(custom, schema=lambda d: d.get("input_schema"))
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
     """The ``messages`` list and the rest of the body (empty when given just the list)."""
-    if isinstance(body, list):
-        return body, {}
-    if isinstance(body, Mapping):
-        b = cast(Mapping[str, Any], body)
-        msgs = b.get("messages")
-        if not isinstance(msgs, list):
-            raise _fail("no 'messages' list in the body")
-        return msgs, b
-    raise _fail(f"the body is {type(body).__name__}, not an object or a list of messages")
+    return split_list(body, "messages", "messages", _fail)
 
 
 def _is_separator(msgs: Sequence[Any], i: int) -> bool:
@@ -185,13 +160,9 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     system = _system(rest.get("system"), warnings)
     if system:
         events.append(SystemText(system, "system"))
-    for i, raw in enumerate(msgs):
-        where = f"messages[{i}]"
-        if not isinstance(raw, Mapping):
-            raise _fail(f"{where} is {type(raw).__name__}, not an object")
-        if _is_separator(msgs, i):
-            continue
-        events.extend(message_events(cast(Mapping[str, Any], raw), where, warnings))
+    for i, where, msg in objects(msgs, "messages", _fail):
+        if not _is_separator(msgs, i):
+            events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools"))
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
 

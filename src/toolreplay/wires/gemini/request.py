@@ -28,18 +28,24 @@ from toolreplay import jsonenc
 from toolreplay.errors import WireError
 from toolreplay.history import History, ToolSpec
 from toolreplay.wires._common import SEPARATOR
+from toolreplay.wires._request_common import (
+    listed,
+    nonempty,
+    objects,
+    read_call,
+    read_tools,
+    split_list,
+    string,
+    user_events,
+)
 from toolreplay.wires._turns import (
     AgentSaid,
-    Answers,
     Call,
     Event,
     Result,
     SystemText,
-    UserText,
-    arguments_input,
     assemble,
     merge_data,
-    tool_spec,
 )
 
 WIRE = "gemini"
@@ -81,18 +87,14 @@ def _model(content: Mapping[str, Any], where: str, warnings: list[str]) -> Agent
         fc = _get(p, "functionCall", "function_call")
         if isinstance(fc, Mapping):
             f = cast(Mapping[str, Any], fc)
-            name = f.get("name")
-            if not isinstance(name, str) or not name:
-                raise _fail(f"{at}.functionCall.name is missing or not a string")
-            value, problem = arguments_input(f.get("args"))
-            if problem:
-                warnings.append(f"{at}: {problem}")
             if sig in DUMMY_SIGNATURES and first_call:
                 sig = None  # the replay's stand-in; the renderer puts it back on the first call
             first_call = False
-            cid = f.get("id")
             pdata = {WIRE: {"thoughtSignature": sig}} if sig else None
-            parts.append(Call(name, value, cid if isinstance(cid, str) and cid else None, pdata))
+            name_field = "functionCall.name"
+            parts.append(
+                read_call(f.get("name"), f.get("args"), f.get("id"), at, name_field, warnings, _fail, pdata)
+            )
         elif isinstance(p.get("text"), str):
             if p.get("thought") is True:
                 data = merge_data(data, {WIRE: {"thoughts": [p["text"]]}})
@@ -125,26 +127,12 @@ def _user(content: Mapping[str, Any], where: str, warnings: list[str]) -> list[E
         if isinstance(fr, Mapping):
             f = cast(Mapping[str, Any], fr)
             answer, failed = response_answer(f.get("response"))
-            cid, name = f.get("id"), f.get("name")
-            results.append(
-                Result(
-                    answer,
-                    cid if isinstance(cid, str) and cid else None,
-                    name if isinstance(name, str) else None,
-                    failed,
-                    at,
-                )
-            )
+            results.append(Result(answer, nonempty(f.get("id")), string(f.get("name")), failed, at))
         elif isinstance(p.get("text"), str):
             texts.append(str(p["text"]))
         else:
             warnings.append(f"{at}: a part with {', '.join(sorted(p)) or 'nothing'} is not kept")
-    events: list[Event] = []
-    if results:
-        events.append(Answers(results, where))
-    if texts or not results:
-        events.append(UserText("".join(texts), where))
-    return events
+    return user_events(results, texts, "", where)
 
 
 def _calls_first(content: Any) -> bool:
@@ -178,34 +166,26 @@ def _system(raw: Any, warnings: list[str]) -> str:
     return ""
 
 
+def _schema(declaration: Mapping[str, Any]) -> Any:
+    """``parametersJsonSchema``, or the OpenAPI-subset ``parameters`` when there is none."""
+    params = _get(declaration, "parametersJsonSchema", "parameters_json_schema")
+    return params or declaration.get("parameters")
+
+
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
     """``functionDeclarations`` (``parametersJsonSchema``, or an OpenAPI-subset ``parameters``)."""
-    out: list[ToolSpec] = []
-    for t in raw if isinstance(raw, list) else []:
-        if not isinstance(t, Mapping):
-            continue
-        decls = _get(cast(Mapping[str, Any], t), "functionDeclarations", "function_declarations")
-        for d in decls if isinstance(decls, list) else []:
-            if isinstance(d, Mapping):
-                dd = cast(Mapping[str, Any], d)
-                params = _get(dd, "parametersJsonSchema", "parameters_json_schema")
-                spec = tool_spec(dd.get("name"), dd.get("description"), params or dd.get("parameters"))
-                if spec is not None:
-                    out.append(spec)
-    return tuple(out)
+    decls = (
+        d
+        for t in listed(raw)
+        if isinstance(t, Mapping)
+        for d in listed(_get(t, "functionDeclarations", "function_declarations"))
+    )
+    return read_tools(decls, schema=_schema)
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
     """The ``contents`` list and the rest of the body (empty when given just the list)."""
-    if isinstance(body, list):
-        return body, {}
-    if isinstance(body, Mapping):
-        b = cast(Mapping[str, Any], body)
-        contents = b.get("contents")
-        if not isinstance(contents, list):
-            raise _fail("no 'contents' list in the body")
-        return contents, b
-    raise _fail(f"the body is {type(body).__name__}, not an object or a list of contents")
+    return split_list(body, "contents", "contents", _fail)
 
 
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
@@ -220,13 +200,9 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     system = _system(_get(rest, "systemInstruction", "system_instruction"), warnings)
     if system:
         events.append(SystemText(system, "systemInstruction"))
-    for i, raw in enumerate(contents):
-        where = f"contents[{i}]"
-        if not isinstance(raw, Mapping):
-            raise _fail(f"{where} is {type(raw).__name__}, not an object")
+    for i, where, c in objects(contents, "contents", _fail):
         if _is_separator(contents, i):
             continue
-        c = cast(Mapping[str, Any], raw)
         role = c.get("role", "user")
         if role == "model":
             events.append(_model(c, where, warnings))

@@ -11,10 +11,19 @@ The turn rules are :func:`toolreplay.wires._turns.assemble`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from toolreplay.errors import WireError
 from toolreplay.history import History, ToolSpec
+from toolreplay.wires._request_common import (
+    function_calls,
+    listed,
+    nonempty,
+    objects,
+    read_tools,
+    split_list,
+    string,
+)
 from toolreplay.wires._turns import (
     AgentSaid,
     Answers,
@@ -23,9 +32,7 @@ from toolreplay.wires._turns import (
     Result,
     SystemText,
     UserText,
-    arguments_input,
     assemble,
-    tool_spec,
 )
 
 WIRE = "ollama"
@@ -46,28 +53,6 @@ def _text(msg: Mapping[str, Any], where: str, warnings: list[str]) -> str:
     return content
 
 
-def _calls(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call]:
-    raw = msg.get("tool_calls")
-    if raw is not None and not isinstance(raw, list):
-        raise _fail(f"{where}.tool_calls is {type(raw).__name__}, not a list")
-    out: list[Call] = []
-    for k, tc in enumerate(raw or []):
-        at = f"{where}.tool_calls[{k}]"
-        fn = tc.get("function") if isinstance(tc, Mapping) else None
-        if not isinstance(fn, Mapping):
-            raise _fail(f"{at}.function is missing or not an object")
-        f = cast(Mapping[str, Any], fn)
-        name = f.get("name")
-        if not isinstance(name, str) or not name:
-            raise _fail(f"{at}.function.name is missing or not a string")
-        value, problem = arguments_input(f.get("arguments"))
-        if problem:
-            warnings.append(f"{at}: {problem}")
-        cid = cast(Mapping[str, Any], tc).get("id")
-        out.append(Call(name, value, cid if isinstance(cid, str) and cid else None))
-    return out
-
-
 def message_events(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Event]:
     """The events of one ``/api/chat`` message."""
     role = msg.get("role")
@@ -78,47 +63,24 @@ def message_events(msg: Mapping[str, Any], where: str, warnings: list[str]) -> l
         return [UserText(text, where)]
     if role == "assistant":
         parts: list[str | Call] = [text] if text else []
-        parts.extend(_calls(msg, where, warnings))
+        parts.extend(function_calls(msg.get("tool_calls"), where, warnings, _fail))
         thinking = msg.get("thinking")
         data = {WIRE: {"thinking": thinking}} if isinstance(thinking, str) and thinking else None
         return [AgentSaid(parts, where, data)]
     if role == "tool":
-        cid = msg.get("tool_call_id")
-        name = msg.get("tool_name", msg.get("name"))
-        res = Result(
-            text,
-            cid if isinstance(cid, str) and cid else None,
-            name if isinstance(name, str) else None,
-            where=where,
-        )
-        return [Answers([res], where)]
+        name = string(msg.get("tool_name", msg.get("name")))
+        return [Answers([Result(text, nonempty(msg.get("tool_call_id")), name, where=where)], where)]
     raise _fail(f"{where}.role is {role!r}; expected system, user, assistant or tool")
 
 
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
     """``tools`` (``{"type": "function", "function": {name, description, parameters}}``)."""
-    out: list[ToolSpec] = []
-    for t in raw if isinstance(raw, list) else []:
-        fn = t.get("function") if isinstance(t, Mapping) else None
-        if isinstance(fn, Mapping):
-            f = cast(Mapping[str, Any], fn)
-            spec = tool_spec(f.get("name"), f.get("description"), f.get("parameters"))
-            if spec is not None:
-                out.append(spec)
-    return tuple(out)
+    return read_tools(t.get("function") for t in listed(raw) if isinstance(t, Mapping))
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
     """The ``messages`` list and the rest of the body (empty when given just the list)."""
-    if isinstance(body, list):
-        return body, {}
-    if isinstance(body, Mapping):
-        b = cast(Mapping[str, Any], body)
-        msgs = b.get("messages")
-        if not isinstance(msgs, list):
-            raise _fail("no 'messages' list in the body")
-        return msgs, b
-    raise _fail(f"the body is {type(body).__name__}, not an object or a list of messages")
+    return split_list(body, "messages", "messages", _fail)
 
 
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
@@ -130,11 +92,8 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     msgs, rest = split_body(body)
     warnings: list[str] = []
     events: list[Event] = []
-    for i, raw in enumerate(msgs):
-        where = f"messages[{i}]"
-        if not isinstance(raw, Mapping):
-            raise _fail(f"{where} is {type(raw).__name__}, not an object")
-        events.extend(message_events(cast(Mapping[str, Any], raw), where, warnings))
+    for _, where, msg in objects(msgs, "messages", _fail):
+        events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools"))
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
 

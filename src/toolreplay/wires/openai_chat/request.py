@@ -18,6 +18,15 @@ from typing import Any, cast
 
 from toolreplay.errors import WireError
 from toolreplay.history import History, ToolSpec
+from toolreplay.wires._request_common import (
+    function_calls,
+    listed,
+    nonempty,
+    objects,
+    read_tools,
+    split_list,
+    string,
+)
 from toolreplay.wires._turns import (
     AgentSaid,
     Answers,
@@ -29,7 +38,6 @@ from toolreplay.wires._turns import (
     answer_text,
     arguments_input,
     assemble,
-    tool_spec,
 )
 
 WIRE = "openai-chat"
@@ -67,27 +75,7 @@ def content_text(content: Any, where: str, warnings: list[str]) -> str:
 
 
 def _calls(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call]:
-    out: list[Call] = []
-    raw = msg.get("tool_calls")
-    if raw is not None and not isinstance(raw, list):
-        raise _fail(f"{where}.tool_calls is {type(raw).__name__}, not a list")
-    for k, tc in enumerate(raw or []):
-        at = f"{where}.tool_calls[{k}]"
-        if not isinstance(tc, Mapping):
-            raise _fail(f"{at} is {type(tc).__name__}, not an object")
-        t = cast(Mapping[str, Any], tc)
-        fn = t.get("function")
-        if not isinstance(fn, Mapping):
-            raise _fail(f"{at}.function is missing or not an object")
-        f = cast(Mapping[str, Any], fn)
-        name = f.get("name")
-        if not isinstance(name, str) or not name:
-            raise _fail(f"{at}.function.name is missing or not a string")
-        value, problem = arguments_input(f.get("arguments"))
-        if problem:
-            warnings.append(f"{at}: {problem}")
-        cid = t.get("id")
-        out.append(Call(name, value, cid if isinstance(cid, str) and cid else None))
+    out = function_calls(msg.get("tool_calls"), where, warnings, _fail)
     legacy = msg.get("function_call")
     if isinstance(legacy, Mapping) and isinstance(legacy.get("name"), str):
         lf = cast(Mapping[str, Any], legacy)
@@ -122,50 +110,18 @@ def message_events(
         for kind in lost:
             warnings.append(f"{where}.content: a {kind!r} part of the answer is not kept (text only)")
         cid = msg.get("tool_call_id") if role == "tool" else None
-        name = msg.get("name")
-        return [
-            Answers(
-                [
-                    Result(
-                        answer,
-                        cid if isinstance(cid, str) and cid else None,
-                        name if isinstance(name, str) else None,
-                        where=where,
-                    )
-                ],
-                where,
-            )
-        ]
+        return [Answers([Result(answer, nonempty(cid), string(msg.get("name")), where=where)], where)]
     raise _fail(f"{where}.role is {role!r}; expected system, developer, user, assistant, tool or function")
 
 
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
     """``tools`` (``{"type": "function", "function": {...}}``) or legacy ``functions`` definitions."""
-    out: list[ToolSpec] = []
-    for t in raw if isinstance(raw, list) else []:
-        if not isinstance(t, Mapping):
-            continue
-        td = cast(Mapping[str, Any], t)
-        fn = td.get("function", td)
-        if isinstance(fn, Mapping):
-            f = cast(Mapping[str, Any], fn)
-            spec = tool_spec(f.get("name"), f.get("description"), f.get("parameters"))
-            if spec is not None:
-                out.append(spec)
-    return tuple(out)
+    return read_tools(t.get("function", t) for t in listed(raw) if isinstance(t, Mapping))
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
     """The ``messages`` list and the rest of the body (empty when given just the list)."""
-    if isinstance(body, list):
-        return body, {}
-    if isinstance(body, Mapping):
-        b = cast(Mapping[str, Any], body)
-        msgs = b.get("messages")
-        if not isinstance(msgs, list):
-            raise _fail("no 'messages' list in the body")
-        return msgs, b
-    raise _fail(f"the body is {type(body).__name__}, not an object or a list of messages")
+    return split_list(body, "messages", "messages", _fail)
 
 
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
@@ -178,11 +134,8 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     msgs, rest = split_body(body)
     warnings: list[str] = []
     events: list[Event] = []
-    for i, raw in enumerate(msgs):
-        where = f"messages[{i}]"
-        if not isinstance(raw, Mapping):
-            raise _fail(f"{where} is {type(raw).__name__}, not an object")
-        events.extend(message_events(cast(Mapping[str, Any], raw), where, warnings))
+    for _, where, msg in objects(msgs, "messages", _fail):
+        events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools")) + parse_tools(rest.get("functions"))
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
 

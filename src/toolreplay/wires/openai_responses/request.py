@@ -22,6 +22,7 @@ from typing import Any, cast
 
 from toolreplay.errors import WireError
 from toolreplay.history import History, ToolSpec
+from toolreplay.wires._request_common import listed, nonempty, objects, read_tools, split_list
 from toolreplay.wires._turns import (
     AgentSaid,
     Answers,
@@ -34,7 +35,6 @@ from toolreplay.wires._turns import (
     arguments_input,
     assemble,
     merge_data,
-    tool_spec,
 )
 
 WIRE = "openai-responses"
@@ -103,8 +103,7 @@ class _Reader:
             answer, lost = answer_text(item.get("output"), joiner="")
             for k in lost:
                 self.warnings.append(f"{where}.output: a {k!r} part of the answer is not kept (text only)")
-            cid = item.get("call_id")
-            res = Result(answer, cid if isinstance(cid, str) and cid else None, where=where)
+            res = Result(answer, nonempty(item.get("call_id")), where=where)
             self.events.append(Answers([res], where))
         elif kind == "reasoning":
             g = self._group(where)
@@ -151,31 +150,19 @@ class _Reader:
 
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
     """Function tools (``{"type": "function", "name", "description", "parameters", "strict"}``)."""
-    out: list[ToolSpec] = []
-    for t in raw if isinstance(raw, list) else []:
-        if isinstance(t, Mapping) and t.get("type", "function") == "function":
-            td = cast(Mapping[str, Any], t)
-            spec = tool_spec(td.get("name"), td.get("description"), td.get("parameters"))
-            if spec is not None:
-                out.append(spec)
-    return tuple(out)
+    return read_tools(
+        t for t in listed(raw) if isinstance(t, Mapping) and t.get("type", "function") == "function"
+    )
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
     """The ``input`` items and the rest of the body (a string input is one user message)."""
     if isinstance(body, str):
         return [{"role": "user", "content": body}], {}
-    if isinstance(body, list):
-        return body, {}
-    if isinstance(body, Mapping):
+    if isinstance(body, Mapping) and isinstance(body.get("input"), str):
         b = cast(Mapping[str, Any], body)
-        raw = b.get("input")
-        if isinstance(raw, str):
-            return [{"role": "user", "content": raw}], b
-        if not isinstance(raw, list):
-            raise _fail("no 'input' list in the body")
-        return raw, b
-    raise _fail(f"the body is {type(body).__name__}, not an object or a list of input items")
+        return [{"role": "user", "content": b["input"]}], b
+    return split_list(body, "input", "input items", _fail)
 
 
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
@@ -190,10 +177,8 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     instructions = rest.get("instructions")
     if isinstance(instructions, str) and instructions:
         reader.events.append(SystemText(instructions, "instructions"))
-    for i, raw in enumerate(items):
-        if not isinstance(raw, Mapping):
-            raise _fail(f"input[{i}] is {type(raw).__name__}, not an object")
-        reader.item(cast(Mapping[str, Any], raw), f"input[{i}]")
+    for _, where, item in objects(items, "input", _fail):
+        reader.item(item, where)
     reader.flush()
     if rest.get("previous_response_id"):
         warnings.append("previous_response_id: the earlier turns kept server-side are not in this body")
