@@ -199,6 +199,13 @@ def name_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> li
     ]
 
 
+def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
+    """A Gemini field read in camelCase or snake_case (both are valid protobuf JSON and other tools send
+    snake_case, DECISIONS 9): the camelCase value unless it is absent or null."""
+    value = obj.get(camel)
+    return obj.get(snake) if value is None else value
+
+
 def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:
     """``(wire name, description, schema)`` for each declared tool, the wire name mapped once."""
     return [(wire_tool_name(t.name), t.description, t.parameters) for t in tools]

@@ -15,18 +15,30 @@ from toolreplay import jsonenc
 from toolreplay.errors import (
     AuthenticationError,
     BadRequestError,
+    ConnectionFault,
     ProviderError,
     RateLimitError,
     ResponseFormatError,
     ServerError,
 )
 from toolreplay.history import shown
+from toolreplay.wires.reply import ParsedCall
 
 
 def fail(wire: str, problem: str) -> NoReturn:
     """Raise the one-line error for a body that is not ``wire``'s shape."""
     # One line whatever the body holds (a key with a line break in it, say).
     raise ResponseFormatError(f"{wire} response: {shown(problem)}")
+
+
+def missing(wire: str, key: str, body: Mapping[str, Any]) -> NoReturn:
+    """Raise the error for a body without its wire's ``key``, naming the keys it has instead."""
+    fail(wire, f"no '{key}' (keys: {', '.join(sorted(body)) or 'none'})")
+
+
+def ended_early(wire: str, final: str) -> ConnectionFault:
+    """The error for a stream that stopped before its final event (``final`` says what was missing)."""
+    return ConnectionFault(f"{wire}: stream ended before the final event (no {final})")
 
 
 def mapping(value: Any, wire: str, where: str) -> Mapping[str, Any]:
@@ -54,11 +66,22 @@ def text_of(value: Any, wire: str, where: str) -> str:
     return value
 
 
+def string(value: Any) -> str | None:
+    """A string field (a finish reason, a model name), or None when it is absent or not a string."""
+    return value if isinstance(value, str) else None
+
+
 def count(value: Any) -> int | None:
     """A token count when it is a non-negative integer, else None (providers omit or null them)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         return None
     return value
+
+
+def detail_count(usage: Mapping[str, Any], details: str, key: str = "cached_tokens") -> int | None:
+    """A count inside a usage object's ``details`` object (``prompt_tokens_details.cached_tokens``)."""
+    inner = usage.get(details)
+    return count(inner.get(key)) if isinstance(inner, Mapping) else None
 
 
 def add_counts(*values: int | None) -> int | None:
@@ -108,6 +131,50 @@ def decode_arguments(raw: Any) -> tuple[Any, str | None]:
     return jsonenc.dumps(raw), f"arguments are {kind(raw)}, not an object"
 
 
+def parsed_call(
+    wire: str,
+    name: Any,
+    arguments: Any,
+    call_id: Any,
+    where: str,
+    provider_data: dict[str, Any] | None = None,
+) -> ParsedCall:
+    """A call the model made: ``name`` must be a non-empty string (``where`` names its field); broken
+    arguments are kept as text with an ``input_error`` (see :func:`decode_arguments`); an empty or
+    missing id is None."""
+    text = text_of(name, wire, where)
+    if not text:
+        fail(wire, f"{where} is empty")
+    value, error = decode_arguments(arguments)
+    return ParsedCall(
+        name=text,
+        input=value,
+        call_id=call_id if isinstance(call_id, str) and call_id else None,
+        provider_data=provider_data,
+        input_error=error,
+    )
+
+
+def function_calls(wire: str, message: Mapping[str, Any]) -> tuple[ParsedCall, ...]:
+    """An answer message's OpenAI-style ``tool_calls`` (``id``, ``function.name``,
+    ``function.arguments``), as Chat and Ollama send them."""
+    out: list[ParsedCall] = []
+    for i, raw in enumerate(items(message.get("tool_calls"), wire, "message.tool_calls")):
+        at = f"message.tool_calls[{i}]"
+        tc = mapping(raw, wire, at)
+        fn = mapping(tc.get("function"), wire, f"{at}.function")
+        out.append(
+            parsed_call(wire, fn.get("name"), fn.get("arguments"), tc.get("id"), f"{at}.function.name")
+        )
+    return tuple(out)
+
+
+def provider_data(wire: str, fields: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Message-level provider data under ``wire``: the fields that hold something (None when none does)."""
+    kept = {k: v for k, v in fields.items() if v}
+    return {wire: kept} if kept else None
+
+
 def _first_line(text: str) -> str:
     return text.splitlines()[0] if text else text
 
@@ -153,11 +220,18 @@ __all__ = [
     "add_counts",
     "count",
     "decode_arguments",
+    "detail_count",
+    "ended_early",
     "fail",
+    "function_calls",
     "items",
     "join_runs",
     "kind",
     "mapping",
+    "missing",
+    "parsed_call",
+    "provider_data",
     "stream_error",
+    "string",
     "text_of",
 ]

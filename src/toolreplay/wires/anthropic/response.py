@@ -25,16 +25,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.errors import ConnectionFault
 from toolreplay.wires._parse import (
     add_counts,
     count,
-    decode_arguments,
+    ended_early,
     fail,
     items,
     join_runs,
     mapping,
+    missing,
+    parsed_call,
+    provider_data,
     stream_error,
+    string,
     text_of,
 )
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
@@ -49,7 +52,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     if body.get("type") == "error":
         raise stream_error(WIRE, body)
     if "content" not in body:
-        fail(WIRE, f"no 'content' (keys: {', '.join(sorted(body)) or 'none'})")
+        missing(WIRE, "content", body)
     runs: list[str] = [""]
     calls: list[ParsedCall] = []
     thinking: list[Any] = []
@@ -60,39 +63,23 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         if kind == "text":
             runs[-1] += text_of(block.get("text"), WIRE, f"content[{i}].text")
         elif kind == "tool_use":
-            calls.append(_call(block, i))
+            calls.append(
+                parsed_call(
+                    WIRE, block.get("name"), block.get("input"), block.get("id"), f"content[{i}].name"
+                )
+            )
             runs.append("")
         elif kind in _THINKING:
             thinking.append(dict(block))
         else:
             other.append(dict(block))
-    pdata: dict[str, Any] = {}
-    if thinking:
-        pdata["thinking"] = thinking
-    if other:
-        pdata["other_blocks"] = other
-    stop, model = body.get("stop_reason"), body.get("model")
     return Reply(
         text=join_runs(runs),
         calls=tuple(calls),
-        finish_reason=stop if isinstance(stop, str) else None,
+        finish_reason=string(body.get("stop_reason")),
         usage=parse_usage(body.get("usage")),
-        provider_data={WIRE: pdata} if pdata else None,
-        model=model if isinstance(model, str) else None,
-    )
-
-
-def _call(block: Mapping[str, Any], i: int) -> ParsedCall:
-    name = text_of(block.get("name"), WIRE, f"content[{i}].name")
-    if not name:
-        fail(WIRE, f"content[{i}].name is empty")
-    value, error = decode_arguments(block.get("input"))
-    call_id = block.get("id")
-    return ParsedCall(
-        name=name,
-        input=value,
-        call_id=call_id if isinstance(call_id, str) and call_id else None,
-        input_error=error,
+        provider_data=provider_data(WIRE, {"thinking": thinking, "other_blocks": other}),
+        model=string(body.get("model")),
     )
 
 
@@ -199,7 +186,7 @@ class StreamParser:
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before ``message_stop``."""
         if not self._done:
-            raise ConnectionFault(f"{WIRE}: stream ended before the final event (no message_stop)")
+            raise ended_early(WIRE, "message_stop")
         content: list[dict[str, Any]] = []
         for index, block in sorted(self._blocks.items()):
             block.pop("_sep", None)

@@ -28,6 +28,7 @@ from toolreplay import jsonenc
 from toolreplay.errors import WireError
 from toolreplay.history import History, ToolSpec
 from toolreplay.wires._common import SEPARATOR
+from toolreplay.wires._common import either_case as _get
 from toolreplay.wires._request_common import (
     listed,
     nonempty,
@@ -55,11 +56,6 @@ DUMMY_SIGNATURES = frozenset({"skip_thought_signature_validator", "context_engin
 
 def _fail(problem: str) -> WireError:
     return WireError(f"{WIRE} request: {problem}")
-
-
-def _get(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
-    value = obj.get(camel)
-    return obj.get(snake) if value is None else value
 
 
 def _parts(content: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:

@@ -24,26 +24,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.errors import ConnectionFault
+from toolreplay.wires._common import either_case as _get
 from toolreplay.wires._parse import (
     add_counts,
     count,
-    decode_arguments,
-    fail,
+    ended_early,
     items,
     join_runs,
     mapping,
+    missing,
+    parsed_call,
+    provider_data,
     stream_error,
     text_of,
 )
+from toolreplay.wires._parse import string as _str
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
 WIRE = "gemini"
-
-
-def _get(part: Mapping[str, Any], camel: str, snake: str) -> Any:
-    value = part.get(camel)
-    return part.get(snake) if value is None else value
 
 
 def parse_response(body: Mapping[str, Any]) -> Reply:
@@ -57,7 +55,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     if not candidates:
         blocked = _block_reason(body)
         if blocked is None:
-            fail(WIRE, f"no 'candidates' (keys: {', '.join(sorted(body)) or 'none'})")
+            missing(WIRE, "candidates", body)
         return Reply(finish_reason=f"blocked:{blocked}", usage=usage, model=_str(model))
     cand = mapping(candidates[0], WIRE, "candidates[0]")
     content = cand.get("content")
@@ -88,13 +86,9 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         calls=tuple(calls),
         finish_reason=_str(_get(cand, "finishReason", "finish_reason")),
         usage=usage,
-        provider_data={WIRE: pdata} if pdata else None,
+        provider_data=provider_data(WIRE, pdata),
         model=_str(model),
     )
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _block_reason(body: Mapping[str, Any]) -> str | None:
@@ -107,17 +101,9 @@ def _block_reason(body: Mapping[str, Any]) -> str | None:
 
 
 def _call(call: Mapping[str, Any], i: int, signature: Any) -> ParsedCall:
-    name = text_of(call.get("name"), WIRE, f"parts[{i}].functionCall.name")
-    if not name:
-        fail(WIRE, f"parts[{i}].functionCall.name is empty")
-    value, error = decode_arguments(call.get("args"))
-    call_id = call.get("id")
-    return ParsedCall(
-        name=name,
-        input=value,
-        call_id=call_id if isinstance(call_id, str) and call_id else None,
-        provider_data={WIRE: {"thoughtSignature": signature}} if isinstance(signature, str) else None,
-        input_error=error,
+    pdata = {WIRE: {"thoughtSignature": signature}} if isinstance(signature, str) else None
+    return parsed_call(
+        WIRE, call.get("name"), call.get("args"), call.get("id"), f"parts[{i}].functionCall.name", pdata
     )
 
 
@@ -178,7 +164,7 @@ class StreamParser:
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before the chunk with finishReason."""
         if self._finish is None and self._blocked is None:
-            raise ConnectionFault(f"{WIRE}: stream ended before the final event (no finishReason)")
+            raise ended_early(WIRE, "finishReason")
         body: dict[str, Any] = {}
         if self._finish is not None:
             body["candidates"] = [

@@ -17,17 +17,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.errors import ConnectionFault
 from toolreplay.wires._parse import (
     count,
-    decode_arguments,
-    fail,
+    ended_early,
+    function_calls,
     items,
     mapping,
+    missing,
+    provider_data,
     stream_error,
+    string,
     text_of,
 )
-from toolreplay.wires.reply import ParsedCall, Reply, Usage
+from toolreplay.wires.reply import Reply, Usage
 
 WIRE = "ollama"
 
@@ -38,36 +40,16 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     if "error" in body:
         raise stream_error(WIRE, body)
     if "message" not in body:
-        fail(WIRE, f"no 'message' (keys: {', '.join(sorted(body)) or 'none'})")
+        missing(WIRE, "message", body)
     message = mapping(body["message"], WIRE, "message")
-    calls = tuple(
-        _call(mapping(tc, WIRE, f"message.tool_calls[{i}]"), i)
-        for i, tc in enumerate(items(message.get("tool_calls"), WIRE, "message.tool_calls"))
-    )
-    thinking = message.get("thinking")
-    finish, model = body.get("done_reason"), body.get("model")
+    calls = function_calls(WIRE, message)  # before the content: a body broken in both names its calls
     return Reply(
         text=text_of(message.get("content"), WIRE, "message.content"),
         calls=calls,
-        finish_reason=finish if isinstance(finish, str) else None,
+        finish_reason=string(body.get("done_reason")),
         usage=Usage(count(body.get("prompt_eval_count")), count(body.get("eval_count")), None),
-        provider_data={WIRE: {"thinking": thinking}} if isinstance(thinking, str) and thinking else None,
-        model=model if isinstance(model, str) else None,
-    )
-
-
-def _call(tc: Mapping[str, Any], i: int) -> ParsedCall:
-    fn = mapping(tc.get("function"), WIRE, f"message.tool_calls[{i}].function")
-    name = text_of(fn.get("name"), WIRE, f"message.tool_calls[{i}].function.name")
-    if not name:
-        fail(WIRE, f"message.tool_calls[{i}].function.name is empty")
-    value, error = decode_arguments(fn.get("arguments"))
-    call_id = tc.get("id")
-    return ParsedCall(
-        name=name,
-        input=value,
-        call_id=call_id if isinstance(call_id, str) and call_id else None,
-        input_error=error,
+        provider_data=provider_data(WIRE, {"thinking": string(message.get("thinking"))}),
+        model=string(body.get("model")),
     )
 
 
@@ -101,7 +83,7 @@ class StreamParser:
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before the ``"done": true`` object."""
         if self._final is None:
-            raise ConnectionFault(f'{WIRE}: stream ended before the final event (no "done": true)')
+            raise ended_early(WIRE, '"done": true')
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self._content)}
         if self._thinking:
             message["thinking"] = "".join(self._thinking)

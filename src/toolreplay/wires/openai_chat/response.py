@@ -20,17 +20,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.errors import ConnectionFault
 from toolreplay.wires._parse import (
     count,
-    decode_arguments,
+    detail_count,
+    ended_early,
     fail,
+    function_calls,
     items,
     mapping,
+    missing,
+    provider_data,
     stream_error,
+    string,
     text_of,
 )
-from toolreplay.wires.reply import ParsedCall, Reply, Usage
+from toolreplay.wires.reply import Reply, Usage
 
 WIRE = "openai-chat"
 _REASONING_KEYS = ("reasoning_content", "reasoning")
@@ -42,7 +46,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     if "choices" not in body:
         if "error" in body:
             raise stream_error(WIRE, body)
-        fail(WIRE, f"no 'choices' (keys: {', '.join(sorted(body)) or 'none'})")
+        missing(WIRE, "choices", body)
     choices = items(body["choices"], WIRE, "choices")
     if not choices:
         fail(WIRE, "'choices' is empty")
@@ -52,18 +56,15 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
 
 
 def _reply(message: Mapping[str, Any], finish: Any, usage: Any, model: Any) -> Reply:
-    calls = tuple(
-        _call(mapping(tc, WIRE, f"message.tool_calls[{i}]"), i)
-        for i, tc in enumerate(items(message.get("tool_calls"), WIRE, "message.tool_calls"))
-    )
-    pdata = {k: message[k] for k in _REASONING_KEYS if isinstance(message.get(k), str) and message[k]}
+    reasoning = {k: message.get(k) for k in _REASONING_KEYS if isinstance(message.get(k), str)}
+    calls = function_calls(WIRE, message)  # before the content: a body broken in both names its calls
     return Reply(
         text=_content(message.get("content")),
         calls=calls,
-        finish_reason=finish if isinstance(finish, str) else None,
+        finish_reason=string(finish),
         usage=parse_usage(usage),
-        provider_data={WIRE: pdata} if pdata else None,
-        model=model if isinstance(model, str) else None,
+        provider_data=provider_data(WIRE, reasoning),
+        model=string(model),
     )
 
 
@@ -81,27 +82,11 @@ def _content(content: Any) -> str:
     return "".join(out)
 
 
-def _call(tc: Mapping[str, Any], i: int) -> ParsedCall:
-    fn = mapping(tc.get("function"), WIRE, f"message.tool_calls[{i}].function")
-    name = text_of(fn.get("name"), WIRE, f"message.tool_calls[{i}].function.name")
-    if not name:
-        fail(WIRE, f"message.tool_calls[{i}].function.name is empty")
-    value, error = decode_arguments(fn.get("arguments"))
-    call_id = tc.get("id")
-    return ParsedCall(
-        name=name,
-        input=value,
-        call_id=call_id if isinstance(call_id, str) and call_id else None,
-        input_error=error,
-    )
-
-
 def parse_usage(usage: Any) -> Usage:
     """Chat ``usage``; cached tokens from whichever field the server reports."""
     if not isinstance(usage, Mapping):
         return Usage()
-    details = usage.get("prompt_tokens_details")
-    cached = count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+    cached = detail_count(usage, "prompt_tokens_details")
     if cached is None:
         cached = count(usage.get("cached_tokens"))  # Moonshot
     if cached is None:
@@ -186,7 +171,7 @@ class StreamParser:
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before its final chunk."""
         if self._finish is None and not self._done:
-            raise ConnectionFault(f"{WIRE}: stream ended before the final event (no finish_reason)")
+            raise ended_early(WIRE, "finish_reason")
         message: dict[str, Any] = {"role": "assistant", "content": "".join(self._content) or None}
         for key, pieces in self._reasoning.items():
             message[key] = "".join(pieces)

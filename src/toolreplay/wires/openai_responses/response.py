@@ -24,15 +24,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.errors import ConnectionFault
 from toolreplay.wires._parse import (
     count,
-    decode_arguments,
-    fail,
+    detail_count,
+    ended_early,
     items,
     join_runs,
     mapping,
+    missing,
+    parsed_call,
+    provider_data,
     stream_error,
+    string,
     text_of,
 )
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
@@ -47,7 +50,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     if "output" not in body:
         if body.get("error"):
             raise stream_error(WIRE, body)
-        fail(WIRE, f"no 'output' (keys: {', '.join(sorted(body)) or 'none'})")
+        missing(WIRE, "output", body)
     if body.get("status") == "failed":
         raise stream_error(WIRE, {"error": body.get("error") or "response failed"})
     runs: list[str] = [""]
@@ -66,19 +69,13 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
             reasoning.append(dict(item))
         else:
             other.append(dict(item))
-    pdata: dict[str, Any] = {}
-    if reasoning:
-        pdata["reasoning"] = reasoning
-    if other:
-        pdata["other_items"] = other
-    model = body.get("model")
     return Reply(
         text=join_runs(runs),
         calls=tuple(calls),
         finish_reason=_finish(body),
         usage=parse_usage(body.get("usage")),
-        provider_data={WIRE: pdata} if pdata else None,
-        model=model if isinstance(model, str) else None,
+        provider_data=provider_data(WIRE, {"reasoning": reasoning, "other_items": other}),
+        model=string(body.get("model")),
     )
 
 
@@ -97,18 +94,10 @@ def _message_text(item: Mapping[str, Any], i: int) -> str:
 
 
 def _call(item: Mapping[str, Any], i: int) -> ParsedCall:
-    name = text_of(item.get("name"), WIRE, f"output[{i}].name")
-    if not name:
-        fail(WIRE, f"output[{i}].name is empty")
-    value, error = decode_arguments(item.get("arguments"))
-    call_id = item.get("call_id")
     item_id = item.get("id")
-    return ParsedCall(
-        name=name,
-        input=value,
-        call_id=call_id if isinstance(call_id, str) and call_id else None,
-        provider_data={WIRE: {"item_id": item_id}} if isinstance(item_id, str) and item_id else None,
-        input_error=error,
+    pdata = {WIRE: {"item_id": item_id}} if isinstance(item_id, str) and item_id else None
+    return parsed_call(
+        WIRE, item.get("name"), item.get("arguments"), item.get("call_id"), f"output[{i}].name", pdata
     )
 
 
@@ -125,8 +114,7 @@ def parse_usage(usage: Any) -> Usage:
     """Responses ``usage`` with ``input_tokens_details.cached_tokens``."""
     if not isinstance(usage, Mapping):
         return Usage()
-    details = usage.get("input_tokens_details")
-    cached = count(details.get("cached_tokens")) if isinstance(details, Mapping) else None
+    cached = detail_count(usage, "input_tokens_details")
     return Usage(count(usage.get("input_tokens")), count(usage.get("output_tokens")), cached)
 
 
@@ -156,7 +144,7 @@ class StreamParser:
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before ``response.completed``."""
         if self._final is None:
-            raise ConnectionFault(f"{WIRE}: stream ended before the final event (no response.completed)")
+            raise ended_early(WIRE, "response.completed")
         body = dict(self._final)
         if not body.get("output") and self._items:
             body["output"] = [item for _, item in sorted(self._items.items())]
