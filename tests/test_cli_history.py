@@ -11,30 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from helpers_common import DEMO, SECTION_2
 from toolreplay.cli import cli
 from toolreplay.history import History, Message, ToolCall, history_to_dict, load_history
 from toolreplay.store.sqlite import SQLiteStore
-
-ROOT = Path(__file__).resolve().parent.parent
-DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
-
-SECTION_2 = {
-    "id": "conv-1",
-    "messages": [
-        {"id": "m1", "role": "user", "text": "Close todo #12, the build is green."},
-        {
-            "id": "m2",
-            "role": "assistant",
-            "text": "Closed #12.",
-            "tool_uses": [
-                {"tool_name": "coop", "tool_input": {"action": "close", "id": 12}},
-                {"tool_name": "result", "tool_input": "status: closed"},
-            ],
-        },
-        {"id": "m3", "role": "user", "text": "And #13?"},
-        {"id": "m4", "role": "assistant", "text": "I'll close #13 now.", "tool_uses": []},
-    ],
-}
 
 
 @pytest.fixture

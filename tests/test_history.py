@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers_common import SECTION_2
 from toolreplay.errors import HistoryError
 from toolreplay.history import (
     History,
@@ -22,24 +23,6 @@ from toolreplay.history import (
     pair_tool_uses,
 )
 from toolreplay.store.sqlite import SQLiteStore
-
-SECTION_2: dict[str, Any] = {
-    "id": "conv-1",
-    "messages": [
-        {"id": "m1", "role": "user", "text": "Close todo #12, the build is green."},
-        {
-            "id": "m2",
-            "role": "assistant",
-            "text": "Closed #12.",
-            "tool_uses": [
-                {"tool_name": "coop", "tool_input": {"action": "close", "id": 12}},
-                {"tool_name": "result", "tool_input": "status: closed"},
-            ],
-        },
-        {"id": "m3", "role": "user", "text": "And #13?"},
-        {"id": "m4", "role": "assistant", "text": "I'll close #13 now.", "tool_uses": []},
-    ],
-}
 
 
 def write(tmp_path: Path, content: str, name: str = "h.json") -> Path:

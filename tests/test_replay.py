@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from helpers_common import DEMO, SECTION_2
 from toolreplay import jsonenc
 from toolreplay.errors import ConfigError, HistoryError
 from toolreplay.history import History, Message, ToolCall, load_history, normalize_tool_uses, pair_tool_uses
@@ -22,27 +22,6 @@ from toolreplay.replay import (
     replay_name,
     reply_calls,
 )
-
-ROOT = Path(__file__).resolve().parent.parent
-DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
-
-SECTION_2: dict[str, Any] = {
-    "id": "conv-1",
-    "messages": [
-        {"id": "m1", "role": "user", "text": "Close todo #12, the build is green."},
-        {
-            "id": "m2",
-            "role": "assistant",
-            "text": "Closed #12.",
-            "tool_uses": [
-                {"tool_name": "coop", "tool_input": {"action": "close", "id": 12}},
-                {"tool_name": "result", "tool_input": "status: closed"},
-            ],
-        },
-        {"id": "m3", "role": "user", "text": "And #13?"},
-        {"id": "m4", "role": "assistant", "text": "I'll close #13 now.", "tool_uses": []},
-    ],
-}
 
 
 def reply(*calls: ToolCall, mid: str = "m", text: str = "done") -> Message:

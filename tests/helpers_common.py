@@ -1,0 +1,31 @@
+"""Test data several test modules share: the example history of issue 2 (SECTION_2) and the demo file.
+
+Read-only: tests that need to change SECTION_2 copy it first (it is shared across modules).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
+
+#: The stored-history example: two user turns, one reply with two calls, one reply without calls.
+SECTION_2: dict[str, Any] = {
+    "id": "conv-1",
+    "messages": [
+        {"id": "m1", "role": "user", "text": "Close todo #12, the build is green."},
+        {
+            "id": "m2",
+            "role": "assistant",
+            "text": "Closed #12.",
+            "tool_uses": [
+                {"tool_name": "coop", "tool_input": {"action": "close", "id": 12}},
+                {"tool_name": "result", "tool_input": "status: closed"},
+            ],
+        },
+        {"id": "m3", "role": "user", "text": "And #13?"},
+        {"id": "m4", "role": "assistant", "text": "I'll close #13 now.", "tool_uses": []},
+    ],
+}
