@@ -199,6 +199,26 @@ def name_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> li
     ]
 
 
+def function_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """``tools`` in OpenAI's function shape (Chat, Ollama): every given tool plus every tool the
+    replayed calls use."""
+    return [
+        {"type": "function", "function": {"name": name, "description": desc, "parameters": dict(params)}}
+        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
+    ]
+
+
+def sampling(opts: RenderOptions, max_tokens_key: str) -> dict[str, Any]:
+    """The caller's ``temperature`` and output limit, each only when given; the limit under the wire's
+    own name for it (``max_completion_tokens``, ``max_output_tokens``, ``num_predict``...)."""
+    out: dict[str, Any] = {}
+    if opts.temperature is not None:
+        out["temperature"] = opts.temperature
+    if opts.max_tokens is not None:
+        out[max_tokens_key] = opts.max_tokens
+    return out
+
+
 def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
     """A Gemini field read in camelCase or snake_case (both are valid protobuf JSON and other tools send
     snake_case, DECISIONS 9): the camelCase value unless it is absent or null."""

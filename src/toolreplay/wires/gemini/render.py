@@ -37,6 +37,7 @@ from toolreplay.wires._common import (
     declared_tools,
     gemini_signature,
     plain_dict,
+    sampling,
     tool_map,
     wire_tool_name,
 )
@@ -107,11 +108,7 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
         if opts.tool_choice:
             mode = TOOL_CHOICE.get(opts.tool_choice, opts.tool_choice.upper())
             body["toolConfig"] = {"functionCallingConfig": {"mode": mode}}
-    config: dict[str, Any] = {}
-    if opts.temperature is not None:
-        config["temperature"] = opts.temperature
-    if opts.max_tokens is not None:
-        config["maxOutputTokens"] = opts.max_tokens
+    config = sampling(opts, "maxOutputTokens")
     if config:
         body["generationConfig"] = config
     return body

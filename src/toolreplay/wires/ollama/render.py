@@ -19,21 +19,17 @@ from toolreplay.replay import TurnMessage, split_system
 from toolreplay.wires._common import (
     IdMapper,
     RenderOptions,
-    declared_tools,
+    function_tools,
     plain_dict,
-    tool_map,
+    sampling,
     wire_tool_name,
 )
 
 WIRE = "ollama"
 
 
-def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
-    """``tools``: every given tool plus every tool the replayed calls use."""
-    return [
-        {"type": "function", "function": {"name": name, "description": desc, "parameters": dict(params)}}
-        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
-    ]
+#: ``tools``: every given tool plus every tool the replayed calls use.
+render_tools = function_tools
 
 
 def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
@@ -81,11 +77,7 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
     if tools:
         body["tools"] = tools
     body["stream"] = opts.stream
-    options: dict[str, Any] = {}
-    if opts.temperature is not None:
-        options["temperature"] = opts.temperature
-    if opts.max_tokens is not None:
-        options["num_predict"] = opts.max_tokens
+    options = sampling(opts, "num_predict")
     if options:
         body["options"] = options
     return body

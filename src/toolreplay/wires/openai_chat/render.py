@@ -21,17 +21,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay.replay import TurnMessage, split_system
-from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, tool_map, wire_tool_name
+from toolreplay.wires._common import IdMapper, RenderOptions, function_tools, sampling, wire_tool_name
 
 WIRE = "openai-chat"
 
 
-def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
-    """``tools``: every given tool plus every tool the replayed calls use."""
-    return [
-        {"type": "function", "function": {"name": name, "description": desc, "parameters": dict(params)}}
-        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
-    ]
+#: ``tools``: every given tool plus every tool the replayed calls use.
+render_tools = function_tools
 
 
 def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, Any]]:
@@ -83,10 +79,7 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
         body["tools"] = tools
         if opts.tool_choice:
             body["tool_choice"] = opts.tool_choice
-    if opts.temperature is not None:
-        body["temperature"] = opts.temperature
-    if opts.max_tokens is not None:
-        body["max_completion_tokens"] = opts.max_tokens
+    body.update(sampling(opts, "max_completion_tokens"))
     if opts.stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}

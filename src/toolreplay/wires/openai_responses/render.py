@@ -20,7 +20,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay.replay import TurnMessage, split_system
-from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, tool_map, wire_tool_name
+from toolreplay.wires._common import (
+    IdMapper,
+    RenderOptions,
+    declared_tools,
+    sampling,
+    tool_map,
+    wire_tool_name,
+)
 
 WIRE = "openai-responses"
 #: ``call_id`` maxLength in the OpenAPI spec (FunctionCallOutputItemParam).
@@ -76,10 +83,7 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
             body["tool_choice"] = opts.tool_choice
     if "store_false" in opts.flags:
         body["store"] = False
-    if opts.temperature is not None:
-        body["temperature"] = opts.temperature
-    if opts.max_tokens is not None:
-        body["max_output_tokens"] = opts.max_tokens
+    body.update(sampling(opts, "max_output_tokens"))
     if opts.stream:
         body["stream"] = True
     return body
