@@ -112,6 +112,15 @@ def _declared(body: Mapping[str, Any], names: Callable[[Any], list[Any]]) -> set
     return got
 
 
+def _nonempty_list(body: Mapping[str, Any], key: str, out: list[str]) -> list[Any] | None:
+    """The body's ``key`` list, or None (and the problem said) when it is missing or empty."""
+    value = body.get(key)
+    if not isinstance(value, list) or not value:
+        out.append(f"{key}: must be a non-empty list")
+        return None
+    return value
+
+
 def _check_name(out: list[str], where: str, name: Any, declared: set[str], rx: re.Pattern[str]) -> None:
     if not isinstance(name, str) or not rx.match(name):
         out.append(f"{where}: tool name {name!r} does not match {rx.pattern}")
@@ -141,9 +150,8 @@ def _chat_keys(v: Vessel, role: str) -> frozenset[str]:
 
 
 def _chat_rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
-    msgs = body.get("messages")
-    if not isinstance(msgs, list) or not msgs:
-        out.append("messages: must be a non-empty list")
+    msgs = _nonempty_list(body, "messages", out)
+    if msgs is None:
         return
     declared = _declared(body, lambda t: [t.get("function", {}).get("name")])
     ids = _Ids(v, out)
@@ -283,9 +291,8 @@ def _anthropic_blocks(out: list[str], where: str, m: Mapping[str, Any]) -> list[
 
 
 def _anthropic_rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
-    msgs = body.get("messages")
-    if not isinstance(msgs, list) or not msgs:
-        out.append("messages: must be a non-empty list")
+    msgs = _nonempty_list(body, "messages", out)
+    if msgs is None:
         return
     if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
         out.append("max_tokens: required, a positive integer")
@@ -432,9 +439,8 @@ def _gemini_calls(
 
 
 def _gemini_rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
-    contents = body.get("contents")
-    if not isinstance(contents, list) or not contents:
-        out.append("contents: must be a non-empty list")
+    contents = _nonempty_list(body, "contents", out)
+    if contents is None:
         return
     if "model" in body:
         out.append("model: goes in the URL, not in the body")
@@ -481,9 +487,8 @@ def _ollama_calls(out: list[str], where: str, calls: Any, ids: _Ids, declared: s
 
 
 def _ollama_rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
-    msgs = body.get("messages")
-    if not isinstance(msgs, list) or not msgs:
-        out.append("messages: must be a non-empty list")
+    msgs = _nonempty_list(body, "messages", out)
+    if msgs is None:
         return
     if not isinstance(body.get("stream"), bool):
         out.append("stream: must be given (Ollama streams unless told false)")
