@@ -156,19 +156,12 @@ def _wire_from_dump(wrappers: list[Mapping[str, Any]]) -> tuple[str | None, str 
     return None, vessel
 
 
-def _blocks(messages: list[Any]) -> list[Mapping[str, Any]]:
+def _inner(messages: list[Any], key: str) -> list[Mapping[str, Any]]:
+    """The objects in each message's ``key`` list (``content`` blocks, ``tool_calls``)."""
     out: list[Mapping[str, Any]] = []
     for m in messages:
-        if isinstance(m, Mapping) and isinstance(m.get("content"), list):
-            out.extend(b for b in m["content"] if isinstance(b, Mapping))
-    return out
-
-
-def _tool_calls(messages: list[Any]) -> list[Mapping[str, Any]]:
-    out: list[Mapping[str, Any]] = []
-    for m in messages:
-        if isinstance(m, Mapping) and isinstance(m.get("tool_calls"), list):
-            out.extend(c for c in m["tool_calls"] if isinstance(c, Mapping))
+        if isinstance(m, Mapping) and isinstance(m.get(key), list):
+            out.extend(x for x in m[key] if isinstance(x, Mapping))
     return out
 
 
@@ -184,14 +177,14 @@ def detect_wire(body: Mapping[str, Any]) -> str:
     if not isinstance(messages, list):
         raise WireError("not a request body: no messages, input, contents or prompt")
     msgs: list[Any] = messages
-    kinds = {b.get("type") for b in _blocks(msgs)}
+    kinds = {b.get("type") for b in _inner(msgs, "content")}
     tools = body.get("tools")
     tool_list: list[Any] = tools if isinstance(tools, list) else []
     if kinds & {"tool_use", "tool_result", "thinking", "redacted_thinking"}:
         return "anthropic"
     if any(isinstance(t, Mapping) and "input_schema" in t for t in tool_list) or "system" in body:
         return "anthropic"
-    calls = _tool_calls(msgs)
+    calls = _inner(msgs, "tool_calls")
     fns = [c.get("function") for c in calls]
     if any(isinstance(f, Mapping) and isinstance(f.get("arguments"), Mapping) for f in fns):
         return "ollama"
