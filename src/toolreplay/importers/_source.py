@@ -51,6 +51,13 @@ class Document:
     def first(self) -> Record | None:
         return self.records[0] if self.records else None
 
+    @property
+    def not_json(self) -> str | None:
+        """Why a sniffer that reads JSON records cannot read this document, or None when it can."""
+        if self.kind in ("text", "sqlite"):
+            return self.error or "an SQLite database, not JSON"
+        return None
+
 
 def _json_error(exc: json.JSONDecodeError) -> str:
     return f"{exc.msg} at line {exc.lineno}, column {exc.colno}"

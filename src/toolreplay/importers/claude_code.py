@@ -44,8 +44,8 @@ def _is_entry(v: Any) -> bool:
 
 def sniff(doc: Document) -> str | None:
     """None when ``doc`` is a Claude Code session file, else why not."""
-    if doc.kind in ("text", "sqlite"):
-        return doc.error or "an SQLite database, not JSON"
+    if doc.not_json is not None:
+        return doc.not_json
     if doc.kind == "json":
         return "a single JSON document, not JSON Lines of session entries"
     for rec in doc.records[:SNIFF_LINES]:

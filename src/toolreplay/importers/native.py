@@ -44,8 +44,8 @@ def _conversation_lines(doc: Document) -> bool:
 
 def sniff(doc: Document) -> str | None:
     """None when ``doc`` is in the toolreplay format, else the first failing line and field."""
-    if doc.kind in ("text", "sqlite"):
-        return doc.error or "an SQLite database, not JSON"
+    if doc.not_json is not None:
+        return doc.not_json
     if doc.kind == "json":
         value = doc.records[0].value
         if isinstance(value, Mapping):

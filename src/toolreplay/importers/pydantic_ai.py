@@ -61,8 +61,8 @@ def _why_not(messages: Any) -> str | None:
 
 def sniff(doc: Document) -> str | None:
     """None when ``doc`` holds pydantic-ai message histories, else the first failing field."""
-    if doc.kind in ("text", "sqlite"):
-        return doc.error or "an SQLite database, not JSON"
+    if doc.not_json is not None:
+        return doc.not_json
     rec = doc.records[0]
     why = _why_not(rec.value)
     return f"line {rec.line}: {why}" if why and rec.line is not None else why

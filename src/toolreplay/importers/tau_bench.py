@@ -185,8 +185,8 @@ def _conversations(doc: Document) -> list[tuple[Record, str, str, Sequence[Any],
 
 def sniff(doc: Document) -> str | None:
     """None when ``doc`` holds tau-bench trajectories, else why not."""
-    if doc.kind in ("text", "sqlite"):
-        return doc.error or "an SQLite database, not JSON"
+    if doc.not_json is not None:
+        return doc.not_json
     first = doc.records[0]
     where = f"line {first.line}: " if first.line is not None else ""
     v = first.value

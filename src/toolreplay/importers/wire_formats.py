@@ -180,8 +180,8 @@ _MARKS: dict[str, Callable[[Any, Sequence[Any]], str | None]] = {
 
 def _sniffer(wire: str, marks: bool) -> Callable[[Document], str | None]:
     def sniff(doc: Document) -> str | None:
-        if doc.kind in ("text", "sqlite"):
-            return doc.error or "an SQLite database, not JSON"
+        if doc.not_json is not None:
+            return doc.not_json
         found, _ = units(doc, wire)
         rec, body = found[0]
         where = f"line {rec.line}: " if rec.line is not None else ""
