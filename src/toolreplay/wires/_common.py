@@ -6,6 +6,7 @@ another wire.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -53,6 +54,7 @@ class RenderOptions:
     tool_choice: str | None = None
 
 
+@functools.lru_cache(maxsize=4096)  # called once per call and definition on every render; names repeat
 def wire_tool_name(name: str) -> str:
     """A tool name every wire accepts, mapped deterministically (the same for calls and definitions).
 
