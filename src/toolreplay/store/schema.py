@@ -127,6 +127,22 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_same("CREATE INDEX messages_created_at ON messages (conversation_id, created_at)"),
         postgres=_same("CREATE INDEX messages_created_at ON messages (conversation_id, created_at)"),
     ),
+    Migration(
+        "0004_tool_uses_clustered",
+        # A load reads all of a conversation's calls in primary-key order. SQLite: a WITHOUT ROWID table
+        # keeps the rows in that order themselves (a rowid table reads the key index, then each row
+        # elsewhere); the rows are copied over, the table dropped and the copy renamed (SQLite cannot
+        # change a table's layout in place). PostgreSQL: the heap is written once in key order.
+        sqlite=(
+            _TOOL_USES.replace("CREATE TABLE tool_uses", "CREATE TABLE tool_uses_clustered", 1)
+            + " WITHOUT ROWID",
+            "INSERT INTO tool_uses_clustered SELECT conversation_id, message_id, position, name, input, "
+            "answer, call_id, is_error, provider_data FROM tool_uses",
+            "DROP TABLE tool_uses",
+            "ALTER TABLE tool_uses_clustered RENAME TO tool_uses",
+        ),
+        postgres=_same("CLUSTER tool_uses USING tool_uses_pkey"),
+    ),
 )
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in MIGRATIONS)
@@ -213,21 +229,40 @@ def json_text(value: Mapping[str, Any] | None) -> str | None:
     return None if value is None else jsonenc.dumps(dict(value))
 
 
-_LONG_NUMBER = re.compile(r"\d{19}")
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
+
+
+def _holds_float(value: Any) -> bool:
+    """Whether a parsed JSON value holds a float anywhere (iterative: orjson nests deeper than Python's
+    recursion limit allows)."""
+    if type(value) is float:
+        return True
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        for x in v.values() if type(v) is dict else v if type(v) is list else ():
+            t = type(x)
+            if t is float:
+                return True
+            if t is dict or t is list:
+                stack.append(x)
+    return False
 
 
 def loads(text: str) -> Any:
     """Parse a stored JSON column exactly.
 
-    orjson (fast) unless the text holds a run of 19+ digits: orjson reads an integer beyond 64 bits as a
-    float, which would change a stored input and its replayed bytes, so such text goes to the stdlib.
+    orjson (fast), except that orjson reads an integer beyond 64 bits as a float, which would change a
+    stored input and its replayed bytes: when its result holds a float and the text a run of 19+ digits,
+    the stdlib parses it instead. (Walking the parsed value is cheaper than searching every text.)
     """
-    if _LONG_NUMBER.search(text) is None:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+    if _holds_float(value) and _LONG_NUMBER.search(text) is not None:
+        return json.loads(text)
+    return value
 
 
 def json_value(text: str | None) -> Any:
@@ -330,11 +365,49 @@ def history_from_rows(
     message_rows: Iterable[MessageRow],
     tool_rows: Iterable[ToolUseRow],
 ) -> History:
-    """A :class:`History` from one query per table (tool rows grouped by message, in position order)."""
+    """A :class:`History` from one query per table (tool rows grouped by message, in position order).
+
+    The same values as :func:`message_from_row` and :func:`tool_call_from_row` row by row, inlined: a load
+    builds tens of thousands of them (NULL JSON columns are not parsed; each input's stored text is reused
+    as its ``input_text``).
+    """
     calls: dict[str, list[ToolCall]] = {}
-    for row in tool_rows:
-        calls.setdefault(row[0], []).append(tool_call_from_row(row))
-    messages = tuple(message_from_row(r, calls.get(r[0], ())) for r in message_rows)
+    group: list[ToolCall] = []
+    last: str | None = None
+    parse = loads
+    call = ToolCall
+    for mid, name, text, answer, call_id, is_error, pdata in tool_rows:
+        if mid != last:
+            group = calls.setdefault(mid, [])
+            last = mid
+        value = parse(text)
+        group.append(
+            call(
+                name,
+                value,
+                answer,
+                call_id,
+                bool(is_error),
+                None if pdata is None else parse(pdata),
+                "" if type(value) is str else text,
+            )
+        )
+    message = Message
+    empty: list[ToolCall] = []
+    messages = tuple(
+        message(
+            mid,
+            role,
+            text,
+            tuple(calls.get(mid, empty)),
+            created_at,
+            vessel,
+            None if pdata is None else parse(pdata),
+            status,
+            None if meta is None else parse(meta),
+        )
+        for mid, role, text, status, created_at, vessel, pdata, meta in message_rows
+    )
     return History(id=conversation_id, messages=messages, tools=tools_value(tools))
 
 

@@ -1,0 +1,111 @@
+# ruff: noqa: F811  (pytest fixtures imported from store_fixtures are parameters here)
+"""The fast paths of issue 7 keep behaviour: the store's clustered tool_uses migration upgrades a database
+that has data in it (SQLite and PostgreSQL), and the store's JSON decoding stays exact."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from store_fixtures import pg_database  # noqa: F401
+from toolreplay.history import History, Message, ToolCall, load_history
+from toolreplay.store import open_store
+from toolreplay.store import schema as S
+from toolreplay.store.sqlite import SQLiteStore
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTERED = "0004_tool_uses_clustered"
+
+
+def demo() -> History:
+    return load_history(ROOT / "src" / "toolreplay" / "data" / "demo.json")
+
+
+def _before(name: str) -> tuple[S.Migration, ...]:
+    return S.MIGRATIONS[: S.MIGRATION_NAMES.index(name)]
+
+
+def test_clustered_migration_keeps_the_calls_of_an_older_sqlite_database(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    h = demo()
+    try:
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute(S.MIGRATIONS_TABLE["sqlite"])
+        for m in _before(CLUSTERED):
+            for statement in m.sqlite:
+                conn.execute(statement)
+            conn.execute(S.RECORD_MIGRATION, (m.name, "2026-01-01T00:00:00Z"))
+        conn.execute(S.ENSURE_CONVERSATION, (h.id, S.tools_text(h.tools)))
+        for pos, m in enumerate(h.messages):
+            conn.execute(S.INSERT_MESSAGE, S.message_row(h.id, pos, m))
+            conn.executemany(S.INSERT_TOOL_USE, S.tool_use_rows(h.id, m.id, m.tool_uses))
+    finally:
+        conn.close()
+    with SQLiteStore(db) as s:
+        assert s.applied_migrations() == sorted(S.MIGRATION_NAMES)
+        assert s.load(h.id) == h
+        sql = s._conn.execute("SELECT sql FROM sqlite_master WHERE name = 'tool_uses'").fetchone()[0]
+        assert sql.rstrip().endswith("WITHOUT ROWID")
+        # the foreign key to messages still holds on the new table
+        with pytest.raises(Exception, match="FOREIGN KEY"):
+            s._conn.execute(S.INSERT_TOOL_USE, (h.id, "no-such-message", 0, "x", "{}", None, None, 0, None))
+        reply = Message("late", "assistant", "more", (ToolCall("coop", {"a": 1}, "ok"),))
+        s.append_message(h.id, reply)
+        assert s.load(h.id).messages[-1] == reply
+
+
+def test_clustered_migration_on_postgres(pg_database: str) -> None:
+    import psycopg
+
+    h = demo()
+    with psycopg.connect(pg_database) as conn:
+        cur = conn.cursor()
+        with conn.transaction():
+            cur.execute(S.MIGRATIONS_TABLE["postgres"])
+            for m in _before(CLUSTERED):
+                for statement in m.postgres:
+                    cur.execute(statement)
+                cur.execute(S.pg(S.RECORD_MIGRATION), (m.name, "2026-01-01T00:00:00Z"))
+            cur.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, S.tools_text(h.tools)))
+            for pos, m in enumerate(h.messages):
+                cur.execute(S.pg(S.INSERT_MESSAGE), S.message_row(h.id, pos, m))
+                cur.executemany(S.pg(S.INSERT_TOOL_USE), S.tool_use_rows(h.id, m.id, m.tool_uses))
+    with open_store(pg_database) as s:
+        assert CLUSTERED in s.applied_migrations()
+        assert s.load(h.id) == h
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"n": 123456789012345678901234}',
+        '{"n": [1.5, 123456789012345678901]}',
+        "[[[[-99999999999999999999]]]]",
+        '{"s": "12345678901234567890123", "f": 0.1}',
+        '{"a": 1, "b": {"c": [true, null, "x"]}}',
+        "1e300",
+        '"plain text"',
+        "NaN",
+    ],
+)
+def test_store_json_decoding_is_exact(text: str) -> None:
+    import json
+
+    got = S.loads(text)
+    want = json.loads(text)
+    assert repr(got) == repr(want)
+    assert [type(x) for x in (got if isinstance(got, list) else [got])] == [
+        type(x) for x in (want if isinstance(want, list) else [want])
+    ]
+
+
+def test_loaded_calls_reuse_the_stored_input_text(tmp_path: Path) -> None:
+    call = ToolCall("coop", {"b": 2, "a": 1.0}, "ok")
+    with SQLiteStore(tmp_path / "t.db") as s:
+        s.append_message("c", Message("a", "assistant", "", (call,)))
+        back = s.load("c").messages[0].tool_uses[0]
+    assert back == call
+    assert back.input_text == call.input_text == '{"b":2,"a":1.0}'
