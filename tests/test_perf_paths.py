@@ -5,11 +5,14 @@ that has data in it (SQLite and PostgreSQL), and the store's JSON decoding stays
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from store_fixtures import pg_database  # noqa: F401
+from toolreplay import jsonenc
 from toolreplay.history import History, Message, ToolCall, load_history
 from toolreplay.store import open_store
 from toolreplay.store import schema as S
@@ -109,3 +112,55 @@ def test_loaded_calls_reuse_the_stored_input_text(tmp_path: Path) -> None:
         back = s.load("c").messages[0].tool_uses[0]
     assert back == call
     assert back.input_text == call.input_text == '{"b":2,"a":1.0}'
+
+
+# --------------------------------------------------------------------------------------------------
+# the turn loop renders its steps through a RenderCache: same bytes, only the reply in progress again
+
+
+class _Scripted:
+    def __init__(self, *replies: Any) -> None:
+        self.replies = list(replies)
+        self.bodies: list[bytes] = []
+
+    async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Any:
+        self.bodies.append(jsonenc.encode(body))
+        return self.replies.pop(0)
+
+
+@pytest.mark.parametrize("vessel", ["kimi", "anthropic", "gemini", "openai-responses"])
+def test_turn_steps_render_through_the_cache_with_full_render_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vessel: str
+) -> None:
+    from toolreplay.loop import run_turn
+    from toolreplay.render_cache import RenderCache
+    from toolreplay.replay import prepare_turn_messages
+    from toolreplay.tools import ToolRegistry
+    from toolreplay.tools.coop import coop_tool
+    from toolreplay.wires import render_wire
+    from toolreplay.wires.reply import ParsedCall, Reply
+
+    for var in ("MOONSHOT_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.setenv(var, "test-key-not-sent")
+    seen: list[tuple[bytes, int]] = []
+    real = RenderCache.render_body
+
+    def spy(self: RenderCache, messages: Any, wire: str, opts: Any, *a: Any, **kw: Any) -> Any:
+        body = real(self, messages, wire, opts, *a, **kw)
+        full = render_wire(wire, prepare_turn_messages(tuple(messages), "native"), opts)
+        assert jsonenc.encode(body) == jsonenc.encode(full)
+        seen.append((jsonenc.encode(body), self.stats.reused_messages))
+        return body
+
+    monkeypatch.setattr(RenderCache, "render_body", spy)
+    calls = [Reply(calls=(ParsedCall("coop", {"action": "close", "id": n}, f"call_{n}"),)) for n in (1, 2)]
+    t = _Scripted(*calls, Reply(text="Closed both."))
+    with SQLiteStore(tmp_path / "loop.db") as store:
+        store.todo_add("one")
+        store.todo_add("two")
+        reg = ToolRegistry([coop_tool(store)])
+        run_turn("c1", "Close #1 and #2.", vessel, reg, store=store, transport=t)  # type: ignore[arg-type]
+        run_turn("c1", "Thanks.", vessel, reg, store=store, transport=_Scripted(Reply(text="ok")))  # type: ignore[arg-type]
+    assert [b for b, _ in seen[:3]] == t.bodies
+    # each continuation reused the messages before the reply in progress (here: the user message)
+    assert [r for _, r in seen[:3]] == [0, 1, 2]

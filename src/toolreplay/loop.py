@@ -38,7 +38,7 @@ from toolreplay.ids import StemAllocator, call_id
 from toolreplay.profiles import Vessel, get_vessel
 from toolreplay.replay import DEFAULT_SETTINGS, ReplaySettings, prepare_turn_messages, replay_name
 from toolreplay.tools import Tool, ToolOutcome, ToolRegistry
-from toolreplay.wires.reply import ParsedCall, Reply, Usage
+from toolreplay.wires.reply import ParsedCall, Reply, Usage, add_usage, usage_json
 
 if TYPE_CHECKING:
     from toolreplay.claude_cli import ClaudeEvent
@@ -152,22 +152,6 @@ def next_id(history: History | None, prefix: str) -> str:
     while f"{prefix}{n}" in taken:
         n += 1
     return f"{prefix}{n}"
-
-
-def add_usage(a: Usage, b: Usage) -> Usage:
-    def plus(x: int | None, y: int | None) -> int | None:
-        return y if x is None else x if y is None else x + y
-
-    return Usage(
-        plus(a.input_tokens, b.input_tokens),
-        plus(a.output_tokens, b.output_tokens),
-        plus(a.cached_tokens, b.cached_tokens),
-    )
-
-
-def usage_json(u: Usage) -> dict[str, int]:
-    out = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens}
-    return {k: v for k, v in out.items() if v is not None}
 
 
 def merge_provider_data(
@@ -324,7 +308,7 @@ class _Turn:
 
     async def run_http(self, transport: Transport) -> Literal["answer", "step_limit"]:
         from toolreplay.api import render_options
-        from toolreplay.wires import render_wire
+        from toolreplay.render_cache import RenderCache
 
         specs = self.tool_specs()
         opts = render_options(
@@ -345,6 +329,9 @@ class _Turn:
             self.emit(Retrying(str(err), attempt, delay))
 
         streamed: list[str] = []
+        # Each step renders the same history plus the reply in progress, which only grew: the cache
+        # renders that reply again and reuses every earlier message's pieces (same bytes as a full render).
+        bodies = RenderCache()
 
         def on_text(piece: str) -> None:
             streamed.append(piece)
@@ -352,10 +339,8 @@ class _Turn:
 
         while self.steps < self.options.max_steps:
             self.steps += 1
-            turns = prepare_turn_messages(
-                [*self.history.messages, self.in_progress()], "native", settings=self.options.replay
-            )
-            body = render_wire(self.vessel.wire, turns, opts)
+            messages = (*self.history.messages, self.in_progress())
+            body = bodies.render_body(messages, self.vessel.wire, opts, settings=self.options.replay)
             streamed.clear()
             reply: Reply = await transport.send(
                 self.vessel,

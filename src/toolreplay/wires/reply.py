@@ -44,3 +44,21 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     provider_data: Mapping[str, Any] | None = None
     model: str | None = None
+
+
+def add_usage(a: Usage, b: Usage) -> Usage:
+    """The usage of two steps of one turn, summed (a count one side lacks is the other's)."""
+
+    def plus(x: int | None, y: int | None) -> int | None:
+        return y if x is None else x if y is None else x + y
+
+    return Usage(
+        plus(a.input_tokens, b.input_tokens),
+        plus(a.output_tokens, b.output_tokens),
+        plus(a.cached_tokens, b.cached_tokens),
+    )
+
+
+def usage_json(u: Usage) -> dict[str, int]:
+    out = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens}
+    return {k: v for k, v in out.items() if v is not None}
