@@ -186,6 +186,7 @@ def reply_calls(
     aliases = settings.aliases
     prefix = call_id(stem, 0)[:-1]  # "replay_<stem>_": the id of the call at position n is prefix + n
     out: list[ReplayCall] = []
+    new = tuple.__new__  # a NamedTuple built without its Python-level __new__ (every call of a render)
     for pos in range(max(0, len(calls) - settings.max_calls), len(calls)):
         c = calls[pos]
         stored = c.name
@@ -210,17 +211,20 @@ def reply_calls(
             answer = cut_answer(answer, limit)
             patches += ("answer_cut",)
         out.append(
-            ReplayCall(
-                prefix + str(pos),
-                name,
-                value,
-                arguments,
-                answer,
-                c.is_error,
-                stored,
-                c.call_id,
-                c.provider_data,
-                patches,
+            new(
+                ReplayCall,
+                (
+                    prefix + str(pos),
+                    name,
+                    value,
+                    arguments,
+                    answer,
+                    c.is_error,
+                    stored,
+                    c.call_id,
+                    c.provider_data,
+                    patches,
+                ),
             )
         )
     return tuple(out)
@@ -270,21 +274,23 @@ def prepare_turn_messages(
     out: list[TurnMessage] = []
     # prose mode: the records of every reply since the last user message (two replies in a row keep both)
     pending: list[str] = []
+    stem_of = alloc.stem
+    new = tuple.__new__  # TurnMessage built without its Python-level __new__ (every message of a render)
     for m in messages:
-        stem = alloc.stem(m.id)
-        if not _replayable(m, settings):
-            continue
+        stem = stem_of(m.id)
         if m.role != "assistant":
             text = m.text
             if pending and m.role == "user":
                 record = "\n\n".join(pending)
                 text = f"{record}\n\n{text}" if text else record
                 pending = []
-            out.append(TurnMessage(m.role, m.id, text, (), m.vessel, m.provider_data))
+            out.append(new(TurnMessage, (m.role, m.id, text, (), m.vessel, m.provider_data)))
+            continue
+        if not _replayable(m, settings):
             continue
         calls = reply_calls(m, settings=settings, stem=stem)
         if mode == "native" or m.status != "complete":
-            out.append(TurnMessage("assistant", m.id, m.text, calls, m.vessel, m.provider_data))
+            out.append(new(TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data)))
             continue
         if mode == "prose" and calls:
             pending.append(prose_record(calls))

@@ -64,6 +64,22 @@ def wire_tool_name(name: str) -> str:
     with a letter or ``_``, cut to 55 characters, then ``_`` and 8 hex digits of SHA-256 of the original
     name, so two different names practically never map to one (``my.tool`` -> ``my_tool_<hash>``).
     """
+    got = _WIRE_NAMES.get(name)
+    if got is not None:
+        return got
+    if len(_WIRE_NAMES) >= _WIRE_NAMES_MAX:  # a bound, not an LRU: tool vocabularies are small
+        _WIRE_NAMES.clear()
+    got = _WIRE_NAMES[name] = _map_tool_name(name)
+    return got
+
+
+# Every render maps the name of every replayed call (thousands per long history, a handful of distinct
+# names): the mapping is remembered instead of matched again.
+_WIRE_NAMES: dict[str, str] = {}
+_WIRE_NAMES_MAX = 4096
+
+
+def _map_tool_name(name: str) -> str:
     if _TOOL_NAME_OK.match(name):
         return name
     cleaned = _TOOL_NAME_BAD.sub("_", name)
@@ -127,12 +143,15 @@ class IdMapper:
     def __call__(self, call: ReplayCall) -> str:
         if self._policy == "kimi":
             out = f"functions.{wire_tool_name(call.name)}:{self._index}"
+            if self._safe:
+                out = safe_id(out)
+            # DECISIONS 7: Kimi ids go in full, whatever their length
         else:
             out = call.call_id
-        if self._safe:
-            out = safe_id(out)
-        if self._policy != "kimi":  # DECISIONS 7: Kimi ids go in full, whatever their length
-            out = fit_id(out, self._max_len)
+            if self._safe and ID_SAFE.match(out) is None:  # safe_id's own test, without the call
+                out = safe_id(out)
+            if self._max_len is not None and len(out) > self._max_len:
+                out = fit_id(out, self._max_len)
         self._index += 1
         return out
 

@@ -63,13 +63,19 @@ def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
     """The messages of one turn message: tool_use blocks, the tool_result message, then the text."""
     if not t.calls:
         return [_text_message(t.role, t.text)] if t.text.strip() else []
-    wire_ids = [ids(c) for c in t.calls]
-    uses = [
-        {"type": "tool_use", "id": wid, "name": wire_tool_name(c.name), "input": plain_dict(c.input)}
-        for wid, c in zip(wire_ids, t.calls, strict=True)
-    ]
+    uses: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
-    for wid, c in zip(wire_ids, t.calls, strict=True):
+    for c in t.calls:  # one pass: each call's id is mapped once, for its tool_use and its tool_result
+        wid = ids(c)
+        value = c.input
+        uses.append(
+            {
+                "type": "tool_use",
+                "id": wid,
+                "name": wire_tool_name(c.name),
+                "input": value if type(value) is dict else plain_dict(value),
+            }
+        )
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wid, "content": c.answer}
         if c.is_error:
             block["is_error"] = True
