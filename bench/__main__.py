@@ -20,11 +20,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import cases, histories, lab, system
+from bench import cases, handoff, histories, lab, system
 from bench.cases import QUICK, Config, Row
 from bench.peers import Peer, PeerMissing, litellm_version, load_peers
 
-SECTIONS = ("check", "render", "transcripts", "incremental", "import", "store", "memory", "lab")
+SECTIONS = ("check", "render", "transcripts", "handoff", "incremental", "import", "store", "memory", "lab")
 NOTES_MARK = "<!-- notes: everything below this line is kept when the results are written again -->"
 
 
@@ -60,6 +60,7 @@ def run(cfg: Config, only: Sequence[str], peers: list[Peer], log: Callable[[str]
         ("check", lambda: cases.like_with_like(peers, named)),  # type: ignore[arg-type]
         ("render", lambda: cases.render_vs_peer(peers, cfg)),
         ("transcripts", lambda: cases.transcripts_vs_peer(peers, cfg, real) if real else []),
+        ("handoff", lambda: handoff.handoff_rows(cfg)),
         ("incremental", lambda: cases.incremental(cfg)),
         ("import", lambda: system.import_rows(cfg, with_peer=bool(peers))),
         ("store", lambda: system.store_rows(cfg)),
