@@ -72,8 +72,11 @@ def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any
     responses: list[dict[str, Any]] = []
     for i, c in enumerate(t.calls):
         name = wire_tool_name(c.name)
-        part: dict[str, Any] = {"functionCall": {"name": name, "args": plain_dict(c.input)}}
-        sig = gemini_signature(c)
+        value = c.input
+        part: dict[str, Any] = {
+            "functionCall": {"name": name, "args": value if type(value) is dict else plain_dict(value)}
+        }
+        sig = gemini_signature(c) if c.provider_data else None  # none stored: no signature to read
         if sig is None and i == 0:
             sig = GEMINI_DUMMY_SIGNATURE
         if sig is not None:

@@ -34,19 +34,14 @@ def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, An
     """The Chat messages of one turn message: calls, their answers, then the text."""
     if not t.calls:
         return [{"role": t.role, "content": t.text}]
-    wire_ids = [ids(c) for c in t.calls]
-    names = [wire_tool_name(c.name) for c in t.calls]
-    out: list[dict[str, Any]] = [
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {"id": wid, "type": "function", "function": {"name": name, "arguments": c.arguments}}
-                for wid, name, c in zip(wire_ids, names, t.calls, strict=True)
-            ],
-        }
-    ]
-    for wid, name, c in zip(wire_ids, names, t.calls, strict=True):
+    tool_calls: list[dict[str, Any]] = []
+    out: list[dict[str, Any]] = [{"role": "assistant", "content": None, "tool_calls": tool_calls}]
+    for c in t.calls:  # one pass: each call's id and name mapped once, for the call and its answer
+        wid = ids(c)
+        name = wire_tool_name(c.name)
+        tool_calls.append(
+            {"id": wid, "type": "function", "function": {"name": name, "arguments": c.arguments}}
+        )
         msg: dict[str, Any] = {"role": "tool", "tool_call_id": wid}
         if named:
             msg["name"] = name
