@@ -288,12 +288,12 @@ def prepare_turn_messages(
             continue
         if not _replayable(m, settings):
             continue
-        calls = reply_calls(m, settings=settings, stem=stem)
         if mode == "native" or m.status != "complete":
+            calls = reply_calls(m, settings=settings, stem=stem)
             out.append(new(TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data)))
             continue
-        if mode == "prose" and calls:
-            pending.append(prose_record(calls))
+        if mode == "prose" and m.tool_uses:
+            pending.append(prose_record(reply_calls(m, settings=settings, stem=stem)))
         out.append(TurnMessage("assistant", m.id, m.text, (), m.vessel, m.provider_data))
     return out
 
