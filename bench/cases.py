@@ -28,12 +28,12 @@ from bench.peers import (
     summary,
 )
 from bench.timing import Contender, Samples, alternate
-from toolreplay.api import render_options
-from toolreplay.history import History
-from toolreplay.jsonenc import encode
-from toolreplay.profiles import get_vessel
-from toolreplay.render_cache import LIST_KEYS, RenderCache
-from toolreplay.replay import prepare_turn_messages
+from toolreplay._api import render_options
+from toolreplay._history import History
+from toolreplay._jsonenc import encode
+from toolreplay._render_cache import LIST_KEYS, RenderCache
+from toolreplay._replay import prepare_turn_messages
+from toolreplay._vessels import get_vessel
 from toolreplay.wires import render_wire
 
 
@@ -271,7 +271,7 @@ INCREMENTAL_VESSELS = ("openai", "openai-responses", "anthropic", "gemini", "oll
 def _reloaded(h: History) -> History:
     """``h`` stored in SQLite and loaded back: the same messages as new objects (a loop that reloads the
     conversation every turn hands the cache these)."""
-    from toolreplay.store.sqlite import SQLiteStore
+    from toolreplay._store.sqlite import SQLiteStore
 
     with SQLiteStore(":memory:") as store:
         store.import_history(h)

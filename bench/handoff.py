@@ -44,7 +44,7 @@ class Handoff:
 
 
 def _replay_cuts(histories: list[Any]) -> tuple[int, int, int]:
-    from toolreplay.replay import DEFAULT_SETTINGS, prepare_turn_messages
+    from toolreplay._replay import DEFAULT_SETTINGS, prepare_turn_messages
 
     window = inputs = answers = 0
     for h in histories:
@@ -57,13 +57,13 @@ def _replay_cuts(histories: list[Any]) -> tuple[int, int, int]:
 
 def one_pass(path: Path, vessels: list[str]) -> Handoff:
     """Import ``path``, then render, validate and audit every conversation on every vessel (timed)."""
-    from toolreplay.api import render
-    from toolreplay.audit.body import RequestBody
-    from toolreplay.audit.report import audit_request
-    from toolreplay.importers import read_file
-    from toolreplay.profiles import BUILTIN
-    from toolreplay.replay import prepare_turn_messages
-    from toolreplay.validate import rule_problems
+    from toolreplay._api import render
+    from toolreplay._audit.body import RequestBody
+    from toolreplay._audit.report import audit_request
+    from toolreplay._audit.validate import rule_problems
+    from toolreplay._importers import read_file
+    from toolreplay._replay import prepare_turn_messages
+    from toolreplay._vessels import BUILTIN
 
     t0 = time.perf_counter()
     batch = read_file(path)
@@ -104,7 +104,7 @@ def one_pass(path: Path, vessels: list[str]) -> Handoff:
 
 def handoff_rows(cfg: Config, path: Path | None = None) -> list[Row]:
     """The handoff's figures and timings: the median of a few passes (the counts must agree each time)."""
-    from toolreplay.profiles import BUILTIN
+    from toolreplay._vessels import BUILTIN
 
     path = path or default_transcripts_path()
     if not path.is_file():

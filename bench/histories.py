@@ -6,7 +6,7 @@ something. The generator draws each turn from one seeded stream, in order, so th
 turns starts with the ``2n`` messages of the history of ``n`` turns: "one more turn appended" is exact.
 
 Transcripts: ``dev.jsonl`` holds ``openai-chat`` (tau-bench v1) and ``tau2-bench`` conversations, read
-by toolreplay's own importer (``toolreplay.importers``, format ``tau-bench``).
+by toolreplay's own importer (``toolreplay._importers``, format ``tau-bench``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolreplay.history import History, Message, ToolCall, ToolSpec
+from toolreplay._history import History, Message, ToolCall, ToolSpec
 
 #: The tools of the synthetic agent: name, description, the input keys it fills.
 TOOLS: tuple[tuple[str, str], ...] = (
@@ -143,7 +143,7 @@ def load_transcripts(path: Path | None = None) -> list[Transcript]:
     """Every conversation of ``dev.jsonl``, read by toolreplay's own ``tau-bench`` importer (one reply
     per agent turn, DECISIONS 10; the simulated user's calls kept out of the replies, DECISIONS 11).
     Empty when the file is absent (a user's clone)."""
-    from toolreplay.importers import read_file
+    from toolreplay._importers import read_file
 
     p = path or default_transcripts_path()
     if not p.is_file():

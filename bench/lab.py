@@ -60,11 +60,11 @@ def double_process(latency: float) -> Iterator[str]:
 def _run(cfg: Config, base_url: str) -> tuple[float, int, int]:
     """Wall seconds of one lab run of ``cfg.lab_trials`` trials; trials sent; trials failed."""
     import toolreplay
-    from toolreplay.history import load_history
-    from toolreplay.lab.plan import LabConfig
-    from toolreplay.lab.runner import run_lab
-    from toolreplay.profiles import get_vessel
-    from toolreplay.transport import Transport
+    from toolreplay._history import load_history
+    from toolreplay._lab.plan import LabConfig
+    from toolreplay._lab.runner import run_lab
+    from toolreplay._transport.client import Transport
+    from toolreplay._vessels import get_vessel
 
     history = load_history(Path(toolreplay.__file__).parent / "data" / "demo.json")
     lab = LabConfig(

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 from bench import histories
 from bench.cases import Config, Row, ms, times
 from bench.timing import Contender, alternate, median, order
-from toolreplay.history import History, Message
+from toolreplay._history import History, Message
 
 if TYPE_CHECKING:
-    from toolreplay.store import Store
+    from toolreplay._store import Store
 
 # --------------------------------------------------------------------------------------------------
 # import time
@@ -92,7 +92,7 @@ def import_rows(cfg: Config, with_peer: bool) -> list[Row]:
 
 def store_rows(cfg: Config) -> list[Row]:
     """Append one turn (a reply plus 3 calls) to SQLite; load a conversation of ``cfg.load_messages``."""
-    from toolreplay.store import open_store
+    from toolreplay._store import open_store
 
     tmp = Path(tempfile.mkdtemp(prefix="toolreplay-bench-"))
     try:

@@ -1,5 +1,5 @@
 """Produce docs/lab-doubles.png and docs/lab-doubles.txt: a real ``toolreplay lab`` run against the
-provider doubles, with the scripted stand-in model (:class:`toolreplay.lab.scripted.ScriptedAgent`).
+provider doubles, with the scripted stand-in model (:class:`toolreplay._lab.scripted.ScriptedAgent`).
 
 The numbers show the lab's machinery (requests, classes, intervals, tests, chart), not any real model:
 the stand-in calls the tool whenever the request carries earlier calls as calls, and otherwise only
@@ -13,12 +13,12 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from toolreplay.history import load_history
-from toolreplay.lab.chart import write_chart
-from toolreplay.lab.plan import LabConfig
-from toolreplay.lab.runner import run_lab
-from toolreplay.lab.scripted import ScriptedAgent
-from toolreplay.lab.summary import format_summary
+from toolreplay._history import load_history
+from toolreplay._lab.chart import write_chart
+from toolreplay._lab.plan import LabConfig
+from toolreplay._lab.runner import run_lab
+from toolreplay._lab.scripted import ScriptedAgent
+from toolreplay._lab.summary import format_summary
 from toolreplay.testing import ProviderDouble
 
 HERE = Path(__file__).resolve().parent

@@ -20,8 +20,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.history import ToolSpec
-from toolreplay.tools import Tool
+from toolreplay._history import ToolSpec
+from toolreplay._tools import Tool
 
 WRITES = ("BEGIN IMMEDIATE", "INSERT", "UPDATE", "COMMIT")
 
@@ -58,7 +58,7 @@ TOOLS = [
 
 def _install_self_kill(kill_at: int) -> None:
     """Make every SQLiteStore opened from now on SIGKILL this process before its ``kill_at``-th write."""
-    from toolreplay.store import sqlite as store_sqlite
+    from toolreplay._store import sqlite as store_sqlite
 
     seen = [0]
 
@@ -80,7 +80,7 @@ def _install_self_kill(kill_at: int) -> None:
 
 if __name__ == "__main__":
     _install_self_kill(int(sys.argv[1]))
-    from toolreplay.cli import main
+    from toolreplay._cli import main
 
     sys.argv = ["toolreplay", *sys.argv[2:]]
     main()

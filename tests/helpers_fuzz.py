@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
-from toolreplay.errors import ToolreplayError
+from toolreplay._errors import ToolreplayError
 
 T = TypeVar("T")
 

@@ -50,7 +50,7 @@ def positions(url: str, cid: str) -> list[int]:
 
 
 def turn_calls(writer: str, k: int, conversation: str) -> tuple[Any, ...]:
-    from toolreplay.history import ToolCall
+    from toolreplay._history import ToolCall
 
     return tuple(
         ToolCall(
@@ -67,8 +67,8 @@ def write_turns(url: str, writer: str, turns: int, go: Path) -> None:
     one ``append_message``; odd ones the way the turn loop does (``begin_reply``, ``record_call`` three
     times, ``finish_reply``), so readers meet in-progress replies too.
     """
-    from toolreplay.history import Message
-    from toolreplay.store import open_store
+    from toolreplay._history import Message
+    from toolreplay._store import open_store
 
     store = open_store(url)
     live = int(writer.lstrip("w")) % 2 == 1

@@ -7,7 +7,7 @@ Import them explicitly into a test file (conftest.py stays the lead's)::
 * ``store_url``: a fresh, empty database per test: a SQLite file under the test's tmp_path, or (when
   ``TOOLREPLAY_TEST_PG`` holds a ``postgresql://`` URL) a new PostgreSQL database named after the test,
   dropped afterwards. The postgres param skips, with the reason, when the variable is unset, when
-  ``toolreplay.store.postgres`` cannot be imported yet, or when the server cannot be reached.
+  ``toolreplay._store.postgres`` cannot be imported yet, or when the server cannot be reached.
 * ``store_factory``: opens (another) store on that database; every store it opened is closed afterwards.
 * ``store``: one open store on that database.
 * ``pg_database``: a fresh PostgreSQL database even before the backend exists (checks the shared SQL).
@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from toolreplay.store import Store, open_store
+from toolreplay._store import Store, open_store
 
 BACKENDS = ("sqlite", "postgres")
 PG_ENV = "TOOLREPLAY_TEST_PG"
@@ -36,9 +36,9 @@ def _pg_admin_url(*, need_backend: bool = True) -> str:
         pytest.skip(f"postgres backend: set {PG_ENV} to a postgresql:// URL to run the store suite on it")
     if need_backend:
         try:
-            import toolreplay.store.postgres  # noqa: F401
+            import toolreplay._store.postgres  # noqa: F401
         except ImportError as exc:
-            pytest.skip(f"postgres backend: toolreplay.store.postgres cannot be imported yet ({exc})")
+            pytest.skip(f"postgres backend: toolreplay._store.postgres cannot be imported yet ({exc})")
     return url
 
 

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from toolreplay.errors import BadRequestError
-from toolreplay.loop import Retrying, TurnEvent, TurnOptions, run_turn
-from toolreplay.profiles import BUILTIN
-from toolreplay.replay import NO_ANSWER
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._errors import BadRequestError
+from toolreplay._loop import Retrying, TurnEvent, TurnOptions, run_turn
+from toolreplay._replay import NO_ANSWER
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._tools import build_registry
+from toolreplay._vessels import BUILTIN
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
-from toolreplay.tools import build_registry
 
 HTTP_VESSELS = [name for name, v in BUILTIN.items() if v.wire != "claude-prompt"]
 
@@ -189,7 +189,7 @@ def test_a_400_surfaces_the_providers_message_and_stores_nothing_half_done(
 BLOCKING = """
 import time
 from pathlib import Path
-from toolreplay.tools import tool
+from toolreplay._tools import tool
 
 @tool("block", "Blocks until killed", {"type": "object", "properties": {}})
 def block(args):

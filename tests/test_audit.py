@@ -10,12 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SHARED
-from toolreplay.api import render
-from toolreplay.audit.body import detect_wire, find_body, load_request
-from toolreplay.audit.report import audit_request, format_audit
-from toolreplay.cli import cli
-from toolreplay.errors import WireError
-from toolreplay.history import load_history
+from toolreplay._api import render
+from toolreplay._audit.body import detect_wire, find_body, load_request
+from toolreplay._audit.report import audit_request, format_audit
+from toolreplay._cli import cli
+from toolreplay._errors import WireError
+from toolreplay._history import load_history
 
 #: one vessel per wire
 VESSELS = {

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from toolreplay.cli.demo import DemoContext
-from toolreplay.cli.demo_audit import AUDIT_VESSELS, demo_audit_section, demo_audits
-from toolreplay.history import load_history
-from toolreplay.store import ImportResult
+from toolreplay._cli.demo import DemoContext
+from toolreplay._cli.demo_audit import AUDIT_VESSELS, demo_audit_section, demo_audits
+from toolreplay._history import load_history
+from toolreplay._store import ImportResult
 
 
 def _ctx(demo_path: Path) -> DemoContext:

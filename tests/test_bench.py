@@ -19,7 +19,7 @@ from bench.cases import Row
 from bench.peers import BenchMismatch, CallSummary, Peer, check_like, peer_input, summary
 
 import toolreplay
-from toolreplay.render_cache import LIST_KEYS
+from toolreplay._render_cache import LIST_KEYS
 
 # --------------------------------------------------------------------------------------------------
 # the synthetic generator

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from toolreplay.api import render
-from toolreplay.audit.body import load_request
-from toolreplay.cache_diff import cache_diff, cache_diff_files, common_prefix, format_cache_diff
-from toolreplay.cli import cli
-from toolreplay.history import load_history
-from toolreplay.jsonenc import encode
+from toolreplay._api import render
+from toolreplay._audit.body import load_request
+from toolreplay._audit.cache_diff import cache_diff, cache_diff_files, common_prefix, format_cache_diff
+from toolreplay._cli import cli
+from toolreplay._history import load_history
+from toolreplay._jsonenc import encode
 from toolreplay.testing import ProviderDouble
 
 VESSELS = ("openai", "kimi", "codex", "anthropic", "gemini", "ollama", "claude")
@@ -153,10 +153,10 @@ def test_ten_turns_through_the_doubles_keep_the_prefix(
 ) -> None:
     """Real turns (the turn loop, the transport, --dump-requests) on every wire: each request's message
     list is an element-wise prefix of the next one's, within a turn and from turn to turn."""
-    from toolreplay.loop import TurnOptions, run_turn
-    from toolreplay.store.sqlite import SQLiteStore
+    from toolreplay._loop import TurnOptions, run_turn
+    from toolreplay._store.sqlite import SQLiteStore
+    from toolreplay._tools import build_registry
     from toolreplay.testing import Call, Calls, Text
-    from toolreplay.tools import build_registry
 
     double.clear()
     dump = tmp_path / "dump"

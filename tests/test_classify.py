@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from toolreplay.errors import ConfigError
-from toolreplay.history import ToolCall
-from toolreplay.lab.classify import (
+from toolreplay._errors import ConfigError
+from toolreplay._history import ToolCall
+from toolreplay._lab.classify import (
     COOP_VERBS,
     TRIAL_CLASSES,
     ToolVerbs,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from toolreplay.claude_cli import (
+from toolreplay._claude_cli import (
     ClaudeCallAnswered,
     ClaudeCallStarted,
     ClaudeRun,
@@ -20,10 +20,10 @@ from toolreplay.claude_cli import (
     StreamReader,
     command,
 )
-from toolreplay.errors import AuthenticationError, ConfigError, ConnectionFault
-from toolreplay.loop import CallFinished, CallStarted, Flagged, TextDelta, TurnEvent, TurnOptions, run_turn
-from toolreplay.store.sqlite import SQLiteStore
-from toolreplay.tools import build_registry
+from toolreplay._errors import AuthenticationError, ConfigError, ConnectionFault
+from toolreplay._loop import CallFinished, CallStarted, Flagged, TextDelta, TurnEvent, TurnOptions, run_turn
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._tools import build_registry
 
 DATA = Path(__file__).parent / "data"
 
@@ -258,7 +258,7 @@ def test_claude_turn_replays_on_another_vessel(
 ) -> None:
     play(monkeypatch, "claude_close_todo.jsonl")
     run_turn("cc", "Close #2.", "claude", build_registry(["coop"], store), store=store)
-    from toolreplay.api import render
+    from toolreplay._api import render
 
     body = render(store.load("cc"), "anthropic")
     tool_use = body["messages"][1]["content"][0]
@@ -340,8 +340,8 @@ def test_claude_not_installed(store: SQLiteStore, monkeypatch: pytest.MonkeyPatc
 
 
 def test_claude_tools_built_in_code_cannot_be_served(store: SQLiteStore, fake_claude: Path) -> None:
-    from toolreplay.tools import ToolRegistry
-    from toolreplay.tools.coop import coop_tool
+    from toolreplay._tools import ToolRegistry
+    from toolreplay._tools.coop import coop_tool
 
     with pytest.raises(ConfigError, match="cannot serve them"):
         run_turn("cx", "hi", "claude", ToolRegistry([coop_tool(store)]), store=store)

@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from helpers_common import DEMO, SECTION_2
-from toolreplay.cli import cli
-from toolreplay.history import History, Message, ToolCall, history_to_dict, load_history
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._cli import cli
+from toolreplay._history import History, Message, ToolCall, history_to_dict, load_history
+from toolreplay._store.sqlite import SQLiteStore
 
 
 @pytest.fixture

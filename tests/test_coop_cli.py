@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from toolreplay.cli import cli
+from toolreplay._cli import cli
 
 
 def run(db: Path, *args: str) -> tuple[int, str]:

@@ -38,14 +38,14 @@ from typing import Any
 import pytest
 
 from store_fixtures import _fresh_pg_database, store, store_factory, store_url  # noqa: F401
-from toolreplay.api import render
-from toolreplay.history import History, ToolCall, ToolSpec
-from toolreplay.loop import run_turn
-from toolreplay.replay import NO_ANSWER
-from toolreplay.store import Store, open_store
+from toolreplay._api import render
+from toolreplay._audit.validate import rule_problems
+from toolreplay._history import History, ToolCall, ToolSpec
+from toolreplay._loop import run_turn
+from toolreplay._replay import NO_ANSWER
+from toolreplay._store import Store, open_store
+from toolreplay._tools import Tool, ToolRegistry
 from toolreplay.testing import Call, Calls, ProviderDouble, RecordedRequest, Text
-from toolreplay.tools import Tool, ToolRegistry
-from toolreplay.validate import rule_problems
 from toolreplay.wires import parse_request
 
 HERE = Path(__file__).resolve().parent

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from rich.console import Console
 
-from toolreplay.cli import cli
-from toolreplay.cli import demo as demo_mod
-from toolreplay.history import History
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._cli import cli
+from toolreplay._cli import demo as demo_mod
+from toolreplay._history import History
+from toolreplay._store.sqlite import SQLiteStore
 
 WIDE = {"COLUMNS": "160"}
 

@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from toolreplay.api import render
-from toolreplay.profiles import BUILTIN
+from toolreplay._api import render
+from toolreplay._vessels import BUILTIN
 from toolreplay.testing import (
     Call,
     Calls,

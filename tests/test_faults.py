@@ -1,8 +1,8 @@
 """Faults, end to end: the provider double on 127.0.0.1 misbehaves in the middle of a turn.
 
-Every case runs a real turn (toolreplay.loop) through the real transport against the double: the model
+Every case runs a real turn (toolreplay._loop) through the real transport against the double: the model
 first makes a call (the tool runs and the call is recorded), then the fault hits the continuation
-request. The transport's documented policy (toolreplay.transport.RetryPolicy) decides what follows:
+request. The transport's documented policy (toolreplay._transport.client.RetryPolicy) decides what follows:
 
 * retried (429 with and without Retry-After, 500, 502, 503, a hung connection, a reset before or during
   the answer, a stream cut before its final event): the turn finishes; the stored reply holds exactly
@@ -32,7 +32,8 @@ from typing import Any
 import pytest
 
 from store_fixtures import _fresh_pg_database
-from toolreplay.errors import (
+from toolreplay._audit.validate import rule_problems
+from toolreplay._errors import (
     AuthenticationError,
     BadRequestError,
     ConnectionFault,
@@ -42,9 +43,11 @@ from toolreplay.errors import (
     ResponseFormatError,
     ServerError,
 )
-from toolreplay.history import ToolSpec
-from toolreplay.loop import Retrying, TextDelta, TurnEvent, TurnOptions, TurnResult, run_turn_async
-from toolreplay.store import Store, open_store
+from toolreplay._history import ToolSpec
+from toolreplay._loop import Retrying, TextDelta, TurnEvent, TurnOptions, TurnResult, run_turn_async
+from toolreplay._store import Store, open_store
+from toolreplay._tools import Tool, ToolRegistry
+from toolreplay._transport.client import RetryPolicy, Transport
 from toolreplay.testing import (
     BrokenArgs,
     Call,
@@ -58,9 +61,6 @@ from toolreplay.testing import (
     Reset,
     Text,
 )
-from toolreplay.tools import Tool, ToolRegistry
-from toolreplay.transport import RetryPolicy, Transport
-from toolreplay.validate import rule_problems
 from toolreplay.wires import parse_request
 
 VESSELS = ("kimi", "openai-responses", "anthropic", "gemini", "ollama")
@@ -214,7 +214,7 @@ def check_stored(store: Store, cid: str, *, status: str, text: str) -> None:
 
 
 def replayed_calls(vessel: str, body: Mapping[str, Any]) -> list[tuple[str, Any, str | None]]:
-    from toolreplay.profiles import get_vessel
+    from toolreplay._vessels import get_vessel
 
     h = parse_request(get_vessel(vessel).wire, body)
     return [(c.name, c.input, c.answer) for m in h.messages for c in m.tool_uses]

@@ -10,7 +10,7 @@ What "correct" means for what does read:
 * normalize_tool_uses: every entry names its tool; pairing the entries never fails; the file form of any
   list of calls reads back as the same calls;
 * load_history: the history survives its own file format and the store unchanged, and every rendered
-  body (every vessel, native mode) passes toolreplay.validate's rule checks;
+  body (every vessel, native mode) passes toolreplay._audit.validate's rule checks;
 * importers: every conversation read renders validly on every vessel and is stored as read.
 
 Example counts: the conftest profile (100, or 200 with CI set) per test unless a test says otherwise.
@@ -33,9 +33,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from helpers_fuzz import json_values, mutated_bytes, mutated_json, only_documented
-from toolreplay.api import render
-from toolreplay.errors import HistoryError, ImportFormatError, StoreError
-from toolreplay.history import (
+from toolreplay._api import render
+from toolreplay._audit.validate import rule_problems
+from toolreplay._errors import HistoryError, ImportFormatError, StoreError
+from toolreplay._history import (
     History,
     ToolCall,
     history_from_dict,
@@ -45,10 +46,9 @@ from toolreplay.history import (
     pair_tool_uses,
     tool_uses_to_entries,
 )
-from toolreplay.importers import FORMATS, read_file
-from toolreplay.profiles import BUILTIN
-from toolreplay.store.sqlite import SQLiteStore
-from toolreplay.validate import rule_problems
+from toolreplay._importers import FORMATS, read_file
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._vessels import BUILTIN
 
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "src" / "toolreplay" / "data" / "demo.json"
@@ -146,7 +146,7 @@ def asks_something(h: History) -> bool:
 
 
 def check_bodies(h: History) -> None:
-    """Every vessel's next-turn body for ``h`` passes toolreplay.validate's wire rules."""
+    """Every vessel's next-turn body for ``h`` passes toolreplay._audit.validate's wire rules."""
     if not asks_something(h):
         return
     for vessel in VESSELS:

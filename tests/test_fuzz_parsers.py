@@ -31,9 +31,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers_fuzz import json_values, mutated_bytes, mutated_json, only_documented
-from toolreplay.errors import ProviderError
+from toolreplay._errors import ProviderError
+from toolreplay._transport.client import NO_RETRY, Transport
 from toolreplay.testing.answers import BODIES, EVENTS, Answer, AnswerCall
-from toolreplay.transport import NO_RETRY, Transport
 from toolreplay.wires import parse_response
 from toolreplay.wires.reply import Reply, Usage
 

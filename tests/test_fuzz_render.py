@@ -1,4 +1,4 @@
-"""Fuzzed but valid histories render into bodies every vessel accepts (toolreplay.validate's rule checks).
+"""Fuzzed but valid histories render into bodies every vessel accepts (the validator's rule checks).
 
 The histories go through the file format (``history_from_dict``), so they are histories a user could
 store: any message ids, any tool names (wires map the ones they refuse), inputs that are any JSON value
@@ -20,10 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers_fuzz import json_values
-from toolreplay.api import render
-from toolreplay.history import History, history_from_dict
-from toolreplay.profiles import BUILTIN
-from toolreplay.validate import rule_problems
+from toolreplay._api import render
+from toolreplay._audit.validate import rule_problems
+from toolreplay._history import History, history_from_dict
+from toolreplay._vessels import BUILTIN
 
 VESSELS = sorted(BUILTIN)
 

@@ -4,7 +4,7 @@ check that 100% of the calls the replay keeps travel as calls.
 "Travel as calls" is checked two ways: an independent count of each wire's call shapes (Chat/Ollama
 ``tool_calls`` entries and ``tool`` messages, Responses ``function_call``/``function_call_output`` items,
 Anthropic ``tool_use``/``tool_result`` blocks, Gemini ``functionCall``/``functionResponse`` parts), and the
-audit (:func:`toolreplay.audit.report.audit_request`, DECISIONS 13: same name, same input, answered).
+audit (:func:`toolreplay._audit.report.audit_request`, DECISIONS 13: same name, same input, answered).
 
 Run as a script (``python tests/test_handoff.py [FILE]``) it prints the figures of a file's handoff:
 conversations, calls, calls replayed as calls per vessel, calls cut by the bounds, warnings.
@@ -21,15 +21,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from toolreplay.api import render
-from toolreplay.audit.body import RequestBody
-from toolreplay.audit.report import audit_request
-from toolreplay.history import History
-from toolreplay.importers import ImportBatch, read_file
-from toolreplay.jsonenc import encode, loads
-from toolreplay.profiles import BUILTIN
-from toolreplay.replay import DEFAULT_SETTINGS, prepare_turn_messages
-from toolreplay.validate import check_body, rule_problems
+from toolreplay._api import render
+from toolreplay._audit.body import RequestBody
+from toolreplay._audit.report import audit_request
+from toolreplay._audit.validate import check_body, rule_problems
+from toolreplay._history import History
+from toolreplay._importers import ImportBatch, read_file
+from toolreplay._jsonenc import encode, loads
+from toolreplay._replay import DEFAULT_SETTINGS, prepare_turn_messages
+from toolreplay._vessels import BUILTIN
 
 DATA = Path(__file__).parent / "data"
 DEMO = DATA.parent.parent / "src" / "toolreplay" / "data" / "demo.json"
@@ -154,7 +154,7 @@ def test_gemini_keeps_the_real_signature_and_fills_the_rest(tmp_path: Path) -> N
 
 def test_cli_import_session_then_render_on_gemini(tmp_path: Path) -> None:
     """The README's handoff: a Claude Code session continued on Gemini, every kept call as a call."""
-    from toolreplay.cli import cli
+    from toolreplay._cli import cli
 
     db = str(tmp_path / "t.db")
     runner = CliRunner()

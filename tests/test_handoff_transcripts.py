@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from test_handoff import VESSELS, assert_handoff, figures
-from toolreplay.importers import ImportBatch, read_file, store_batch
-from toolreplay.store import open_store
+from toolreplay._importers import ImportBatch, read_file, store_batch
+from toolreplay._store import open_store
 
 
 @cache

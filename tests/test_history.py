@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers_common import SECTION_2
-from toolreplay.errors import HistoryError
-from toolreplay.history import (
+from toolreplay._errors import HistoryError
+from toolreplay._history import (
     History,
     Message,
     ToolCall,
@@ -22,7 +22,7 @@ from toolreplay.history import (
     normalize_tool_uses,
     pair_tool_uses,
 )
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._store.sqlite import SQLiteStore
 
 
 def write(tmp_path: Path, content: str, name: str = "h.json") -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,10 +12,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay import ids
-from toolreplay.history import load_history
-from toolreplay.ids import StemAllocator, call_id, message_stem, stems_for
-from toolreplay.replay import prepare_turn_messages
+from toolreplay import _ids as ids
+from toolreplay._history import load_history
+from toolreplay._ids import StemAllocator, call_id, message_stem, stems_for
+from toolreplay._replay import prepare_turn_messages
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
@@ -82,18 +83,20 @@ def test_same_ids_across_runs_and_processes() -> None:
     assert here == _demo_ids()
     code = (
         "import json, sys\n"
-        "from toolreplay.history import load_history\n"
-        "from toolreplay.replay import prepare_turn_messages\n"
+        "from toolreplay._history import load_history\n"
+        "from toolreplay._replay import prepare_turn_messages\n"
         "turns = prepare_turn_messages(load_history(sys.argv[1]), 'native')\n"
         "print(json.dumps([t.as_json() for t in turns]))\n"
     )
+    pythonpath = os.environ.get("PYTHONPATH", "")
     runs = [
         subprocess.run(
             [sys.executable, "-c", code, str(DEMO)],
             capture_output=True,
             text=True,
             check=True,
-            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+            # a clean environment but the import path, so the checkout under test is the one imported
+            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin", "PYTHONPATH": pythonpath},
         ).stdout
         for seed in ("0", "12345")
     ]

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from toolreplay.errors import HistoryError, ImportFormatError
-from toolreplay.history import History
-from toolreplay.importers import AUTO_ORDER, read_file
+from toolreplay._errors import HistoryError, ImportFormatError
+from toolreplay._history import History
+from toolreplay._importers import AUTO_ORDER, read_file
 
 DATA = Path(__file__).parent / "data"
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from toolreplay.cli import cli
-from toolreplay.history import History
-from toolreplay.store import open_store
+from toolreplay._cli import cli
+from toolreplay._history import History
+from toolreplay._store import open_store
 
 DATA = Path(__file__).parent / "data"
 

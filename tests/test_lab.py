@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from toolreplay.cli import cli
-from toolreplay.errors import ConfigError
-from toolreplay.history import load_history
-from toolreplay.lab.plan import LabConfig, parse_modes, plan_cells
-from toolreplay.lab.runner import load_records, run_lab
-from toolreplay.lab.scripted import ScriptedAgent
-from toolreplay.lab.summary import format_summary
+from toolreplay._cli import cli
+from toolreplay._errors import ConfigError
+from toolreplay._history import load_history
+from toolreplay._lab.plan import LabConfig, parse_modes, plan_cells
+from toolreplay._lab.runner import load_records, run_lab
+from toolreplay._lab.scripted import ScriptedAgent
+from toolreplay._lab.summary import format_summary
+from toolreplay._transport.client import RetryPolicy, Transport
 from toolreplay.testing import Error, ProviderDouble, Text
-from toolreplay.transport import RetryPolicy, Transport
 
 VESSELS = ("kimi", "anthropic", "gemini")
 
@@ -56,7 +56,7 @@ def expected_counts(agent: ScriptedAgent, cfg: LabConfig) -> dict[tuple[str, str
     for cell in plan_cells(cfg):
         kind = fresh.kind(cell.body, cell.vessel.wire)
         counts = {"called": 0, "other_tool": 0, "said_without_doing": 0, "neither": 0}
-        from toolreplay.jsonenc import encode
+        from toolreplay._jsonenc import encode
 
         for _ in range(cfg.trials):
             rng = fresh.draw(encode(cell.body))
@@ -230,7 +230,7 @@ def test_killed_run_resumes(tmp_path: Path, demo_path: Path) -> None:
         vessels = _vessel_file(tmp_path, double, ("kimi",))
         out = tmp_path / "run"
         args = [
-            sys.executable, "-m", "toolreplay.cli", "lab", str(demo_path), "--at", "m10", "--vessel", "kimi",
+            sys.executable, "-m", "toolreplay._cli", "lab", str(demo_path), "--at", "m10", "--vessel", "kimi",
             "--trials", "40", "--expect", "coop:close", "--out", str(out), "--concurrency", "2", "--no-chart",
         ]  # fmt: skip
         env = {**os.environ, "TOOLREPLAY_VESSELS": str(vessels)}

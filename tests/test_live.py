@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from toolreplay.profiles import BUILTIN
+from toolreplay._vessels import BUILTIN
 
 LIVE = os.environ.get("TOOLREPLAY_LIVE") == "1"
 HTTP_VESSELS = [v for v in BUILTIN.values() if v.wire != "claude-prompt" and v.key_env]
@@ -22,10 +22,10 @@ HTTP_VESSELS = [v for v in BUILTIN.values() if v.wire != "claude-prompt" and v.k
 @pytest.mark.live
 @pytest.mark.parametrize("vessel", HTTP_VESSELS, ids=[v.name for v in HTTP_VESSELS])
 def test_vessel_accepts_replayed_calls(vessel: object, demo_path: object) -> None:
-    from toolreplay.api import render
-    from toolreplay.history import load_history
-    from toolreplay.profiles import Vessel
-    from toolreplay.transport import Transport
+    from toolreplay._api import render
+    from toolreplay._history import load_history
+    from toolreplay._transport.client import Transport
+    from toolreplay._vessels import Vessel
 
     assert isinstance(vessel, Vessel)
     if not LIVE:

@@ -28,13 +28,13 @@ import pytest
 
 from helpers_load import CALLS_PER_REPLY, positions, turn_calls
 from store_fixtures import backend_of, store, store_factory, store_url  # noqa: F401
-from toolreplay.history import History, Message
-from toolreplay.loop import TurnOptions, TurnResult, run_turn_async
-from toolreplay.store import Store
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._history import History, Message
+from toolreplay._loop import TurnOptions, TurnResult, run_turn_async
+from toolreplay._store import Store
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._tools import Tool, ToolRegistry
+from toolreplay._transport.client import RetryPolicy, Transport
 from toolreplay.testing import Call, Calls, ProviderDouble, RecordedRequest, Text
-from toolreplay.tools import Tool, ToolRegistry
-from toolreplay.transport import RetryPolicy, Transport
 
 HERE = Path(__file__).resolve().parent
 WRITERS = 16
@@ -178,7 +178,7 @@ async def _run_many(double: ProviderDouble, store: SQLiteStore) -> list[TurnResu
 
 
 def _work_spec() -> Any:
-    from toolreplay.history import ToolSpec
+    from toolreplay._history import ToolSpec
 
     return ToolSpec("work", "Do some work", {"type": "object", "properties": {"n": {"type": "string"}}})
 

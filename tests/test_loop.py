@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from toolreplay.errors import BadRequestError, ConfigError
-from toolreplay.history import History, Message, ToolCall, ToolSpec
-from toolreplay.loop import (
+from toolreplay._errors import BadRequestError, ConfigError
+from toolreplay._history import History, Message, ToolCall, ToolSpec
+from toolreplay._loop import (
     CallFinished,
     CallStarted,
     Flagged,
@@ -24,10 +24,10 @@ from toolreplay.loop import (
     run_turn,
     run_turn_async,
 )
-from toolreplay.replay import NO_ANSWER
-from toolreplay.store.sqlite import SQLiteStore
-from toolreplay.tools import Tool, ToolRegistry
-from toolreplay.tools.coop import coop_tool
+from toolreplay._replay import NO_ANSWER
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._tools import Tool, ToolRegistry
+from toolreplay._tools.coop import coop_tool
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
 

@@ -15,8 +15,8 @@ pytest.importorskip("mcp")
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from toolreplay.mcp_server import SERVER_NAME, mcp_config
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._tools.mcp_server import SERVER_NAME, mcp_config
 
 
 def _params(db: Path, *extra: str) -> StdioServerParameters:

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay.errors import WireError
-from toolreplay.history import History
+from toolreplay._errors import WireError
+from toolreplay._history import History
 from toolreplay.wires import parse_request
 
 

@@ -16,10 +16,10 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay.api import render
-from toolreplay.history import History, Message, ToolCall, ToolSpec
-from toolreplay.jsonenc import dumps, encode
-from toolreplay.profiles import BUILTIN
+from toolreplay._api import render
+from toolreplay._history import History, Message, ToolCall, ToolSpec
+from toolreplay._jsonenc import dumps, encode
+from toolreplay._vessels import BUILTIN
 from toolreplay.wires import parse_request
 
 VESSELS = [v for v in BUILTIN.values() if v.wire != "claude-prompt"]

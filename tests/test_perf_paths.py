@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from store_fixtures import pg_database  # noqa: F401
-from toolreplay import jsonenc
-from toolreplay.history import History, Message, ToolCall, load_history
-from toolreplay.store import open_store
-from toolreplay.store import schema as S
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._history import History, Message, ToolCall, load_history
+from toolreplay._store import open_store
+from toolreplay._store import schema as S
+from toolreplay._store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTERED = "0004_tool_uses_clustered"
@@ -132,11 +132,11 @@ class _Scripted:
 def test_turn_steps_render_through_the_cache_with_full_render_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, vessel: str
 ) -> None:
-    from toolreplay.loop import run_turn
-    from toolreplay.render_cache import RenderCache
-    from toolreplay.replay import prepare_turn_messages
-    from toolreplay.tools import ToolRegistry
-    from toolreplay.tools.coop import coop_tool
+    from toolreplay._loop import run_turn
+    from toolreplay._render_cache import RenderCache
+    from toolreplay._replay import prepare_turn_messages
+    from toolreplay._tools import ToolRegistry
+    from toolreplay._tools.coop import coop_tool
     from toolreplay.wires import render_wire
     from toolreplay.wires.reply import ParsedCall, Reply
 

@@ -18,12 +18,12 @@ import pytest
 
 from helpers_load import pg_positions
 from store_fixtures import _fresh_pg_database
-from toolreplay.errors import ConfigError, StoreError
-from toolreplay.history import History, Message, ToolCall, load_history
-from toolreplay.store import open_store
-from toolreplay.store import schema as S
-from toolreplay.store.postgres import PostgresStore, public_url
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._errors import ConfigError, StoreError
+from toolreplay._history import History, Message, ToolCall, load_history
+from toolreplay._store import open_store
+from toolreplay._store import schema as S
+from toolreplay._store.postgres import PostgresStore, public_url
+from toolreplay._store.sqlite import SQLiteStore
 
 
 @pytest.fixture
@@ -100,7 +100,7 @@ def test_selected_by_the_environment_and_migrated_once(pg_url: str, monkeypatch:
     assert [r[0] for r in names] == sorted(S.MIGRATION_NAMES)
 
 
-OPEN = "import sys; from toolreplay.store.postgres import PostgresStore; PostgresStore(sys.argv[1]).close()"
+OPEN = "import sys; from toolreplay._store.postgres import PostgresStore; PostgresStore(sys.argv[1]).close()"
 
 
 def test_many_processes_opening_a_blank_database_migrate_it_once(pg_url: str) -> None:

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from toolreplay.cli import COMMANDS, cli
-from toolreplay.errors import ConfigError, HistoryError, StoreError
-from toolreplay.history import load_history, normalize_tool_uses
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._cli import COMMANDS, cli
+from toolreplay._errors import ConfigError, HistoryError, StoreError
+from toolreplay._history import load_history, normalize_tool_uses
+from toolreplay._store.sqlite import SQLiteStore
 from toolreplay.testing import Error, ProviderDouble, Text
 
 GOOD = {
@@ -250,7 +250,7 @@ def test_turn_refuses_empty_text_or_conversation(tmp_path: Path, args: list[str]
 
 
 def test_run_turn_refuses_empty_text_before_storing(tmp_path: Path) -> None:
-    from toolreplay.loop import run_turn
+    from toolreplay._loop import run_turn
 
     with SQLiteStore(tmp_path / "t.db") as s:
         with pytest.raises(ConfigError, match="needs the user's text"):
@@ -369,7 +369,7 @@ def test_every_command_has_help_and_consistent_tool_options() -> None:
 
 
 def test_demo_tells_the_command_that_runs_it(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from toolreplay.cli.demo import program_name
+    from toolreplay._cli.demo import program_name
 
     monkeypatch.setattr(sys, "argv", ["/somewhere/not/on/path/toolreplay", "demo"])
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -437,7 +437,7 @@ def test_import_toolreplay_stays_light() -> None:
 
 
 def test_claude_without_tools_gets_no_mcp_server() -> None:
-    from toolreplay.claude_cli import ClaudeRun, command
+    from toolreplay._claude_cli import ClaudeRun, command
 
     argv = command(ClaudeRun(prompt="p", model="sonnet", tools=(), db="/data/t.db"), [])
     assert "--mcp-config" not in argv and "--allowedTools" not in argv
@@ -449,7 +449,7 @@ def test_claude_without_tools_gets_no_mcp_server() -> None:
 def test_claude_with_tools_needs_the_mcp_sdk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import importlib.util
 
-    from toolreplay import claude_cli
+    from toolreplay import _claude_cli as claude_cli
 
     monkeypatch.setattr(claude_cli, "require_cli", lambda exe=None: None)
     real = importlib.util.find_spec
@@ -461,7 +461,9 @@ def test_claude_with_tools_needs_the_mcp_sdk(monkeypatch: pytest.MonkeyPatch, tm
     claude_cli.preflight([], str(tmp_path / "t.db"))  # no tools: no server, no SDK needed
 
 
-@pytest.mark.parametrize("spec", ["os.path:join", "toolreplay.tools:Tool", "toolreplay.tools.coop:coop_tool"])
+@pytest.mark.parametrize(
+    "spec", ["os.path:join", "toolreplay._tools:Tool", "toolreplay._tools.coop:coop_tool"]
+)
 def test_tools_naming_a_function_with_arguments_is_one_line(tmp_path: Path, spec: str) -> None:
     db = tmp_path / "t.db"
     res = run("turn", "hi", "--vessel", "kimi", "--conversation", "c", "--tools", spec, "--db", str(db))
@@ -473,7 +475,7 @@ def test_tools_naming_a_function_with_arguments_is_one_line(tmp_path: Path, spec
 
 
 CRASHING_TOOL = """
-from toolreplay.tools import tool
+from toolreplay._tools import tool
 
 @tool("coop", "crashes", {"type": "object", "properties": {}})
 def boom(args):

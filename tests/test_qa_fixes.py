@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from toolreplay.cli import cli
-from toolreplay.store import open_store
+from toolreplay._cli import cli
+from toolreplay._store import open_store
 
 
 def _run(*args: str, **kwargs: Any) -> Result:
@@ -172,8 +172,8 @@ def test_refused_conversation_and_main_fallback_print_click_style(
     assert r.exit_code == 1
     assert r.stderr.startswith("Error: ") and "error:" not in r.stderr
 
-    from toolreplay import cli as cli_pkg
-    from toolreplay.errors import ConfigError
+    from toolreplay import _cli as cli_pkg
+    from toolreplay._errors import ConfigError
 
     def boom(**_: Any) -> None:
         raise ConfigError("raised outside click")
@@ -190,8 +190,8 @@ def test_refused_conversation_and_main_fallback_print_click_style(
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://h:99999", "ftp://example.com", "http://"])
 def test_a_bad_base_url_is_one_config_line(url: str) -> None:
-    from toolreplay.errors import ConfigError
-    from toolreplay.transport_request import is_loopback, prepare
+    from toolreplay._errors import ConfigError
+    from toolreplay._transport.request import is_loopback, prepare
 
     with pytest.raises(ConfigError, match=r"^kimi: base URL .* is not a"):
         prepare("kimi", {"messages": [{"role": "user", "content": "hi"}]}, base_url=url)
@@ -267,8 +267,8 @@ def test_audit_of_a_history_file_says_render_it_first(demo_path: Path, tmp_path:
 def test_a_missing_vessel_file_named_explicitly_is_an_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolreplay.errors import ConfigError
-    from toolreplay.profiles import BUILTIN, load_vessels
+    from toolreplay._errors import ConfigError
+    from toolreplay._vessels import BUILTIN, load_vessels
 
     missing = tmp_path / "missing.toml"
     monkeypatch.setenv("TOOLREPLAY_VESSELS", str(missing))
@@ -288,8 +288,8 @@ def test_a_missing_vessel_file_named_explicitly_is_an_error(
 def test_demo_vessels_section_reads_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rich.console import Console
 
-    from toolreplay.cli import demo
-    from toolreplay.cli.demo_vessels import demo_vessels_section
+    from toolreplay._cli import demo
+    from toolreplay._cli.demo_vessels import demo_vessels_section
 
     monkeypatch.setattr(demo, "program_name", lambda: ".venv/bin/toolreplay")
     console = Console(record=True, width=80)
@@ -355,7 +355,7 @@ def test_render_and_lab_take_module_attr_tools(
     tmp_path: Path, demo_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "qa_weather_tools.py").write_text(
-        "from toolreplay.tools import tool\n\n"
+        "from toolreplay._tools import tool\n\n"
         "SCHEMA = {'type': 'object', 'properties': {'city': {'type': 'string'}}}\n\n"
         "@tool('weather', 'Weather in a city', SCHEMA)\n"
         "def WEATHER(args):\n    return 'sunny'\n",

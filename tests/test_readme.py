@@ -8,7 +8,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import toolreplay
-from toolreplay.cli import cli
+from toolreplay._cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")

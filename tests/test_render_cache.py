@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 
 from conftest import NO_SHARED, ROOT
 from toolreplay import encode, render
-from toolreplay.api import render_options
-from toolreplay.errors import ToolreplayError
-from toolreplay.history import History, Message, ToolCall, ToolSpec, message_to_dict
-from toolreplay.profiles import BUILTIN
-from toolreplay.render_cache import RenderCache
-from toolreplay.replay import MODES, ReplaySettings, prepare_turn_messages
+from toolreplay._api import render_options
+from toolreplay._errors import ToolreplayError
+from toolreplay._history import History, Message, ToolCall, ToolSpec, message_to_dict
+from toolreplay._render_cache import RenderCache
+from toolreplay._replay import MODES, ReplaySettings, prepare_turn_messages
+from toolreplay._vessels import BUILTIN
 from toolreplay.wires import render_wire
 
 if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside it

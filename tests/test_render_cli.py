@@ -8,8 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 import toolreplay
-from toolreplay.cli import cli
-from toolreplay.profiles import BUILTIN
+from toolreplay._cli import cli
+from toolreplay._vessels import BUILTIN
 
 
 def run(*args: str) -> tuple[int, bytes, str]:
@@ -53,7 +53,7 @@ def test_render_tools_coop(demo_path: Path) -> None:
 
 
 def test_render_a_stored_conversation(demo_path: Path, tmp_path: Path) -> None:
-    from toolreplay.store import open_store
+    from toolreplay._store import open_store
 
     db = str(tmp_path / "t.db")
     store = open_store(db)
@@ -108,8 +108,8 @@ def test_vessels_lists_every_vessel() -> None:
 def test_demo_vessels_section(tmp_path: Path) -> None:
     from rich.console import Console
 
-    from toolreplay.cli.demo import run_demo
-    from toolreplay.cli.demo_vessels import demo_vessels_section
+    from toolreplay._cli.demo import run_demo
+    from toolreplay._cli.demo_vessels import demo_vessels_section
 
     console = Console(record=True, width=200)
     run_demo(str(tmp_path / "d.db"), console, sections=[demo_vessels_section])

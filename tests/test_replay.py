@@ -10,10 +10,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from helpers_common import DEMO, SECTION_2
-from toolreplay import jsonenc
-from toolreplay.errors import ConfigError, HistoryError
-from toolreplay.history import History, Message, ToolCall, load_history, normalize_tool_uses, pair_tool_uses
-from toolreplay.replay import (
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import ConfigError, HistoryError
+from toolreplay._history import History, Message, ToolCall, load_history, normalize_tool_uses, pair_tool_uses
+from toolreplay._replay import (
     NO_ANSWER,
     ReplayCall,
     ReplaySettings,

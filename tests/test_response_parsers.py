@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay.errors import (
+from toolreplay._errors import (
     BadRequestError,
     ConnectionFault,
     RateLimitError,

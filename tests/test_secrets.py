@@ -25,13 +25,13 @@ import httpx
 import pytest
 
 from store_fixtures import _fresh_pg_database
-from toolreplay.errors import ProviderError
-from toolreplay.loop import TurnOptions, run_turn_async
-from toolreplay.profiles import BUILTIN
-from toolreplay.store import open_store
+from toolreplay._errors import ProviderError
+from toolreplay._loop import TurnOptions, run_turn_async
+from toolreplay._store import open_store
+from toolreplay._tools import build_registry
+from toolreplay._transport.client import RetryPolicy, Transport
+from toolreplay._vessels import BUILTIN
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
-from toolreplay.tools import build_registry
-from toolreplay.transport import RetryPolicy, Transport
 
 KEY = "sk-test-SECRET-canary-123-9f8e7d6c5b4a"
 NEEDLES = (KEY.encode(), b"SECRET-canary")  # the whole key, and a part that any cut of it would keep

@@ -16,7 +16,7 @@ def test_public_api_names() -> None:
 
 def test_cli_help_runs() -> None:
     out = subprocess.run(
-        [sys.executable, "-m", "toolreplay.cli", "--help"], capture_output=True, text=True, check=False
+        [sys.executable, "-m", "toolreplay._cli", "--help"], capture_output=True, text=True, check=False
     )
     assert out.returncode == 0, out.stderr
     assert "Usage: toolreplay" in out.stdout

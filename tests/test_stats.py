@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay.errors import ConfigError
-from toolreplay.lab.stats import Interval, fisher_exact, fisher_exact_fallback, wilson
+from toolreplay._errors import ConfigError
+from toolreplay._lab.stats import Interval, fisher_exact, fisher_exact_fallback, wilson
 
 
 def test_wilson_known_values() -> None:

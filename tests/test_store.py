@@ -21,11 +21,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store_fixtures import backend_of, pg_database, store, store_factory, store_url  # noqa: F401
-from toolreplay.errors import StoreError
-from toolreplay.history import History, Message, ToolCall, ToolSpec, load_history
-from toolreplay.store import ConversationInfo, ImportResult, Store, open_store
-from toolreplay.store import schema as S
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._errors import StoreError
+from toolreplay._history import History, Message, ToolCall, ToolSpec, load_history
+from toolreplay._store import ConversationInfo, ImportResult, Store, open_store
+from toolreplay._store import schema as S
+from toolreplay._store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -306,8 +306,8 @@ def test_positions_are_a_total_order_across_writers(store_factory: Callable[[], 
 
 WRITER = """
 import sys
-from toolreplay.history import Message, ToolCall
-from toolreplay.store import open_store
+from toolreplay._history import Message, ToolCall
+from toolreplay._store import open_store
 url, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 s = open_store(url)
 for k in range(n):

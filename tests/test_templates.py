@@ -15,10 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import SHARED, load_transcripts
-from toolreplay.api import render
-from toolreplay.errors import ConfigError
-from toolreplay.history import load_history
-from toolreplay.templates import (
+from toolreplay._api import render
+from toolreplay._audit.templates import (
     SERVERS,
     PromptTemplateError,
     format_template_audit,
@@ -27,6 +25,8 @@ from toolreplay.templates import (
     render_prompt,
     template_audit,
 )
+from toolreplay._errors import ConfigError
+from toolreplay._history import load_history
 
 NOW = datetime(2026, 11, 2, 9, 30)
 QWEN3 = "Qwen-Qwen3-0.6B.hf-7e4ae267.jinja"
@@ -331,7 +331,7 @@ def test_real_transcripts_through_every_template() -> None:
 def test_render_cli_prints_the_prompt(demo_path: Path) -> None:
     from click.testing import CliRunner
 
-    from toolreplay.cli import cli
+    from toolreplay._cli import cli
 
     template = tpl(QWEN3)
     args = ["render", str(demo_path), "--vessel", "openai-compatible", "--prompt-template", str(template)]

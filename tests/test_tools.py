@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from toolreplay.errors import ConfigError
-from toolreplay.history import ToolSpec
-from toolreplay.store.sqlite import SQLiteStore
-from toolreplay.tools import Tool, ToolError, ToolRegistry, build_registry, load_tool_spec, tool
-from toolreplay.tools.coop import COOP_SPEC, coop_tool, run_coop
-from toolreplay.tools.dry import dry_answer, is_dry_answer
+from toolreplay._errors import ConfigError
+from toolreplay._history import ToolSpec
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._tools import Tool, ToolError, ToolRegistry, build_registry, load_tool_spec, tool
+from toolreplay._tools.coop import COOP_SPEC, coop_tool, run_coop
+from toolreplay._tools.dry import dry_answer, is_dry_answer
 
 
 @pytest.fixture
@@ -169,7 +169,7 @@ def test_tool_specs_load_coop_and_modules(
     store: SQLiteStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "mytools_mod.py").write_text(
-        "from toolreplay.tools import tool\n"
+        "from toolreplay._tools import tool\n"
         "@tool('ping', 'Answer pong')\n"
         "def ping(args):\n    return 'pong'\n"
         "def make():\n    return [ping]\n"

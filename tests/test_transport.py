@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay import jsonenc
-from toolreplay.errors import (
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import (
     AuthenticationError,
     BadRequestError,
     ConfigError,
@@ -29,9 +29,7 @@ from toolreplay.errors import (
     ResponseFormatError,
     ServerError,
 )
-from toolreplay.profiles import get_vessel
-from toolreplay.testing.answers import BODIES, EVENTS, Answer, AnswerCall
-from toolreplay.transport import (
+from toolreplay._transport.client import (
     RetryPolicy,
     Transport,
     error_for_status,
@@ -40,7 +38,9 @@ from toolreplay.transport import (
     provider_message,
     retry_after,
 )
-from toolreplay.transport_dump import redact, redact_headers
+from toolreplay._transport.dump import redact, redact_headers
+from toolreplay._vessels import get_vessel
+from toolreplay.testing.answers import BODIES, EVENTS, Answer, AnswerCall
 from toolreplay.wires import parse_response
 from toolreplay.wires.reply import Usage
 

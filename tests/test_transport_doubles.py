@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from toolreplay.errors import (
+from toolreplay._errors import (
     AuthenticationError,
     BadRequestError,
     ConnectionFault,
@@ -21,6 +21,7 @@ from toolreplay.errors import (
     ResponseFormatError,
     ServerError,
 )
+from toolreplay._transport.client import RetryPolicy, SendResult, Transport
 from toolreplay.testing import (
     BrokenArgs,
     Call,
@@ -36,7 +37,6 @@ from toolreplay.testing import (
     Usage,
 )
 from toolreplay.testing.checks import ORPHAN_TOOL
-from toolreplay.transport import RetryPolicy, SendResult, Transport
 
 FAKE_KEY = "sk-FAKE-double-key-9f8e7d6c5b4a"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from toolreplay.cli import cli
-from toolreplay.store.sqlite import SQLiteStore
+from toolreplay._cli import cli
+from toolreplay._store.sqlite import SQLiteStore
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
 
 

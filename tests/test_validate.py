@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 import toolreplay
-from toolreplay.history import ToolSpec, history_from_dict
-from toolreplay.validate import check_body, rule_problems, spec_report, validate_body
+from toolreplay._audit.validate import check_body, rule_problems, spec_report, validate_body
+from toolreplay._history import ToolSpec, history_from_dict
 from wire_helpers import VESSELS
 
 WEATHER = ToolSpec(

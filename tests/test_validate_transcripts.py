@@ -9,8 +9,8 @@ from hypothesis import given, settings
 
 import toolreplay
 from conftest import NO_SHARED, SHARED, load_transcripts
-from toolreplay.history import History
-from toolreplay.validate import check_body, rule_problems
+from toolreplay._audit.validate import check_body, rule_problems
+from toolreplay._history import History
 from wire_helpers import VESSELS, histories, history_from_transcript
 
 TRANSCRIPTS = load_transcripts()

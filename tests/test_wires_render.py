@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 import toolreplay
-from toolreplay.api import render, render_options
-from toolreplay.errors import ConfigError
-from toolreplay.history import ToolSpec, history_from_dict
-from toolreplay.profiles import get_vessel
-from toolreplay.replay import prepare_turn_messages
+from toolreplay._api import render, render_options
+from toolreplay._errors import ConfigError
+from toolreplay._history import ToolSpec, history_from_dict
+from toolreplay._replay import prepare_turn_messages
+from toolreplay._vessels import get_vessel
 from toolreplay.wires import render_wire
 from toolreplay.wires._common import SEPARATOR, RenderOptions, wire_tool_name
 from toolreplay.wires.claude_prompt.render import REPLAY_HEAD, transcript_lines

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import toolreplay
-from toolreplay.api import render
-from toolreplay.history import History, history_from_dict, history_to_dict
-from toolreplay.jsonenc import encode
-from toolreplay.profiles import get_vessel
+from toolreplay._api import render
+from toolreplay._history import History, history_from_dict, history_to_dict
+from toolreplay._jsonenc import encode
+from toolreplay._vessels import get_vessel
 from wire_helpers import VESSELS, big_history, histories, message_list, same_prefix, truncated
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 import toolreplay
-from toolreplay.errors import ConfigError
-from toolreplay.profiles import BUILTIN, get_vessel, load_vessels, vessels
+from toolreplay._errors import ConfigError
+from toolreplay._vessels import BUILTIN, get_vessel, load_vessels, vessels
 
 EXPECTED = {
     "codex": "openai-responses",

@@ -9,8 +9,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from toolreplay.history import History, history_from_dict
-from toolreplay.profiles import BUILTIN
+from toolreplay._history import History, history_from_dict
+from toolreplay._vessels import BUILTIN
 from toolreplay.wires.claude_prompt.render import transcript_lines
 
 VESSELS = sorted(BUILTIN)

@@ -13,26 +13,26 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
-    "load_history": "toolreplay.history",
-    "History": "toolreplay.history",
-    "Message": "toolreplay.history",
-    "ToolCall": "toolreplay.history",
-    "ToolSpec": "toolreplay.history",
-    "normalize_tool_uses": "toolreplay.history",
-    "history_to_dict": "toolreplay.history",
-    "reply_calls": "toolreplay.replay",
-    "prepare_turn_messages": "toolreplay.replay",
-    "ReplayCall": "toolreplay.replay",
-    "ReplaySettings": "toolreplay.replay",
-    "TurnMessage": "toolreplay.replay",
-    "render": "toolreplay.api",
-    "encode": "toolreplay.jsonenc",
-    "vessels": "toolreplay.profiles",
-    "get_vessel": "toolreplay.profiles",
-    "Vessel": "toolreplay.profiles",
-    "ToolreplayError": "toolreplay.errors",
-    "run_turn": "toolreplay.loop",
-    "run_turn_async": "toolreplay.loop",
+    "load_history": "toolreplay._history",
+    "History": "toolreplay._history",
+    "Message": "toolreplay._history",
+    "ToolCall": "toolreplay._history",
+    "ToolSpec": "toolreplay._history",
+    "normalize_tool_uses": "toolreplay._history",
+    "history_to_dict": "toolreplay._history",
+    "reply_calls": "toolreplay._replay",
+    "prepare_turn_messages": "toolreplay._replay",
+    "ReplayCall": "toolreplay._replay",
+    "ReplaySettings": "toolreplay._replay",
+    "TurnMessage": "toolreplay._replay",
+    "render": "toolreplay._api",
+    "encode": "toolreplay._jsonenc",
+    "vessels": "toolreplay._vessels",
+    "get_vessel": "toolreplay._vessels",
+    "Vessel": "toolreplay._vessels",
+    "ToolreplayError": "toolreplay._errors",
+    "run_turn": "toolreplay._loop",
+    "run_turn_async": "toolreplay._loop",
 }
 
 __all__ = [
@@ -60,9 +60,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from toolreplay.api import render
-    from toolreplay.errors import ToolreplayError
-    from toolreplay.history import (
+    from toolreplay._api import render
+    from toolreplay._errors import ToolreplayError
+    from toolreplay._history import (
         History,
         Message,
         ToolCall,
@@ -71,16 +71,16 @@ if TYPE_CHECKING:
         load_history,
         normalize_tool_uses,
     )
-    from toolreplay.jsonenc import encode
-    from toolreplay.loop import run_turn, run_turn_async
-    from toolreplay.profiles import Vessel, get_vessel, vessels
-    from toolreplay.replay import (
+    from toolreplay._jsonenc import encode
+    from toolreplay._loop import run_turn, run_turn_async
+    from toolreplay._replay import (
         ReplayCall,
         ReplaySettings,
         TurnMessage,
         prepare_turn_messages,
         reply_calls,
     )
+    from toolreplay._vessels import Vessel, get_vessel, vessels
 
 
 def __getattr__(name: str) -> Any:

@@ -1,5 +1,5 @@
 """``python -m toolreplay``."""
 
-from toolreplay.cli import main
+from toolreplay._cli import main
 
 main()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolreplay import jsonenc
+from toolreplay import _jsonenc as jsonenc
 from toolreplay.wires.reply import Usage
 
 Event = tuple[str | None, Any]

@@ -13,8 +13,9 @@ from dataclasses import dataclass, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from toolreplay import jsonenc
-from toolreplay.profiles import BUILTIN, WIRES, Vessel, get_vessel
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._transport.dump import redact_headers
+from toolreplay._vessels import BUILTIN, WIRES, Vessel, get_vessel
 from toolreplay.testing.answers import (
     BODIES,
     ERROR_KINDS,
@@ -40,7 +41,6 @@ from toolreplay.testing.script import (
     StreamError,
     Text,
 )
-from toolreplay.transport_dump import redact_headers
 from toolreplay.wires.reply import Usage
 
 _GEN = "generateContent|streamGenerateContent"

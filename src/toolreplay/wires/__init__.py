@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-from toolreplay.errors import ConfigError
-from toolreplay.replay import TurnMessage
+from toolreplay._errors import ConfigError
+from toolreplay._replay import TurnMessage
 from toolreplay.wires._common import RenderOptions
 
 #: wire name -> package under toolreplay.wires

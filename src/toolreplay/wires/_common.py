@@ -1,6 +1,6 @@
 """What every wire shares: render options, tool declarations, tool-name and call-id mapping.
 
-Pure functions only. A wire module imports from here and from :mod:`toolreplay.replay`, never from
+Pure functions only. A wire module imports from here and from :mod:`toolreplay._replay`, never from
 another wire.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolreplay.history import ToolSpec
-from toolreplay.replay import ReplayCall, TurnMessage
+from toolreplay._history import ToolSpec
+from toolreplay._replay import ReplayCall, TurnMessage
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
 #: Gemini's rule that a name starts with a letter or an underscore.
@@ -39,7 +39,7 @@ class RenderOptions:
     ``id_policy``: ``derived`` uses the replay's ids (``replay_<stem>_<n>``); ``kimi`` uses
     ``functions.<name>:<index>`` with a running index over the request's calls (Kimi's documented form).
     ``max_id_len``: the longest call id the server takes (OpenAI Chat: 40); longer ids are shortened
-    deterministically. ``flags``: the vessel's quirk flags (see :mod:`toolreplay.profiles`).
+    deterministically. ``flags``: the vessel's quirk flags (see :mod:`toolreplay._vessels`).
     """
 
     model: str
@@ -124,7 +124,7 @@ class IdMapper:
     Call it once per call, in request order; use the returned id for the call and for its answer.
     ``max_len`` is the wire's own limit (Responses: 64), combined with the vessel's ``max_id_len``;
     ``id_safe`` forces Anthropic's id pattern. The derived ids are unique in a request by construction
-    (see :mod:`toolreplay.ids`); ``kimi`` ids are unique through their running index.
+    (see :mod:`toolreplay._ids`); ``kimi`` ids are unique through their running index.
     """
 
     __slots__ = ("_index", "_max_len", "_policy", "_safe")

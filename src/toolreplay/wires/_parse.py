@@ -1,6 +1,6 @@
 """What every wire's response parser shares: reading fields, decoding call arguments, stream errors.
 
-Pure functions. A parser raises :class:`~toolreplay.errors.ResponseFormatError` for a body that is not
+Pure functions. A parser raises :class:`~toolreplay._errors.ResponseFormatError` for a body that is not
 its wire's shape (naming the wire and the field), never for a model's broken call arguments: those become
 a :class:`~toolreplay.wires.reply.ParsedCall` whose ``input`` is the raw text and whose ``input_error``
 says what is wrong, so the turn loop can store the call as made and answer it with an error.
@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, cast
 
-from toolreplay import jsonenc
-from toolreplay.errors import (
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import (
     AuthenticationError,
     BadRequestError,
     ConnectionFault,
@@ -21,7 +21,7 @@ from toolreplay.errors import (
     ResponseFormatError,
     ServerError,
 )
-from toolreplay.history import shown
+from toolreplay._history import shown
 from toolreplay.wires.reply import ParsedCall
 
 

@@ -7,7 +7,7 @@ where a definition keeps its schema, which error to raise) is passed in; each wi
 ``request.py``.
 
 ``fail`` is the wire's error maker: it turns a problem naming the body field into the exception to raise
-(:class:`~toolreplay.errors.WireError` for the wires, ImportFormatError for an importer).
+(:class:`~toolreplay._errors.WireError` for the wires, ImportFormatError for an importer).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay.history import ToolSpec
+from toolreplay._history import ToolSpec
 from toolreplay.wires._turns import Answers, Call, Event, Result, UserText, arguments_input, tool_spec
 
 Fail = Callable[[str], Exception]

@@ -35,11 +35,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from toolreplay import jsonenc
-from toolreplay.history import History, Message, Status, ToolCall, ToolSpec
-from toolreplay.ids import message_stem
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
+from toolreplay._ids import message_stem
 
-#: A derived replay id (see :mod:`toolreplay.ids`): ``replay_<stem>_<position>``.
+#: A derived replay id (see :mod:`toolreplay._ids`): ``replay_<stem>_<position>``.
 _DERIVED_ID = re.compile(r"^replay_([A-Za-z0-9]{1,16})_(\d+)$")
 
 
@@ -159,7 +159,7 @@ def arguments_input(raw: Any) -> tuple[Any, str | None]:
 
 
 def _unexcerpt(value: dict[str, Any]) -> tuple[Any, str | None]:
-    """A replay excerpt (``{"input_excerpt": text}``, see :func:`toolreplay.replay.replay_input`) read
+    """A replay excerpt (``{"input_excerpt": text}``, see :func:`toolreplay._replay.replay_input`) read
     back as the cut text it holds, so it replays as the same excerpt instead of an excerpt of an excerpt.
     Text that is itself a JSON object stays wrapped (the replay would send such text as that object)."""
     text = value.get("input_excerpt")

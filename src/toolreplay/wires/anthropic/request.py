@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay.errors import WireError
-from toolreplay.history import History, ToolSpec
+from toolreplay._errors import WireError
+from toolreplay._history import History, ToolSpec
 from toolreplay.wires._common import SEPARATOR
 from toolreplay.wires._request_common import (
     listed,
@@ -151,7 +151,7 @@ def _is_separator(msgs: Sequence[Any], i: int) -> bool:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """An Anthropic Messages body (or its ``messages`` list) as a stored history. Pure.
 
-    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
+    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``.
     """
     msgs, rest = split_body(body)

@@ -33,8 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay import jsonenc
-from toolreplay.replay import ReplayCall, TurnMessage, split_system
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._replay import ReplayCall, TurnMessage, split_system
 from toolreplay.wires._common import RenderOptions
 
 WIRE = "claude-prompt"

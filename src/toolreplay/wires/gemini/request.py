@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay import jsonenc
-from toolreplay.errors import WireError
-from toolreplay.history import History, ToolSpec
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import WireError
+from toolreplay._history import History, ToolSpec
 from toolreplay.wires._common import SEPARATOR
 from toolreplay.wires._common import either_case as _get
 from toolreplay.wires._request_common import (
@@ -187,7 +187,7 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """A Gemini ``generateContent`` body (or its ``contents`` list) as a stored history. Pure.
 
-    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
+    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``.
     """
     contents, rest = split_body(body)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay.replay import TurnMessage, split_system
+from toolreplay._replay import TurnMessage, split_system
 from toolreplay.wires._common import (
     IdMapper,
     RenderOptions,

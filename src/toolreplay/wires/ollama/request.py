@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.errors import WireError
-from toolreplay.history import History, ToolSpec
+from toolreplay._errors import WireError
+from toolreplay._history import History, ToolSpec
 from toolreplay.wires._request_common import (
     function_calls,
     listed,
@@ -86,7 +86,7 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """An Ollama ``/api/chat`` body (or its ``messages`` list) as a stored history. Pure.
 
-    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
+    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``.
     """
     msgs, rest = split_body(body)

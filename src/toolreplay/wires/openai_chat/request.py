@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay.errors import WireError
-from toolreplay.history import History, ToolSpec
+from toolreplay._errors import WireError
+from toolreplay._history import History, ToolSpec
 from toolreplay.wires._request_common import (
     function_calls,
     listed,
@@ -127,7 +127,7 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """A Chat request body (or its ``messages`` list) as a stored history. Pure.
 
-    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not Chat's shape;
+    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not Chat's shape;
     anything it cannot represent (image parts, broken arguments kept as text, orphan answers) is listed
     in the history's ``warnings``.
     """

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay.errors import WireError
-from toolreplay.history import History, ToolSpec
+from toolreplay._errors import WireError
+from toolreplay._history import History, ToolSpec
 from toolreplay.wires._request_common import listed, nonempty, objects, read_tools, split_list
 from toolreplay.wires._turns import (
     AgentSaid,
@@ -168,7 +168,7 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """A Responses request body (or its ``input``) as a stored history. Pure.
 
-    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
+    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``.
     """
     items, rest = split_body(body)

@@ -1,0 +1,547 @@
+"""The audit of one request: which earlier calls it carries as calls, which only as text, which not at all.
+
+:func:`audit_request` reads a request body with its wire's own parser (``toolreplay.wires.parse_request``)
+and lists every call it carries in the wire's call shape (``found``). With a stored history it also says,
+for every call the history holds (DECISIONS 13):
+
+* **as call**: a call in the wire's shape with the same name (the stored name, or the name the replay
+  sends: ``mcp__coop__coop`` -> ``coop``, a name the wires cannot take mapped), the same input (the stored
+  input, or the replay's ``input_excerpt`` of it) and an answer;
+* **as text**: the call's tool name and every one of its input values appear in the text of one message
+  that is not a tool result (a prose record, a summary the agent wrote);
+* **missing**: neither.
+
+Without a history it lists the calls found, and text passages that read like described calls (a prose
+record ``coop({...}) -> ...``, a JSON call in text, "called the coop tool", a claim such as "Closed #12").
+Either way it reports what the replay patched, so nothing changes silently: Gemini's dummy thought
+signature, renamed tools, cut inputs (``input_excerpt``), cut answers, stand-in answers.
+
+The claude-prompt wire carries calls as the ``calls`` of its JSON transcript lines inside the prompt (the
+only shape the Claude Code CLI takes): those count as its call shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._audit.body import RequestBody
+from toolreplay._history import History, Message, ToolCall
+from toolreplay._replay import (
+    DEFAULT_SETTINGS,
+    NO_ANSWER,
+    ReplayCall,
+    ReplaySettings,
+    replay_name,
+    reply_calls,
+)
+from toolreplay.wires._common import GEMINI_DUMMY_SIGNATURE, wire_tool_name
+
+if TYPE_CHECKING:
+    from toolreplay._audit.templates import TemplateAudit
+
+Fate = Literal["as call", "as text", "missing"]
+#: Google's documented stand-ins for a thought signature (Vertex accepts only the first).
+DUMMY_SIGNATURES = (GEMINI_DUMMY_SIGNATURE, "context_engineering_is_the_way_to_go")
+_CUT = re.compile(r" …\[cut: (\d+) characters in all\]$")
+_HASHED_NAME = re.compile(r"_[0-9a-f]{8}$")
+#: How many characters of a long input value must appear for "as text" (a prose record may cut it).
+VALUE_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class FoundCall:
+    """A call the request carries in its wire's call shape: where, what, and what the replay patched."""
+
+    message: int
+    position: int
+    name: str
+    input: Any
+    answer: str | None
+    call_id: str | None = None
+    patches: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "message": self.message,
+            "position": self.position,
+            "name": self.name,
+            "input": self.input,
+            "answered": self.answer is not None,
+            "id": self.call_id,
+            "patches": list(self.patches),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TextPassage:
+    """A passage of a message's text that reads like a described call (``kind`` says how)."""
+
+    message: int
+    role: str
+    kind: str
+    excerpt: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCallFate:
+    """What became of one stored call in the request."""
+
+    message_id: str
+    position: int
+    name: str
+    input_text: str
+    fate: Fate
+    where: str
+    patches: tuple[str, ...] = ()
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "message_id": self.message_id,
+            "position": self.position,
+            "name": self.name,
+            "input": self.input_text,
+            "fate": self.fate,
+            "where": self.where,
+            "patches": list(self.patches),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """The audit of one request (see the module docstring)."""
+
+    source: str
+    wire: str
+    wire_from: str
+    messages: int
+    found: tuple[FoundCall, ...]
+    passages: tuple[TextPassage, ...]
+    stored: tuple[StoredCallFate, ...] | None = None
+    warnings: tuple[str, ...] = ()
+    template: TemplateAudit | None = None
+    """The chat template's audit, when a prompt template was given."""
+    notes: tuple[str, ...] = field(default=())
+
+    def counts(self) -> tuple[int, int, int, int]:
+        """``(calls, as calls, as text, missing)`` over the stored history's calls."""
+        rows = self.stored or ()
+        return (
+            len(rows),
+            sum(1 for r in rows if r.fate == "as call"),
+            sum(1 for r in rows if r.fate == "as text"),
+            sum(1 for r in rows if r.fate == "missing"),
+        )
+
+    def summary(self) -> str:
+        """``N calls: a as calls, b as text, c missing`` (with a history), else what was found."""
+        if self.stored is None:
+            return f"{len(self.found)} calls as calls; {len(self.passages)} text passages read like calls"
+        n, a, b, c = self.counts()
+        return f"{n} calls: {a} as calls, {b} as text, {c} missing"
+
+    def patches(self) -> list[str]:
+        out = [
+            f"request message {f.message}, call {f.position} ({f.name}): {p}"
+            for f in self.found
+            for p in f.patches
+        ]
+        for r in self.stored or ():
+            out.extend(f"{r.message_id} call {r.position} ({r.name}): {p}" for p in r.patches)
+        return out
+
+    def as_json(self) -> dict[str, Any]:
+        n, a, b, c = self.counts()
+        out: dict[str, Any] = {
+            "source": self.source,
+            "wire": self.wire,
+            "wire_from": self.wire_from,
+            "messages": self.messages,
+            "summary": self.summary(),
+            "found": [f.as_json() for f in self.found],
+            "passages": [
+                {"message": p.message, "role": p.role, "kind": p.kind, "excerpt": p.excerpt}
+                for p in self.passages
+            ],
+            "patches": self.patches(),
+            "warnings": list(self.warnings),
+            "notes": list(self.notes),
+        }
+        if self.stored is not None:
+            out["counts"] = {"calls": n, "as_call": a, "as_text": b, "missing": c}
+            out["stored"] = [r.as_json() for r in self.stored]
+        if self.template is not None:
+            out["template"] = self.template.as_json()
+        return out
+
+
+# --------------------------------------------------------------------------------------------------
+# reading the request
+
+
+@dataclass(frozen=True, slots=True)
+class _Text:
+    message: int
+    role: str
+    text: str
+
+
+def _claude_prompt(body: Mapping[str, Any]) -> tuple[list[FoundCall], list[_Text], int]:
+    """Calls and texts of a claude-prompt body: the ``calls`` of its transcript lines are its call shape."""
+    from toolreplay.wires.claude_prompt.render import transcript_lines
+
+    found: list[FoundCall] = []
+    texts: list[_Text] = []
+    lines = transcript_lines(dict(body))
+    for i, line in enumerate(lines):
+        try:
+            turn = json.loads(line)
+        except json.JSONDecodeError:
+            texts.append(_Text(i, "transcript", line))
+            continue
+        if not isinstance(turn, Mapping):
+            continue
+        role = str(turn.get("role", ""))
+        if isinstance(turn.get("text"), str):
+            texts.append(_Text(i, role, turn["text"]))
+        for k, c in enumerate(turn.get("calls") or []):
+            if isinstance(c, Mapping) and isinstance(c.get("tool"), str):
+                answer = c.get("answer")
+                found.append(
+                    FoundCall(i, k, c["tool"], c.get("input"), answer if isinstance(answer, str) else None)
+                )
+    prompt = str(body.get("prompt", ""))
+    tail = prompt.rsplit("</transcript>", 1)[-1].strip() if lines else prompt
+    texts.append(_Text(len(lines), "user", tail))
+    system = body.get("system")
+    if isinstance(system, str):
+        texts.append(_Text(-1, "system", system))
+    return found, texts, len(lines) + 1
+
+
+def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[_Text], int, list[str]]:
+    from toolreplay.wires import parse_request
+
+    if request.wire == "claude-prompt":
+        found, texts, n = _claude_prompt(request.body)
+        return found, texts, n, []
+    history: History = parse_request(request.wire, dict(request.body))
+    found = []
+    texts = []
+    for i, m in enumerate(history.messages):
+        if m.text:
+            texts.append(_Text(i, m.role, m.text))
+        for k, c in enumerate(m.tool_uses):
+            found.append(FoundCall(i, k, c.name, c.input, c.answer, c.call_id))
+    return found, texts, len(history.messages), list(history.warnings)
+
+
+def _dummy_signatures(body: Mapping[str, Any]) -> list[int]:
+    """Which calls (in body order) of a Gemini body carry Google's dummy thought signature."""
+    out: list[int] = []
+    n = 0
+    for content in body.get("contents") or []:
+        if not isinstance(content, Mapping):
+            continue
+        for part in content.get("parts") or []:
+            if not isinstance(part, Mapping) or not ("functionCall" in part or "function_call" in part):
+                continue
+            sig = part.get("thoughtSignature", part.get("thought_signature"))
+            if sig in DUMMY_SIGNATURES:
+                out.append(n)
+            n += 1
+    return out
+
+
+def _call_patches(found: list[FoundCall], request: RequestBody, warnings: list[str]) -> list[FoundCall]:
+    """The found calls with what the replay patched on each, read from the request alone."""
+    dummies = set(_dummy_signatures(request.body)) if request.wire == "gemini" else set()
+    excerpts = any("input_excerpt" in w for w in warnings)
+    out: list[FoundCall] = []
+    for n, f in enumerate(found):
+        patches: list[str] = []
+        if n in dummies:
+            patches.append(
+                f"dummy thought signature ({GEMINI_DUMMY_SIGNATURE!r}): Gemini did not make this call"
+            )
+        if isinstance(f.input, str):
+            patches.append(
+                "input cut to an excerpt (input_excerpt)" if excerpts else "input is not a JSON object"
+            )
+        elif isinstance(f.input, Mapping) and "input_excerpt" in f.input:
+            patches.append("input cut to an excerpt (input_excerpt)")
+        if f.answer == NO_ANSWER:
+            patches.append("no answer was recorded: a stand-in answer is sent")
+        elif f.answer is not None and (m := _CUT.search(f.answer)):
+            patches.append(f"answer cut to {len(f.answer)} characters ({m.group(1)} in all)")
+        if _HASHED_NAME.search(f.name):
+            patches.append("tool name mapped for the wire (characters it forbids, or too long)")
+        out.append(FoundCall(f.message, f.position, f.name, f.input, f.answer, f.call_id, tuple(patches)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# passages that read like described calls
+
+_FUNC_SYNTAX = re.compile(r"\b([A-Za-z_][\w.-]{0,63})\(\s*(\{)")
+_CALLED = re.compile(
+    r"\b(?:called|calling|invoked|invoking|used|using|ran|running)\s+(?:the\s+)?`?([A-Za-z_][\w.-]{1,63})`?"
+    r"\s+(?:tool|function)\b",
+    re.IGNORECASE,
+)
+
+
+def _json_at(text: str, start: int) -> Any:
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text, start)
+    except json.JSONDecodeError:
+        return None
+    return value
+
+
+def _excerpt(text: str, start: int, end: int) -> str:
+    piece = text[start : min(end, start + 160)].replace("\n", " ")
+    return piece + ("…" if end - start > 160 else "")
+
+
+def _passages_in(t: _Text, calls: Sequence[FoundCall]) -> Iterator[TextPassage]:
+    from toolreplay._lab.classify import unsupported_claims
+
+    text = t.text
+    for m in _FUNC_SYNTAX.finditer(text):
+        if isinstance(_json_at(text, m.start(2)), dict):
+            end = text.find("\n", m.start())
+            yield TextPassage(
+                t.message, t.role, "call syntax", _excerpt(text, m.start(), end if end > 0 else len(text))
+            )
+    for i, ch in enumerate(text):
+        if ch != "{":
+            continue
+        value = _json_at(text, i)
+        if isinstance(value, dict):
+            keys = set(cast(dict[str, Any], value))
+            if keys & {"name", "tool", "tool_name", "function"} and keys & {
+                "arguments",
+                "input",
+                "args",
+                "parameters",
+            }:
+                yield TextPassage(
+                    t.message, t.role, "JSON call", _excerpt(text, i, i + len(jsonenc.dumps(value)))
+                )
+    for m in _CALLED.finditer(text):
+        yield TextPassage(t.message, t.role, "says it called", _excerpt(text, m.start(), m.end() + 60))
+    if t.role == "assistant":  # a claim its own message's calls do not back
+        own = [{"name": f.name, "input": f.input} for f in calls if f.message == t.message]
+        for c in unsupported_claims(text, own):
+            yield TextPassage(t.message, t.role, f"claims {c.tool} {c.action}", c.sentence[:160])
+
+
+def _passages(texts: Sequence[_Text], calls: Sequence[FoundCall]) -> list[TextPassage]:
+    out: list[TextPassage] = []
+    for t in texts:
+        out.extend(_passages_in(t, calls))
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# comparing with the stored history
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    """The text forms of an input's values (strings, numbers, booleans), depth first."""
+    if isinstance(value, Mapping):
+        for v in cast(Mapping[str, Any], value).values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, bool):
+        yield "true" if value else "false"
+    elif isinstance(value, (int, float)):
+        yield jsonenc.dumps(value)
+    elif isinstance(value, str) and value:
+        yield value[:VALUE_CHARS]
+
+
+def _decoded(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            return value
+    return value
+
+
+def _in_text(text: str, needle: str) -> bool:
+    if needle in text:
+        return True
+    return json.dumps(needle, ensure_ascii=False)[1:-1] in text
+
+
+def _as_text(call: ToolCall, texts: Sequence[_Text]) -> _Text | None:
+    names = {call.name, replay_name(call.name)}
+    values = list(_leaves(_decoded(call.input)))
+    for t in texts:
+        if any(n in t.text for n in names) and all(_in_text(t.text, v) for v in values):
+            return t
+    return None
+
+
+def _same_input(found: Any, stored: ToolCall, replayed: ReplayCall | None) -> bool:
+    got = _decoded(found) if not isinstance(found, str) else found
+    wanted = [_decoded(stored.input)]
+    if replayed is not None:
+        wanted.append(dict(replayed.input))
+        if "input_excerpt" in replayed.input:
+            wanted.append(replayed.input["input_excerpt"])
+    return any(got == w for w in wanted) or (isinstance(got, str) and got == stored.input)
+
+
+def _replay_forms(m: Message, settings: ReplaySettings) -> dict[int, ReplayCall]:
+    """Position -> the replayed form of each call of ``m`` within the replay window."""
+    start = max(0, len(m.tool_uses) - settings.max_calls)
+    return {start + k: rc for k, rc in enumerate(reply_calls(m, settings=settings))}
+
+
+def _match(
+    call: ToolCall, replayed: ReplayCall | None, found: Sequence[FoundCall], used: set[int]
+) -> int | None:
+    names = {call.name, replay_name(call.name), wire_tool_name(replay_name(call.name))}
+    if replayed is not None:
+        names |= {replayed.name, wire_tool_name(replayed.name)}
+    for i, f in enumerate(found):
+        if i not in used and f.name in names and _same_input(f.input, call, replayed):
+            return i
+    return None
+
+
+def _stored_patches(call: ToolCall, f: FoundCall) -> tuple[str, ...]:
+    """What the request changed of the stored call that the request alone cannot show (its name)."""
+    return (f"tool renamed {call.name!r} -> {f.name!r}",) if f.name != call.name else ()
+
+
+def _fates(
+    history: History, found: Sequence[FoundCall], texts: Sequence[_Text], settings: ReplaySettings
+) -> list[StoredCallFate]:
+    used: set[int] = set()
+    out: list[StoredCallFate] = []
+    for m in history.messages:
+        if m.role != "assistant" or not m.tool_uses:
+            continue
+        forms = _replay_forms(m, settings)
+        for pos, call in enumerate(m.tool_uses):
+            replayed = forms.get(pos)
+            shown = call.input_text[:80]
+            hit = _match(call, replayed, found, used)
+            if hit is not None and found[hit].answer is not None:
+                used.add(hit)
+                f = found[hit]
+                where = f"request message {f.message}, call {f.position}"
+                out.append(
+                    StoredCallFate(m.id, pos, call.name, shown, "as call", where, _stored_patches(call, f))
+                )
+                continue
+            t = _as_text(call, texts)
+            if t is not None:
+                out.append(
+                    StoredCallFate(
+                        m.id,
+                        pos,
+                        call.name,
+                        shown,
+                        "as text",
+                        f"text of request message {t.message} ({t.role})",
+                    )
+                )
+                continue
+            why = "present as a call but unanswered" if hit is not None else "not in the request"
+            if replayed is None:
+                why += f" (outside the replay window of {settings.max_calls} calls per reply)"
+            out.append(StoredCallFate(m.id, pos, call.name, shown, "missing", why))
+    return out
+
+
+def audit_request(
+    request: RequestBody,
+    history: History | None = None,
+    *,
+    settings: ReplaySettings = DEFAULT_SETTINGS,
+    template: str | Path | None = None,
+    server: str = "transformers",
+) -> AuditReport:
+    """Audit ``request`` (see the module docstring); ``template`` a chat template path for Chat bodies."""
+    found, texts, n_messages, warnings = _parsed(request)
+    found = _call_patches(found, request, warnings)
+    stored = None if history is None else tuple(_fates(history, found, texts, settings))
+    notes: list[str] = []
+    if request.wire == "claude-prompt":
+        notes.append(
+            "claude-prompt carries calls as JSON in its transcript: the CLI takes history only as text"
+        )
+    tpl_audit = None
+    if template is not None:
+        from toolreplay._audit.templates import template_audit
+        from toolreplay._errors import ConfigError
+
+        if request.wire not in ("openai-chat", "ollama"):
+            raise ConfigError(
+                f"--prompt-template: chat templates render Chat bodies (vLLM, llama.cpp, transformers), "
+                f"not {request.wire}"
+            )
+        tpl_audit = template_audit(request.body, template, server)
+    return AuditReport(
+        source=request.source,
+        wire=request.wire,
+        wire_from=request.wire_from,
+        messages=n_messages,
+        found=tuple(found),
+        passages=tuple(_passages(texts, found)),
+        stored=stored,
+        warnings=tuple(warnings),
+        template=tpl_audit,
+        notes=tuple(notes),
+    )
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = value if isinstance(value, str) else jsonenc.dumps(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def format_audit(report: AuditReport) -> str:
+    """The audit as the lines ``toolreplay audit`` prints."""
+    how = {"given": "as given", "dump": "named by the dump", "shape": "read from the body's shape"}
+    known = how.get(report.wire_from, report.wire_from)
+    lines = [f"{report.source}: {report.wire} ({known}), {report.messages} messages"]
+    lines.append(report.summary())
+    if report.stored is not None:
+        for r in report.stored:
+            lines.append(
+                f"  {r.message_id} call {r.position}  {r.name} {_short(r.input_text)}  {r.fate}: {r.where}"
+            )
+    else:
+        for f in report.found:
+            answered = "answered" if f.answer is not None else "NOT answered"
+            lines.append(f"  message {f.message} call {f.position}  {f.name} {_short(f.input)}  ({answered})")
+    if report.passages and report.stored is None:
+        lines.append("text that reads like described calls:")
+        lines.extend(f"  message {p.message} ({p.role}) {p.kind}: {p.excerpt}" for p in report.passages)
+    patches = report.patches()
+    lines.append("patched by the replay:" if patches else "patched by the replay: nothing")
+    lines.extend(f"  - {p}" for p in patches)
+    lines.extend(f"note: {n}" for n in report.notes)
+    lines.extend(f"warning: {w}" for w in report.warnings)
+    if report.template is not None:
+        from toolreplay._audit.templates import format_template_audit
+
+        lines.append(format_template_audit(report.template))
+    return "\n".join(lines)
+
+
+__all__ = ["AuditReport", "FoundCall", "StoredCallFate", "TextPassage", "audit_request", "format_audit"]

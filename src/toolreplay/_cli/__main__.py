@@ -1,0 +1,5 @@
+"""``python -m toolreplay._cli``."""
+
+from toolreplay._cli import main
+
+main()

@@ -1,0 +1,155 @@
+"""``toolreplay history list`` and ``toolreplay history show ID [--json]``: what the store holds."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+
+from toolreplay._cli._common import db_option, friendly
+from toolreplay._history import History, Message, ToolCall, history_to_dict
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+
+#: The ``meta`` key the lab and the audit set on a reply that said it acted without a call.
+SAID_WITHOUT_DOING = "said_without_doing"
+
+
+@click.group()
+def history() -> None:
+    """List or show stored conversations."""
+
+
+@history.command("list")
+@db_option
+@friendly
+def list_cmd(db: str | None) -> None:
+    """List the stored conversations: id, messages, calls, last update."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from toolreplay._store import open_store
+
+    store = open_store(db)
+    try:
+        rows = store.list_conversations()
+        url = store.url
+    finally:
+        store.close()
+    console = Console()
+    if not rows:
+        console.print(
+            f"No conversations stored in {url} yet. Try: toolreplay demo", markup=False, soft_wrap=True
+        )
+        return
+    table = Table(title=f"Conversations in {url}", title_justify="left")
+    table.add_column("id", overflow="fold")
+    table.add_column("messages", justify="right")
+    table.add_column("calls", justify="right")
+    table.add_column("updated")
+    for r in rows:
+        table.add_row(r.id, str(r.messages), str(r.calls), r.updated_at or "-")
+    console.print(table)
+
+
+@history.command("show")
+@click.argument("conversation_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print the stored record in the history file format.")
+@db_option
+@friendly
+def show_cmd(conversation_id: str, as_json: bool, db: str | None) -> None:
+    """Show one stored conversation, its calls and their answers.
+
+    Every message in stored order, each call with its answer; marks replies that said they acted
+    without a call, and replies a failed turn left interrupted. ``--json`` prints the history file
+    format (``toolreplay import`` reads it back).
+    """
+    from toolreplay._store import open_store
+
+    store = open_store(db)
+    try:
+        h = store.load(conversation_id)
+    finally:
+        store.close()
+    if as_json:
+        click.echo(json.dumps(history_to_dict(h), ensure_ascii=False, indent=2))
+        return
+    from rich.console import Console
+
+    console = Console()
+    for renderable in history_view(h):
+        console.print(renderable)
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 call``, ``2 calls``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def message_flags(m: Message) -> list[str]:
+    """The marks a person should see on a message: said without doing, unfinished replies."""
+    flags: list[str] = []
+    if m.meta and m.meta.get(SAID_WITHOUT_DOING):
+        flags.append("said without doing")
+    if m.status == "interrupted":
+        flags.append("interrupted")
+    elif m.status == "in_progress":
+        flags.append("in progress")
+    return flags
+
+
+def call_lines(call: ToolCall, index: int) -> list[tuple[str, str]]:
+    """(style, text) lines for one stored call and its answer."""
+    raw = "  (stored as raw text, not a JSON object)" if isinstance(call.input, str) else ""
+    lines = [("bold cyan", f"  call {index}: {call.name} {call.input_text}{raw}")]
+    if call.answer is None:
+        lines.append(("yellow", "    -> (no answer recorded)"))
+    else:
+        style = "red" if call.is_error else "green"
+        # An error answer is shown as the model got it; "error:" is added only when it does not say so.
+        said = call.answer.lstrip().lower().startswith("error")
+        label = "-> error:" if call.is_error and not said else "->"
+        first, *rest = call.answer.splitlines() or [""]
+        lines.append((style, f"    {label} {first}"))
+        lines.extend((style, f"       {line}") for line in rest)
+    return lines
+
+
+def message_view(position: int, m: Message) -> RenderableType:
+    from rich.text import Text
+
+    out = Text()
+    head = f"[{position}] {m.id}  {m.role}"
+    out.append(head, style="bold")
+    extras = [x for x in (m.vessel, m.created_at) if x]
+    if extras:
+        out.append("  " + "  ".join(extras), style="dim")
+    for flag in message_flags(m):
+        out.append(f"  [{flag}]", style="bold red" if flag == "said without doing" else "bold yellow")
+    out.append("\n")
+    out.append(m.text if m.text else "(no text)", style="" if m.text else "dim italic")
+    for i, call in enumerate(m.tool_uses):
+        for style, line in call_lines(call, i):
+            out.append("\n")
+            out.append(line, style=style)
+    return out
+
+
+def history_view(h: History) -> list[RenderableType]:
+    """The human view of ``history show``: a header, then each message with its calls and answers."""
+    from rich.rule import Rule
+
+    calls = sum(len(m.tool_uses) for m in h.messages)
+    head = f"{h.id}: {plural(len(h.messages), 'message')}, {plural(calls, 'call')}"
+    items: list[RenderableType] = [Rule(head, align="left")]
+    for pos, m in enumerate(h.messages):
+        items.append(message_view(pos, m))
+        items.append("")
+    return items
+
+
+def print_history(h: History, console: Console) -> None:
+    for item in history_view(h):
+        console.print(item)

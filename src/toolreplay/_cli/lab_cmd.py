@@ -1,0 +1,196 @@
+"""``toolreplay lab``: freeze a history at a user message, run the next turn many times per replay mode."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from toolreplay._cli._common import db_option, friendly, load_source
+from toolreplay._cli.render_cmd import TOOLS_HELP, TOOLS_METAVAR
+
+if TYPE_CHECKING:
+    from toolreplay._lab.plan import LabConfig
+    from toolreplay._lab.runner import LabOutcome
+
+
+def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from toolreplay._lab.summary import comparison_lines, table_rows
+
+    rows = table_rows(outcome.summary)
+    title = (
+        f"{config.history.id} at {config.at}: does the next turn call {config.expect}? (95% Wilson intervals)"
+    )
+    table = Table(title=title, title_justify="left", show_lines=True)
+    for name in rows[0]:
+        table.add_column(name, no_wrap=True)
+    for row in rows[1:]:
+        table.add_row(*row)
+    console = Console()
+    console.print(table)
+    for line in comparison_lines(outcome.summary):
+        console.print(line, highlight=False, soft_wrap=True)
+
+
+@click.command("lab")
+@click.argument("source", metavar="SOURCE")
+@click.option(
+    "--at", "at", required=True, metavar="MESSAGE_ID", help="The user message where the agent should act."
+)
+@click.option(
+    "--vessel",
+    "vessel_names",
+    required=True,
+    multiple=True,
+    metavar="NAME[,NAME...]",
+    help="Vessels to ask (repeat or comma-separate).",
+)
+@click.option("--modes", default="plain,prose,native", show_default=True, help="Replay modes to compare.")
+@click.option(
+    "--trials", type=click.IntRange(min=1), default=20, show_default=True, help="Trials per vessel and mode."
+)
+@click.option(
+    "--expect",
+    "expect",
+    required=True,
+    metavar="TOOL[:ACTION]",
+    help="The call that counts, e.g. coop:close.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Requests in flight at once.",
+)
+@click.option(
+    "--temperature", type=float, default=None, help="Sampling temperature (default: the provider's)."
+)
+@click.option("--out", "out", type=click.Path(file_okay=False), default=None,
+              help="Write trials.jsonl, summary.json, chart.png here; rerunning resumes.")  # fmt: skip
+@click.option("--max-requests", type=int, default=None,
+              help="Refuse to start a run that would send more requests (default 2000).")  # fmt: skip
+@click.option(
+    "--base-url", default=None, metavar="URL", help="Send to this base URL instead of the vessel's."
+)
+@click.option("--model", default=None, metavar="NAME", help="Model (default: each vessel's).")
+@click.option("--system", default=None, metavar="TEXT|@FILE", help="System prompt, the same in every mode.")
+@click.option("--tools", "tools_opt", multiple=True, metavar=TOOLS_METAVAR,
+              help=TOOLS_HELP + " Default: the history's own plus those its calls use.")  # fmt: skip
+@click.option("--no-chart", is_flag=True, help="Do not draw chart.png.")
+@db_option
+@friendly
+def lab(
+    source: str,
+    at: str,
+    vessel_names: tuple[str, ...],
+    modes: str,
+    trials: int,
+    expect: str,
+    concurrency: int,
+    temperature: float | None,
+    out: str | None,
+    max_requests: int | None,
+    base_url: str | None,
+    model: str | None,
+    system: str | None,
+    tools_opt: tuple[str, ...],
+    no_chart: bool,
+    db: str | None,
+) -> None:
+    """Run the next turn of SOURCE many times per vessel and replay mode; count who calls the tool.
+
+    The history is frozen at --at (a user message); each vessel and mode gets one request (the same
+    system prompt and tools in every mode), sent --trials times. Tools are never run: the first answer
+    decides the class (called, other_tool, said_without_doing, neither). Prints the table of call rates
+    with 95% Wilson intervals and Fisher's exact test of native against the other modes.
+    """
+    from toolreplay._cli.render_cmd import read_system, read_tools
+    from toolreplay._lab.plan import LabConfig, parse_expect, parse_modes, parse_vessels
+    from toolreplay._lab.runner import run_lab
+
+    tool, action = parse_expect(expect)
+    tools = read_tools(tools_opt)
+    config = LabConfig(
+        history=load_source(source, db),
+        at=at,
+        vessels=parse_vessels(",".join(vessel_names)),
+        modes=parse_modes(modes),
+        trials=trials,
+        expect_tool=tool,
+        expect_action=action,
+        concurrency=concurrency,
+        temperature=temperature,
+        max_requests=max_requests,
+        base_url=base_url,
+        model=model,
+        system=read_system(system),
+        tools=tuple(tools) if tools is not None else None,
+    )
+    _, state = _progress()
+    try:
+        outcome = run_lab(config, out=out, on_start=state.start, on_event=state.event, chart=not no_chart)
+    except KeyboardInterrupt:
+        where = f"; rerun with --out {out} to resume" if out else ""
+        raise click.ClickException(f"interrupted: finished trials are saved{where}") from None
+    finally:
+        state.stop()
+    if outcome.resumed:
+        click.echo(f"resumed: {outcome.resumed} trials were already in {out}/trials.jsonl", err=True)
+    if outcome.stale:
+        click.echo(
+            f"note: {outcome.stale} lines of trials.jsonl belong to other requests and are not counted",
+            err=True,
+        )
+    for e in outcome.errors[:5]:
+        click.echo(f"error: {e['vessel']} {e['mode']} trial {e['trial']}: {e['message']}", err=True)
+    if len(outcome.errors) > 5:
+        click.echo(f"error: ... {len(outcome.errors) - 5} more in {out}/errors.jsonl", err=True)
+    _print_table(outcome, config)
+    if out:
+        click.echo(
+            f"wrote {out}/trials.jsonl, {out}/summary.json" + ("" if no_chart else f", {out}/chart.png")
+        )
+
+
+class _State:
+    """Feeds the progress bar from the runner's callbacks."""
+
+    def __init__(self, progress: Any) -> None:
+        self.progress = progress
+        self.task: Any = None
+        self.started = False
+
+    def stop(self) -> None:
+        if self.started:
+            self.progress.stop()
+
+    def start(self, pending: int, resumed: int) -> None:
+        # shown only once sending starts: a refusal before that is its one line (rich's stop() of a
+        # bar never started still prints a blank line)
+        self.progress.start()
+        self.started = True
+        label = f"trials ({resumed} resumed)" if resumed else "trials"
+        self.task = self.progress.add_task(label, total=pending)
+
+    def event(self, line: Any) -> None:
+        if self.task is not None:
+            self.progress.advance(self.task)
+
+
+def _progress() -> tuple[Any, _State]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    return progress, _State(progress)

@@ -1,0 +1,188 @@
+"""Bring any history in: the logs people keep, read into stored histories and stored.
+
+Formats (``toolreplay import FILE --from FORMAT``):
+
+========================  ==========================================================================
+``toolreplay``            the stored history's own file (JSON, JSON Lines of messages or conversations)
+``openai-chat``           Chat messages / request bodies (a JSON array, a body, JSON Lines of them)
+``openai-responses``      Responses input items / request bodies
+``anthropic``             Anthropic Messages lists / request bodies
+``gemini``                Gemini contents / ``generateContent`` bodies
+``ollama``                Ollama ``/api/chat`` messages / bodies
+``claude-code``           a Claude Code session JSONL file
+``llm-logs``              simonw/llm's SQLite ``logs.db``
+``pydantic-ai``           a pydantic-ai message history (``ModelMessagesTypeAdapter`` JSON)
+``tau-bench``             tau-bench / tau2-bench trajectories
+========================  ==========================================================================
+
+``auto`` tries them in the order of :data:`AUTO_ORDER` (the most specific first; a plain-text chat list,
+the same in several wires, reads as ``openai-chat``) and says which it chose. A file in no known format
+raises :class:`~toolreplay._errors.ImportFormatError` naming every format tried and why each refused it
+(first failing line and field). A file whose shape one format claims (messages with ``text`` or
+``tool_uses`` are toolreplay's own; an SQLite file is llm's) is judged by that format alone, with its one
+reason: another format could read it only by dropping content. No wire is detected for a file with a
+message key it would drop (``text``, ``parts``...); named with ``--from``, it reads with a warning.
+
+Every importer reports what it could not represent instead of dropping it (``warnings``), keeps
+``created_at`` as given (never invented, DECISIONS 6), and stores one transaction per conversation (the
+store's ``import_history``: idempotent, a conflicting message refused with nothing of that conversation
+written). A JSON Lines file with a broken line imports its complete lines and reports the broken one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from toolreplay._errors import ImportFormatError, StoreError
+from toolreplay._history import History
+from toolreplay._importers import claude_code, llm_logs, native, pydantic_ai, tau_bench
+from toolreplay._importers._source import Document, Format, Reading, read_document
+from toolreplay._importers.wire_formats import FORMATS as WIRE_FORMATS
+
+if TYPE_CHECKING:
+    from toolreplay._store import ImportResult, Store
+
+#: Every format by name, in the order ``auto`` tries them.
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        llm_logs.FORMAT,
+        native.FORMAT,
+        tau_bench.FORMAT,
+        claude_code.FORMAT,
+        pydantic_ai.FORMAT,
+        WIRE_FORMATS["gemini"],
+        WIRE_FORMATS["openai-responses"],
+        WIRE_FORMATS["anthropic"],
+        WIRE_FORMATS["ollama"],
+        WIRE_FORMATS["openai-chat"],
+    )
+}
+AUTO_ORDER: tuple[str, ...] = tuple(FORMATS)
+FORMAT_NAMES: tuple[str, ...] = ("auto", *sorted(FORMATS))
+
+
+@dataclass(frozen=True, slots=True)
+class ImportBatch:
+    """What a file holds, read: its format (and whether ``auto`` chose it), the conversations, and every
+    warning (file-level first, then each conversation's)."""
+
+    source: str
+    format: str
+    detected: bool
+    conversations: tuple[History, ...]
+    file_warnings: tuple[str, ...] = ()
+    left_out: int = 0
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return self.file_warnings + tuple(w for h in self.conversations for w in h.warnings)
+
+    @property
+    def calls(self) -> int:
+        return sum(len(m.tool_uses) for h in self.conversations for m in h.messages)
+
+
+def detect(doc: Document) -> tuple[str, dict[str, str]]:
+    """The first format of :data:`AUTO_ORDER` that reads ``doc``, and why each one before it did not.
+
+    A format that ``claims`` the document (its shape is unmistakably that format's) but refuses it ends
+    the search with that format's reason alone: trying the others could only read it by losing content.
+    """
+    reasons: dict[str, str] = {}
+    for name in AUTO_ORDER:
+        f = FORMATS[name]
+        why = f.sniff(doc)
+        if why is None:
+            return name, reasons
+        if f.claims is not None and f.claims(doc):
+            if name == native.NAME:
+                # the history reader's error names the message index, id and field; the sniff's reason
+                # stays for a file it would take but the sniff refuses (a wire key beside 'text')
+                f.read(doc, None)
+            raise ImportFormatError(f"{doc.source}: looks like {name} but is not: {why}")
+        reasons[name] = why
+    tried = "; ".join(f"{name}: {why}" for name, why in reasons.items())
+    raise ImportFormatError(f"{doc.source}: in no known format. Tried {tried}")
+
+
+def read_file(path: str | Path, fmt: str = "auto", *, conversation: str | None = None) -> ImportBatch:
+    """Read ``path`` in format ``fmt`` (``auto``: detect it) into stored histories, storing nothing.
+
+    ``conversation``: for a file of one conversation, the id to store it under; for a file of many (llm
+    logs, JSON Lines of conversations, benchmark results), the one conversation to import.
+    """
+    if fmt != "auto" and fmt not in FORMATS:
+        raise ImportFormatError(f"unknown format {fmt!r}; known: {', '.join(FORMAT_NAMES)}")
+    doc = read_document(path)
+    detected = fmt == "auto"
+    if detected:
+        fmt, _ = detect(doc)
+    else:
+        f = FORMATS[fmt]
+        why = (f.check or f.sniff)(doc)
+        if why is not None:
+            raise ImportFormatError(f"{doc.source}: not {fmt}: {why}")
+    reading: Reading = FORMATS[fmt].read(doc, conversation)
+    if not reading.conversations:
+        raise ImportFormatError(f"{doc.source}: no conversation found in it as {fmt}")
+    return ImportBatch(doc.source, fmt, detected, reading.conversations, reading.warnings, reading.left_out)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredConversation:
+    """The outcome of storing one conversation: the store's result, or the error that refused it whole."""
+
+    conversation_id: str
+    result: ImportResult | None
+    error: str | None = None
+
+
+def store_batch(
+    store: Store, batch: ImportBatch, *, progress: Callable[[StoredConversation], None] | None = None
+) -> list[StoredConversation]:
+    """Store each conversation of ``batch`` in its own transaction (``import_history``).
+
+    A conversation the store refuses (a message id stored with other content) is reported and nothing of
+    it is written; the other conversations are still stored.
+    """
+    out: list[StoredConversation] = []
+    for h in batch.conversations:
+        try:
+            done = StoredConversation(h.id, store.import_history(h))
+        except StoreError as exc:
+            done = StoredConversation(h.id, None, str(exc))
+        out.append(done)
+        if progress is not None:
+            progress(done)
+    return out
+
+
+def import_file(
+    store: Store, path: str | Path, fmt: str = "auto", *, conversation: str | None = None
+) -> tuple[ImportBatch, list[StoredConversation]]:
+    """Read ``path`` (see :func:`read_file`) and store its conversations (see :func:`store_batch`)."""
+    batch = read_file(path, fmt, conversation=conversation)
+    return batch, store_batch(store, batch)
+
+
+def describe() -> Mapping[str, str]:
+    """Format name -> one line saying what it reads (for ``--help`` and the docs)."""
+    return {name: f.description for name, f in FORMATS.items()}
+
+
+__all__: Sequence[str] = [
+    "AUTO_ORDER",
+    "FORMATS",
+    "FORMAT_NAMES",
+    "ImportBatch",
+    "StoredConversation",
+    "describe",
+    "detect",
+    "import_file",
+    "read_file",
+    "store_batch",
+]

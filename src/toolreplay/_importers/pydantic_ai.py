@@ -1,0 +1,183 @@
+"""``pydantic-ai``: a message history serialized with pydantic-ai's ``ModelMessagesTypeAdapter``.
+
+The JSON is a list of messages, each ``{"kind": "request"|"response", "parts": [...]}``; every part has a
+``part_kind`` (shape from pydantic-ai's ``messages.py``; pydantic-ai itself is not needed to read it):
+
+* request parts: ``system-prompt`` (``content``), ``user-prompt`` (``content``: a string, or a list of
+  strings and media objects with a ``kind``), ``tool-return`` (``tool_name``, ``content``: any JSON,
+  ``tool_call_id``, ``outcome``), ``retry-prompt`` (``content``: a string or a list of validation errors,
+  ``tool_name``, ``tool_call_id``). A request's ``instructions`` is its system prompt;
+* response parts: ``text`` (``content``), ``tool-call`` (``tool_name``, ``args``: an object, a JSON
+  string or null, ``tool_call_id``), ``thinking`` (kept whole as ``{"pydantic-ai": {"thinking": [...]}}``).
+
+A retry prompt answers its tool call as a failed call with the text pydantic-ai sends the model; without
+a tool it is the user-side feedback pydantic-ai sends as a user message. Timestamps are kept as
+``created_at``. Media, files and built-in tool parts are reported, not kept. A JSON document is one
+conversation (id: the file name, or ``--conversation``); JSON Lines hold one conversation per line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import ImportFormatError
+from toolreplay._history import History
+from toolreplay._importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
+from toolreplay.wires._request_common import read_call
+from toolreplay.wires._turns import (
+    AgentSaid,
+    Answers,
+    Call,
+    Event,
+    Result,
+    SystemText,
+    UserText,
+    assemble,
+    merge_data,
+)
+
+NAME = "pydantic-ai"
+_KINDS = ("request", "response")
+_RETRY_TAIL = "\n\nFix the errors and try again."
+
+
+def _why_not(messages: Any) -> str | None:
+    if not isinstance(messages, list) or not messages:
+        return f"{kind_of(messages)}, not a list of ModelRequest/ModelResponse messages"
+    for i, m in enumerate(messages):
+        if not isinstance(m, Mapping) or m.get("kind") not in _KINDS:
+            kind = m.get("kind") if isinstance(m, Mapping) else kind_of(m)
+            return f"[{i}].kind is {kind!r}, not 'request' or 'response'"
+        parts = m.get("parts")
+        if not isinstance(parts, list):
+            return f"[{i}].parts is {kind_of(parts)}, not a list"
+        for j, p in enumerate(parts):
+            if not isinstance(p, Mapping) or not isinstance(p.get("part_kind"), str):
+                return f"[{i}].parts[{j}] has no 'part_kind'"
+    return None
+
+
+def sniff(doc: Document) -> str | None:
+    """None when ``doc`` holds pydantic-ai message histories, else the first failing field."""
+    if doc.not_json is not None:
+        return doc.not_json
+    rec = doc.records[0]
+    why = _why_not(rec.value)
+    return f"line {rec.line}: {why}" if why and rec.line is not None else why
+
+
+def _ts(part: Mapping[str, Any]) -> str | None:
+    ts = part.get("timestamp")
+    return ts if isinstance(ts, str) else None
+
+
+def _retry_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    n = len(content) if isinstance(content, list) else 1
+    return f"{n} validation error{'s' if n != 1 else ''}: {jsonenc.dumps(content)}"
+
+
+def _user_content(content: Any, where: str, warnings: list[str]) -> str:
+    if isinstance(content, str):
+        return content
+    texts: list[str] = []
+    for k, item in enumerate(content if isinstance(content, list) else [content]):
+        if isinstance(item, str):
+            texts.append(item)
+        else:
+            kind = item.get("kind") if isinstance(item, Mapping) else kind_of(item)
+            warnings.append(f"{where}.content[{k}]: a {kind!r} item is not kept (text only)")
+    return "\n\n".join(texts)
+
+
+def _request(
+    m: Mapping[str, Any], where: str, warnings: list[str], first: bool, first_instructions: Any
+) -> list[Event]:
+    events: list[Event] = []
+    results: list[Result] = []
+    instructions = m.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        if first:
+            events.append(SystemText(instructions, f"{where}.instructions"))
+        elif instructions != first_instructions:
+            warnings.append(f"{where}.instructions: changed instructions are not kept (one system prompt)")
+    for j, p in enumerate(m["parts"]):
+        at = f"{where}.parts[{j}]"
+        kind = p["part_kind"]
+        if kind == "system-prompt":
+            events.append(SystemText(str(p.get("content") or ""), at))
+        elif kind == "user-prompt":
+            events.append(UserText(_user_content(p.get("content"), at, warnings), at, _ts(p)))
+        elif kind == "tool-return":
+            content = p.get("content")
+            answer = content if isinstance(content, str) else jsonenc.dumps(content)
+            cid = p.get("tool_call_id")
+            failed = p.get("outcome") in ("failed", "denied")
+            results.append(
+                Result(answer, cid if isinstance(cid, str) else None, p.get("tool_name"), failed, at)
+            )
+        elif kind == "retry-prompt":
+            text = _retry_text(p.get("content"))
+            if isinstance(p.get("tool_name"), str):
+                cid = p.get("tool_call_id")
+                results.append(
+                    Result(text + _RETRY_TAIL, cid if isinstance(cid, str) else None, None, True, at)
+                )
+            else:
+                events.append(UserText(f"Validation feedback:\n{text}{_RETRY_TAIL}", at, _ts(p)))
+        else:
+            warnings.append(f"{at}: a {kind!r} part is not kept")
+    return ([Answers(results, where)] if results else []) + events
+
+
+def _response(m: Mapping[str, Any], where: str, warnings: list[str]) -> AgentSaid:
+    parts: list[str | Call] = []
+    data: dict[str, Any] | None = None
+    for j, p in enumerate(m["parts"]):
+        at = f"{where}.parts[{j}]"
+        kind = p["part_kind"]
+        if kind == "text":
+            text = p.get("content")
+            if isinstance(text, str) and text:
+                parts.append(text)
+        elif kind == "tool-call":
+            name, args, cid = p.get("tool_name"), p.get("args"), p.get("tool_call_id")
+            parts.append(read_call(name, args, cid, at, "tool_name", warnings, ImportFormatError))
+        elif kind == "thinking":
+            data = merge_data(data, {NAME: {"thinking": [dict(p)]}})
+        else:
+            data = merge_data(data, {NAME: {"other_parts": [dict(p)]}})
+            warnings.append(f"{at}: a {kind!r} part is kept as provider data, not replayed")
+    return AgentSaid(parts, where, data, _ts(m))
+
+
+def history_of(messages: Sequence[Any], cid: str, where: str) -> History:
+    """One serialized message history as a stored history."""
+    warnings: list[str] = []
+    events: list[Event] = []
+    first_instructions = messages[0].get("instructions") if messages else None
+    for i, m in enumerate(messages):
+        at = f"{where}[{i}]"
+        if m["kind"] == "request":
+            events.extend(_request(m, at, warnings, i == 0, first_instructions))
+        else:
+            events.append(_response(m, at, warnings))
+    return assemble(events, conversation_id=cid, warnings=warnings)
+
+
+def read(doc: Document, conversation: str | None) -> Reading:
+    """The conversations of ``doc`` (``conversation``: see :func:`pick`)."""
+    found: list[History] = []
+    for rec in doc.records:
+        why = _why_not(rec.value)
+        if why:
+            raise ImportFormatError(f"{doc.at(rec)}: {why}")
+        cid = f"{doc.path.stem}-{rec.line}" if rec.line is not None else doc.path.stem
+        found.append(history_of(rec.value, cid, doc.at(rec)))
+    return Reading(pick(doc, found, conversation, many=doc.kind == "jsonl"), tuple(broken_warnings(doc)))
+
+
+FORMAT = Format(NAME, "a pydantic-ai message history (ModelMessagesTypeAdapter JSON)", sniff, read)

@@ -1,0 +1,514 @@
+"""Incremental rendering for a conversation that grows turn by turn.
+
+Every turn of an agent renders its whole history again, although only the end of it changed. A
+:class:`RenderCache` (one per conversation) keeps what the last render produced: for each stored
+message its turn message and the wire elements it rendered into, plus the running state of the wire
+(the call-id mapper, the tools declared so far). The next render compares the new history with the
+cached one **by content** (the same message objects, or ones that render exactly alike: equal, with the
+same key order and number types), finds the first message that differs, and renders only from there
+on; everything before it is reused. So:
+
+* one more turn appended: only the new messages are prepared and rendered;
+* a reply in progress that gained a call (the continuation requests inside a turn): only that reply;
+* anything earlier changed (an edited text, an added or removed call, a changed answer): rendering
+  resumes at the first changed message, and everything after it is rendered again;
+* a different vessel, mode, model, system prompt, tool list or replay setting: its own cache entry.
+
+The body is the body :func:`toolreplay.render` returns, equal byte for byte after
+:func:`toolreplay.encode` (property-tested over every wire and vessel). It uses each wire's own
+per-turn function (``render_turn``) and the wire's own ``render`` for everything around the message
+list, so no wire shape is written twice; the few per-wire facts it needs (which body key holds the list,
+how the wire builds its call-id mapper, Gemini's look-back) sit in :func:`_piece_renderer`.
+
+The returned body shares its elements with the cache: treat it as read-only (copy what you change,
+e.g. before adding an Anthropic ``cache_control`` marker). A cache is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import importlib
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from toolreplay._history import History, Message, ToolCall, ToolSpec, load_history
+from toolreplay._ids import StemAllocator, stems_for
+from toolreplay._replay import (
+    DEFAULT_SETTINGS,
+    Mode,
+    ReplayCall,
+    ReplaySettings,
+    TurnMessage,
+    prepare_turn_messages,
+)
+from toolreplay._vessels import Vessel, get_vessel
+from toolreplay.wires import PACKAGES, render_wire
+from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, render_warnings
+
+#: The body key that holds each wire's message list (claude-prompt: a prompt string, see _finish_prompt).
+LIST_KEYS: dict[str, str] = {
+    "openai-chat": "messages",
+    "openai-responses": "input",
+    "anthropic": "messages",
+    "gemini": "contents",
+    "ollama": "messages",
+}
+
+#: How many cache entries (vessel, mode, options) one conversation keeps, most recently used first.
+MAX_ENTRIES = 4
+
+Piece = Callable[[TurnMessage, list[Any]], list[Any]]
+
+
+def _piece_renderer(wire: str, opts: RenderOptions) -> tuple[Piece, IdMapper | None]:
+    """The wire's per-turn renderer, bound to a fresh call-id mapper built the way the wire builds it."""
+    mod = importlib.import_module(f"toolreplay.wires.{PACKAGES[wire]}.render")
+    if wire == "openai-chat":
+        ids = IdMapper(opts)
+        named = "tool_message_name" in opts.flags and "no_message_name" not in opts.flags
+        return (lambda t, items: mod.render_turn(t, ids, named)), ids
+    if wire == "openai-responses":
+        ids = IdMapper(opts, max_len=mod.MAX_CALL_ID)
+        return (lambda t, items: mod.render_turn(t, ids)), ids
+    if wire == "anthropic":
+        ids = IdMapper(opts, id_safe=True)
+        return (lambda t, items: mod.render_turn(t, ids)), ids
+    if wire == "ollama":
+        ids = IdMapper(opts)
+        return (lambda t, items: mod.render_turn(t, ids)), ids
+    if wire == "gemini":
+        # Gemini looks back one content: a call turn after a model content gets a separator first.
+        return (lambda t, items: mod.render_turn(t, not items or items[-1]["role"] == "model")), None
+    if wire == "claude-prompt":
+        return (lambda t, items: [mod.render_turn(t)]), None
+    raise AssertionError(f"wire {wire!r} has no piece renderer")  # PACKAGES and this table disagree
+
+
+@dataclass(frozen=True, slots=True)
+class CacheStats:
+    """What the cache did so far: renders from scratch, renders that resumed part-way, messages rendered."""
+
+    full: int = 0
+    resumed: int = 0
+    reused_messages: int = 0
+    rendered_messages: int = 0
+    fallbacks: int = 0
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One cached rendering: its key, and per stored message what it produced and the state after it."""
+
+    wire: str
+    opts: RenderOptions
+    mode: Mode
+    settings: ReplaySettings
+    native_tools: bool
+    messages: tuple[Message, ...] = ()
+    turns: list[TurnMessage | None] = field(default_factory=lambda: [])
+    items: list[Any] = field(default_factory=lambda: [])
+    declared: list[ToolSpec] = field(default_factory=lambda: [])
+    declared_names: set[str] = field(default_factory=lambda: set[str]())
+    system: list[TurnMessage] = field(default_factory=lambda: [])
+    first: tuple[TurnMessage, int] | None = None
+    # state after each stored message, for resuming at any message
+    items_after: list[int] = field(default_factory=lambda: [])
+    index_after: list[int] = field(default_factory=lambda: [])
+    declared_after: list[int] = field(default_factory=lambda: [])
+    system_after: list[int] = field(default_factory=lambda: [])
+    first_at: int = -1
+    alloc: StemAllocator = field(default_factory=StemAllocator)
+    piece: Piece | None = None
+    ids: IdMapper | None = None
+
+    def matches(self, key: tuple[str, RenderOptions, Mode, ReplaySettings, bool]) -> bool:
+        wire, opts, mode, settings, native_tools = key
+        return (
+            self.wire == wire
+            and self.mode == mode
+            and self.native_tools == native_tools
+            and self.opts == opts
+            and self.settings == settings
+        )
+
+
+def _strict(a: Any, b: Any) -> bool:
+    """Equal and alike in everything that changes bytes: types (``1``, ``1.0``, ``True``) and key order."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_strict(v, b[k]) for k, v in a.items())
+    if isinstance(a, list | tuple):
+        return len(a) == len(b) and all(_strict(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+#: Every field but those compared apart below; read as one tuple each (a field added later is included).
+_MESSAGE_PLAIN = operator.attrgetter(
+    *(f.name for f in fields(Message) if f.name not in ("tool_uses", "provider_data"))
+)
+_CALL_PLAIN = operator.attrgetter(
+    *(f.name for f in fields(ToolCall) if f.name not in ("input", "provider_data"))
+)
+
+
+def _same(a: Message, b: Message) -> bool:
+    """``b`` renders exactly as ``a`` does. Dataclass equality is not enough: ``{"a": 1, "b": 2}`` equals
+    ``{"b": 2, "a": 1}`` and ``1`` equals ``1.0``, yet they are sent as different bytes. A call's input
+    is compared by its type and its JSON text (``input_text``, which every wire sends or parses), which is
+    also cheaper than comparing the values."""
+    if _MESSAGE_PLAIN(a) != _MESSAGE_PLAIN(b) or not _strict(a.provider_data, b.provider_data):
+        return False
+    ta, tb = a.tool_uses, b.tool_uses
+    if ta is tb:
+        return True
+    if len(ta) != len(tb):
+        return False
+    for x, y in zip(ta, tb, strict=True):
+        if x is y:
+            continue
+        if _CALL_PLAIN(x) != _CALL_PLAIN(y) or type(x.input) is not type(y.input):
+            return False
+        if x.provider_data is not y.provider_data and not _strict(x.provider_data, y.provider_data):
+            return False
+    return True
+
+
+def _first_difference(old: tuple[Message, ...], new: tuple[Message, ...]) -> int:
+    """How many leading messages ``old`` and ``new`` share by content (the same object, or one that
+    renders exactly alike)."""
+    n = min(len(old), len(new))
+    try:  # the same objects (a conversation held in memory): one scan at C speed
+        first = operator.indexOf(map(operator.is_, old[:n], new[:n]), False)
+    except ValueError:
+        return n
+    for i in range(first, n):
+        a, b = old[i], new[i]
+        if a is not b and not _same(a, b):
+            return i
+    return n
+
+
+Tail = list[tuple[TurnMessage | None, TurnMessage | None]]
+
+
+def _matched(
+    prepared: Sequence[TurnMessage], messages: Sequence[Message], skip: int
+) -> list[TurnMessage | None]:
+    """Each message's turn message (None where it is not replayed), after the first ``skip`` prepared
+    ones (the context's); prepare emits at most one per message, in order."""
+    out: list[TurnMessage | None] = []
+    pos = skip
+    for m in messages:
+        if pos < len(prepared) and prepared[pos].message_id == m.id:
+            out.append(prepared[pos])
+            pos += 1
+        else:
+            out.append(None)
+    return out
+
+
+def _prepared(
+    window: Sequence[Message], tail: int, mode: Mode, settings: ReplaySettings, native: bool
+) -> Tail:
+    """(turn message in ``mode``, the turn message that declares tools) of each of the last ``tail``
+    messages of ``window``: with ``native``, the native mode's (DECISIONS 8), else the same one."""
+    context = {m.id for m in window[: len(window) - tail]}
+    rows: list[list[TurnMessage | None]] = []
+    for md in dict.fromkeys((mode, "native" if native else mode)):
+        prepared = prepare_turn_messages(window, md, settings=settings)
+        skip = 0
+        while skip < len(prepared) and prepared[skip].message_id in context:
+            skip += 1
+        rows.append(_matched(prepared, window[len(window) - tail :], skip))
+    return list(zip(rows[0], rows[-1], strict=True))
+
+
+def _tail_turns(messages: tuple[Message, ...], start: int, e: _Entry) -> Tail | None:
+    """The turn messages of ``messages[start:]`` (see :func:`_prepared`).
+
+    Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
+    the last user message before ``start`` (the ``prose`` records made there land in the next user
+    message). ``e.alloc`` holds the stems of ``messages[:start]`` and is continued; when the stems the
+    tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
+    """
+    c = start
+    while c > 0 and messages[c - 1].role != "user":
+        c -= 1
+    window = messages[c:]
+    ids = [m.id for m in window]
+    if len(set(ids)) != len(ids):
+        return None
+    stems = [e.alloc.stem(m.id) for m in messages[start:]]
+    if stems_for(ids)[start - c :] != stems:
+        return None
+    return _prepared(window, len(messages) - start, e.mode, e.settings, e.native_tools)
+
+
+def _cut(h: History, upto: str | None, mode: Mode, settings: ReplaySettings) -> tuple[Message, ...]:
+    """The messages up to and including ``upto`` (all without it); a missing id raises the seam's error."""
+    if upto is None:
+        return h.messages
+    for i, m in enumerate(h.messages):
+        if m.id == upto:
+            return h.messages[: i + 1]
+    prepare_turn_messages(h, mode, upto=upto, settings=settings)  # raises the error a caller expects
+    raise AssertionError("unreachable: prepare_turn_messages accepted a missing upto")
+
+
+def _advance(ids: IdMapper, to: int, turns: Sequence[TurnMessage | None]) -> None:
+    """Move a fresh mapper's running index to ``to`` (only Kimi ids depend on it)."""
+    if ids.index >= to:
+        return
+    some: ReplayCall | None = next((c for t in turns if t is not None for c in t.calls), None)
+    while some is not None and ids.index < to:
+        ids(some)
+
+
+class RenderCache:
+    """The rendered pieces of one conversation, reused when the conversation only grew (or changed late).
+
+    ``cache.render(history, vessel, ...)`` takes the arguments of :func:`toolreplay.render` and returns
+    the same body; see the module docstring for what is reused and when.
+    """
+
+    def __init__(self) -> None:
+        self._entries: list[_Entry] = []
+        self._stats = CacheStats()
+
+    @property
+    def stats(self) -> CacheStats:
+        return self._stats
+
+    def clear(self) -> None:
+        """Forget everything (the next render starts from scratch)."""
+        self._entries.clear()
+
+    def render(
+        self,
+        history: History | str | Path | Mapping[str, Any],
+        vessel: str | Vessel = "gemini",
+        mode: Mode = "native",
+        system: str | None = None,
+        tools: Sequence[ToolSpec] | None = None,
+        model: str | None = None,
+        upto: str | None = None,
+        *,
+        settings: ReplaySettings = DEFAULT_SETTINGS,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        stream: bool | None = None,
+        warnings: list[str] | None = None,
+    ) -> dict[str, Any]:
+        """The request body :func:`toolreplay.render` gives for these arguments, rendered incrementally."""
+        from toolreplay import _api as api
+
+        h = history if isinstance(history, History) else load_history(history)
+        v = get_vessel(vessel)
+        given = tools if tools is not None else (h.tools or ())
+        opts = api.render_options(
+            v,
+            system=system,
+            tools=given,
+            model=model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            stream=stream,
+        )
+        messages = _cut(h, upto, mode, settings)
+        # DECISIONS 8, as api.render does: plain and prose declare the tools the native replay would
+        native_tools = mode != "native"
+        got = self._render(messages, v.wire, opts, mode, settings, native_tools)
+        if got is None:  # the wire did not render as this cache expects: the plain render decides
+            return api.render(
+                h, v, mode, system, tools, model, upto, settings=settings, temperature=temperature,
+                max_tokens=max_tokens, stream=stream, warnings=warnings,
+            )  # fmt: skip
+        body, entry = got
+        if warnings is not None:
+            warnings.extend(h.warnings)
+            declared = tuple(entry.declared) if native_tools else opts.tools
+            warnings.extend(render_warnings([t for t in entry.turns if t is not None], declared, v.wire))
+        return body
+
+    def render_body(
+        self,
+        messages: History | Sequence[Message],
+        wire: str,
+        opts: RenderOptions,
+        mode: Mode = "native",
+        *,
+        settings: ReplaySettings = DEFAULT_SETTINGS,
+    ) -> dict[str, Any]:
+        """``render_wire(wire, prepare_turn_messages(messages, mode, settings=settings), opts)``, the
+        body a caller that builds its own options sends (the turn loop does, once per step of a turn: the
+        reply in progress, which gained a call, is the only message rendered again)."""
+        msgs = messages.messages if isinstance(messages, History) else tuple(messages)
+        if wire not in PACKAGES:  # the dispatcher's own error for an unknown wire
+            render_wire(wire, [], opts)
+        got = self._render(msgs, wire, opts, mode, settings, False)
+        if got is None:
+            return render_wire(wire, prepare_turn_messages(msgs, mode, settings=settings), opts)
+        return got[0]
+
+    # ------------------------------------------------------------------------------------------------
+
+    def _render(
+        self,
+        messages: tuple[Message, ...],
+        wire: str,
+        opts: RenderOptions,
+        mode: Mode,
+        settings: ReplaySettings,
+        native_tools: bool,
+    ) -> tuple[dict[str, Any], _Entry] | None:
+        """The body and the entry that made it; None when the wire did not render as expected."""
+        entry = self._entry((wire, opts, mode, settings, native_tools))
+        try:
+            self._update(entry, messages)
+            body = self._body(entry)
+        except BaseException:
+            self._entries.remove(entry)
+            raise
+        if body is None:
+            self._stats = replace(self._stats, fallbacks=self._stats.fallbacks + 1)
+            self._entries.remove(entry)
+            return None
+        return body, entry
+
+    def _entry(self, key: tuple[str, RenderOptions, Mode, ReplaySettings, bool]) -> _Entry:
+        for i, e in enumerate(self._entries):
+            if e.matches(key):
+                if i:
+                    self._entries.insert(0, self._entries.pop(i))
+                return e
+        e = _Entry(*key)
+        self._entries.insert(0, e)
+        del self._entries[MAX_ENTRIES:]
+        return e
+
+    def _update(self, e: _Entry, messages: tuple[Message, ...]) -> None:
+        """Bring ``e`` to ``messages``: keep the shared leading messages, render the rest."""
+        fresh = e.piece is None
+        j = 0 if fresh else _first_difference(e.messages, messages)
+        if not fresh and j == len(e.messages) == len(messages):
+            self._count(resumed=True, reused=j, rendered=0)
+            return
+        if fresh or j < len(e.messages):
+            self._truncate(e, messages, j)
+        tail = _tail_turns(messages, j, e)
+        if tail is None and j > 0:
+            j = 0
+            self._truncate(e, messages, 0)
+            tail = _tail_turns(messages, 0, e)
+        repeated = tail is None
+        if tail is None:  # message ids repeat: matched in order, and no resuming from this state
+            tail = _prepared(messages, len(messages), e.mode, e.settings, e.native_tools)
+        self._count(resumed=j > 0, reused=j, rendered=len(messages) - j)
+        self._extend(e, tail)
+        e.messages = messages
+        if repeated:
+            e.piece = None
+
+    def _count(self, *, resumed: bool, reused: int, rendered: int) -> None:
+        s = self._stats
+        self._stats = CacheStats(
+            full=s.full + (not resumed),
+            resumed=s.resumed + resumed,
+            reused_messages=s.reused_messages + reused,
+            rendered_messages=s.rendered_messages + rendered,
+            fallbacks=s.fallbacks,
+        )
+
+    @staticmethod
+    def _truncate(e: _Entry, messages: tuple[Message, ...], j: int) -> None:
+        """Drop everything ``e`` holds from stored message ``j`` on; rebuild the running state at ``j``."""
+        del e.turns[j:]
+        for arr in (e.items_after, e.index_after, e.declared_after, e.system_after):
+            del arr[j:]
+        del e.items[e.items_after[-1] if j else 0 :]
+        del e.declared[e.declared_after[-1] if j else 0 :]
+        if not j:
+            e.declared.extend(e.opts.tools)
+        e.declared_names = {t.name for t in e.declared}
+        del e.system[e.system_after[-1] if j else 0 :]
+        if e.first_at >= j:
+            e.first, e.first_at = None, -1
+        e.alloc = StemAllocator()
+        for m in messages[:j]:
+            e.alloc.stem(m.id)
+        e.piece, e.ids = _piece_renderer(e.wire, e.opts)
+        if e.ids is not None and j:
+            _advance(e.ids, e.index_after[-1], e.turns)
+
+    @staticmethod
+    def _extend(e: _Entry, tail: Tail) -> None:
+        """Render ``tail`` (per stored message: its turn message, and the one declaring tools) onto ``e``."""
+        piece = e.piece
+        assert piece is not None
+        items = e.items
+        for t, declaring in tail:
+            e.turns.append(t)
+            if t is not None:
+                if t.role == "system":
+                    e.system.append(t)
+                else:
+                    made = piece(t, items)
+                    if made and e.first is None:
+                        e.first, e.first_at = (t, len(made)), len(e.turns) - 1
+                    items.extend(made)
+            if declaring is not None and any(c.name not in e.declared_names for c in declaring.calls):
+                e.declared[:] = declared_tools([declaring], e.declared)
+                e.declared_names = {s.name for s in e.declared}
+            e.items_after.append(len(items))
+            e.index_after.append(e.ids.index if e.ids is not None else 0)
+            e.declared_after.append(len(e.declared))
+            e.system_after.append(len(e.system))
+
+    @staticmethod
+    def _body(e: _Entry) -> dict[str, Any] | None:
+        """The whole body: the wire's own render of a skeleton (system turns, the first turn that renders
+        anything, every declared tool), its list then replaced by the cached elements."""
+        skeleton = list(e.system)
+        n_first = 0
+        if e.first is not None:
+            skeleton.append(e.first[0])
+            n_first = e.first[1]
+        opts = replace(e.opts, tools=tuple(e.declared))
+        body = render_wire(e.wire, skeleton, opts)
+        if e.wire == "claude-prompt":
+            return _finish_prompt(body, e)
+        key = LIST_KEYS[e.wire]
+        shown = body.get(key)
+        if not isinstance(shown, list) or len(shown) < n_first:
+            return None
+        head = len(shown) - n_first
+        if shown[head:] != e.items[:n_first]:
+            return None
+        body[key] = shown[:head] + e.items
+        return body
+
+
+def _finish_prompt(body: dict[str, Any], e: _Entry) -> dict[str, Any] | None:
+    """claude-prompt: the prompt from the cached transcript lines (``render_prompt``'s layout)."""
+    from toolreplay.wires.claude_prompt import render as cp
+
+    rest = [t for t in e.turns if t is not None and t.role != "system"]
+    lines: list[str] = e.items
+    if len(lines) != len(rest):
+        return None
+    if rest and rest[-1].role == "user" and not rest[-1].calls:
+        prior, message = lines[:-1], rest[-1].text
+    else:
+        prior, message = lines, cp.CONTINUE
+    if prior:  # one join: the prompt is megabytes long at 1,000 turns
+        message = "\n".join([f"{cp.REPLAY_HEAD}\n\n{cp.OPEN}", *prior, f"{cp.CLOSE}\n\n{message}"])
+    body["prompt"] = message
+    return body
+
+
+__all__ = ["CacheStats", "RenderCache"]

@@ -1,0 +1,150 @@
+"""The store: a small Protocol, implemented on SQLite (default) and PostgreSQL.
+
+Which database: ``--db`` beats ``$TOOLREPLAY_DB`` beats the default SQLite file in the user's data
+directory (``$XDG_DATA_HOME/toolreplay/toolreplay.db``, else ``~/.local/share/toolreplay/toolreplay.db``).
+A value starting with ``postgresql://`` (or ``postgres://``) selects PostgreSQL.
+
+Guarantees every backend keeps (tested against both):
+
+* a reply and all its tool uses are written in one transaction; a reader never sees a reply without
+  its calls;
+* importing the same messages again changes nothing; a message id that exists with different content is
+  refused (:class:`~toolreplay._errors.StoreError`) and nothing of that import is written;
+* messages of one conversation have a total order (``position``: no duplicates, no gaps) even with many
+  writers;
+* during a turn, each executed call is committed as it completes (``record_call``), so nothing executed
+  is lost if the process dies; the reply is finished (text, status) in one transaction.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from toolreplay._history import History, Message, ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationInfo:
+    """One row of ``history list``."""
+
+    id: str
+    messages: int
+    calls: int
+    updated_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    """What an import did: how many messages were added and how many were already there, unchanged."""
+
+    conversation_id: str
+    added: int
+    unchanged: int
+
+
+@dataclass(frozen=True, slots=True)
+class Todo:
+    """One item of the coop todo board."""
+
+    id: int
+    text: str
+    status: str  # "open" | "closed"
+    note: str
+    created_at: str
+    updated_at: str
+
+
+class Store(Protocol):
+    """What toolreplay needs of a database. Every method is its own transaction."""
+
+    url: str
+
+    def list_conversations(self) -> list[ConversationInfo]: ...
+
+    def exists(self, conversation_id: str) -> bool: ...
+
+    def load(self, conversation_id: str) -> History:
+        """The whole conversation in stored order; raises StoreError when there is none."""
+        ...
+
+    def import_history(self, history: History) -> ImportResult:
+        """Store every message not yet stored (idempotent; conflicts refused, nothing written)."""
+        ...
+
+    def append_message(self, conversation_id: str, message: Message) -> None:
+        """Append one finished message with all its tool uses, atomically (creates the conversation).
+
+        The same message again (same id, same content) changes nothing, so a retried append is safe; the
+        same id with different content raises StoreError.
+        """
+        ...
+
+    def begin_reply(
+        self, conversation_id: str, message_id: str, *, vessel: str | None, created_at: str | None
+    ) -> None:
+        """Store an empty assistant reply, status ``in_progress`` (its id allocated before any request)."""
+        ...
+
+    def record_call(self, conversation_id: str, message_id: str, call: ToolCall) -> None:
+        """Append one executed call (with its answer, or None when it has none yet) to a reply; committed.
+
+        A call may be recorded before it runs (``answer=None``) and again with its answer: when the reply's
+        latest call with the same provider ``call_id`` (for a call without one: the reply's latest call,
+        when it has no id either) has no answer and the same name and input, the answer is filled in
+        there. Anything else appends (providers reuse ids like ``call_0`` across the
+        rounds of one turn). Refused (StoreError) for an unknown message, a non-assistant message, or a
+        reply that is already ``complete``.
+        """
+        ...
+
+    def finish_reply(
+        self,
+        conversation_id: str,
+        message_id: str,
+        *,
+        text: str,
+        status: str = "complete",
+        provider_data: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Set a reply's text, status and data in one transaction."""
+        ...
+
+    # the coop todo board, kept in the same database
+    def todo_add(self, text: str) -> Todo: ...
+
+    def todo_get(self, todo_id: int) -> Todo | None: ...
+
+    def todo_list(self, status: str | None = None) -> Sequence[Todo]: ...
+
+    def todo_update(
+        self, todo_id: int, *, status: str | None = None, text: str | None = None, note: str | None = None
+    ) -> Todo | None: ...
+
+    def close(self) -> None: ...
+
+
+def default_db_path() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "toolreplay" / "toolreplay.db"
+
+
+def resolve_db(db: str | None = None) -> str:
+    """The database in force: ``db`` (from ``--db``), else ``$TOOLREPLAY_DB``, else the default."""
+    return db or os.environ.get("TOOLREPLAY_DB") or str(default_db_path())
+
+
+def open_store(db: str | None = None) -> Store:
+    """Open (and migrate) the store at ``db`` (see :func:`resolve_db`)."""
+    url = resolve_db(db)
+    if url.startswith(("postgresql://", "postgres://")):
+        from toolreplay._store.postgres import PostgresStore
+
+        return PostgresStore(url)
+    from toolreplay._store.sqlite import SQLiteStore
+
+    return SQLiteStore(url)

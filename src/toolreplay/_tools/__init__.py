@@ -1,0 +1,230 @@
+"""Tools a turn can run: a registry of name, description, JSON schema and a Python callable.
+
+A tool's callable takes the call's input (a JSON object, as a mapping) and returns its answer as text;
+it may be a plain function or a coroutine function. A tool says that a call failed (a bad id, a missing
+field) by raising :class:`ToolError`: the model gets the message as an error answer (``is_error``), the
+turn goes on. Any other exception is a bug in the tool and propagates; the turn loop then stores the call
+as made with no answer and marks the reply interrupted.
+
+Plain callables run inline on the event loop's thread (a SQLite connection belongs to the thread that
+opened it, and the coop tool writes to the same database as the turn); give a slow tool an ``async``
+callable.
+
+The registry also answers the calls it must not run:
+
+* dry run (``dry=True``): nothing is executed; the answer is a canned, clearly marked text
+  (``[dry run] coop close 12: not executed``), for experiments;
+* arguments that were not a JSON object (``input_error``): answered with an error, never executed;
+* a tool that is not in the registry: answered with an error naming the tools that are.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+from toolreplay._errors import ConfigError
+from toolreplay._history import ToolSpec
+from toolreplay._replay import replay_name
+from toolreplay._tools.dry import dry_answer
+
+ToolFn = Callable[[Mapping[str, Any]], "str | Awaitable[str]"]
+
+
+class ToolError(Exception):
+    """Raised by a tool to answer a call with an error (``is_error``) instead of a result."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """One tool: its definition (sent to the model) and the callable that runs a call."""
+
+    spec: ToolSpec
+    fn: ToolFn
+    source: str | None = None
+    """The ``--tools`` entry it was loaded from (``coop``, ``module:attribute``), so a separate process
+    (``toolreplay mcp`` started for the claude vessel) can load the same tool; None when built in code."""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """The answer to one call. ``executed`` is False for dry runs and calls refused before running."""
+
+    answer: str
+    is_error: bool = False
+    executed: bool = True
+    dry: bool = False
+
+
+def tool(
+    name: str, description: str = "", parameters: Mapping[str, Any] | None = None
+) -> Callable[[ToolFn], Tool]:
+    """Decorator: ``@tool("weather", "Weather in a city", {...schema...})`` turns a function into a Tool."""
+
+    def wrap(fn: ToolFn) -> Tool:
+        params = parameters if parameters is not None else {"type": "object", "properties": {}}
+        return Tool(ToolSpec(name, description or (inspect.getdoc(fn) or ""), params), fn)
+
+    return wrap
+
+
+class ToolRegistry:
+    """The tools one turn (or one MCP server) offers, by name, in the order they were added."""
+
+    __slots__ = ("_tools",)
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.add(t)
+
+    def add(self, t: Tool) -> None:
+        if t.name in self._tools:
+            raise ConfigError(f"two tools are named {t.name!r}; tool names must be unique")
+        self._tools[t.name] = t
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and self.find(name) is not None
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._tools)
+
+    def sources(self) -> tuple[str, ...]:
+        """The ``--tools`` entries that load these tools again in another process (``toolreplay mcp``)."""
+        missing = [t.name for t in self._tools.values() if t.source is None]
+        if missing:
+            raise ConfigError(
+                f"tool(s) {', '.join(missing)} were built in code, so `toolreplay mcp` cannot serve them; "
+                "load them with --tools module:attribute"
+            )
+        return tuple(dict.fromkeys(t.source for t in self._tools.values() if t.source is not None))
+
+    def specs(self) -> tuple[ToolSpec, ...]:
+        """The definitions sent to the model, in registry order."""
+        return tuple(t.spec for t in self._tools.values())
+
+    def find(self, name: str) -> Tool | None:
+        """The tool a call names: exactly, under the replay vocabulary (``mcp__coop__coop`` is coop), or
+        under the name the wires gave it."""
+        found = self._tools.get(name) or self._tools.get(replay_name(name))
+        if found is None:
+            # A name the wire had to map (``my.tool`` is sent as ``my_tool_<hash>``) comes back mapped.
+            from toolreplay.wires._common import wire_tool_name
+
+            found = next((t for t in self._tools.values() if wire_tool_name(t.name) == name), None)
+        return found
+
+    async def call(
+        self, name: str, input: Any, *, dry: bool = False, input_error: str | None = None
+    ) -> ToolOutcome:
+        """Answer one call: run it, or refuse it (dry run, broken arguments, unknown tool)."""
+        if input_error is not None:
+            return ToolOutcome(
+                f"error: the arguments of this {name} call are not a JSON object ({input_error}); "
+                "nothing was executed, send the call again with valid JSON arguments",
+                is_error=True,
+                executed=False,
+            )
+        t = self.find(name)
+        if t is None:
+            known = ", ".join(self._tools) or "none"
+            return ToolOutcome(
+                f"error: there is no tool named {name!r}; tools: {known}", is_error=True, executed=False
+            )
+        if dry:
+            return ToolOutcome(dry_answer(t.name, input), executed=False, dry=True)
+        if not isinstance(input, Mapping):
+            return ToolOutcome(
+                f"error: {t.name} takes a JSON object as input, not {type(input).__name__}",
+                is_error=True,
+                executed=False,
+            )
+        try:
+            result = t.fn(cast(Mapping[str, Any], input))
+            if inspect.isawaitable(result):
+                result = await result
+        except ToolError as exc:
+            return ToolOutcome(str(exc) or "error", is_error=True)
+        if not isinstance(result, str):
+            raise ConfigError(f"tool {t.name!r} returned {type(result).__name__}; a tool must return text")
+        return ToolOutcome(result)
+
+
+def load_tool_spec(spec: str, store: Any = None) -> list[Tool]:
+    """The tools one ``--tools`` entry names: ``coop`` (needs the store) or ``module:attribute``.
+
+    The attribute may be a :class:`Tool`, a :class:`ToolRegistry`, a list of tools, or a function taking
+    no argument that returns one of those.
+    """
+    spec = spec.strip()
+    if spec == "coop":
+        if store is None:
+            raise ConfigError("the coop tool needs a store (a database to keep the todo board in)")
+        from toolreplay._tools.coop import coop_tool
+
+        return [replace(coop_tool(store), source="coop")]
+    if ":" not in spec:
+        raise ConfigError(f"unknown tool {spec!r}; use coop, or module:attribute for your own tools")
+    module_name, attr = spec.split(":", 1)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"--tools {spec}: cannot import {module_name} ({exc})") from None
+    try:
+        value: Any = getattr(module, attr)
+    except AttributeError:
+        raise ConfigError(f"--tools {spec}: {module_name} has no attribute {attr!r}") from None
+    if callable(value) and not isinstance(value, (Tool, ToolRegistry)):
+        try:
+            inspect.signature(value).bind()
+        except TypeError:  # e.g. --tools os.path:join, or a tool function given instead of its Tool
+            raise ConfigError(
+                f"--tools {spec}: a function that needs arguments; name a Tool, a list of tools, a "
+                "ToolRegistry or a function of no argument that returns one"
+            ) from None
+        except ValueError:
+            pass  # no signature to read (some builtins): calling it will tell
+        value = value()
+    if isinstance(value, Tool):
+        return [replace(value, source=spec)]
+    if isinstance(value, (ToolRegistry, list, tuple)) and all(isinstance(t, Tool) for t in value):
+        return [replace(t, source=spec) for t in cast(Iterable[Tool], value)]
+    raise ConfigError(f"--tools {spec}: not a Tool, a list of tools or a ToolRegistry")
+
+
+def build_registry(specs: Iterable[str], store: Any = None) -> ToolRegistry:
+    """A registry of the tools named by ``--tools`` entries (each may hold several, comma-separated)."""
+    reg = ToolRegistry()
+    for entry in specs:
+        for part in entry.split(","):
+            if part.strip():
+                for t in load_tool_spec(part, store):
+                    reg.add(t)
+    return reg
+
+
+__all__ = [
+    "Tool",
+    "ToolError",
+    "ToolFn",
+    "ToolOutcome",
+    "ToolRegistry",
+    "build_registry",
+    "dry_answer",
+    "load_tool_spec",
+    "tool",
+]

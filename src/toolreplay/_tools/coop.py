@@ -1,0 +1,164 @@
+"""The ``coop`` tool: a todo board kept in the same database as the conversations.
+
+One tool with an ``action`` field, the shape agents already use (the bundled demo stores such calls)::
+
+    {"action": "add", "text": "rotate the staging keys"}  -> status: added #14
+    {"action": "list"}                   (open todos; "status": "closed" or "all" for the others)
+    {"action": "show", "id": 14}         -> #14 open  rotate the staging keys
+    {"action": "close", "id": 14, "text": "done in prod"}  -> status: closed
+    {"action": "reopen", "id": 14}       -> status: open
+    {"action": "note", "id": 14, "text": "waiting for ops"}
+    {"action": "edit", "id": 14, "text": "rotate the staging and prod keys"}
+
+Answers are short text. A bad action, a missing or unknown id, a missing text raise
+:class:`~toolreplay._tools.ToolError`, so the model gets a clear error answer (``is_error``). The same
+function serves ``toolreplay coop ...`` by hand, so a person and a model see the same words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from toolreplay._history import ToolSpec
+from toolreplay._store import Todo
+from toolreplay._tools import Tool, ToolError
+
+ACTIONS: tuple[str, ...] = ("add", "list", "show", "close", "reopen", "note", "edit")
+LIST_STATUSES: tuple[str, ...] = ("open", "closed", "all")
+
+COOP_SPEC = ToolSpec(
+    name="coop",
+    description=(
+        "The shared todo board. Actions: add (text), list (status: open, closed or all; default open), "
+        "show (id), close (id, optional text as a note), reopen (id), note (id, text), edit (id, text)."
+    ),
+    parameters={
+        "type": "object",
+        "properties": {
+            "action": {"type": "string", "enum": list(ACTIONS)},
+            "id": {"type": "integer", "description": "The todo number (show, close, reopen, note, edit)."},
+            "text": {
+                "type": "string",
+                "description": "The todo text (add, edit) or a note (note, close).",
+            },
+            "status": {
+                "type": "string",
+                "enum": list(LIST_STATUSES),
+                "description": "Which todos list shows (default: open).",
+            },
+        },
+        "required": ["action"],
+    },
+)
+
+
+class TodoStore(Protocol):
+    """The part of :class:`~toolreplay._store.Store` the board uses."""
+
+    def todo_add(self, text: str) -> Todo: ...
+
+    def todo_get(self, todo_id: int) -> Todo | None: ...
+
+    def todo_list(self, status: str | None = None) -> Sequence[Todo]: ...
+
+    def todo_update(
+        self, todo_id: int, *, status: str | None = None, text: str | None = None, note: str | None = None
+    ) -> Todo | None: ...
+
+
+def _todo_id(args: Mapping[str, Any], action: str) -> int:
+    raw = args.get("id")
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        return raw
+    if isinstance(raw, str) and raw.strip().lstrip("#").isdigit():
+        return int(raw.strip().lstrip("#"))
+    if raw is None:
+        raise ToolError(f"error: {action} needs the todo number in the field id")
+    raise ToolError(f"error: id must be a todo number like 12, not {raw!r}")
+
+
+def _text(args: Mapping[str, Any], action: str, *, required: bool) -> str:
+    raw = args.get("text")
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        if required:
+            raise ToolError(f"error: {action} needs the text in the field text")
+        return ""
+    if not isinstance(raw, str):
+        raise ToolError(f"error: text must be a string, not {type(raw).__name__}")
+    return raw.strip()
+
+
+def _get(store: TodoStore, todo_id: int) -> Todo:
+    found = store.todo_get(todo_id)
+    if found is None:
+        raise ToolError(f"error: there is no todo #{todo_id}")
+    return found
+
+
+def format_todo(t: Todo) -> str:
+    """One line per todo, as ``list`` shows it: ``#12 open  fix the flaky build``."""
+    return f"#{t.id} {t.status}  {t.text}"
+
+
+def _joined_note(old: str, new: str) -> str:
+    return f"{old}\n{new}" if old else new
+
+
+def _list(store: TodoStore, args: Mapping[str, Any]) -> str:
+    status = args.get("status") or "open"
+    if status not in LIST_STATUSES:
+        raise ToolError(f"error: status must be one of {', '.join(LIST_STATUSES)}, not {status!r}")
+    todos = store.todo_list(None if status == "all" else str(status))
+    if not todos:
+        return "no todos" if status == "all" else f"no {status} todos"
+    return "\n".join(format_todo(t) for t in todos)
+
+
+def _set_status(store: TodoStore, args: Mapping[str, Any], action: str, status: str) -> str:
+    todo_id = _todo_id(args, action)
+    current = _get(store, todo_id)
+    note = _text(args, action, required=False)
+    if current.status == status and not note:
+        return f"status: {status} (#{todo_id} was already {status})"
+    store.todo_update(todo_id, status=status, note=_joined_note(current.note, note) if note else None)
+    return f"status: {status}"
+
+
+def run_coop(store: TodoStore, args: Mapping[str, Any]) -> str:
+    """Run one coop action against ``store``; raises :class:`ToolError` with a clear message on bad input."""
+    action = args.get("action")
+    if action not in ACTIONS:
+        shown = "missing" if action is None else repr(action)
+        raise ToolError(f"error: action is {shown}; use one of {', '.join(ACTIONS)}")
+    if action == "add":
+        added = store.todo_add(_text(args, "add", required=True))
+        return f"status: added #{added.id}"
+    if action == "list":
+        return _list(store, args)
+    if action == "close":
+        return _set_status(store, args, "close", "closed")
+    if action == "reopen":
+        return _set_status(store, args, "reopen", "open")
+    todo_id = _todo_id(args, str(action))
+    current = _get(store, todo_id)
+    if action == "show":
+        return format_todo(current) + (f"\nnote: {current.note}" if current.note else "")
+    text = _text(args, str(action), required=True)
+    if action == "note":
+        store.todo_update(todo_id, note=_joined_note(current.note, text))
+        return f"status: noted on #{todo_id}"
+    store.todo_update(todo_id, text=text)  # edit
+    return f"status: edited #{todo_id}"
+
+
+def coop_tool(store: TodoStore) -> Tool:
+    """The coop tool bound to ``store``."""
+
+    def coop(args: Mapping[str, Any]) -> str:
+        return run_coop(store, args)
+
+    return Tool(COOP_SPEC, coop)
+
+
+__all__ = ["ACTIONS", "COOP_SPEC", "coop_tool", "format_todo", "run_coop"]

@@ -1,0 +1,163 @@
+"""Keys out of everything written, and the request dumps of ``--dump-requests DIR``.
+
+:func:`redact` replaces every API key toolreplay knows of (the values of the built-in vessels' key
+variables, plus every key the transport has sent) with ``[redacted]``; it also masks ``Bearer`` tokens and
+``key=`` query values. Use it on anything that may hold a key before it is logged, raised or stored.
+
+Dump layout (one directory; the audit and ``cache-diff`` read it). Every HTTP attempt gets the next
+four-digit number ``NNNN`` (numbering continues after the highest number already in the directory, so
+two runs never overwrite each other; a retried request is dumped once per attempt):
+
+* ``NNNN-<vessel>-request.json``: the exact body bytes sent (keys redacted, which never touches a body
+  that holds none);
+* ``NNNN-<vessel>-response.json``: the answer body as received (non-streamed, any status); for a stream,
+  ``NNNN-<vessel>-response.sse`` (the raw SSE text) or ``.ndjson`` (Ollama);
+* ``NNNN-<vessel>-error.json`` when the attempt failed: ``{"error": class name, "message", "status",
+  "retryable"}``;
+* ``NNNN-<vessel>-meta.json``: ``{"n", "vessel", "wire", "method", "url", "headers" (keys redacted),
+  "stream", "attempt", "status", "latency_s", "request_bytes"}``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import ConfigError, ProviderError
+
+REDACTED = "[redacted]"
+#: Shorter values are not treated as keys: local servers take dummy keys such as ``ollama`` or
+#: ``lm-studio``, and redacting those everywhere would garble model names in bodies and errors. Real
+#: provider keys are 39 characters (Gemini) or longer.
+MIN_SECRET_LEN = 12
+#: Request headers that carry a key on some wire.
+SECRET_HEADERS = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key", "proxy-authorization"})
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+_PATTERNS = (
+    (re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/=-]{6,}"), r"\1" + REDACTED),
+    (re.compile(r"(?i)([?&](?:key|api_key|apikey)=)[^&\s\"']+"), r"\1" + REDACTED),
+)
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` as a key: :func:`redact` removes it from now on (process-wide)."""
+    if value and len(value) >= MIN_SECRET_LEN:
+        with _lock:
+            _registered.add(value)
+
+
+def known_secrets() -> set[str]:
+    """Every key value to redact: registered ones and the values of the built-in key variables."""
+    from toolreplay._vessels import BUILTIN
+
+    found = {os.environ.get(v.key_env, "") for v in BUILTIN.values() if v.key_env}
+    with _lock:
+        found |= _registered
+    return {s for s in found if len(s) >= MIN_SECRET_LEN}
+
+
+def redact(text: str, secrets: Iterable[str] | None = None) -> str:
+    """``text`` with every known key (and ``secrets``) replaced by ``[redacted]``."""
+    values = known_secrets() | {s for s in (secrets or ()) if s and len(s) >= MIN_SECRET_LEN}
+    # Longest first, so a key that contains another key is removed whole.
+    for value in sorted(values, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, REDACTED)
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """Bytes with every known key redacted; bytes that hold none come back unchanged (the same object)."""
+    values = known_secrets()
+    if not any(v.encode("utf-8") in data for v in values):
+        return data
+    for value in sorted(values, key=len, reverse=True):
+        data = data.replace(value.encode("utf-8"), REDACTED.encode("utf-8"))
+    return data
+
+
+def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
+    """Headers with the value of every key-carrying header replaced (its name kept, so presence shows)."""
+    return {k: (REDACTED if k.lower() in SECRET_HEADERS else redact(v)) for k, v in headers.items()}
+
+
+_SAFE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
+_NUMBERED = re.compile(r"^(\d{4,})-")
+
+
+class RequestDump:
+    """Writes every request sent, and its answer or error, as numbered files in one directory.
+
+    See the module docstring for the naming. Thread-safe: numbers are handed out under a lock.
+    """
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"{self.directory}: cannot create the dump directory ({exc})") from None
+        highest = 0
+        for entry in self.directory.iterdir():
+            m = _NUMBERED.match(entry.name)
+            if m:
+                highest = max(highest, int(m.group(1)))
+        self._next = highest + 1
+        self._lock = threading.Lock()
+
+    def path(self, n: int, vessel: str, part: str) -> Path:
+        """The file for attempt ``n``: ``NNNN-<vessel>-<part>`` (``part`` like ``request.json``)."""
+        return self.directory / f"{n:04d}-{_SAFE_NAME.sub('_', vessel)}-{part}"
+
+    def request(self, vessel: str, body: bytes) -> int:
+        """Write the body of the next request; returns its number."""
+        with self._lock:
+            n = self._next
+            self._next += 1
+        self._write(self.path(n, vessel, "request.json"), redact_bytes(body))
+        return n
+
+    def response(self, n: int, vessel: str, data: bytes, *, suffix: str = "json") -> None:
+        """Write the answer of request ``n`` (``suffix``: json, sse or ndjson)."""
+        self._write(self.path(n, vessel, f"response.{suffix}"), redact_bytes(data))
+
+    def error(self, n: int, vessel: str, error: ProviderError) -> None:
+        """Write why request ``n`` failed."""
+        record = {
+            "error": type(error).__name__,
+            "message": redact(str(error)),
+            "status": error.status,
+            "retryable": error.retryable,
+        }
+        self._write(self.path(n, vessel, "error.json"), jsonenc.encode(record))
+
+    def meta(self, n: int, vessel: str, meta: Mapping[str, Any]) -> None:
+        """Write what else is known of request ``n`` (URL, redacted headers, status, latency)."""
+        record = {"n": n, "vessel": vessel, **meta}
+        self._write(self.path(n, vessel, "meta.json"), redact_bytes(jsonenc.encode(record)))
+
+    def _write(self, path: Path, data: bytes) -> None:
+        try:
+            path.write_bytes(data)
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot write the request dump ({exc})") from None
+
+
+__all__ = [
+    "REDACTED",
+    "RequestDump",
+    "known_secrets",
+    "redact",
+    "redact_bytes",
+    "redact_headers",
+    "register_secret",
+]

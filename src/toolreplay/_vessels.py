@@ -1,0 +1,190 @@
+"""Vessels: named provider profiles, as data.
+
+A vessel is a row: wire, endpoint, key variable, default model, id policy and quirk flags. Users add or
+override rows in a TOML file (``$TOOLREPLAY_VESSELS``, else ``$XDG_CONFIG_HOME/toolreplay/vessels.toml``,
+else ``~/.config/toolreplay/vessels.toml``)::
+
+    [vessels.local-qwen]
+    wire = "openai-chat"
+    base_url = "http://127.0.0.1:8000/v1"
+    model = "Qwen/Qwen3-8B"
+    key_env = "LOCAL_KEY"        # optional
+    max_id_len = 40              # optional
+    flags = ["tool_message_name"]
+
+Flags (quirks) a wire reads:
+
+* ``tool_message_name``: Chat tool messages carry the tool's ``name`` (Kimi).
+* ``store_false``: Responses bodies carry ``"store": false`` (Codex requires it; nothing is kept server-side).
+* ``stream_only``: the endpoint answers only streaming requests (Codex).
+* ``no_message_name``: never send a ``name`` on a Chat message (GLM's OpenAI endpoint rejects it).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, cast, get_args
+
+from toolreplay._errors import ConfigError
+
+WireName = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "claude-prompt"]
+WIRES: tuple[str, ...] = get_args(WireName)
+IdPolicy = Literal["derived", "kimi"]
+KNOWN_FLAGS: frozenset[str] = frozenset(
+    {"tool_message_name", "store_false", "stream_only", "no_message_name"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Vessel:
+    """One provider profile. ``key_env`` is None for endpoints that take no key (Ollama, a CLI)."""
+
+    name: str
+    wire: WireName
+    base_url: str
+    key_env: str | None
+    model: str
+    id_policy: IdPolicy = "derived"
+    max_id_len: int | None = None
+    flags: frozenset[str] = field(default_factory=lambda: frozenset[str]())
+    description: str = ""
+
+    def has(self, flag: str) -> bool:
+        return flag in self.flags
+
+
+# name, wire, base URL, key variable, model, id policy, max id length, flags, description
+_TABLE: tuple[tuple[str, WireName, str, str | None, str, IdPolicy, int | None, str, str], ...] = (
+    ("codex", "openai-responses", "https://chatgpt.com/backend-api/codex", "CODEX_API_KEY",
+     "gpt-5-codex", "derived", 64, "store_false stream_only", "OpenAI Codex (ChatGPT backend), Responses"),
+    ("grok", "openai-responses", "https://api.x.ai/v1", "XAI_API_KEY",
+     "grok-4", "derived", 64, "", "xAI Grok, Responses"),
+    ("openai-responses", "openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY",
+     "gpt-5", "derived", 64, "store_false", "OpenAI Responses API"),
+    ("openai", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY",
+     "gpt-4.1", "derived", 40, "", "OpenAI Chat Completions"),
+    ("kimi", "openai-chat", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY",
+     "kimi-k2-0905-preview", "kimi", None, "tool_message_name", "Moonshot Kimi K2, Chat"),
+    ("openai-compatible", "openai-chat", "http://127.0.0.1:8000/v1", "OPENAI_COMPATIBLE_API_KEY",
+     "default", "derived", None, "", "any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
+    ("ollama", "ollama", "http://127.0.0.1:11434", None,
+     "qwen3", "derived", None, "", "Ollama native /api/chat"),
+    ("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
+     "claude-sonnet-4-5", "derived", None, "", "Anthropic Messages (Claude API)"),
+    ("glm", "anthropic", "https://api.z.ai/api/anthropic", "ZAI_API_KEY",
+     "glm-4.6", "derived", None, "", "Z.ai GLM, Anthropic-compatible endpoint"),
+    ("gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY",
+     "gemini-2.5-flash", "derived", None, "", "Google Gemini generateContent"),
+    ("claude", "claude-prompt", "claude", None,
+     "sonnet", "derived", None, "", "Claude Code CLI (claude -p), history as a JSON prompt"),
+)  # fmt: skip
+
+BUILTIN: dict[str, Vessel] = {
+    row[0]: Vessel(row[0], row[1], row[2], row[3], row[4], row[5], row[6],
+                   frozenset(row[7].split()), row[8])
+    for row in _TABLE
+}  # fmt: skip
+
+
+def config_path() -> Path:
+    """Where the user's vessel file is looked for."""
+    env = os.environ.get("TOOLREPLAY_VESSELS")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "toolreplay" / "vessels.toml"
+
+
+def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, src: str) -> Vessel:
+    where = f"{src}: [vessels.{name}]"
+    allowed = {"wire", "base_url", "key_env", "model", "id_policy", "max_id_len", "flags", "description"}
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}"
+        )
+    if base is None:
+        missing = [k for k in ("wire", "base_url", "model") if k not in raw]
+        if missing:
+            raise ConfigError(f"{where}: a new vessel needs {', '.join(missing)}")
+        base = Vessel(name, "openai-chat", "", None, "")
+    wire = raw.get("wire", base.wire)
+    if wire not in WIRES:
+        raise ConfigError(f"{where}: wire {wire!r} is not one of {', '.join(WIRES)}")
+    policy = raw.get("id_policy", base.id_policy)
+    if policy not in ("derived", "kimi"):
+        raise ConfigError(f"{where}: id_policy must be 'derived' or 'kimi'")
+    flags = raw.get("flags", sorted(base.flags))
+    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
+        raise ConfigError(f"{where}: flags must be a list of strings")
+    bad = sorted(set(cast(list[str], flags)) - KNOWN_FLAGS)
+    if bad:
+        raise ConfigError(
+            f"{where}: unknown flag(s) {', '.join(bad)}; known: {', '.join(sorted(KNOWN_FLAGS))}"
+        )
+    max_id = raw.get("max_id_len", base.max_id_len)
+    if max_id is not None and (not isinstance(max_id, int) or isinstance(max_id, bool) or max_id < 16):
+        raise ConfigError(f"{where}: max_id_len must be an integer of at least 16")
+    for k in ("base_url", "model", "description", "key_env"):
+        if k in raw and not isinstance(raw[k], str):
+            raise ConfigError(f"{where}: {k} must be a string")
+    return replace(
+        base,
+        name=name,
+        wire=cast(WireName, wire),
+        base_url=str(raw.get("base_url", base.base_url)),
+        key_env=raw.get("key_env", base.key_env) or None,
+        model=str(raw.get("model", base.model)),
+        id_policy=cast(IdPolicy, policy),
+        max_id_len=max_id,
+        flags=frozenset(cast(list[str], flags)),
+        description=str(raw.get("description", base.description)),
+    )
+
+
+def load_vessels(path: Path | None = None) -> dict[str, Vessel]:
+    """The built-in table overlaid with the user's TOML file.
+
+    The default file may be absent; a file named explicitly (``path``, or ``$TOOLREPLAY_VESSELS``) that
+    does not exist is a ConfigError (a typo there must not silently mean the built-in vessels).
+    """
+    table = dict(BUILTIN)
+    by = "" if path is not None else " (named by TOOLREPLAY_VESSELS)"
+    explicit = path is not None or bool(os.environ.get("TOOLREPLAY_VESSELS"))
+    path = path if path is not None else config_path()
+    if not path.exists():
+        if explicit:
+            raise ConfigError(f"{path}: no such vessel file{by}")
+        return table
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read vessel file ({exc})") from None
+    section = data.get("vessels", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [vessels] must be a table")
+    for name, raw in cast(dict[str, Any], section).items():
+        if not isinstance(raw, dict):
+            raise ConfigError(f"{path}: [vessels.{name}] must be a table")
+        table[name] = _vessel_from_toml(name, cast(dict[str, Any], raw), table.get(name), str(path))
+    return table
+
+
+def vessels() -> list[Vessel]:
+    """Every vessel profile (built in, then the user's), in table order."""
+    return list(load_vessels().values())
+
+
+def get_vessel(name: str | Vessel) -> Vessel:
+    """The vessel called ``name``; an unknown name lists the known ones."""
+    if isinstance(name, Vessel):
+        return name
+    table = load_vessels()
+    try:
+        return table[name]
+    except KeyError:
+        raise ConfigError(f"unknown vessel {name!r}; known vessels: {', '.join(table)}") from None

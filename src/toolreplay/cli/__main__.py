@@ -1,5 +1,0 @@
-"""``python -m toolreplay.cli``."""
-
-from toolreplay.cli import main
-
-main()
