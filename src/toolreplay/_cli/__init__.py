@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "lab": ("toolreplay._cli.lab_cmd", "lab", "Run the next turn many times per replay mode; count calls."),
     "audit": ("toolreplay._cli.audit_cmd", "audit", "Say how a dumped request carries each earlier call."),
     "cache-diff": ("toolreplay._cli.audit_cmd", "cache_diff", "Compare two requests' shared prefix."),
+    "double": ("toolreplay._cli.double_cmd", "double", "Serve every wire's provider double on 127.0.0.1."),
 }
 
 

@@ -107,12 +107,14 @@ class ProviderDouble:
         default: Item | None = _OK,
         require_signatures: bool = True,
         host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         self.responder = responder
         self.delay = delay
         self.default = default
         self.require_signatures = require_signatures
         self._host = host
+        self._port = port
         self._queue: deque[Item] = deque()
         self._wire_queues: dict[str, deque[Item]] = {}
         self._requests: list[RecordedRequest] = []
@@ -125,10 +127,10 @@ class ProviderDouble:
     # -- lifecycle ------------------------------------------------------------------------------------
 
     def start(self) -> ProviderDouble:
-        """Start serving on a free port (idempotent)."""
+        """Start serving on ``port`` (0: a free one; idempotent)."""
         if self._server is not None:
             return self
-        server = _Server((self._host, 0), _Handler)
+        server = _Server((self._host, self._port), _Handler)
         server.daemon_threads = True
         server.double = self  # type: ignore[attr-defined]
         self._server = server
