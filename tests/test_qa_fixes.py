@@ -235,6 +235,14 @@ def test_missing_key_for_a_given_remote_base_url_does_not_suggest_base_url(tmp_p
     )  # fmt: skip
     assert r.exit_code == 1
     assert r.stderr == (
+        "Error: openai: OPENAI_API_KEY is for api.openai.com, not example.com: pass --send-key to send it "
+        "there, or set base_url in the vessel's profile (nothing was stored)\n"
+    )
+    r = _run(
+        "turn", "hi", "--vessel", "openai", "--conversation", "c", "--base-url", "https://example.com/v1",
+        "--send-key", "--db", str(tmp_path / "t.db"),
+    )  # fmt: skip
+    assert r.stderr == (
         "Error: openai: set OPENAI_API_KEY to send to https://example.com/v1 (a key is sent only to remote "
         "URLs; loopback URLs need none) (nothing was stored)\n"
     )

@@ -112,6 +112,7 @@ def run_everything(cli: Cli, double: ProviderDouble, db: str, work: Path) -> Non
         db,
         "--dump-requests",
         dump,
+        "--send-key",
     ]
     # a successful turn with a tool call
     double.script(Calls([Call("coop", {"action": "add", "text": "rotate the keys"})]), Text("Added #1."))
@@ -129,13 +130,13 @@ def run_everything(cli: Cli, double: ProviderDouble, db: str, work: Path) -> Non
         double.script(Text(f"Hello from {vessel}."))
         base = double.base_url_for(vessel)
         cli("turn", "Hi.", "--vessel", vessel, "--conversation", "c", "--base-url", base, "--db", db,
-            "--dump-requests", dump)  # fmt: skip
+            "--dump-requests", dump, "--send-key")  # fmt: skip
     # check, online against the double
     double.script(Text("accepted"))
-    cli("check", "--vessel", "kimi", "--base-url", kimi, "--dump-requests", dump)
+    cli("check", "--vessel", "kimi", "--base-url", kimi, "--dump-requests", dump, "--send-key")
     # a lab run, its output directory and its dumps
     cli("lab", str(DEMO), "--at", "m10", "--vessel", "kimi", "--trials", "2", "--expect", "coop:close",
-        "--out", str(work / "lab"), "--base-url", kimi, "--no-chart", "--db", db)  # fmt: skip
+        "--out", str(work / "lab"), "--base-url", kimi, "--no-chart", "--db", db, "--send-key")  # fmt: skip
     assert (work / "lab" / "trials.jsonl").is_file()
     assert sum(1 for r in double.requests if r.has_key()) >= 10  # the key really was sent, each time
     assert any((work / "dumps").glob("*-meta.json"))
@@ -158,7 +159,7 @@ async def _error_event_stream(store: Any, dump: Path) -> str:
         with pytest.raises(ProviderError) as err:
             await run_turn_async(
                 "inproc", "hello", "kimi", build_registry(["coop"], store), store=store, transport=transport,
-                options=TurnOptions(base_url="http://127.0.0.1:9/v1"),
+                options=TurnOptions(base_url="http://127.0.0.1:9/v1", send_key=True),
             )  # fmt: skip
     return str(err.value)
 
@@ -176,7 +177,10 @@ def in_process(double: ProviderDouble, db: str, work: Path, caplog: pytest.LogCa
 
         async def retried() -> str:
             async with Transport(retry=RetryPolicy(sleep=no_wait), dump=work / "dumps-inproc") as t:
-                res = await run_turn_async("inproc", "again", double.vessel("kimi"), store=store, transport=t)
+                res = await run_turn_async(
+                    "inproc", "again", double.vessel("kimi"), store=store, transport=t,
+                    options=TurnOptions(send_key=True),
+                )  # fmt: skip
             return res.reply.text
 
         said.append(asyncio.run(retried()))

@@ -87,6 +87,7 @@ def send(
     attempts: int = 4,
     dump: Path | None = None,
     on_text: Any = None,
+    send_key: bool = False,
 ) -> tuple[SendResult | ProviderError, Sleeps]:
     sleeps = Sleeps()
     retry = RetryPolicy(max_attempts=attempts, sleep=sleeps, rng=random.Random(3))
@@ -95,7 +96,11 @@ def send(
         async with Transport(retry=retry, timeout=timeout, dump=dump) as t:
             try:
                 return await t.exchange(
-                    double.vessel(vessel), body or BODIES[vessel], stream=stream, on_text=on_text
+                    double.vessel(vessel),
+                    body or BODIES[vessel],
+                    stream=stream,
+                    on_text=on_text,
+                    send_key=send_key,
                 )
             except ProviderError as exc:
                 return exc
@@ -303,8 +308,11 @@ def test_key_never_in_errors_or_dumps(
         Error(400, f"bad request for key {FAKE_KEY}"),
         Text(f"echo {FAKE_KEY}"),
     )
-    errors = [send(double, v, stream=s, dump=tmp_path)[0] for v, s in [("kimi", False), ("anthropic", True)]]
-    reply = ok(send(double, "gemini", stream=True, dump=tmp_path)[0]).reply
+    errors = [
+        send(double, v, stream=s, dump=tmp_path, send_key=True)[0]
+        for v, s in [("kimi", False), ("anthropic", True)]
+    ]
+    reply = ok(send(double, "gemini", stream=True, dump=tmp_path, send_key=True)[0]).reply
     assert reply.text == f"echo {FAKE_KEY}"  # the answer itself is the provider's, untouched
     for err in errors:
         assert isinstance(err, AuthenticationError | BadRequestError)

@@ -66,6 +66,8 @@ class TurnOptions:
     replay: ReplaySettings = DEFAULT_SETTINGS
     dump_requests: Path | None = None
     """Write every request body sent and its answer here (keys redacted), for the audit."""
+    send_key: bool = False
+    """The vessel's key may go to ``base_url`` although it is not the vessel's own host (``--send-key``)."""
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
@@ -350,6 +352,7 @@ class _Turn:
                 stream=self.options.stream,  # Gemini's body has no stream flag: the URL says it
                 on_text=on_text,
                 on_retry=on_retry,
+                send_key=self.options.send_key,
             )
             if reply.text and not streamed:  # answered whole: the UI still gets the text
                 self.emit(TextDelta(reply.text))
@@ -486,9 +489,9 @@ class _Turn:
 
 
 def preflight(vessel: Vessel, registry: ToolRegistry, options: TurnOptions, store: Store) -> None:
-    """Refuse a turn that cannot be sent before anything is stored: a missing key for a remote URL, a
-    bad base URL, a missing Claude Code CLI, tools ``toolreplay mcp`` could not load, a dump directory
-    that cannot be made."""
+    """Refuse a turn that cannot be sent before anything is stored: a missing key for a remote URL, a key
+    that may not go to the base URL (the key-host rule), a bad base URL, a missing Claude Code CLI, tools
+    ``toolreplay mcp`` could not load, a dump directory that cannot be made."""
     if options.dump_requests is not None:
         from toolreplay._transport.dump import RequestDump
 
@@ -501,7 +504,7 @@ def preflight(vessel: Vessel, registry: ToolRegistry, options: TurnOptions, stor
     from toolreplay._transport.client import endpoint, resolve_key
 
     endpoint(vessel, vessel.base_url, vessel.model, options.stream)
-    resolve_key(vessel, vessel.base_url)
+    resolve_key(vessel, vessel.base_url, send_key=options.send_key)
 
 
 async def run_turn_async(

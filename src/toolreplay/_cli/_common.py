@@ -21,6 +21,11 @@ db_option = click.option(
     help="Database: a SQLite path or postgresql:// URL (default: $TOOLREPLAY_DB, else the data directory).",
 )
 
+SEND_KEY_HELP = (
+    "Send the vessel's key to --base-url although it is not the vessel's own host (never over plain http "
+    "to a host that is not loopback)."
+)
+
 
 def friendly(fn: F) -> F:
     """Turn a ToolreplayError into ``Error: <one line>`` (click's style) and exit status 1, no traceback."""

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from toolreplay._cli._common import db_option, friendly, load_source
+from toolreplay._cli._common import SEND_KEY_HELP, db_option, friendly, load_source
 from toolreplay._cli.render_cmd import TOOLS_HELP, TOOLS_METAVAR
 
 if TYPE_CHECKING:
@@ -76,6 +76,7 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
 @click.option(
     "--base-url", default=None, metavar="URL", help="Send to this base URL instead of the vessel's."
 )
+@click.option("--send-key", is_flag=True, help=SEND_KEY_HELP)
 @click.option("--model", default=None, metavar="NAME", help="Model (default: each vessel's).")
 @click.option("--system", default=None, metavar="TEXT|@FILE", help="System prompt, the same in every mode.")
 @click.option("--tools", "tools_opt", multiple=True, metavar=TOOLS_METAVAR,
@@ -95,6 +96,7 @@ def lab(
     out: str | None,
     max_requests: int | None,
     base_url: str | None,
+    send_key: bool,
     model: str | None,
     system: str | None,
     tools_opt: tuple[str, ...],
@@ -126,6 +128,7 @@ def lab(
         temperature=temperature,
         max_requests=max_requests,
         base_url=base_url,
+        send_key=send_key,
         model=model,
         system=read_system(system),
         tools=tuple(tools) if tools is not None else None,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from toolreplay._cli._common import db_option, friendly
+from toolreplay._cli._common import SEND_KEY_HELP, db_option, friendly
 
 if TYPE_CHECKING:
     from toolreplay._loop import TurnEvent, TurnOptions, TurnResult
@@ -35,6 +35,7 @@ def _sending_options(fn: F) -> F:
             click.option(
                 "--base-url", metavar="URL", default=None, help="Send to this URL instead of the vessel's."
             ),
+            click.option("--send-key", is_flag=True, help=SEND_KEY_HELP),
             click.option(
                 "--model", metavar="NAME", default=None, help="Use this model instead of the vessel's."
             ),
@@ -120,6 +121,7 @@ def _options(
     max_steps: int,
     dry_tools: bool,
     dump_requests: Path | None,
+    send_key: bool = False,
 ) -> TurnOptions:
     from toolreplay._loop import TurnOptions
 
@@ -127,6 +129,7 @@ def _options(
         system=_system_text(system),
         model=model,
         base_url=base_url,
+        send_key=send_key,
         max_steps=max_steps,
         dry_tools=dry_tools,
         dump_requests=dump_requests,
@@ -241,6 +244,7 @@ def turn(
     system: str | None,
     max_steps: int,
     base_url: str | None,
+    send_key: bool,
     model: str | None,
     dump_requests: Path | None,
     db: str | None,
@@ -257,7 +261,7 @@ def turn(
     from toolreplay._errors import ToolreplayError
     from toolreplay._history import message_to_dict
 
-    options = _options(system, model, base_url, max_steps, dry_tools, dump_requests)
+    options = _options(system, model, base_url, max_steps, dry_tools, dump_requests, send_key)
     store, registry = _open(db, tools)
     printer = EventPrinter(stream_text=not as_json)
     try:
@@ -285,7 +289,7 @@ def turn(
 
 # -- chat ----------------------------------------------------------------------------------------------
 
-CHAT_HELP = "Commands: /vessel NAME [BASE_URL] to switch, /history, /help, /exit."
+CHAT_HELP = "Commands: /vessel NAME [BASE_URL [--send-key]] to switch, /history, /help, /exit."
 
 
 def _new_conversation_id() -> str:
@@ -309,32 +313,12 @@ class _Chat:
 
     def command(self, line: str) -> bool:
         """Handle a ``/command``; False when the chat should end."""
-        from dataclasses import replace
-
-        from toolreplay._errors import ToolreplayError
-        from toolreplay._vessels import get_vessel
 
         name, _, arg = line[1:].strip().partition(" ")
         if name in ("exit", "quit"):
             return False
         if name == "vessel":
-            parts = arg.split()
-            if not parts:
-                click.echo(f"vessel: {self.vessel}")
-                return True
-            try:
-                get_vessel(parts[0])
-            except ToolreplayError as exc:
-                click.secho(str(exc), fg="red")
-                return True
-            self.vessel = parts[0]
-            # A base URL belongs to one vessel's server: switching drops it unless a new one is given.
-            dropped = self.options.base_url if len(parts) == 1 else None
-            self.options = replace(self.options, base_url=parts[1] if len(parts) > 1 else None)
-            where = f" at {parts[1]}" if len(parts) > 1 else " at its own endpoint"
-            if dropped:
-                where += f" (not {dropped}: /vessel {self.vessel} URL to send there)"
-            click.echo(f"vessel: {self.vessel}{where}")
+            self.switch(arg.split())
             return True
         if name == "history":
             self.history()
@@ -344,6 +328,34 @@ class _Chat:
             return True
         click.secho(f"unknown command /{name}. {CHAT_HELP}", fg="yellow")
         return True
+
+    def switch(self, parts: list[str]) -> None:
+        """``/vessel NAME [BASE_URL [--send-key]]``. The consent to send a key elsewhere (--send-key) was
+        given for one vessel and URL: a switch drops it unless it is given again."""
+        from dataclasses import replace
+
+        from toolreplay._errors import ToolreplayError
+        from toolreplay._vessels import get_vessel
+
+        if not parts:
+            click.echo(f"vessel: {self.vessel}")
+            return
+        send_key = parts[-1] == "--send-key"
+        parts = parts[:-1] if send_key else parts
+        try:
+            get_vessel(parts[0])
+        except ToolreplayError as exc:
+            click.secho(str(exc), fg="red")
+            return
+        self.vessel = parts[0]
+        # A base URL belongs to one vessel's server: switching drops it unless a new one is given.
+        dropped = self.options.base_url if len(parts) == 1 else None
+        url = parts[1] if len(parts) > 1 else None
+        self.options = replace(self.options, base_url=url, send_key=send_key and url is not None)
+        where = f" at {url}" if url else " at its own endpoint"
+        if dropped:
+            where += f" (not {dropped}: /vessel {self.vessel} URL to send there)"
+        click.echo(f"vessel: {self.vessel}{where}")
 
     def history(self) -> None:
         from rich.console import Console
@@ -408,6 +420,7 @@ def chat(
     system: str | None,
     max_steps: int,
     base_url: str | None,
+    send_key: bool,
     model: str | None,
     dump_requests: Path | None,
     db: str | None,
@@ -415,14 +428,14 @@ def chat(
     """Chat with a vessel: calls are run, stored and replayed; switch vessels with /vessel.
 
     \b
-    In the chat: /vessel NAME [BASE_URL] to switch, /history, /help, /exit (or Ctrl-D).
+    In the chat: /vessel NAME [BASE_URL [--send-key]] to switch, /history, /help, /exit (or Ctrl-D).
     Example:
       toolreplay chat --vessel gemini --conversation chief --tools coop
     """
     from toolreplay._vessels import get_vessel
 
     get_vessel(vessel)
-    options = _options(system, model, base_url, max_steps, dry_tools, dump_requests)
+    options = _options(system, model, base_url, max_steps, dry_tools, dump_requests, send_key)
     store, registry = _open(db, tools)
     session = _Chat(store, registry, conversation or _new_conversation_id(), vessel, options)
     tool_names = ", ".join(registry.names) or "none"
@@ -471,8 +484,29 @@ def _check_offline(vessel: Any, body: dict[str, Any]) -> tuple[bool, str]:
     return True, "valid" + note
 
 
+def _check_send_key(send_key: bool, named: bool, targets: list[Any]) -> None:
+    """``check --send-key`` sends the keys of the vessels the user named, all sharing one key: one
+    vessel's key never goes to another vessel's URL, and keys are never sent elsewhere in bulk."""
+    if not send_key:
+        return
+    from toolreplay._errors import ConfigError
+    from toolreplay._transport.request import one_key_per_url
+
+    if not named:
+        raise click.UsageError("--send-key: name the vessel whose key may go to --base-url (--vessel NAME)")
+    try:
+        one_key_per_url(targets)
+    except ConfigError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 async def _check_online(
-    vessel: Any, body: dict[str, Any], transport: Any, base_url: str | None, named: bool = False
+    vessel: Any,
+    body: dict[str, Any],
+    transport: Any,
+    base_url: str | None,
+    named: bool = False,
+    send_key: bool = False,
 ) -> tuple[bool, str]:
     """(ok, detail). A vessel that cannot be sent to is skipped when it was chosen for its key, and fails
     the check when the user named it (exit 0 would say a vessel passed that was never asked)."""
@@ -482,7 +516,7 @@ async def _check_online(
     if vessel.wire == "claude-prompt":
         return not named, f"{skipped}: the claude vessel takes the history as text (check it with --offline)"
     try:
-        reply = await transport.send(vessel, body, base_url=base_url)
+        reply = await transport.send(vessel, body, base_url=base_url, send_key=send_key)
     except ConfigError as exc:
         return not named, f"{skipped}: {exc}"
     except ProviderError as exc:
@@ -515,6 +549,7 @@ def check(
     history_source: str | None,
     offline: bool,
     base_url: str | None,
+    send_key: bool,
     model: str | None,
     dump_requests: Path | None,
     db: str | None,
@@ -532,6 +567,7 @@ def check(
         history = load_source(history_source, db)
     targets = _check_vessels(vessel_names, offline, base_url)
     named = any(n.strip(", ") for n in vessel_names)
+    _check_send_key(send_key, named, targets)
     if not targets:
         raise click.ClickException(
             "no vessel has its key set; set a key (see `toolreplay vessels`), name one with --vessel and "
@@ -552,7 +588,7 @@ def check(
                 if offline:
                     ok, detail = _check_offline(v, body)
                 else:
-                    ok, detail = await _check_online(v, body, transport, base_url, named)
+                    ok, detail = await _check_online(v, body, transport, base_url, named, send_key)
                 out.append((v.name, ok, detail))
         return out
 

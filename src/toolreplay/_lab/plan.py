@@ -45,6 +45,8 @@ class LabConfig:
     temperature: float | None = None
     max_requests: int | None = None
     base_url: str | None = None
+    send_key: bool = False
+    """The vessels' key may go to ``base_url`` (``--send-key``; one key at most)."""
     model: str | None = None
     system: str | None = None
     tools: tuple[ToolSpec, ...] | None = None
@@ -57,6 +59,10 @@ class LabConfig:
             raise ConfigError(f"--concurrency must be at least 1, not {self.concurrency}")
         if not self.vessels:
             raise ConfigError("--vessel: name at least one vessel")
+        if self.send_key:
+            from toolreplay._transport.request import one_key_per_url
+
+            one_key_per_url(self.vessels)
         bad = [m for m in self.modes if m not in MODES]
         if bad or not self.modes:
             raise ConfigError(

@@ -152,7 +152,7 @@ def _check_keys(cells: Sequence[Cell], config: LabConfig) -> None:
             raise ConfigError(
                 f"--vessel {c.vessel.name}: the lab sends HTTP requests; the claude CLI vessel has none"
             )
-        prepare(c.vessel, c.body, model=config.model, base_url=config.base_url)
+        prepare(c.vessel, c.body, model=config.model, base_url=config.base_url, send_key=config.send_key)
 
 
 class _Run:
@@ -182,7 +182,11 @@ class _Run:
         self.sent += 1
         try:
             result = await self.transport.exchange(
-                cell.vessel, cell.body, model=self.config.model, base_url=self.config.base_url
+                cell.vessel,
+                cell.body,
+                model=self.config.model,
+                base_url=self.config.base_url,
+                send_key=self.config.send_key,
             )
         except ProviderError as exc:
             err = {

@@ -300,10 +300,18 @@ class Transport:
         stream: bool | None = None,
         on_text: TextCallback | None = None,
         on_retry: RetryCallback | None = None,
+        send_key: bool = False,
     ) -> Reply:
         """Send ``body`` and return the parsed :class:`Reply` (see :meth:`exchange`)."""
         result = await self.exchange(
-            vessel, body, model=model, base_url=base_url, stream=stream, on_text=on_text, on_retry=on_retry
+            vessel,
+            body,
+            model=model,
+            base_url=base_url,
+            stream=stream,
+            on_text=on_text,
+            on_retry=on_retry,
+            send_key=send_key,
         )
         return result.reply
 
@@ -317,14 +325,16 @@ class Transport:
         stream: bool | None = None,
         on_text: TextCallback | None = None,
         on_retry: RetryCallback | None = None,
+        send_key: bool = False,
     ) -> SendResult:
         """Send ``body`` for ``vessel`` with retries; the reply plus latency and attempts.
 
         ``on_text`` receives each piece of text as it streams in (after a retry the text starts again:
         ``on_retry(error, attempt, delay)`` is called first, so a chat can say so).
+        ``send_key``: the key may go to a ``base_url`` on another host than the vessel's (``--send-key``).
         Raises a :class:`~toolreplay._errors.ProviderError` subclass, or ConfigError before sending.
         """
-        prep = prepare(vessel, body, model=model, base_url=base_url, stream=stream)
+        prep = prepare(vessel, body, model=model, base_url=base_url, stream=stream, send_key=send_key)
         client = self._get_client()
         start = time.monotonic()
         attempt = 0

@@ -14,16 +14,19 @@ gemini             POST {base}/models/{model}:generateContent                  x
 ollama             POST {base}/api/chat (``"stream"`` true/false: NDJSON)      Authorization: Bearer, if any
 =================  ==========================================================  =========================
 
-The key comes from the vessel's ``key_env``. When that variable is unset, a loopback base URL gets no key
-(local servers need none) and any other URL is refused with a :class:`ConfigError` before anything is sent.
-A ``stream_only`` vessel (Codex) always streams.
+The key comes from the vessel's ``key_env`` and goes only to the vessel's own host (the key-host rule of
+SECURITY.md, :func:`resolve_key`): the scheme, host and port of the base URL its profile names. Another
+loopback URL gets no key (local servers need none); another remote URL is refused unless the caller passes
+``send_key`` (``--send-key``); a key never travels over plain http to a host that is not loopback. When
+the variable is unset, a loopback base URL gets no key and any other URL is refused. Every refusal is a
+:class:`ConfigError` raised before anything is sent. A ``stream_only`` vessel (Codex) always streams.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -81,14 +84,75 @@ def _configured_url(vessel: Vessel) -> str:
         return vessel.base_url
 
 
-def resolve_key(vessel: Vessel, base_url: str) -> str | None:
-    """The vessel's key, None when it needs or gets none; ConfigError when a remote URL would go keyless."""
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port: what decides which server a request (and a key) reaches."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return ("", url, None)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), port or {"http": 80, "https": 443}.get(scheme)
+
+
+def _host(url: str) -> str:
+    scheme, host, port = _origin(url)
+    default = {"http": 80, "https": 443}.get(scheme)
+    return host if port in (None, default) else f"{host}:{port}"
+
+
+def key_value(vessel: Vessel) -> str | None:
+    """The vessel's key from where the user keeps it, or None when unset.
+
+    A key that is not printable ASCII (a line break or a non-ASCII letter from a copy-paste) could not go
+    in a header: refused here, before anything is stored, without quoting it.
+    """
+    if vessel.key_env is None:
+        return None
+    key = os.environ.get(vessel.key_env, "").strip()
+    if not key:
+        return None
+    register_secret(key)
+    if not (key.isascii() and key.isprintable()):
+        raise ConfigError(
+            f"{vessel.name}: {vessel.key_env} holds a character that is not printable ASCII "
+            "(a line break or a letter from a copy-paste?): set it again"
+        )
+    return key
+
+
+def _may_carry_key(vessel: Vessel, base_url: str, send_key: bool) -> bool:
+    """Whether a key may go to ``base_url``: the vessel's own host, or the user said so. Raises for a
+    remote host the user did not name, and for plain http to a remote host (the key would travel in
+    clear): the key-host rule."""
+    own_url = _configured_url(vessel)
+    own = _origin(base_url) == _origin(own_url)
+    loopback = is_loopback(base_url)
+    if not own and not send_key:
+        if loopback:
+            return False  # a local server needs no key, and another vessel's server gets none
+        raise ConfigError(
+            f"{vessel.name}: {vessel.key_env} is for {_host(own_url)}, not {_host(base_url)}: pass "
+            "--send-key to send it there, or set base_url in the vessel's profile"
+        )
+    if not loopback and _origin(base_url)[0] != "https":
+        raise ConfigError(
+            f"{vessel.name}: {base_url} is plain http: {vessel.key_env} is sent to a host that is not "
+            "loopback only over https"
+        )
+    return True
+
+
+def resolve_key(vessel: Vessel, base_url: str, *, send_key: bool = False) -> str | None:
+    """The key to send to ``base_url``, None when it needs or gets none (the key-host rule: module
+    docstring); ConfigError when the key may not go there, or a remote URL would go keyless."""
     if vessel.key_env is None:
         return None
     check_base_url(vessel, base_url)  # a bad URL is that, not a missing key
-    key = os.environ.get(vessel.key_env, "").strip()
+    if not _may_carry_key(vessel, base_url, send_key):
+        return None
+    key = key_value(vessel)
     if key:
-        register_secret(key)
         return key
     if is_loopback(base_url):
         return None
@@ -98,6 +162,16 @@ def resolve_key(vessel: Vessel, base_url: str) -> str | None:
             "(a key is sent only to remote URLs; loopback URLs need none)"
         )
     raise ConfigError(f"{vessel.name}: set {vessel.key_env} or use --base-url for a local server")
+
+
+def one_key_per_url(vessels: Iterable[Vessel]) -> None:
+    """``--send-key`` with one base URL for several vessels: refused when they hold different keys (one
+    vessel's key must never reach another vessel's URL)."""
+    held = sorted({v.key_env for v in vessels if v.key_env})
+    if len(held) > 1:
+        raise ConfigError(
+            f"--send-key sends a key to one URL: name only vessels that share one key (not {', '.join(held)})"
+        )
 
 
 def endpoint(vessel: Vessel, base_url: str, model: str, stream: bool) -> str:
@@ -171,18 +245,20 @@ def prepare(
     model: str | None = None,
     base_url: str | None = None,
     stream: bool | None = None,
+    send_key: bool = False,
 ) -> Prepared:
     """The request for ``body`` on ``vessel``: URL, headers (with the key), exact body bytes, stream flag.
 
     ``model`` overrides the body's ``model`` (Gemini: the model in the URL); ``stream`` None follows the
-    body's own ``stream`` flag; a ``stream_only`` vessel always streams.
+    body's own ``stream`` flag; a ``stream_only`` vessel always streams. ``send_key``: the user allowed the
+    key to go to a ``base_url`` that is not the vessel's own host (``--send-key``).
     """
     v = get_vessel(vessel)
     base = base_url or v.base_url
     streamed = v.has("stream_only") or (bool(body.get("stream")) if stream is None else stream)
     use_model = model or str(body.get("model") or v.model)
     url = endpoint(v, base, use_model, streamed)
-    key = resolve_key(v, base)
+    key = resolve_key(v, base, send_key=send_key)
     content = jsonenc.encode(_stream_body(v.wire, body, streamed, model))
     return Prepared(v, url, _headers(v, key, streamed), content, streamed)
 
@@ -193,6 +269,8 @@ __all__ = [
     "check_base_url",
     "endpoint",
     "is_loopback",
+    "key_value",
+    "one_key_per_url",
     "prepare",
     "resolve_key",
 ]
