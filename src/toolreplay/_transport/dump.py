@@ -4,9 +4,12 @@
 variables, plus every key the transport has sent) with ``[redacted]``; it also masks ``Bearer`` tokens and
 ``key=`` query values. Use it on anything that may hold a key before it is logged, raised or stored.
 
-Dump layout (one directory; the audit and ``cache-diff`` read it). Every HTTP attempt gets the next
-four-digit number ``NNNN`` (numbering continues after the highest number already in the directory, so
-two runs never overwrite each other; a retried request is dumped once per attempt):
+Dump layout (one directory; the audit and ``cache-diff`` read it). Every HTTP attempt gets the next free
+four-digit number ``NNNN`` (numbering continues after the highest number already in the directory; a
+retried request is dumped once per attempt). A number is claimed by creating its request file
+exclusively (``O_EXCL``), so runs sharing a directory, in parallel too, never overwrite each other's
+files and each answer stays beside its own request. Two processes dumping different vessels at the same
+moment may both use one number: the vessel in the name keeps their files apart.
 
 * ``NNNN-<vessel>-request.json``: the exact body bytes sent (keys redacted, which never touches a body
   that holds none);
@@ -106,24 +109,42 @@ class RequestDump:
             self.directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"{self.directory}: cannot create the dump directory ({exc})") from None
+        self._next = self._after_highest()
+        self._lock = threading.Lock()
+
+    def _after_highest(self) -> int:
         highest = 0
         for entry in self.directory.iterdir():
             m = _NUMBERED.match(entry.name)
             if m:
                 highest = max(highest, int(m.group(1)))
-        self._next = highest + 1
-        self._lock = threading.Lock()
+        return highest + 1
 
     def path(self, n: int, vessel: str, part: str) -> Path:
         """The file for attempt ``n``: ``NNNN-<vessel>-<part>`` (``part`` like ``request.json``)."""
         return self.directory / f"{n:04d}-{_SAFE_NAME.sub('_', vessel)}-{part}"
 
     def request(self, vessel: str, body: bytes) -> int:
-        """Write the body of the next request; returns its number."""
+        """Write the body of the next request; returns its number (claimed by creating the file)."""
+        data = redact_bytes(body)
         with self._lock:
-            n = self._next
-            self._next += 1
-        self._write(self.path(n, vessel, "request.json"), redact_bytes(body))
+            while True:
+                n = self._next
+                self._next += 1
+                path = self.path(n, vessel, "request.json")
+                try:
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                except FileExistsError:  # another run took it: continue after the highest number now
+                    self._next = max(self._next, self._after_highest())
+                    continue
+                except OSError as exc:
+                    raise ConfigError(f"{path}: cannot write the request dump ({exc})") from None
+                break
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot write the request dump ({exc})") from None
         return n
 
     def response(self, n: int, vessel: str, data: bytes, *, suffix: str = "json") -> None:
