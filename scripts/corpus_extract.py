@@ -32,7 +32,7 @@ from typing import Any
 import yaml
 
 #: One exchange file may hold at most this many bytes (bigger recordings are skipped, not cut).
-SIZE_CAP = 120_000
+SIZE_CAP = 60_000
 
 #: URL endings -> wire.
 URL_WIRES = (
@@ -54,6 +54,9 @@ class Source:
     licence: str
     cassettes: tuple[str, ...] = ()  # path regexes of VCR cassettes
     answers: tuple[str, ...] = ()  # path regexes of recorded answers (*.json, *.chunks.txt)
+    #: keep only exchanges with calls, results, reasoning, media or server tools; at most this many a file
+    select_per_file: int | None = None
+    size_cap: int = SIZE_CAP
 
 
 SOURCES = (
@@ -66,7 +69,31 @@ SOURCES = (
     Source("simonw/llm", "llm", "Apache-2.0", cassettes=(r"^tests/cassettes/.*\.yaml$",)),
     Source("simonw/llm-anthropic", "llm-anthropic", "Apache-2.0", cassettes=(r"^tests/cassettes/.*\.yaml$",)),
     Source("simonw/llm-gemini", "llm-gemini", "Apache-2.0", cassettes=(r"^tests/cassettes/.*\.yaml$",)),
+    Source(
+        "simonw/llm-openrouter", "llm-openrouter", "Apache-2.0", cassettes=(r"^tests/cassettes/.*\.yaml$",)
+    ),
+    Source(
+        "crewAIInc/crewAI",
+        "crewai",
+        "MIT",
+        cassettes=(r"^lib/crewai/tests/cassettes/.*\.yaml$",),
+        select_per_file=2,
+    ),
 )
+
+#: Marks (in compact JSON) of an exchange worth keeping from a source that is selected from.
+INTERESTING = (
+    '"tool_calls"', '"type":"tool_use"', '"type":"tool_result"', '"type":"function_call"', '"functionCall"',
+    '"function_call"', '"functionResponse"', '"thoughtSignature"', '"type":"thinking"', '"type":"reasoning"',
+    '"reasoning_content"', '"reasoning_details"', '"type":"redacted_thinking"', '"server_tool_use"',
+    '"web_search_call"', '"executableCode"',
+)  # fmt: skip
+
+
+def interesting(env: dict[str, Any]) -> bool:
+    text = json.dumps([env.get("request"), env.get("response"), env.get("stream")], separators=(",", ":"))
+    return any(mark in text for mark in INTERESTING)
+
 
 #: Files whose content is hand-made (invented ids, spliced events) rather than a provider's recording.
 _A = "packages/anthropic/src/__fixtures__/"
@@ -321,6 +348,11 @@ def _finish(env: dict[str, Any], first: Any, path: str) -> dict[str, Any] | None
     return env
 
 
+def safe(stem: str) -> str:
+    """A file name without the characters test ids and shells stumble on ([], spaces)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", stem).strip("_")
+
+
 def ordered(env: dict[str, Any]) -> dict[str, Any]:
     keys = ("source", "wire", "kind", "provider", "model", "url", "notes", "request", "response")
     out = {k: env[k] for k in keys if k in env}
@@ -372,6 +404,7 @@ def main() -> None:
     counts: Counter[tuple[str, str]] = Counter()
     skipped: list[str] = []
     used: dict[str, tuple[str, list[str]]] = {}
+    written: set[Path] = set()
     for src in SOURCES:
         gitdir = args.mirror / src.repo.replace("/", "+") / "repo"
         commit = git(gitdir, "rev-parse", "HEAD").decode().strip()
@@ -381,15 +414,21 @@ def main() -> None:
             if path in EXCLUDED.get(src.repo, {}):
                 continue
             if any(re.search(p, path) for p in src.cassettes):
-                found.extend(cassette_exchanges(src, gitdir, commit, path))
+                got = list(cassette_exchanges(src, gitdir, commit, path))
+                if src.select_per_file is not None:
+                    got = [g for g in got if interesting(g[1])][: src.select_per_file]
+                found.extend(got)
             elif any(re.search(p, path) for p in src.answers):
                 found.extend(answer_exchange(src, gitdir, commit, path))
         for stem, env in found:
             text = json.dumps(ordered(env), indent=1, ensure_ascii=False) + "\n"
-            if len(text.encode()) > SIZE_CAP:
+            if len(text.encode()) > min(SIZE_CAP, src.size_cap):
                 skipped.append(f"{src.repo}:{env['source']['path']} ({len(text) // 1000} kB)")
                 continue
-            dest = args.out / env["wire"] / src.short / f"{stem}.json"
+            dest = args.out / env["wire"] / src.short / f"{safe(stem)}.json"
+            if dest in written:  # the same file name in two folders of the source
+                dest = dest.with_name(f"{safe(Path(env['source']['path']).parent.name)}.{dest.name}")
+            written.add(dest)
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text, encoding="utf-8")
             counts[(env["wire"], env["kind"])] += 1

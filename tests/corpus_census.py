@@ -211,6 +211,8 @@ def anthropic_response(body: Mapping[str, Any]) -> Census:
 def anthropic_stream(events: Iterable[Any]) -> Census:
     blocks: dict[int, dict[str, Any]] = {}
     for ev in events:
+        if ev == DONE:
+            continue
         kind = ev.get("type")
         if kind == "content_block_start":
             blocks[ev["index"]] = dict(ev["content_block"])
@@ -280,6 +282,8 @@ def responses_stream(events: Iterable[Any]) -> Census:
     items: list[Any] = []
     final: list[Any] = []
     for ev in events:
+        if ev == DONE:
+            continue
         if ev.get("type") == "response.output_item.done":
             items.append(ev["item"])
         elif ev.get("type") in ("response.completed", "response.incomplete"):
@@ -336,6 +340,8 @@ def gemini_response(body: Mapping[str, Any]) -> Census:
 def gemini_stream(events: Iterable[Any]) -> Census:
     parts: list[Any] = []
     for ev in events:
+        if ev == DONE:
+            continue
         for cand in _objs(ev.get("candidates"))[:1]:
             parts.extend(_objs((cand.get("content") or {}).get("parts")))
     return gemini_response({"candidates": [{"content": {"parts": parts}}]})
@@ -373,6 +379,8 @@ def ollama_response(body: Mapping[str, Any]) -> Census:
 def ollama_stream(events: Iterable[Any]) -> Census:
     msg: dict[str, Any] = {"content": "", "thinking": "", "tool_calls": []}
     for ev in events:
+        if ev == DONE:
+            continue
         m = ev.get("message") or {}
         msg["content"] += m.get("content") or ""
         msg["thinking"] += m.get("thinking") or ""
