@@ -148,6 +148,8 @@ def chat_stream(events: Iterable[Any]) -> Census:
             d = ch["delta"]
             if isinstance(d.get("content"), str):
                 c.texts.append(d["content"])
+            elif isinstance(d.get("content"), list):  # Mistral's part lists (text, thinking)
+                _chat_content(c, d["content"], keep_text=True)
             for key in _CHAT_REASONING:
                 if isinstance(d.get(key), str):
                     reasoning.setdefault(key, []).append(d[key])
