@@ -104,6 +104,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.delenv("TOOLREPLAY_DB", raising=False)
     monkeypatch.delenv("TOOLREPLAY_VESSELS", raising=False)
+    monkeypatch.delenv("TOOLREPLAY_KEYS", raising=False)
     for key in (
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",

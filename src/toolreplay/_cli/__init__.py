@@ -23,13 +23,15 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "render": ("toolreplay._cli.render_cmd", "render_cmd", "Print the exact request body for a vessel."),
     "vessels": ("toolreplay._cli.render_cmd", "vessels_cmd", "List the vessels (providers) and their wires."),
     "turn": ("toolreplay._cli.turn_cmd", "turn", "Run one turn of a conversation on a vessel."),
-    "chat": ("toolreplay._cli.turn_cmd", "chat", "Chat with a vessel; tool calls are stored and replayed."),
-    "check": ("toolreplay._cli.turn_cmd", "check", "Check that each vessel accepts replayed calls."),
+    "chat": ("toolreplay._cli.chat_cmd", "chat", "Chat with a vessel; tool calls are stored and replayed."),
+    "check": ("toolreplay._cli.check_cmd", "check", "Check that each vessel accepts replayed calls."),
     "coop": ("toolreplay._cli.coop_cmd", "coop", "The coop todo board, by hand."),
     "mcp": ("toolreplay._cli.coop_cmd", "mcp_cmd", "Serve the tools over MCP (stdio)."),
     "lab": ("toolreplay._cli.lab_cmd", "lab", "Run the next turn many times per replay mode; count calls."),
     "audit": ("toolreplay._cli.audit_cmd", "audit", "Say how a dumped request carries each earlier call."),
     "cache-diff": ("toolreplay._cli.audit_cmd", "cache_diff", "Compare two requests' shared prefix."),
+    "default": ("toolreplay._cli.settings_cmd", "default", "Set or show the vessel used without --vessel."),
+    "keys": ("toolreplay._cli.settings_cmd", "keys", "Store provider keys in a file only you can read."),
     "double": ("toolreplay._cli.double_cmd", "double", "Serve every wire's provider double on 127.0.0.1."),
 }
 

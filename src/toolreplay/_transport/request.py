@@ -25,7 +25,6 @@ the variable is unset, a loopback base URL gets no key and any other URL is refu
 from __future__ import annotations
 
 import ipaddress
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -102,14 +101,16 @@ def _host(url: str) -> str:
 
 
 def key_value(vessel: Vessel) -> str | None:
-    """The vessel's key from where the user keeps it, or None when unset.
+    """The vessel's key from where the user keeps it (its variable, else the keys file), None when unset.
 
     A key that is not printable ASCII (a line break or a non-ASCII letter from a copy-paste) could not go
     in a header: refused here, before anything is stored, without quoting it.
     """
     if vessel.key_env is None:
         return None
-    key = os.environ.get(vessel.key_env, "").strip()
+    from toolreplay._config import key_for
+
+    key = key_for(vessel.key_env)  # the environment, else the keys file (`toolreplay keys set`)
     if not key:
         return None
     register_secret(key)

@@ -1,0 +1,54 @@
+"""Ctrl-C in `toolreplay chat` (a real process, real SIGINT): it cancels the reply in progress, which is
+stored interrupted with the calls already executed, and returns to the prompt; twice at an empty prompt
+it leaves."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay.testing import Call, Calls, Hang, ProviderDouble
+
+
+def _wait_for(predicate: object, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_ctrl_c_cancels_the_reply_then_twice_leaves(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with ProviderDouble() as double:
+        double.script(Calls([Call("coop", {"action": "list"})]), Hang(seconds=60))
+        cmd = [sys.executable, "-m", "toolreplay", "chat", "-v", "kimi", "--cid", "c", "-T", "coop"]
+        cmd += ["-u", double.url, "--db", str(db)]
+        with subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True
+        ) as proc:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write("what is open?\n")
+            proc.stdin.flush()
+            _wait_for(lambda: len(double.requests) == 2, "the second (hanging) request")
+            proc.send_signal(signal.SIGINT)  # cancels the reply; the chat goes on
+            time.sleep(1.0)
+            proc.send_signal(signal.SIGINT)  # at the empty prompt: armed
+            time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)  # again: leaves
+            out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, out
+    assert "(cancelled: the reply a2 is stored as interrupted)" in out
+    assert "(Ctrl-C again to leave, or /exit)" in out
+    assert "Traceback" not in out
+    with SQLiteStore(db) as s:
+        reply = s.load("c").messages[-1]
+    assert reply.status == "interrupted"
+    assert [(c.name, c.answer) for c in reply.tool_uses] == [("coop", "no open todos")]
