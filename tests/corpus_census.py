@@ -411,3 +411,75 @@ STREAM = {
     "gemini": gemini_stream,
     "ollama": ollama_stream,
 }
+
+
+# ------------------------------------------------------------------------------ the shape of a request
+
+_LIST_KEY = {"openai-responses": "input", "gemini": "contents"}
+
+
+def _letter(wire: str, el: Mapping[str, Any]) -> tuple[str, str]:
+    """(letter, words riding with calls) of one message / item / content: C calls, R results, A the
+    assistant's text, U the user's, S system; the words are the text beside the calls ('' when none)."""
+    role = el.get("role")
+    if wire in ("openai-chat", "ollama"):
+        if el.get("tool_calls"):
+            content = el.get("content")
+            words = content if isinstance(content, str) else ""
+            return "C", words.strip()
+        return {"tool": "R", "assistant": "A", "user": "U"}.get(str(role), "S"), ""
+    if wire == "anthropic":
+        blocks = _objs(el.get("content"))
+        if any(b.get("type") == "tool_use" for b in blocks):
+            return "C", "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text").strip()
+        if any(b.get("type") == "tool_result" for b in blocks):
+            return "R", ""
+        return {"assistant": "A", "user": "U"}.get(str(role), "S"), ""
+    if wire == "gemini":
+        parts = _objs(el.get("parts"))
+        if any(_either(p, "functionCall") is not None for p in parts):
+            words = "".join(str(p.get("text", "")) for p in parts if not p.get("thought"))
+            return "C", words.strip()
+        if any(_either(p, "functionResponse") is not None for p in parts):
+            return "R", ""
+        return ("A" if role == "model" else "U"), ""
+    kind = el.get("type", "message")
+    if kind in ("function_call", "custom_tool_call"):
+        return "C", ""
+    if kind in ("function_call_output", "custom_tool_call_output"):
+        return "R", ""
+    if kind == "message":
+        return {"assistant": "A", "user": "U"}.get(str(role), "S"), ""
+    return "", ""
+
+
+def _assistant_text(el: Mapping[str, Any]) -> str:
+    content = el.get("content")
+    if isinstance(content, str):
+        return content.strip()
+    return "".join(str(p.get("text", "")) for p in _objs(content)).strip()
+
+
+def shape(wire: str, body: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The body's message list as letters (runs of C and of R each one letter: one step's calls, then their
+    answers) and the words that ride with each step's calls.
+
+    On Responses a step's words are the assistant message item right before its calls."""
+    letters: list[str] = []
+    words: list[str] = []
+    last_said = ""
+    for el in _objs(body.get(_LIST_KEY.get(wire, "messages"))):
+        letter, said = _letter(wire, el)
+        if not letter:
+            continue
+        if wire == "openai-responses" and letter == "A":
+            last_said = _assistant_text(el)
+        if wire == "openai-responses" and letter == "C" and letters and letters[-1] == "A":
+            letters.pop()
+            said = last_said
+        if letter in "CR" and letters and letters[-1] == letter:
+            continue
+        letters.append(letter)
+        if letter == "C":
+            words.append(said)
+    return "".join(letters), [w for w in words if w]

@@ -4,7 +4,8 @@ Every request body must be read with its own wire (the importer's ``--from auto`
 every call and answer in it read, every recorded answer and stream parsed, and nothing in them dropped
 silently: the counts of calls, results and text match a census taken straight from the provider's JSON
 (tests/corpus_census.py), and each piece of reasoning, media or server-side tool output is kept or named in
-a warning. Known gaps are marked ``xfail(strict=True)`` with the issue item that closes them
+a warning. A body read and rendered again for the same wire and model must keep its calls and answers,
+its steps, the words beside each step's calls, its ending, its reasoning and its media. Known gaps are marked ``xfail(strict=True)`` with the issue item that closes them
 (tests/corpus_gaps.py), so a fix flips them to failures until the mark is removed.
 """
 
@@ -21,6 +22,7 @@ import pytest
 import corpus_census as census
 from corpus_gaps import GAPS
 from corpus_loader import CORPUS, DONE, KINDS, WIRES, Exchange, exchanges, sources
+from toolreplay._api import render
 from toolreplay._audit.body import load_request
 from toolreplay._importers import read_file
 from toolreplay.wires import parse_request, parse_response, wire_module
@@ -189,3 +191,79 @@ def test_stream_reads_every_call_and_the_text(ex: Exchange) -> None:
 def test_stream_drops_nothing_silently(ex: Exchange) -> None:
     reply = _streamed(ex)
     assert _silently_dropped(census.STREAM[ex.wire](ex.events()).pieces, _dump(reply)) == []
+
+
+# ------------------------------------------------------------------------------------------- round trip
+# A body read into a history and rendered again for the one that answered it (same wire, same model) must
+# say what the recorded body said: its calls and answers, its steps, the words beside each step's calls,
+# its ending, its reasoning (same issuer) and its media.
+
+#: The built-in vessel each wire renders with in the round trip (no id length limit of its own).
+ROUND_TRIP_VESSEL = {
+    "openai-chat": "openai-compatible",
+    "openai-responses": "openai-responses",
+    "anthropic": "anthropic",
+    "gemini": "gemini",
+    "ollama": "ollama",
+}
+
+
+def _again(ex: Exchange) -> dict[str, Any]:
+    history = parse_request(ex.wire, ex.request)
+    body: dict[str, Any] = render(history, ROUND_TRIP_VESSEL[ex.wire], model=ex.model)
+    return body
+
+
+def _with(test: str, has: Any) -> list[Any]:
+    return _cases(test, (ex for ex in exchanges(with_request=True) if has(ex)))
+
+
+def _seen(ex: Exchange) -> census.Census:
+    return census.REQUEST[ex.wire](ex.request or {})
+
+
+def _steps(wire: str, body: Mapping[str, Any]) -> str:
+    return "".join(x for x in census.shape(wire, body)[0] if x in "CR")
+
+
+@pytest.mark.parametrize("ex", _with("round_trip_calls", lambda ex: _seen(ex).calls))
+def test_round_trip_keeps_every_call_and_answer(ex: Exchange) -> None:
+    before, after = _seen(ex), census.REQUEST[ex.wire](_again(ex))
+    assert (after.call_names, after.results) == (before.call_names, before.results)
+
+
+@pytest.mark.parametrize("ex", _with("round_trip_steps", lambda ex: _seen(ex).calls))
+def test_round_trip_keeps_the_steps(ex: Exchange) -> None:
+    assert _steps(ex.wire, _again(ex)) == _steps(ex.wire, ex.request or {})
+
+
+@pytest.mark.parametrize(
+    "ex", _with("round_trip_words", lambda ex: census.shape(ex.wire, ex.request or {})[1])
+)
+def test_round_trip_keeps_the_words_beside_each_steps_calls(ex: Exchange) -> None:
+    assert census.shape(ex.wire, _again(ex))[1] == census.shape(ex.wire, ex.request or {})[1]
+
+
+@pytest.mark.parametrize("ex", _with("round_trip_ending", lambda ex: True))
+def test_round_trip_ends_as_the_recorded_body_ends(ex: Exchange) -> None:
+    assert census.shape(ex.wire, _again(ex))[0][-1:] == census.shape(ex.wire, ex.request or {})[0][-1:]
+
+
+def _kept(ex: Exchange, kind: str) -> list[str]:
+    text = _dump(_again(ex))
+    wanted = [p for p in _seen(ex).pieces if p.kind == kind and p.needle]
+    return [f"{p.label} ({p.needle[:16]!r})" for p in wanted if _escaped(p.needle) not in text]
+
+
+def _has(kind: str) -> Any:
+    return lambda ex: any(p.kind == kind and p.needle for p in _seen(ex).pieces)
+
+
+@pytest.mark.parametrize("ex", _with("round_trip_reasoning", _has("reasoning")))
+def test_round_trip_replays_reasoning_to_its_issuer(ex: Exchange) -> None:
+    assert _kept(ex, "reasoning") == []
+
+
+@pytest.mark.parametrize("ex", _with("round_trip_media", _has("media")))
+def test_round_trip_keeps_images_and_documents(ex: Exchange) -> None:
+    assert _kept(ex, "media") == []
