@@ -5,8 +5,10 @@ every call and answer in it read, every recorded answer and stream parsed, and n
 silently: the counts of calls, results and text match a census taken straight from the provider's JSON
 (tests/corpus_census.py), and each piece of reasoning, media or server-side tool output is kept or named in
 a warning. A body read and rendered again for the same wire and model must keep its calls and answers,
-its steps, the words beside each step's calls, its ending, its reasoning and its media. Known gaps are marked ``xfail(strict=True)`` with the issue item that closes them
-(tests/corpus_gaps.py), so a fix flips them to failures until the mark is removed.
+its steps, the words beside each step's calls, its ending, its reasoning and its media.
+
+Known gaps are marked ``xfail(strict=True)`` with the issue item that closes them (tests/corpus_gaps.py), so
+a fix flips them to failures until the mark is removed.
 """
 
 from __future__ import annotations
