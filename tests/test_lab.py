@@ -91,7 +91,8 @@ def test_table_classes_and_files(tmp_path: Path, demo_path: Path) -> None:
     assert len(systems) == len(VESSELS)
     text = format_summary(outcome.summary)
     assert "6 of 6 called [61%–100%]" in text
-    assert "kimi: native 6/6 vs plain" in text and "Fisher's exact test (two-sided)" in text
+    assert "kimi, native vs plain: +" in text and "after Holm (Boschloo's exact test;" in text
+    assert "no trial ended in an error" in text
     run = tmp_path / "run"
     lines = [json.loads(x) for x in (run / "trials.jsonl").read_text().splitlines()]
     assert len(lines) == 54
@@ -185,6 +186,14 @@ def test_errors_retries_and_dead_cells(tmp_path: Path, demo_path: Path) -> None:
     assert anthropic_requests == 1  # a 400 is not retried, and stops the rest of that cell
     assert [e["error"] for e in outcome.errors] == ["BadRequestError"]
     assert "bad request for this test" in (tmp_path / "errors.jsonl").read_text()
+    # the errored trial is left out of the counts, and the summary says so (per cell)
+    anthropic = outcome.summary.cell("anthropic", "native")
+    assert anthropic is not None and anthropic.trials == 0 and anthropic.errors == 1 and kimi.errors == 0
+    assert "1 trial ended in an error and is left out of the counts (anthropic native 1)" in format_summary(
+        outcome.summary
+    )
+    cells = json.loads((tmp_path / "summary.json").read_text())["cells"]
+    assert [c["errors"] for c in cells] == [0, 1]
 
 
 def test_config_checks(demo_path: Path) -> None:
@@ -214,7 +223,9 @@ def test_cli(tmp_path: Path, demo_path: Path, monkeypatch: pytest.MonkeyPatch) -
                 "--expect", "coop:close", "--out", str(tmp_path / "run"), "--no-chart"]  # fmt: skip
         out = CliRunner().invoke(cli, args)
         assert out.exit_code == 0, out.output
-        assert "4 of 4 called" in out.output and "gemini: native 4/4 vs prose" in out.output
+        assert "4 of 4 called" in out.output and "gemini, native vs prose: +" in out.output
+        # the effect and the corrected one-sided p come before the table
+        assert out.output.index("native vs prose") < out.output.index("4 of 4 called")
         again = CliRunner().invoke(cli, args)
         assert "resumed: 24 trials" in again.output
         refused = CliRunner().invoke(

@@ -30,9 +30,9 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
     for row in rows[1:]:
         table.add_row(*row)
     console = Console()
-    console.print(table)
-    for line in comparison_lines(outcome.summary):
+    for line in comparison_lines(outcome.summary):  # the effect and the corrected p lead
         console.print(line, highlight=False, soft_wrap=True)
+    console.print(table)
 
 
 @click.command("lab")

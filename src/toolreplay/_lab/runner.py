@@ -284,13 +284,27 @@ async def run_lab_async(
             await transport.aclose()
     planned = {(c.vessel.name, c.mode, i) for c in cells for i in range(config.trials)}
     counted = [r for k, r in done.items() if k in planned] + run.records
-    summary = summarize(counted, [v.name for v in config.vessels], list(config.modes))
+    summary = summarize(
+        counted, [v.name for v in config.vessels], list(config.modes), errors_left_out(run.errors, counted)
+    )
     outcome = LabOutcome(
         summary, cells, counted, run.sent, len(done), stale, broken, run.errors, not queue.empty(), folder
     )
     if folder is not None:
         write_outputs(outcome, config, chart=chart)
     return outcome
+
+
+def errors_left_out(
+    errors: Sequence[Mapping[str, Any]], counted: Sequence[Mapping[str, Any]]
+) -> dict[tuple[str, str], int]:
+    """Per ``(vessel, mode)``: the trials whose last attempt ended in an error (none of them counted)."""
+    done = {(r["vessel"], r["mode"], r["trial"]) for r in counted}
+    failed = {(e["vessel"], e["mode"], e["trial"]) for e in errors} - done
+    out: dict[tuple[str, str], int] = {}
+    for vessel, mode, _ in failed:
+        out[(vessel, mode)] = out.get((vessel, mode), 0) + 1
+    return out
 
 
 def run_lab(config: LabConfig, **kwargs: Any) -> LabOutcome:
