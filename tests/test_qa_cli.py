@@ -13,7 +13,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -213,22 +213,41 @@ def test_another_programs_sqlite_file_is_left_alone(tmp_path: Path) -> None:
     assert tables == {"conversations", "responses"} and mode == "delete"  # not touched
 
 
-@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root writes read-only files anyway")
+@contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """``path`` made unwritable, for root too: root ignores permission bits but not the immutable flag
+    (``chattr +i``, which only root may set); anyone else gets ``chmod a-w``."""
+    if os.geteuid() != 0:
+        mode = path.stat().st_mode
+        path.chmod(mode & 0o555)
+        try:
+            yield
+        finally:
+            path.chmod(mode)
+        return
+    made = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
+    assert made.returncode == 0, f"root needs chattr +i to make {path} read-only: {made.stderr.strip()}"
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="chattr and /proc are Linux's")
 def test_a_read_only_database_and_directory(tmp_path: Path, demo_path: Path) -> None:
     ro = tmp_path / "ro"
     ro.mkdir()
     db = ro / "t.db"
     assert run("import", str(demo_path), "--db", str(db)).exit_code == 0
-    db.chmod(0o444)
-    ro.chmod(0o555)
-    try:
+    with read_only(db), read_only(ro):
         line = one_line_error(run("history", "list", "--db", str(db)))
         assert "cannot open the database for writing (the file is read-only)" in line
         line = one_line_error(run("import", str(demo_path), "--db", str(ro / "new.db")))
         assert f"cannot create the database (its directory {ro} is not writable)" in line
-    finally:
-        ro.chmod(0o755)
-        db.chmod(0o644)
+    # a directory no one may create files in, root included
+    line = one_line_error(run("import", str(demo_path), "--db", "/proc/self/new.db"))
+    assert "cannot create the database (its directory /proc/self is not writable)" in line
+    assert run("history", "list", "--db", str(db)).exit_code == 0  # writable again: nothing was left broken
 
 
 # -- turn and chat: refused before storing; a failed turn says what it left ----------------------------
