@@ -3,7 +3,8 @@
 * Tests never reach the internet: any socket connection to an address outside loopback fails the test.
   Live provider tests (marker ``live``) run only with ``TOOLREPLAY_LIVE=1`` and a key set.
 * ``shared_dir`` is ``../shared`` beside the checkout (or ``$TOOLREPLAY_SHARED``); tests that need it skip
-  with a clear reason when it is absent (a user's clone).
+  with a clear reason when it is absent (a user's clone). Under CI (``CI`` set) its absence fails the run
+  before any test: the validation against the providers' specs must not go quietly green.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import ipaddress
 import json
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,23 @@ def _shared() -> Path | None:
 
 SHARED = _shared()
 NO_SHARED = "../shared is absent (a user's clone): the spec and transcript tests need it"
+
+
+def shared_missing_in_ci(shared: Path | None, env: Mapping[str, str]) -> str | None:
+    """The line that fails a CI run without the shared material (None when it is there or not in CI)."""
+    if shared is not None or not env.get("CI"):
+        return None
+    where = env.get("TOOLREPLAY_SHARED") or str(ROOT.parent / "shared")
+    return (
+        f"CI needs the shared material at {where} (not found): without it the spec and transcript "
+        "tests would skip and the run would pass without checking anything against the providers' specs"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    problem = shared_missing_in_ci(SHARED, os.environ)
+    if problem:
+        pytest.exit(problem, returncode=1)
 
 
 @pytest.fixture

@@ -6,8 +6,10 @@ Import them explicitly into a test file (conftest.py stays the lead's)::
 
 * ``store_url``: a fresh, empty database per test: a SQLite file under the test's tmp_path, or (when
   ``TOOLREPLAY_TEST_PG`` holds a ``postgresql://`` URL) a new PostgreSQL database named after the test,
-  dropped afterwards. The postgres param skips, with the reason, when the variable is unset, when
-  ``toolreplay._store.postgres`` cannot be imported yet, or when the server cannot be reached.
+  dropped afterwards. The postgres param skips, with the reason, when the variable is unset (a user's
+  clone; under CI it fails instead) or when ``toolreplay._store.postgres`` cannot be imported. A server
+  named by the variable that does not answer (it died, or was never started) fails the test: a set URL
+  says the PostgreSQL half must run, and skipping would let the suite go green without it.
 * ``store_factory``: opens (another) store on that database; every store it opened is closed afterwards.
 * ``store``: one open store on that database.
 * ``pg_database``: a fresh PostgreSQL database even before the backend exists (checks the shared SQL).
@@ -33,7 +35,10 @@ PG_ENV = "TOOLREPLAY_TEST_PG"
 def _pg_admin_url(*, need_backend: bool = True) -> str:
     url = os.environ.get(PG_ENV, "")
     if not url.startswith(("postgresql://", "postgres://")):
-        pytest.skip(f"postgres backend: set {PG_ENV} to a postgresql:// URL to run the store suite on it")
+        why = f"postgres backend: set {PG_ENV} to a postgresql:// URL to run the store suite on it"
+        if os.environ.get("CI"):
+            pytest.fail(f"{why} (CI runs it: scripts/dev.py test starts one)")
+        pytest.skip(why)
     if need_backend:
         try:
             import toolreplay._store.postgres  # noqa: F401
@@ -64,7 +69,7 @@ def _fresh_pg_database(request: pytest.FixtureRequest, *, need_backend: bool = T
         conn = psycopg.connect(admin, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        pytest.skip(f"postgres backend: the server at {PG_ENV} cannot be reached ({first})")
+        pytest.fail(f"postgres backend: the server at {PG_ENV} does not answer ({first})")
     with conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
         conn.execute(f'CREATE DATABASE "{name}"')
