@@ -305,36 +305,54 @@ def test_positions_are_a_total_order_across_writers(store_factory: Callable[[], 
 
 
 WRITER = """
-import sys
+import os, sys, time
 from toolreplay._history import Message, ToolCall
 from toolreplay._store import open_store
-url, name, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+url, name, n, gate = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 s = open_store(url)
 for k in range(n):
     calls = tuple(ToolCall("coop", {"w": name, "k": k, "c": j}, "ok") for j in range(3))
     s.append_message("shared", Message(f"{name}-{k}", "assistant", "done", calls))
+    if k == n // 2:  # half written: go on only once the reader has read in the middle of the writes
+        deadline = time.monotonic() + 60
+        while not os.path.exists(gate):
+            if time.monotonic() > deadline:
+                sys.exit(f"{name}: the reader never read while the writers wrote")
+            time.sleep(0.005)
 s.close()
 """
 
 
-def test_many_processes_append_without_loss(store_url: str, store: Store) -> None:
-    """4 processes x 20 replies of 3 calls on one conversation; a reader checks every reply it sees."""
+def test_many_processes_append_without_loss(store_url: str, store: Store, tmp_path: Path) -> None:
+    """4 processes x 20 replies of 3 calls on one conversation; a reader checks every reply it sees.
+
+    The writers pause half-way until the reader has loaded the conversation with some but not all of
+    their replies in it, so the reader provably reads while they write (a fast machine could otherwise
+    finish every write before the first read, and the check of partial replies would check nothing).
+    """
     store.append_message("shared", Message("start", "user", "go"))
+    gate = tmp_path / "reader-read"
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, store_url, f"w{i}", "20"], stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, store_url, f"w{i}", "20", str(gate)], stderr=subprocess.PIPE
+        )
         for i in range(4)
     ]
     seen_partial: list[str] = []
+    reads_during_writes = 0
     while any(p.poll() is None for p in procs):
-        for m in store.load("shared").messages[1:]:
-            if len(m.tool_uses) != 3:
-                seen_partial.append(m.id)
+        replies = store.load("shared").messages[1:]
+        seen_partial += [m.id for m in replies if len(m.tool_uses) != 3]
+        if 0 < len(replies) < 80:
+            reads_during_writes += 1
+            gate.touch()
         time.sleep(0.01)
     for p in procs:
         _, err = p.communicate()
         assert p.returncode == 0, err.decode()
     h = store.load("shared")
     assert not seen_partial
+    assert reads_during_writes >= 1  # the reader read while the writers wrote
     assert len(h.messages) == 81 and len({m.id for m in h.messages}) == 81
     for i in range(4):
         mine = [m.id for m in h.messages if m.id.startswith(f"w{i}-")]
@@ -525,14 +543,13 @@ def test_big_conversation_loads_with_one_query_per_table(tmp_path: Path) -> None
         s.import_history(h)
         statements: list[str] = []
         s._conn.set_trace_callback(statements.append)
-        t0 = time.perf_counter()
         back = s.load("big")
-        elapsed = time.perf_counter() - t0
         s._conn.set_trace_callback(None)
     assert back == h
     selects = [q for q in statements if q.lstrip().upper().startswith("SELECT")]
-    assert len(selects) == 3, selects  # the conversation, its messages, its tool uses
-    assert elapsed < 2.0, f"loading 10,000 messages took {elapsed:.2f} s"
+    # the conversation, its messages, its tool uses: a query count that does not grow with the messages
+    # (how fast the load is on an idle machine is the bench's to say: bench/ "store load")
+    assert len(selects) == 3, selects
 
 
 def test_ten_thousand_calls_on_one_reply(store: Store) -> None:

@@ -77,10 +77,8 @@ def _big(n: int) -> History:
 
 
 @pytest.mark.parametrize("vessel", ["openai", "kimi", "codex", "anthropic", "gemini", "ollama", "claude"])
-def test_ten_thousand_messages_render_fast_and_not_quadratic(vessel: str) -> None:
-    big = _big(10_000)
-    t_10k = _best_of(2, lambda: encode(render(big, vessel)))
-    assert t_10k < 5.0
+def test_many_messages_render_in_linear_time(vessel: str) -> None:
+    # How fast on an idle machine is the bench's to say (bench/); here only a ratio measured in one run.
     # 8x the messages: linear gives about 8x the time, quadratic 64x. The margin absorbs a loaded machine.
     small, large = _big(2_500), _big(20_000)
     t_small = _best_of(3, lambda: encode(render(small, vessel)))
