@@ -4,7 +4,8 @@
 Each conversation gets a run of turns, one process each, against a provider double on 127.0.0.1 that
 answers every turn with two rounds of two calls and then a text. The tool (tests/helpers_crash.py)
 writes a marker before and after its work, so the test knows which calls were executed. Each process is
-killed (or not) at one of these points, chosen with a seeded random generator:
+killed (or not) at one of these points, all drawn in advance from one seed (:func:`kill_plan`; each mode
+equally often, in a shuffled order):
 
 * ``request``: while the double is answering the turn's first, second or third request;
 * ``tool``: while the tool of a chosen call is running (at a random moment of its sleep);
@@ -17,6 +18,10 @@ every executed call is stored exactly once, with its answer or marked as having 
 reply holds all the calls it made; every unfinished reply holds a prefix of them; the conversation
 renders validly on every HTTP wire; and one more turn (not killed) finishes and sends every stored call
 as a call (read back with the Chat wire's request parser).
+
+The seed is ``$TOOLREPLAY_CRASH_SEED`` or a fixed default; a failure names it, and setting the variable
+to it replays the same kill points (the moments of ``tool`` and ``anytime`` kills are seeded fractions of
+a wall-clock pause, so those land close to, not exactly at, the same instruction).
 """
 
 from __future__ import annotations
@@ -49,7 +54,8 @@ from toolreplay.testing import Call, Calls, ProviderDouble, RecordedRequest, Tex
 from toolreplay.wires import parse_request
 
 HERE = Path(__file__).resolve().parent
-SEED = 8_2026
+SEED_ENV = "TOOLREPLAY_CRASH_SEED"
+DEFAULT_SEED = 8_2026
 ROUNDS = 2  # requests with calls per turn, two calls each, then a text
 CALLS = 2 * ROUNDS
 HTTP_VESSELS = ("kimi", "openai-responses", "anthropic", "gemini", "ollama")
@@ -61,6 +67,42 @@ def tool_ms(token: str) -> int:
 
 def tokens(label: str) -> list[str]:
     return [f"{label}/{j}" for j in range(CALLS)]
+
+
+def crash_seed() -> int:
+    """The seed of the kill points: ``$TOOLREPLAY_CRASH_SEED`` to replay a failure, else the default."""
+    raw = os.environ.get(SEED_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SEED
+    try:
+        return int(raw)
+    except ValueError:
+        raise AssertionError(f"{SEED_ENV}={raw!r}: not an integer seed") from None
+
+
+@dataclass(frozen=True)
+class Kill:
+    """Where one turn process is killed: ``mode`` and the point inside it, drawn from the seed."""
+
+    mode: str
+    request: int = 0  # request: killed while the double answers this request (0 = the first)
+    write: int = 0  # commit: killed just before this write statement (1 = the first)
+    call: int = 0  # tool: killed while this call's tool runs
+    pause: float = 0.0  # tool and anytime: how far into the pause (a fraction of it)
+
+
+NO_KILL = Kill("none")
+
+
+def kill_plan(seed: int, conversation: str, turns: int, *, sqlite: bool) -> list[Kill]:
+    """The kill points of a conversation's turns: a pure function of the seed (so a failure replays)."""
+    rng = random.Random(f"{seed}:{conversation}")
+    modes = ["request", "tool", "commit", "anytime"] if sqlite else ["request", "tool", "anytime"]
+    order = (modes * (turns // len(modes) + 1))[:turns]
+    rng.shuffle(order)
+    return [
+        Kill(m, rng.randint(0, ROUNDS), rng.randint(1, 40), rng.randrange(CALLS), rng.random()) for m in order
+    ]
 
 
 @dataclass
@@ -136,17 +178,17 @@ class CrashLab:
     def markers(self, label: str) -> Path:
         return self.tmp / f"markers-{label.replace('/', '_')}.txt"
 
-    def launch(self, label: str, conversation: str, mode: str, rng: random.Random) -> Launch:
+    def launch(self, label: str, conversation: str, kill: Kill) -> Launch:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(HERE), env.get("PYTHONPATH", "")])
         env["CRASH_MARKERS"] = str(self.markers(label))
-        run = Launch(label, conversation, mode)
+        run = Launch(label, conversation, kill.mode)
         started = threading.Event()
-        kill_at_write = rng.randint(1, 40) if mode == "commit" else None
+        kill_at_write = kill.write if kill.mode == "commit" else None
         with self.lock:
             self.first_request[label] = started
-            if mode == "request":
-                self.kill_on_request[label] = rng.randint(0, ROUNDS)
+            if kill.mode == "request":
+                self.kill_on_request[label] = kill.request
             proc = subprocess.Popen(
                 self.command(label, conversation, kill_at_write),
                 env=env,
@@ -155,10 +197,10 @@ class CrashLab:
                 text=True,
             )
             self.procs[label] = proc
-        if mode == "tool":
-            self._kill_during_tool(proc, label, rng)
-        elif mode == "anytime" and started.wait(60):
-            time.sleep(rng.uniform(0, 0.6))
+        if kill.mode == "tool":
+            self._kill_during_tool(proc, label, kill)
+        elif kill.mode == "anytime" and started.wait(60):
+            time.sleep(kill.pause * 0.6)
             proc.send_signal(signal.SIGKILL)
         _, run.stderr = proc.communicate(timeout=120)
         run.returncode = proc.returncode
@@ -166,10 +208,10 @@ class CrashLab:
             self.launches.append(run)
         return run
 
-    def _kill_during_tool(self, proc: subprocess.Popen[str], label: str, rng: random.Random) -> None:
-        token = rng.choice(tokens(label))
+    def _kill_during_tool(self, proc: subprocess.Popen[str], label: str, kill: Kill) -> None:
+        token = tokens(label)[kill.call]
         marker = self.markers(label)
-        pause = rng.uniform(0, tool_ms(token)) / 1000
+        pause = kill.pause * tool_ms(token) / 1000
         while proc.poll() is None:
             if marker.exists() and f"start {token}\n" in marker.read_text():
                 time.sleep(pause)
@@ -188,10 +230,8 @@ class CrashLab:
 
 
 def run_conversation(lab: CrashLab, conversation: str, turns: int, seed: int) -> None:
-    rng = random.Random(seed)
-    modes = ("request", "tool", "commit", "anytime") if lab.sqlite else ("request", "tool", "anytime")
-    for k in range(turns):
-        lab.launch(f"{conversation}.t{k}", conversation, rng.choice(modes), rng)
+    for k, kill in enumerate(kill_plan(seed, conversation, turns, sqlite=lab.sqlite)):
+        lab.launch(f"{conversation}.t{k}", conversation, kill)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -243,7 +283,7 @@ def check_replay(lab: CrashLab, url: str, conversation: str) -> None:
     for vessel in HTTP_VESSELS:
         assert rule_problems(vessel, render(h, vessel)) == [], vessel
     label = f"{conversation}.final"
-    run = lab.launch(label, conversation, "none", random.Random(0))
+    run = lab.launch(label, conversation, NO_KILL)
     assert run.returncode == 0, run.stderr
     first = next(r for r in lab.double.requests if r.body["messages"][-1].get("content") == label)
     assert rule_problems("kimi", first.body) == []
@@ -261,11 +301,22 @@ def check_replay(lab: CrashLab, url: str, conversation: str) -> None:
 
 
 def crash_run(db: str, tmp: Path, *, sqlite: bool, conversations: int, turns: int) -> dict[str, int]:
-    """Run the killed turns and every check; the number of kills per mode."""
+    """Run the killed turns and every check; the number of kills per mode. A failure names the seed."""
+    seed = crash_seed()
+    try:
+        return _crash_run(db, tmp, seed, sqlite=sqlite, conversations=conversations, turns=turns)
+    except BaseException as exc:
+        exc.add_note(f"crash seed {seed}: replay these kill points with {SEED_ENV}={seed}")
+        raise
+
+
+def _crash_run(
+    db: str, tmp: Path, seed: int, *, sqlite: bool, conversations: int, turns: int
+) -> dict[str, int]:
     lab = CrashLab(db, tmp, sqlite)
     with lab.double:
         threads = [
-            threading.Thread(target=run_conversation, args=(lab, f"c{n}", turns, SEED + n))
+            threading.Thread(target=run_conversation, args=(lab, f"c{n}", turns, seed))
             for n in range(conversations)
         ]
         for t in threads:
@@ -290,18 +341,19 @@ def crash_run(db: str, tmp: Path, *, sqlite: bool, conversations: int, turns: in
     kills["launches"] = len(lab.launches)
     kills["calls"] = calls
     kills["executed"] = len(executed)
+    kills["seed"] = seed
     return kills
 
 
 def report(capsys: pytest.CaptureFixture[str], backend: str, counts: dict[str, int]) -> int:
-    killed = {k: v for k, v in counts.items() if k not in ("launches", "calls", "executed")}
+    killed = {k: v for k, v in counts.items() if k not in ("launches", "calls", "executed", "seed")}
     total = sum(killed.values())
     modes = ", ".join(f"{k} {v}" for k, v in sorted(killed.items()))
     with capsys.disabled():
         print(
             f"\n[crash] {backend}: {total} SIGKILLs ({modes}) "
             f"in {counts['launches']} turn processes; {counts['executed']} executed calls, "
-            f"{counts['calls']} stored calls checked"
+            f"{counts['calls']} stored calls checked (seed {counts['seed']})"
         )
     return total
 
@@ -325,6 +377,32 @@ def test_sigkill_anywhere_loses_no_executed_call_postgres(
     counts = crash_run(pg_url, tmp_path, sqlite=False, conversations=2, turns=7)
     assert report(capsys, "postgres", counts) >= 9
     assert all(counts.get(mode, 0) >= 1 for mode in ("request", "tool", "anytime")), counts
+
+
+def test_kill_points_come_from_the_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = kill_plan(7, "c0", 12, sqlite=True)
+    assert plan == kill_plan(7, "c0", 12, sqlite=True)  # the same seed, the same kill points
+    assert plan != kill_plan(8, "c0", 12, sqlite=True) and plan != kill_plan(7, "c1", 12, sqlite=True)
+    assert sorted(k.mode for k in plan) == sorted(["request", "tool", "commit", "anytime"] * 3)
+    assert {k.mode for k in kill_plan(7, "c0", 7, sqlite=False)} == {"request", "tool", "anytime"}
+    monkeypatch.setenv(SEED_ENV, "123")
+    assert crash_seed() == 123
+    monkeypatch.setenv(SEED_ENV, "")
+    assert crash_seed() == DEFAULT_SEED
+    monkeypatch.setenv(SEED_ENV, "x")
+    with pytest.raises(AssertionError, match="not an integer seed"):
+        crash_seed()
+
+
+def test_a_crash_run_failure_names_its_seed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def failing(db: str, tmp: Path, seed: int, **_: Any) -> dict[str, int]:
+        raise AssertionError(f"c0: executed calls missing from the store (kill points of seed {seed})")
+
+    monkeypatch.setenv(SEED_ENV, "4242")
+    monkeypatch.setattr(sys.modules[__name__], "_crash_run", failing)
+    with pytest.raises(AssertionError, match="seed 4242") as failed:
+        crash_run(str(tmp_path / "crash.db"), tmp_path, sqlite=True, conversations=1, turns=1)
+    assert failed.value.__notes__ == [f"crash seed 4242: replay these kill points with {SEED_ENV}=4242"]
 
 
 # --------------------------------------------------------------------------------------------------
