@@ -67,15 +67,33 @@ class TodoStore(Protocol):
     ) -> Todo | None: ...
 
 
+#: The largest todo number a store can hold (SQLite and PostgreSQL integers are 64-bit): a larger one from
+#: a model ("id": 10**30) is answered as an error, not an OverflowError inside the store.
+MAX_TODO_ID = 2**63 - 1
+
+
 def _todo_id(args: Mapping[str, Any], action: str) -> int:
     raw = args.get("id")
-    if isinstance(raw, int) and not isinstance(raw, bool):
-        return raw
-    if isinstance(raw, str) and raw.strip().lstrip("#").isdigit():
-        return int(raw.strip().lstrip("#"))
     if raw is None:
         raise ToolError(f"error: {action} needs the todo number in the field id")
-    raise ToolError(f"error: id must be a todo number like 12, not {raw!r}")
+    value: int | None = None
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        value = raw
+    elif isinstance(raw, str):
+        digits = raw.strip().lstrip("#")
+        # ASCII digits only: str.isdigit() also accepts "²" and "٣", which int() then refuses.
+        if digits.isascii() and digits.isdigit() and len(digits) <= 19:
+            value = int(digits)
+    if value is None or not 1 <= value <= MAX_TODO_ID:
+        raise ToolError(f"error: id must be a todo number like 12, not {_shown(raw)}")
+    return value
+
+
+def _shown(raw: Any) -> str:
+    if isinstance(raw, int) and raw.bit_length() > 64:  # repr of a 5,000-digit int raises ValueError
+        return "a number that large"
+    text = repr(raw)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _text(args: Mapping[str, Any], action: str, *, required: bool) -> str:
