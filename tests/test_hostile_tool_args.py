@@ -34,7 +34,7 @@ HOSTILE_IDS: list[Any] = [
 ]
 
 
-@pytest.mark.parametrize("bad", HOSTILE_IDS, ids=lambda v: repr(v)[:20])
+@pytest.mark.parametrize("bad", HOSTILE_IDS, ids=lambda v: type(v).__name__)
 def test_hostile_ids_are_tool_errors(bad: Any, tmp_path: Path) -> None:
     with SQLiteStore(tmp_path / "t.db") as store:
         run_coop(store, {"action": "add", "text": "x"})
