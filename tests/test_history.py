@@ -176,7 +176,7 @@ def test_error_flags_are_kept() -> None:
             "tool_uses[1]",
             "provider_data must be an object",
         ),
-        ("[" * 100_000, "tool_uses", "nested too deeply"),
+        ("[" * 100_000, "tool_uses", "nested more than 200 levels deep"),
     ],
 )
 def test_refused_shapes_name_the_field(raw: Any, field: str, problem: str) -> None:
@@ -312,7 +312,7 @@ def test_explicit_no_answer_is_not_paired_later() -> None:
         ),
         ('{"tools": [{"description": "x"}], "messages": []}', ": tools[0]: needs a name"),
         ('{"id": "a", "role": "user"}\n{"id": "b", "role": \n', ": line 2 is not JSON"),
-        ("[" * 100_000, ": JSON nested too deeply to read"),
+        ("[" * 100_000, ": not JSON (JSON nested more than 200 levels deep)"),
     ],
 )
 def test_bad_files_are_one_line_and_store_nothing(tmp_path: Path, content: str, expected: str) -> None:

@@ -220,15 +220,13 @@ def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict
         return []
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw, parse_constant=_refuse_constant)
+            raw = jsonenc.parse(raw, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise HistoryError(
                 f"a string that is not JSON ({exc.msg} at character {exc.pos})", field=field_name
             ) from None
-        except _NotJSON as exc:
+        except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
             raise HistoryError(f"a string that is not JSON ({exc})", field=field_name) from None
-        except RecursionError:
-            raise HistoryError("a JSON string nested too deeply to read", field=field_name) from None
         if raw is None:
             return []
     if isinstance(raw, Mapping):
@@ -441,13 +439,11 @@ def _read_jsonl(text: str, source: str) -> list[Any]:
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line, parse_constant=_refuse_constant))
+            out.append(jsonenc.parse(line, parse_constant=_refuse_constant))
         except json.JSONDecodeError as exc:
             raise HistoryError(f"line {n} is not JSON ({exc.msg})", source=source) from None
-        except _NotJSON as exc:
+        except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
             raise HistoryError(f"line {n} is not JSON ({exc})", source=source) from None
-        except RecursionError:
-            raise HistoryError(f"line {n} is JSON nested too deeply to read", source=source) from None
     return out
 
 
@@ -474,7 +470,7 @@ def load_history(
             raise HistoryError("the file is empty", source=source)
         data: Any
         try:
-            data = json.loads(text, parse_constant=_refuse_constant)
+            data = jsonenc.parse(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             if stripped.startswith("{") and "\n" in stripped.strip():
                 data = _read_jsonl(text, source)
@@ -482,9 +478,7 @@ def load_history(
                 raise HistoryError(
                     f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", source=source
                 ) from None
-        except RecursionError:
-            raise HistoryError("JSON nested too deeply to read", source=source) from None
-        except _NotJSON as exc:
+        except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
             raise HistoryError(f"not JSON ({exc})", source=source) from None
         if isinstance(data, dict) and "messages" not in data and "role" in data:
             data = [data]  # JSON Lines holding a single message

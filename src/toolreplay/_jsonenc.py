@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -39,19 +40,78 @@ def dumps(value: Any) -> str:
 
 
 _LONG_DIGITS = re.compile(rb"[0-9]{19}")
+#: Deeper JSON is refused: nothing toolreplay reads is legitimately nested that far, and deeper values
+#: would overflow the recursion of the readers and writers that walk them (orjson writes at most 254).
+MAX_DEPTH = 200
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def _check_depth(raw: bytes) -> None:
+    """ValueError when ``raw`` nests arrays and objects deeper than :data:`MAX_DEPTH` (strings skipped)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return  # too few brackets to be that deep: no scan
+    depth = 0
+    for m in _TOKENS.finditer(raw):
+        c = m.group()
+        if c in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError(f"JSON nested more than {MAX_DEPTH} levels deep")
+        elif c in (b"]", b"}"):
+            depth -= 1
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD.
+
+    JSON may spell half a surrogate pair (``"\\ud800"``); Python reads it into a string that cannot be
+    printed, stored or encoded as UTF-8. Valid pairs are joined by the reader before this runs.
+    """
+    if isinstance(value, str):
+        return _LONE.sub(REPLACEMENT, value)
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    return value
+
+
+def parse(text: str | bytes, **kwargs: Any) -> Any:
+    """The standard library's reader within toolreplay's limits: :data:`MAX_DEPTH`, numbers of at most
+    4,300 digits, lone surrogates replaced (:func:`scrub`). Each limit is a one-line ValueError;
+    ``kwargs`` go to :func:`json.loads` (``parse_constant``); a syntax error is its JSONDecodeError."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    _check_depth(raw)
+    try:
+        value = json.loads(raw, **kwargs)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ValueError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:
+        if "digits" in str(exc):  # Python's int-size guard: "Exceeds the limit (4300 digits) ..."
+            raise ValueError(f"a number with more than {sys.get_int_max_str_digits()} digits") from None
+        raise
+    return scrub(value) if _SURROGATE_ESCAPE.search(raw) else value
 
 
 def loads(data: str | bytes) -> Any:
-    """Parse JSON text exactly: orjson, except where it would lose precision.
+    """Parse JSON text exactly: orjson, except where it would lose precision; within :func:`parse`'s limits.
 
     orjson reads integers beyond 64 bits as floats (silently), so text holding a run of 19 or more digits
-    goes through the standard library, which keeps every integer exact. Text orjson refuses (e.g. NaN)
-    goes there too.
+    goes through the standard library, which keeps every integer exact. Text orjson refuses (e.g. NaN,
+    a lone surrogate) goes there too.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if _LONG_DIGITS.search(raw) is None:
         try:
-            return orjson.loads(raw)
+            value = orjson.loads(raw)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(raw)
+        else:
+            _check_depth(raw)
+            return value
+    return parse(raw)

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, StoreError
 from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
 from toolreplay._ids import StemAllocator, call_id
@@ -293,9 +294,8 @@ class _Turn:
             # A crashed tool: the call was made and its effect is unknown. Keep it, unanswered.
             self.calls.append(made)
             raise
-        self.record(
-            ToolCall(pc.name, pc.input, outcome.answer, pc.call_id, outcome.is_error, pc.provider_data)
-        )
+        answer = jsonenc.scrub(outcome.answer)  # a tool's lone surrogate could not be stored
+        self.record(ToolCall(pc.name, pc.input, answer, pc.call_id, outcome.is_error, pc.provider_data))
         self.emit(
             CallFinished(
                 cid, pc.name, pc.input, outcome.answer, outcome.is_error, outcome.executed, outcome.dry
@@ -382,7 +382,6 @@ class _Turn:
         turns = prepare_turn_messages(self.history, "native", settings=self.options.replay)
         body = render_wire(self.vessel.wire, turns, opts)
         if self.options.dump_requests is not None:
-            from toolreplay import _jsonenc as jsonenc
             from toolreplay._transport.dump import RequestDump
 
             RequestDump(self.options.dump_requests).request(self.vessel.name, jsonenc.encode(body))
@@ -448,7 +447,7 @@ class _Turn:
         return out
 
     def finish(self, stopped: Literal["answer", "step_limit"]) -> TurnResult:
-        text = "\n\n".join(self.texts)
+        text = jsonenc.scrub("\n\n".join(self.texts))
         meta = self.meta(stopped)
         flag = said_without_doing_flag(text, self.calls, self.registry, self.history)
         if flag is not None:
@@ -476,12 +475,15 @@ class _Turn:
 
     def interrupt(self, error: BaseException) -> None:
         """Mark the reply interrupted, keeping its calls and text (the error is re-raised by the caller)."""
+        from toolreplay._transport.dump import redact
+
         meta = self.meta("error")
-        meta["error"] = (str(error) or type(error).__name__)[:500]
+        # Redacted and scrubbed: an error may quote a key, or text that cannot be stored as UTF-8.
+        meta["error"] = jsonenc.scrub(redact(str(error) or type(error).__name__))[:500]
         self.store.finish_reply(
             self.cid,
             self.reply_id,
-            text="\n\n".join(self.texts),
+            text=jsonenc.scrub("\n\n".join(self.texts)),
             status="interrupted",
             provider_data=self.provider_data,
             meta=meta,
@@ -533,6 +535,9 @@ async def run_turn_async(
         raise ConfigError(f"a turn needs a conversation id, not {conversation!r}")
     if not user_text.strip():
         raise ConfigError("a turn needs the user's text: it is empty")
+    for what, value in (("conversation id", conversation), ("user's text", user_text)):
+        if jsonenc.scrub(value) != value:
+            raise ConfigError(f"the {what} is not UTF-8 text (it holds a lone surrogate)")
     v = get_vessel(vessel)
     if opts.base_url or opts.model:
         v = replace(v, base_url=opts.base_url or v.base_url, model=opts.model or v.model)

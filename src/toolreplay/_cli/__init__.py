@@ -36,6 +36,31 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
+def _refuse_undecoded(args: list[str]) -> None:
+    """A command-line argument holding bytes that are not UTF-8 (Python keeps them as lone surrogates)
+    cannot be stored, printed or sent: refused in one line before any command runs. A path to an existing
+    file may hold such bytes (file names are bytes on POSIX), so it passes."""
+    for n, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            if _is_existing_path(arg):
+                continue
+            raise click.UsageError(
+                f"argument {n} is not UTF-8 text (undecodable bytes from the shell); toolreplay keeps text "
+                "as UTF-8"
+            ) from None
+
+
+def _is_existing_path(arg: str) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(arg).exists()
+    except (OSError, ValueError):
+        return False
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported on first use."""
 
@@ -54,6 +79,10 @@ class LazyGroup(click.Group):
         module, attr, _ = entry
         cmd: click.Command = getattr(importlib.import_module(module), attr)
         return cmd
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        _refuse_undecoded(args)
+        return super().parse_args(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]

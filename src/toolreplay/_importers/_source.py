@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ImportFormatError
-from toolreplay._history import History, _NotJSON, _refuse_constant
+from toolreplay._history import History, _refuse_constant
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -81,13 +82,11 @@ def read_document(path: str | Path) -> Document:
     if not text.strip():
         return Document(p, "text", error="the file is empty")
     try:
-        return Document(p, "json", (Record(json.loads(text, parse_constant=_refuse_constant)),))
+        return Document(p, "json", (Record(jsonenc.parse(text, parse_constant=_refuse_constant)),))
     except json.JSONDecodeError as whole:
         return _read_lines(p, text, whole)
-    except _NotJSON as exc:
+    except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
         return Document(p, "text", error=f"not JSON ({exc})")
-    except RecursionError:
-        return Document(p, "text", error="JSON nested too deeply")
 
 
 def _read_lines(p: Path, text: str, whole: json.JSONDecodeError) -> Document:
@@ -97,15 +96,12 @@ def _read_lines(p: Path, text: str, whole: json.JSONDecodeError) -> Document:
         if not line.strip():
             continue
         try:
-            value = json.loads(line, parse_constant=_refuse_constant)
+            value = jsonenc.parse(line, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             broken.append((n, f"{exc.msg} at column {exc.colno}"))
             continue
-        except _NotJSON as exc:
+        except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
             broken.append((n, str(exc)))
-            continue
-        except RecursionError:
-            broken.append((n, "JSON nested too deeply"))
             continue
         if not isinstance(value, (dict, list)):
             broken.append((n, f"a JSON {type(value).__name__}, not an object or a list"))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import random
 import re
@@ -126,10 +127,14 @@ class SendResult:
 def _decode(vessel: Vessel, data: bytes, what: str) -> Any:
     try:
         return jsonenc.loads(data)
-    except ValueError:
+    except json.JSONDecodeError:
         snippet = redact(data[:120].decode("utf-8", "replace"))
         raise ResponseFormatError(
             f"{vessel.name}: {what} is not JSON: {snippet!r}", vessel=vessel.name
+        ) from None
+    except ValueError as exc:  # JSON beyond the reader's limits (nesting, digits): said as such
+        raise ResponseFormatError(
+            f"{vessel.name}: {what} cannot be read: {exc}", vessel=vessel.name
         ) from None
 
 
