@@ -13,6 +13,9 @@ other than 200, files past the size cap and recordings that are hand-made rather
 ``EXCLUDED``) are left out. Needs PyYAML (not a dependency of the project: ``python3 -m pip install pyyaml``).
 
     python3 scripts/corpus_extract.py --mirror /path/to/mirrors --out tests/corpus
+
+The Ollama envelopes (``tests/corpus/ollama/``) were written by hand from the files cited in
+``MANUAL_SOURCES`` (their JSON copied as it stands there); this script leaves them alone and only cites them.
 """
 
 from __future__ import annotations
@@ -372,6 +375,25 @@ files that are hand-made rather than recorded (invented models or ids), listed b
 """
 
 
+MANUAL_SOURCES = """## microsoft/semantic-kernel (Ollama connector test data)
+
+Licence: MIT. Kept under `ollama/semantic-kernel/`:
+
+- microsoft/semantic-kernel@065e8f6993fc5cb6d955b09c16d719d2fced0a57:
+  `dotnet/src/Connectors/Connectors.Ollama.UnitTests/TestData/chat_completion_test_response_stream.txt`
+  (the tail of a recorded stream)
+- microsoft/semantic-kernel@23759fa9ed3069d27d2d6f4b23a02990d526fd10:
+  `dotnet/src/Connectors/Connectors.Ollama.UnitTests/TestData/chat_completion_function_call_response.txt`
+  (a recorded answer whose call the project renamed)
+
+## ollama/ollama@01e52d24bc00defcd9bcc6d995b11df0f08bc6f1 (API reference examples)
+
+Licence: MIT. Kept under `ollama/ollama-docs/`: `docs/api.md`, sections "Chat request (with tools)" and
+"Chat request (Structured outputs)": the provider's own documented request and answer, not recordings.
+No public recording of a native Ollama exchange with a tool call and its request body was found.
+"""
+
+
 def sources_md(used: dict[str, tuple[str, list[str]]], skipped: list[str]) -> str:
     lines = [_HEADER.format(cap=SIZE_CAP // 1000)]
     for src in SOURCES:
@@ -389,6 +411,7 @@ def sources_md(used: dict[str, tuple[str, list[str]]], skipped: list[str]) -> st
             lines.append("Left out as hand-made:\n")
             lines.extend(f"- `{p}`: {why}" for p, why in sorted(excluded.items()))
             lines.append("")
+    lines.append(MANUAL_SOURCES)
     if skipped:
         lines.append("## Left out (too big or hand-made by their content)\n")
         lines.extend(f"- {s}" for s in skipped)

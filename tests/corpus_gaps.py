@@ -90,6 +90,10 @@ _CHAT_PARTS = (
     "issue 12 item 6: the audit reads a Chat body with part-list content and no tool messages as Anthropic "
     "(the importer reads it as openai-chat)"
 )
+_OLLAMA_TOOLS_ONLY = (
+    'issue 12 item 6: import and audit disagree: an Ollama body whose marks are "stream": false and no '
+    "Chat sampling fields (its calls not yet made) is imported as openai-chat; the audit reads it as ollama"
+)
 _STREAM_FALSE = (
     'issue 12 item 6: the audit reads a Chat body with "stream": false and no sampling fields as Ollama '
     "(the importer reads it as openai-chat)"
@@ -174,6 +178,7 @@ GAPS: dict[str, dict[str, str]] = {
         **dict.fromkeys(_ANTHROPIC_TOOLS_ONLY, _TOOLS_ONLY),
         **dict.fromkeys(_ANTHROPIC_TEXT_BLOCKS, _TEXT_BLOCKS),
         **dict.fromkeys(_ANTHROPIC_THINKING_PARAM, _THINKING_PARAM),
+        "ollama/ollama-docs/chat-with-tools": _OLLAMA_TOOLS_ONLY,
     },
     "audit_detects": {
         **dict.fromkeys(_AUDIT_ANTHROPIC_THINKING_PARAM, _AUDIT_THINKING_PARAM),

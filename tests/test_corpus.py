@@ -76,16 +76,7 @@ def _squeezed(text: str) -> str:
 # ------------------------------------------------------------------------------------------- the corpus
 
 
-_NO_OLLAMA = "corpus: no public recording of Ollama's native /api/chat found yet (tests/corpus/SOURCES.md)"
-
-
-@pytest.mark.parametrize(
-    "wire",
-    [
-        pytest.param(w, marks=[pytest.mark.xfail(strict=True, reason=_NO_OLLAMA)] if w == "ollama" else [])
-        for w in WIRES
-    ],
-)
+@pytest.mark.parametrize("wire", WIRES)
 def test_the_corpus_holds_requests_answers_and_streams_of(wire: str) -> None:
     found = list(exchanges(wire))
     assert any(ex.request is not None for ex in found), f"no request body of {wire}"
