@@ -41,6 +41,7 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
     "--at", "at", required=True, metavar="MESSAGE_ID", help="The user message where the agent should act."
 )
 @click.option(
+    "-v",
     "--vessel",
     "vessel_names",
     required=True,
@@ -74,12 +75,14 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
 @click.option("--max-requests", type=int, default=None,
               help="Refuse to start a run that would send more requests (default 2000).")  # fmt: skip
 @click.option(
-    "--base-url", default=None, metavar="URL", help="Send to this base URL instead of the vessel's."
+    "-u", "--base-url", default=None, metavar="URL", help="Send to this base URL instead of the vessel's."
 )
 @click.option("--send-key", is_flag=True, help=SEND_KEY_HELP)
-@click.option("--model", default=None, metavar="NAME", help="Model (default: each vessel's).")
-@click.option("--system", default=None, metavar="TEXT|@FILE", help="System prompt, the same in every mode.")
-@click.option("--tools", "tools_opt", multiple=True, metavar=TOOLS_METAVAR,
+@click.option("-m", "--model", default=None, metavar="NAME", help="Model (default: each vessel's).")
+@click.option(
+    "-s", "--system", default=None, metavar="TEXT|@FILE", help="System prompt, the same in every mode."
+)
+@click.option("-T", "--tools", "tools_opt", multiple=True, metavar=TOOLS_METAVAR,
               help=TOOLS_HELP + " Default: the history's own plus those its calls use.")  # fmt: skip
 @click.option("--no-chart", is_flag=True, help="Do not draw chart.png.")
 @db_option
@@ -133,9 +136,13 @@ def lab(
         system=read_system(system),
         tools=tuple(tools) if tools is not None else None,
     )
+    chart = out is not None and not no_chart
+    problem = _chart_problem() if chart else None
+    if problem:  # before the first request: a paid run must not fail only at its end
+        raise click.ClickException(f"{problem} (nothing was sent)")
     _, state = _progress()
     try:
-        outcome = run_lab(config, out=out, on_start=state.start, on_event=state.event, chart=not no_chart)
+        outcome = run_lab(config, out=out, on_start=state.start, on_event=state.event, chart=False)
     except KeyboardInterrupt:
         where = f"; rerun with --out {out} to resume" if out else ""
         raise click.ClickException(f"interrupted: finished trials are saved{where}") from None
@@ -154,9 +161,28 @@ def lab(
         click.echo(f"error: ... {len(outcome.errors) - 5} more in {out}/errors.jsonl", err=True)
     _print_table(outcome, config)
     if out:
-        click.echo(
-            f"wrote {out}/trials.jsonl, {out}/summary.json" + ("" if no_chart else f", {out}/chart.png")
-        )
+        click.echo(f"wrote {out}/trials.jsonl, {out}/summary.json" + (f", {out}/chart.png" if chart else ""))
+    if chart:
+        _draw_chart(outcome, config)
+
+
+def _chart_problem() -> str | None:
+    from toolreplay._lab.chart import chart_problem
+
+    return chart_problem()
+
+
+def _draw_chart(outcome: LabOutcome, config: LabConfig) -> None:
+    """The chart comes after the table, so a chart that cannot be drawn loses nothing else."""
+    from toolreplay._errors import ToolreplayError
+    from toolreplay._lab.runner import write_run_chart
+
+    try:
+        write_run_chart(outcome, config)
+    except (ToolreplayError, OSError, RuntimeError, ValueError) as exc:
+        raise click.ClickException(
+            f"the table above is complete, but chart.png was not drawn: {exc}"
+        ) from None
 
 
 class _State:

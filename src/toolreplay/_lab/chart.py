@@ -6,6 +6,7 @@ matplotlib is imported here only, when a chart is drawn (the ``lab`` extra).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from toolreplay._errors import ConfigError
 from toolreplay._lab.summary import Summary
@@ -14,12 +15,26 @@ from toolreplay._lab.summary import Summary
 MODE_COLOURS = {"plain": "#D55E00", "prose": "#E69F00", "native": "#0072B2"}
 
 
+def chart_problem() -> str | None:
+    """Why no chart can be drawn here (matplotlib missing), None when it can: asked before the first
+    request, so a run against a paid provider never fails only at its end."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        return "the lab chart needs matplotlib: pip install 'toolreplay[lab]', or pass --no-chart"
+    return None
+
+
 def write_chart(summary: Summary, path: str | Path, *, title: str = "", note: str = "") -> Path:
     """Draw ``summary`` as grouped bars (vessels on the x axis, one bar per mode) into a PNG at ``path``."""
     try:
         import matplotlib
     except ImportError:
         raise ConfigError("the lab chart needs matplotlib: pip install 'toolreplay[lab]'") from None
+    return _draw(summary, path, title=title, note=note, matplotlib=matplotlib)
+
+
+def _draw(summary: Summary, path: str | Path, *, title: str, note: str, matplotlib: Any) -> Path:
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

@@ -346,13 +346,20 @@ def write_outputs(outcome: LabOutcome, config: LabConfig, *, chart: bool = True)
         json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     if chart:
-        from toolreplay._lab.chart import write_chart
+        write_run_chart(outcome, config)
 
-        write_chart(
-            outcome.summary,
-            folder / "chart.png",
-            title=f"{config.history.id} at {config.at}: {config.expect}",
-        )
+
+def write_run_chart(outcome: LabOutcome, config: LabConfig) -> Path | None:
+    """``chart.png`` under the run's folder (None without a folder); ConfigError without matplotlib."""
+    from toolreplay._lab.chart import write_chart
+
+    if outcome.out is None:
+        return None
+    return write_chart(
+        outcome.summary,
+        outcome.out / "chart.png",
+        title=f"{config.history.id} at {config.at}: {config.expect}",
+    )
 
 
 __all__ = [
@@ -363,4 +370,5 @@ __all__ = [
     "summary_document",
     "trial_record",
     "write_outputs",
+    "write_run_chart",
 ]
