@@ -14,8 +14,9 @@ other than 200, files past the size cap and recordings that are hand-made rather
 
     python3 scripts/corpus_extract.py --mirror /path/to/mirrors --out tests/corpus
 
-The Ollama envelopes (``tests/corpus/ollama/``) were written by hand from the files cited in
-``MANUAL_SOURCES`` (their JSON copied as it stands there); this script leaves them alone and only cites them.
+The envelopes of ``tests/corpus/ollama/`` and ``tests/corpus/openai-chat/llm-mistral/`` were written by hand
+from the files cited in ``MANUAL_SOURCES`` (their JSON copied as it stands there); this script leaves them
+alone and only cites them.
 """
 
 from __future__ import annotations
@@ -385,6 +386,15 @@ Licence: MIT. Kept under `ollama/semantic-kernel/`:
 - microsoft/semantic-kernel@23759fa9ed3069d27d2d6f4b23a02990d526fd10:
   `dotnet/src/Connectors/Connectors.Ollama.UnitTests/TestData/chat_completion_function_call_response.txt`
   (a recorded answer whose call the project renamed)
+
+## simonw/llm-mistral (recorded Mistral reasoning answers)
+
+Licence: Apache-2.0. Kept under `openai-chat/llm-mistral/`; the snapshot fetched here predates these files,
+so they were copied from the stored files at the commit below:
+
+- simonw/llm-mistral@bd0e924c6c7c73555cd326da63fcbe608decdf59:
+  `tests/fixtures/reasoning/magistral-completion-replay.json`,
+  `tests/fixtures/reasoning/magistral-stream.sse`, `tests/fixtures/reasoning/magistral-completion.json`
 
 ## ollama/ollama@01e52d24bc00defcd9bcc6d995b11df0f08bc6f1 (API reference examples)
 

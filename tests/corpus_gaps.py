@@ -94,6 +94,14 @@ _OLLAMA_TOOLS_ONLY = (
     'issue 12 item 6: import and audit disagree: an Ollama body whose marks are "stream": false and no '
     "Chat sampling fields (its calls not yet made) is imported as openai-chat; the audit reads it as ollama"
 )
+_MISTRAL_BODY = "openai-chat/llm-mistral/magistral-completion-replay"
+_MISTRAL_READ_AS_ANTHROPIC = (
+    "issue 12 item 6: a Chat body whose assistant message holds a Mistral 'thinking' content part is read as "
+    "Anthropic (import and audit)"
+)
+_MISTRAL_REPLAY = (
+    "issue 12 items 3 and 6: a Mistral 'thinking' content part of a Chat body is not replayed to its issuer"
+)
 _STREAM_FALSE = (
     'issue 12 item 6: the audit reads a Chat body with "stream": false and no sampling fields as Ollama '
     "(the importer reads it as openai-chat)"
@@ -179,11 +187,13 @@ GAPS: dict[str, dict[str, str]] = {
         **dict.fromkeys(_ANTHROPIC_TEXT_BLOCKS, _TEXT_BLOCKS),
         **dict.fromkeys(_ANTHROPIC_THINKING_PARAM, _THINKING_PARAM),
         "ollama/ollama-docs/chat-with-tools": _OLLAMA_TOOLS_ONLY,
+        _MISTRAL_BODY: _MISTRAL_READ_AS_ANTHROPIC,
     },
     "audit_detects": {
         **dict.fromkeys(_AUDIT_ANTHROPIC_THINKING_PARAM, _AUDIT_THINKING_PARAM),
         **dict.fromkeys(_AUDIT_CHAT_PARTS, _CHAT_PARTS),
         **dict.fromkeys(_AUDIT_CHAT_STREAM_FALSE, _STREAM_FALSE),
+        _MISTRAL_BODY: _MISTRAL_READ_AS_ANTHROPIC,
     },
     "stream_read": {
         **dict.fromkeys(_GEMINI_PARTIAL_ARGS, _PARTIAL_ARGS),
@@ -195,7 +205,7 @@ GAPS: dict[str, dict[str, str]] = {
     },
     "response_pieces": {"openai-chat/vercel-ai/mistral-reasoning.response": _MISTRAL_THINKING},
     "round_trip_steps": dict.fromkeys(_RT_STEPS, _STEPS),
-    "round_trip_reasoning": dict.fromkeys(_RT_REASONING, _REASONING),
+    "round_trip_reasoning": {**dict.fromkeys(_RT_REASONING, _REASONING), _MISTRAL_BODY: _MISTRAL_REPLAY},
     "round_trip_media": dict.fromkeys(_RT_MEDIA, _MEDIA),
     "round_trip_words": {_MID_TURN: _WORDS},
     "round_trip_ending": {_MID_TURN: _ENDS_MID_TURN, _IMAGE_ONLY: _ENDS_IMAGE_ONLY},
