@@ -23,6 +23,7 @@ moment may both use one number: the vessel in the name keeps their files apart.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import threading
@@ -66,26 +67,78 @@ def known_secrets() -> set[str]:
     return {s for s in found if len(s) >= MIN_SECRET_LEN}
 
 
+@functools.lru_cache(maxsize=8)
+def _pieces_pattern(secrets: frozenset[str]) -> re.Pattern[str]:
+    """Any piece of ``MIN_SECRET_LEN`` characters of any key: an echo that cuts a key ("sk-...9f8e")
+    still holds one, and a piece that long identifies the key as well as the whole."""
+    grams = {s[i : i + MIN_SECRET_LEN] for s in secrets for i in range(len(s) - MIN_SECRET_LEN + 1)}
+    return re.compile("|".join(re.escape(g) for g in sorted(grams, key=lambda g: (-len(g), g))))
+
+
+def _cut_pieces(text: str, secrets: frozenset[str]) -> str:
+    """``text`` with every run of characters that holds a piece of a key (:func:`_pieces_pattern`),
+    stretched to the whole run the key shares with the text, replaced by ``[redacted]``."""
+    pattern = _pieces_pattern(secrets)
+    out: list[str] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        if m.start() < pos:
+            continue
+        end = m.end()
+        for s in secrets:  # stretch to the right while the text goes on following this key
+            at = s.find(m.group())
+            if at >= 0:
+                j = end
+                while j < len(text) and at + (j - m.start()) < len(s) and text[j] == s[at + j - m.start()]:
+                    j += 1
+                end = max(end, j)
+        out += [text[pos : m.start()], REDACTED]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
+
+
+_ESCAPED_RUN = re.compile(
+    r"(?:[A-Za-z0-9._~+/=-]|\\u[0-9a-fA-F]{4})*\\u[0-9a-fA-F]{4}(?:[A-Za-z0-9._~+/=-]|\\u[0-9a-fA-F]{4})*"
+)
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
+
+
+def _cut_escaped(text: str, secrets: frozenset[str]) -> str:
+    """``text`` with every ``\\u``-escaped run (a JSON echo: ``\\u0073\\u006b...``) that spells a piece of
+    a key replaced by ``[redacted]``."""
+    pattern = _pieces_pattern(secrets)
+
+    def one(m: re.Match[str]) -> str:
+        plain = _ESCAPE.sub(lambda e: chr(int(e.group(1), 16)), m.group())
+        return REDACTED if pattern.search(plain) else m.group()
+
+    return _ESCAPED_RUN.sub(one, text)
+
+
 def redact(text: str, secrets: Iterable[str] | None = None) -> str:
-    """``text`` with every known key (and ``secrets``) replaced by ``[redacted]``."""
-    values = known_secrets() | {s for s in (secrets or ()) if s and len(s) >= MIN_SECRET_LEN}
-    # Longest first, so a key that contains another key is removed whole.
-    for value in sorted(values, key=len, reverse=True):
-        if value in text:
-            text = text.replace(value, REDACTED)
+    """``text`` with every known key (and ``secrets``), any piece of one of at least ``MIN_SECRET_LEN``
+    characters, and any ``\\u``-escaped spelling of such a piece replaced by ``[redacted]``."""
+    values = frozenset(known_secrets() | {s for s in (secrets or ()) if s and len(s) >= MIN_SECRET_LEN})
+    if values:
+        if "\\u" in text:
+            text = _cut_escaped(text, values)
+        text = _cut_pieces(text, values)
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)
     return text
 
 
 def redact_bytes(data: bytes) -> bytes:
-    """Bytes with every known key redacted; bytes that hold none come back unchanged (the same object)."""
-    values = known_secrets()
-    if not any(v.encode("utf-8") in data for v in values):
+    """Bytes with every known key (pieces and escaped echoes too) redacted; bytes that hold none come back
+    unchanged (the same object)."""
+    values = frozenset(known_secrets())
+    if not values:
         return data
-    for value in sorted(values, key=len, reverse=True):
-        data = data.replace(value.encode("utf-8"), REDACTED.encode("utf-8"))
-    return data
+    text = data.decode("utf-8", "surrogateescape")
+    if not (_pieces_pattern(values).search(text) or ("\\u" in text and _cut_escaped(text, values) != text)):
+        return data
+    out = _cut_pieces(_cut_escaped(text, values), values)
+    return out.encode("utf-8", "surrogateescape")
 
 
 def redact_headers(headers: Mapping[str, str]) -> dict[str, str]:
