@@ -155,6 +155,13 @@ def lab(
             f"note: {outcome.stale} lines of trials.jsonl belong to other requests and are not counted",
             err=True,
         )
+    if outcome.stopped:
+        where = f"; rerun with --out {out} to go on" if out else ""
+        click.echo(
+            f"stopped: {outcome.sent} requests sent, retries included: the --max-requests budget is "
+            f"spent{where}",
+            err=True,
+        )
     for e in outcome.errors[:5]:
         click.echo(f"error: {e['vessel']} {e['mode']} trial {e['trial']}: {e['message']}", err=True)
     if len(outcome.errors) > 5:

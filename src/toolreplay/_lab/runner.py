@@ -171,12 +171,21 @@ class _Run:
         self.dead: dict[tuple[str, str], str] = {}
         self.sent = 0
         self.stop_after: int | None = None
+        from toolreplay._lab.plan import DEFAULT_MAX_REQUESTS
+        from toolreplay._transport.client import AttemptBudget
+
+        limit = config.max_requests if config.max_requests is not None else DEFAULT_MAX_REQUESTS
+        # Every attempt counts, retries included: --max-requests bounds what is really sent.
+        self.budget = AttemptBudget(limit)
+        self.spent = False
 
     def close(self) -> None:
         self.trials.close()
         self.errors_file.close()
 
     async def trial(self, cell: Cell, trial: int) -> None:
+        from toolreplay._transport.client import BudgetSpent
+
         if cell.key in self.dead:
             return
         self.sent += 1
@@ -187,7 +196,12 @@ class _Run:
                 model=self.config.model,
                 base_url=self.config.base_url,
                 send_key=self.config.send_key,
+                budget=self.budget,
             )
+        except BudgetSpent:  # not an outcome: the trial stays to do (a rerun with --out sends it)
+            self.sent -= 1
+            self.spent = True
+            return
         except ProviderError as exc:
             err = {
                 "vessel": cell.vessel.name,
@@ -213,7 +227,7 @@ class _Run:
 
     async def worker(self, queue: asyncio.Queue[tuple[Cell, int]]) -> None:
         while True:
-            if self.stop_after is not None and self.sent >= self.stop_after:
+            if self.spent or (self.stop_after is not None and self.sent >= self.stop_after):
                 return
             try:
                 cell, trial = queue.get_nowait()
@@ -288,7 +302,16 @@ async def run_lab_async(
         counted, [v.name for v in config.vessels], list(config.modes), errors_left_out(run.errors, counted)
     )
     outcome = LabOutcome(
-        summary, cells, counted, run.sent, len(done), stale, broken, run.errors, not queue.empty(), folder
+        summary,
+        cells,
+        counted,
+        run.budget.used,
+        len(done),
+        stale,
+        broken,
+        run.errors,
+        run.spent or not queue.empty(),
+        folder,
     )
     if folder is not None:
         write_outputs(outcome, config, chart=chart)

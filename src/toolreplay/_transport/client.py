@@ -103,6 +103,27 @@ class RetryPolicy:
 NO_RETRY = RetryPolicy(max_attempts=1)
 
 
+class BudgetSpent(ProviderError):
+    """The :class:`AttemptBudget` is spent: this attempt was not sent (never retried)."""
+
+
+class AttemptBudget:
+    """At most ``limit`` HTTP attempts across many sends, retries included (the lab's --max-requests:
+    a budget that counted only first attempts let cut streams send four times as many)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._lock = threading.Lock()
+
+    def take(self, vessel: str) -> None:
+        """Count one attempt, or raise :class:`BudgetSpent` when none is left."""
+        with self._lock:
+            if self.used >= self.limit:
+                raise BudgetSpent(f"{vessel}: not sent: the budget of {self.limit} requests is spent")
+            self.used += 1
+
+
 @dataclass(frozen=True, slots=True)
 class SendResult:
     """A reply and how it was obtained.
@@ -331,12 +352,14 @@ class Transport:
         on_text: TextCallback | None = None,
         on_retry: RetryCallback | None = None,
         send_key: bool = False,
+        budget: AttemptBudget | None = None,
     ) -> SendResult:
         """Send ``body`` for ``vessel`` with retries; the reply plus latency and attempts.
 
         ``on_text`` receives each piece of text as it streams in (after a retry the text starts again:
         ``on_retry(error, attempt, delay)`` is called first, so a chat can say so).
-        ``send_key``: the key may go to a ``base_url`` on another host than the vessel's (``--send-key``).
+        ``send_key``: the key may go to a ``base_url`` on another host than the vessel's (``--send-key``);
+        ``budget``: every attempt, retries included, takes one from it (:class:`BudgetSpent` when spent).
         Raises a :class:`~toolreplay._errors.ProviderError` subclass, or ConfigError before sending.
         """
         prep = prepare(vessel, body, model=model, base_url=base_url, stream=stream, send_key=send_key)
@@ -345,6 +368,8 @@ class Transport:
         attempt = 0
         while True:
             attempt += 1
+            if budget is not None:
+                budget.take(prep.vessel.name)
             try:
                 reply, status, latency, first = await self._attempt(client, prep, attempt, on_text)
             except ProviderError as err:
@@ -491,6 +516,8 @@ class Transport:
 __all__ = [
     "ANTHROPIC_VERSION",
     "NO_RETRY",
+    "AttemptBudget",
+    "BudgetSpent",
     "Prepared",
     "RetryPolicy",
     "SendResult",
