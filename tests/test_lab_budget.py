@@ -28,7 +28,8 @@ def test_the_command_says_the_budget_stopped_it(tmp_path: Path, demo_path: Path)
     with ProviderDouble() as double:
         double.script(*[Error(500, "overloaded")] * 100)
         base = double.base_url_for("kimi")
-        args = ["lab", str(demo_path), "--at", "m10", "--vessel", "kimi", "--modes", "native", "--trials", "3",
+        args = ["lab", str(demo_path), "--at", "m10", "--vessel", "kimi", "--modes", "native",
+                "--trials", "3",
                 "--expect", "coop:close", "--max-requests", "5", "--base-url", base, "--no-chart",
                 "--out", str(tmp_path / "lab"), "--db", str(tmp_path / "l.db")]  # fmt: skip
         r = CliRunner().invoke(cli, args)
