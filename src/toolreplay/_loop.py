@@ -69,10 +69,14 @@ class TurnOptions:
     """Write every request body sent and its answer here (keys redacted), for the audit."""
     send_key: bool = False
     """The vessel's key may go to ``base_url`` although it is not the vessel's own host (``--send-key``)."""
+    timeout: float | None = 600.0
+    """Seconds the whole turn may take (every request, retry and tool run); None: no limit."""
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ConfigError(f"max_steps must be at least 1, not {self.max_steps}")
+        if self.timeout is not None and not self.timeout > 0:
+            raise ConfigError(f"timeout must be more than 0 seconds, not {self.timeout}")
 
 
 # -- events for a UI ---------------------------------------------------------------------------------
@@ -556,11 +560,13 @@ async def run_turn_async(
             if v.wire == "claude-prompt":
                 stopped = await turn.run_claude()
             else:
-                if transport is None:
-                    from toolreplay._transport.client import Transport
+                from toolreplay._transport.client import Transport
+                from toolreplay._transport.policy import within
 
+                if transport is None:
                     transport = own_transport = Transport(dump=opts.dump_requests)
-                stopped = await turn.run_http(transport)
+                async with within(opts.timeout, v.name, "the turn"):
+                    stopped = await turn.run_http(transport)
         except BaseException as exc:
             turn.interrupt(exc)
             raise

@@ -47,6 +47,15 @@ def sending_options(fn: F) -> F:
                 help="Write every request body sent and its answer here (keys redacted).",
             ),
             click.option("--send-key", is_flag=True, help=SEND_KEY_HELP),
+            click.option(
+                "--timeout",
+                type=click.FloatRange(min=0, min_open=True),
+                default=600.0,
+                show_default=True,
+                metavar="SECONDS",
+                help="Time limit of a turn (check: of each vessel's request), every request, retry and "
+                "tool run included.",
+            ),
         )
     ):
         fn = decorator(fn)
@@ -118,6 +127,10 @@ def _system_text(value: str | None) -> str | None:
         return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise click.BadParameter(f"{path}: cannot be read ({exc.strerror})", param_hint="--system") from None
+    except UnicodeDecodeError as exc:
+        raise click.BadParameter(
+            f"{path}: not UTF-8 text (byte {exc.start})", param_hint="--system"
+        ) from None
 
 
 def turn_settings(
@@ -128,6 +141,7 @@ def turn_settings(
     dry_tools: bool,
     dump_requests: Path | None,
     send_key: bool = False,
+    timeout: float | None = 600.0,
 ) -> TurnOptions:
     from toolreplay._loop import TurnOptions
 
@@ -139,6 +153,7 @@ def turn_settings(
         dry_tools=dry_tools,
         dump_requests=dump_requests,
         send_key=send_key,
+        timeout=timeout,
     )
 
 

@@ -183,6 +183,7 @@ def chat(
     model: str | None,
     dump_requests: Path | None,
     send_key: bool,
+    timeout: float,
     db: str | None,
 ) -> None:
     """Chat with a vessel: calls are run, stored and replayed; switch vessels with /vessel.
@@ -197,7 +198,7 @@ def chat(
     """
     from toolreplay._vessels import get_vessel
 
-    settings = turn_settings(system, model, base_url, max_steps, dry_tools, dump_requests, send_key)
+    settings = turn_settings(system, model, base_url, max_steps, dry_tools, dump_requests, send_key, timeout)
     store, registry = open_session(db, tools)
     try:
         cid = pick_conversation(store, conversation, continue_) or new_conversation_id(store, "chat")

@@ -104,6 +104,7 @@ def check(
     offline: bool,
     base_url: str | None,
     send_key: bool,
+    timeout: float,
     model: str | None,
     dump_requests: Path | None,
     db: str | None,
@@ -136,7 +137,7 @@ def check(
         from toolreplay._transport.client import Transport
 
         out: list[tuple[str, bool, str]] = []
-        async with Transport(dump=dump_requests) as transport:
+        async with Transport(dump=dump_requests, deadline=timeout) as transport:
             for v in targets:
                 body = render(history, v, "native", model=model, max_tokens=256)
                 if offline:

@@ -78,6 +78,8 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
     "-u", "--base-url", default=None, metavar="URL", help="Send to this base URL instead of the vessel's."
 )
 @click.option("--send-key", is_flag=True, help=SEND_KEY_HELP)
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
+              metavar="SECONDS", help="Time limit of each trial, retries included.")  # fmt: skip
 @click.option("-m", "--model", default=None, metavar="NAME", help="Model (default: each vessel's).")
 @click.option(
     "-s", "--system", default=None, metavar="TEXT|@FILE", help="System prompt, the same in every mode."
@@ -100,6 +102,7 @@ def lab(
     max_requests: int | None,
     base_url: str | None,
     send_key: bool,
+    timeout: float,
     model: str | None,
     system: str | None,
     tools_opt: tuple[str, ...],
@@ -132,6 +135,7 @@ def lab(
         max_requests=max_requests,
         base_url=base_url,
         send_key=send_key,
+        timeout=timeout,
         model=model,
         system=read_system(system),
         tools=tuple(tools) if tools is not None else None,

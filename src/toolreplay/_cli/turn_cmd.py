@@ -66,6 +66,7 @@ def turn(
     max_steps: int,
     base_url: str | None,
     send_key: bool,
+    timeout: float,
     model: str | None,
     dump_requests: Path | None,
     db: str | None,
@@ -85,7 +86,7 @@ def turn(
     from toolreplay._errors import ToolreplayError
 
     text = prompt_text(text)
-    settings = turn_settings(system, model, base_url, max_steps, dry_tools, dump_requests, send_key)
+    settings = turn_settings(system, model, base_url, max_steps, dry_tools, dump_requests, send_key, timeout)
     store, registry = open_session(db, tools)
     printer = EventPrinter(stream_text=not as_json)
     try:

@@ -47,6 +47,8 @@ class LabConfig:
     base_url: str | None = None
     send_key: bool = False
     """The vessels' key may go to ``base_url`` (``--send-key``; one key at most)."""
+    timeout: float | None = 600.0
+    """Seconds one trial may take, retries included (``--timeout``); None: no limit."""
     model: str | None = None
     system: str | None = None
     tools: tuple[ToolSpec, ...] | None = None

@@ -282,7 +282,7 @@ async def run_lab_async(
     if transport is None:
         from toolreplay._transport.client import Transport
 
-        transport = Transport()
+        transport = Transport(deadline=config.timeout)
     run = _Run(config, transport, folder, on_event)
     run.stop_after = stop_after
     queue: asyncio.Queue[tuple[Cell, int]] = asyncio.Queue()

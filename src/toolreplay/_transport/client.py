@@ -27,13 +27,12 @@ import asyncio
 import functools
 import json
 import logging
-import random
 import re
 import ssl
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, ProviderError, ResponseFormatError
 from toolreplay._transport.dump import RequestDump, redact, redact_headers
 from toolreplay._transport.errors import error_for_exception, error_for_status, provider_message, retry_after
+from toolreplay._transport.policy import NO_RETRY, AttemptBudget, BudgetSpent, RetryPolicy, within
 from toolreplay._transport.request import (
     ANTHROPIC_VERSION,
     Prepared,
@@ -61,67 +61,12 @@ log = logging.getLogger("toolreplay._transport.client")
 DEFAULT_TIMEOUT = 300.0
 #: Seconds to wait for a connection (capped by the timeout given).
 CONNECT_TIMEOUT = 15.0
+#: Seconds a whole turn may take, every request, retry and tool run included (``--timeout``): a server
+#: that accepts and never answers held a turn for 20 minutes (four attempts of 300 s) without it.
+DEFAULT_DEADLINE = 600.0
 
 TextCallback = Callable[[str], None]
 RetryCallback = Callable[[ProviderError, int, float], None]
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """When and how long to wait before trying again.
-
-    Attempt ``n`` (1-based) that failed with a retryable error waits ``Retry-After`` when the provider
-    gave one (a wait longer than ``max_retry_after`` is not waited: the error is raised at once), else
-    ``min(max_delay, base_delay * 2 ** (n - 1))`` scaled by a random factor in ``[1 - jitter, 1]``.
-    ``sleep`` is injectable so tests run without waiting.
-    """
-
-    max_attempts: int = 4
-    base_delay: float = 0.5
-    max_delay: float = 20.0
-    jitter: float = 0.5
-    max_retry_after: float = 120.0
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    rng: random.Random = field(default_factory=random.Random, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.max_attempts < 1:
-            raise ConfigError(f"max_attempts must be at least 1, not {self.max_attempts}")
-        if not 0 <= self.jitter <= 1:
-            raise ConfigError(f"jitter must be between 0 and 1, not {self.jitter}")
-
-    def delay(self, attempt: int, error: ProviderError) -> float | None:
-        """Seconds to wait after failed attempt ``attempt``, or None when no retry should follow."""
-        if not error.retryable or attempt >= self.max_attempts:
-            return None
-        if error.retry_after is not None:
-            return error.retry_after if error.retry_after <= self.max_retry_after else None
-        backoff = min(self.max_delay, self.base_delay * 2.0 ** (attempt - 1))
-        return backoff * (1 - self.jitter * self.rng.random())
-
-
-NO_RETRY = RetryPolicy(max_attempts=1)
-
-
-class BudgetSpent(ProviderError):
-    """The :class:`AttemptBudget` is spent: this attempt was not sent (never retried)."""
-
-
-class AttemptBudget:
-    """At most ``limit`` HTTP attempts across many sends, retries included (the lab's --max-requests:
-    a budget that counted only first attempts let cut streams send four times as many)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.used = 0
-        self._lock = threading.Lock()
-
-    def take(self, vessel: str) -> None:
-        """Count one attempt, or raise :class:`BudgetSpent` when none is left."""
-        with self._lock:
-            if self.used >= self.limit:
-                raise BudgetSpent(f"{vessel}: not sent: the budget of {self.limit} requests is spent")
-            self.used += 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,7 +192,7 @@ class Transport:
     was made on: use one Transport per loop (the sync methods run their own loop). ``timeout``: seconds
     for each read (a whole answer, or the next piece of a stream); connecting gets at most
     ``CONNECT_TIMEOUT``. ``dump``: a directory (or :class:`RequestDump`) where every request and answer
-    is written.
+    is written. ``deadline``: seconds one send may take, all its attempts and waits included.
     """
 
     def __init__(
@@ -257,8 +202,10 @@ class Transport:
         retry: RetryPolicy | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         dump: RequestDump | str | Path | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
+        self.deadline = deadline
         self.timeout = timeout
         # Connecting never legitimately takes long; waiting for a long generation can.
         self._timeouts = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
@@ -363,6 +310,16 @@ class Transport:
         Raises a :class:`~toolreplay._errors.ProviderError` subclass, or ConfigError before sending.
         """
         prep = prepare(vessel, body, model=model, base_url=base_url, stream=stream, send_key=send_key)
+        async with within(self.deadline, prep.vessel.name, "the request, retries included"):
+            return await self._exchange(prep, on_text, on_retry, budget)
+
+    async def _exchange(
+        self,
+        prep: Prepared,
+        on_text: TextCallback | None,
+        on_retry: RetryCallback | None,
+        budget: AttemptBudget | None,
+    ) -> SendResult:
         client = self._get_client()
         start = time.monotonic()
         attempt = 0
@@ -515,6 +472,7 @@ class Transport:
 
 __all__ = [
     "ANTHROPIC_VERSION",
+    "DEFAULT_DEADLINE",
     "NO_RETRY",
     "AttemptBudget",
     "BudgetSpent",
