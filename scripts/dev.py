@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import venv
 from pathlib import Path
 
@@ -60,6 +61,9 @@ def test() -> None:
     run(str(bindir / "ruff"), "format", "--check", *dirs)
     run(str(bindir / "ruff"), "check", *dirs)
     run(str(bindir / "mypy"))
+    # The documentation site, warnings as errors, built where it leaves nothing in the checkout.
+    with tempfile.TemporaryDirectory() as site:
+        run(str(bindir / "mkdocs"), "build", "--strict", "--quiet", "--site-dir", site)
     env = dict(os.environ)
     pg = ROOT / "scripts" / "postgres.sh"
     started = False

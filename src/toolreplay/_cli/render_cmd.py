@@ -132,7 +132,12 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
 @click.command("render")
 @click.argument("source", metavar="SOURCE")
 @click.option(
-    "--vessel", "vessel_name", required=True, metavar="NAME", help="The vessel (see toolreplay vessels)."
+    "-v",
+    "--vessel",
+    "vessel_name",
+    default=None,
+    metavar="NAME",
+    help="The vessel (see toolreplay vessels; default: `toolreplay default`).",
 )
 @click.option(
     "--mode",
@@ -141,9 +146,12 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
     show_default=True,
     help="native: calls as calls; plain: words only; prose: calls as text in the next user message.",
 )
-@click.option("--model", default=None, metavar="NAME", help="Model (default: the vessel's).")
-@click.option("--system", default=None, metavar="TEXT|@FILE", help="System prompt, or @FILE to read it.")
+@click.option("-m", "--model", default=None, metavar="NAME", help="Model (default: the vessel's).")
 @click.option(
+    "-s", "--system", default=None, metavar="TEXT|@FILE", help="System prompt, or @FILE to read it."
+)
+@click.option(
+    "-T",
     "--tools",
     "tools_opt",
     multiple=True,
@@ -172,7 +180,7 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
 @friendly
 def render_cmd(
     source: str,
-    vessel_name: str,
+    vessel_name: str | None,
     mode: str,
     model: str | None,
     system: str | None,
@@ -190,9 +198,10 @@ def render_cmd(
     in the body; claude-prompt prints the JSON the Claude Code CLI driver takes.
     """
     from toolreplay._api import render
+    from toolreplay._config import pick_vessel
     from toolreplay._vessels import get_vessel
 
-    vessel = get_vessel(vessel_name)
+    vessel = get_vessel(pick_vessel(vessel_name))
     h = load_source(source, db)
     warnings: list[str] = []
     body = render(
