@@ -20,11 +20,22 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import cases, handoff, histories, lab, system
+from bench import cases, early_stop, handoff, histories, lab, system
 from bench.cases import QUICK, Config, Row
 from bench.peers import Peer, PeerMissing, litellm_version, load_peers
 
-SECTIONS = ("check", "render", "transcripts", "handoff", "incremental", "import", "store", "memory", "lab")
+SECTIONS = (
+    "check",
+    "render",
+    "transcripts",
+    "handoff",
+    "incremental",
+    "import",
+    "store",
+    "memory",
+    "lab",
+    "early-stop",
+)
 NOTES_MARK = "<!-- notes: everything below this line is kept when the results are written again -->"
 
 
@@ -66,6 +77,7 @@ def run(cfg: Config, only: Sequence[str], peers: list[Peer], log: Callable[[str]
         ("store", lambda: system.store_rows(cfg)),
         ("memory", lambda: cases.memory(peers, cfg)),
         ("lab", lambda: lab.lab_rows(cfg)),
+        ("early-stop", lambda: early_stop.early_stop_rows(cfg)),
     ]
     for name, step in steps:
         if name not in only:

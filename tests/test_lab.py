@@ -267,3 +267,39 @@ def test_killed_run_resumes(tmp_path: Path, demo_path: Path) -> None:
     assert rerun.summary.cell("kimi", "native") is not None
     # at most the requests in flight at the kill (concurrency 2) were paid twice
     assert sent_before - rerun.resumed <= 2
+
+
+def test_until_clear_stops_a_clear_pair_early_and_says_why(tmp_path: Path, demo_path: Path) -> None:
+    """Native always calls, plain 15% of the time: the pair crosses a boundary before the planned 20."""
+    with ProviderDouble(responder=ScriptedAgent()) as double:
+        cfg = config(
+            double, demo_path, vessels=("kimi",), modes=("plain", "native"), trials=20, until_clear=True
+        )
+        outcome = run_lab(cfg, out=tmp_path, transport=fast_transport(), chart=False)
+        sent = len(double.requests)
+    early = outcome.summary.early
+    assert early is not None and early.schedule.looks == (4, 8, 12, 16, 20)
+    (stop,) = early.stops
+    assert (stop.vessel, stop.other) == ("kimi", "plain") and stop.p <= stop.boundary
+    assert sent == outcome.sent == 2 * stop.trials < 40  # the rounds after the crossing were not sent
+    assert all(c.trials == stop.trials for c in outcome.summary.cells)
+    text = format_summary(outcome.summary)
+    assert f"kimi, native vs plain: stopped after round {stop.look + 1} of 5 ({stop.trials} of 20" in text
+    doc = json.loads((tmp_path / "summary.json").read_text())
+    assert doc["until_clear"]["stopped"][0]["trials_per_mode"] == stop.trials
+    assert doc["until_clear"]["p_boundaries"] == list(early.schedule.thresholds)
+
+
+def test_until_clear_runs_every_round_without_an_effect(tmp_path: Path, demo_path: Path) -> None:
+    agent = ScriptedAgent(call={"as_calls": 0.5, "prose": 0.5, "plain": 0.5})
+    with ProviderDouble(responder=agent) as double:
+        cfg = config(
+            double, demo_path, vessels=("kimi",), modes=("plain", "native"), trials=8, until_clear=True
+        )
+        outcome = run_lab(cfg, transport=fast_transport(), chart=False)
+        with pytest.raises(ConfigError, match="--until-clear tests native against the other modes"):
+            config(double, demo_path, modes=("plain", "prose"), until_clear=True)
+    early = outcome.summary.early
+    assert early is not None and early.stops == () and early.not_stopped == (("kimi", "plain"),)
+    assert outcome.sent == 16
+    assert "kimi, native vs plain: did not cross a boundary" in format_summary(outcome.summary)

@@ -86,6 +86,9 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
 )
 @click.option("-T", "--tools", "tools_opt", multiple=True, metavar=TOOLS_METAVAR,
               help=TOOLS_HELP + " Default: the history's own plus those its calls use.")  # fmt: skip
+@click.option("--until-clear", is_flag=True,
+              help="Send trials in rounds; stop a mode pair once its one-sided p crosses an "
+              "O'Brien-Fleming-type boundary (alpha 0.05 spent over --trials).")  # fmt: skip
 @click.option("--no-chart", is_flag=True, help="Do not draw chart.png.")
 @db_option
 @friendly
@@ -106,6 +109,7 @@ def lab(
     model: str | None,
     system: str | None,
     tools_opt: tuple[str, ...],
+    until_clear: bool,
     no_chart: bool,
     db: str | None,
 ) -> None:
@@ -136,6 +140,7 @@ def lab(
         base_url=base_url,
         send_key=send_key,
         timeout=timeout,
+        until_clear=until_clear,
         model=model,
         system=read_system(system),
         tools=tuple(tools) if tools is not None else None,

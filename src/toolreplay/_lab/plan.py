@@ -46,6 +46,7 @@ class LabConfig:
     max_requests: int | None = None
     base_url: str | None = None
     send_key: bool = False
+    until_clear: bool = False
     """The vessels' key may go to ``base_url`` (``--send-key``; one key at most)."""
     timeout: float | None = 600.0
     """Seconds one trial may take, retries included (``--timeout``); None: no limit."""
@@ -69,6 +70,11 @@ class LabConfig:
         if bad or not self.modes:
             raise ConfigError(
                 f"--modes: use some of {', '.join(MODES)} (got {', '.join(self.modes) or 'none'})"
+            )
+
+        if self.until_clear and ("native" not in self.modes or len(self.modes) < 2):
+            raise ConfigError(
+                "--until-clear tests native against the other modes: --modes needs native and another"
             )
 
     @property

@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from toolreplay._lab.plan import Cell, LabConfig, check_budget, plan_cells
 from toolreplay._lab.summary import Summary, summarize
 
 if TYPE_CHECKING:
+    from toolreplay._lab.sequential import EarlyStop, Stop
     from toolreplay._transport.client import SendResult, Transport
 
 OnEvent = Callable[[Mapping[str, Any]], None]
@@ -178,6 +179,7 @@ class _Run:
         # Every attempt counts, retries included: --max-requests bounds what is really sent.
         self.budget = AttemptBudget(limit)
         self.spent = False
+        self.cut_short = False
 
     def close(self) -> None:
         self.trials.close()
@@ -225,6 +227,15 @@ class _Run:
         if self.on_event:
             self.on_event(record)
 
+    async def send(self, items: Sequence[tuple[Cell, int]]) -> None:
+        """Send ``items`` with the run's concurrency; ``cut_short`` when ``stop_after`` left some unsent."""
+        queue: asyncio.Queue[tuple[Cell, int]] = asyncio.Queue()
+        for item in items:
+            queue.put_nowait(item)
+        workers = min(self.config.concurrency, max(1, len(items)))
+        await asyncio.gather(*(self.worker(queue) for _ in range(workers)))
+        self.cut_short = self.cut_short or not queue.empty()
+
     async def worker(self, queue: asyncio.Queue[tuple[Cell, int]]) -> None:
         while True:
             if self.spent or (self.stop_after is not None and self.sent >= self.stop_after):
@@ -241,6 +252,49 @@ def _write_requests(out: Path, cells: Sequence[Cell]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for c in cells:
         (folder / f"{c.vessel.name}-{c.mode}.json").write_bytes(jsonenc.encode(c.body))
+
+
+def _open_out(
+    folder: Path | None, cells: Sequence[Cell]
+) -> tuple[dict[tuple[str, str, int], dict[str, Any]], int, int]:
+    """Create ``--out`` and read the trials already in it: ``(done, stale lines, broken lines)``."""
+    if folder is None:
+        return {}, 0, 0
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--out {folder}: cannot create the directory ({exc.strerror or exc})") from None
+    return load_records(folder / "trials.jsonl", cells)
+
+
+async def _execute(
+    config: LabConfig,
+    transport: Transport | None,
+    folder: Path | None,
+    on_event: OnEvent | None,
+    stop_after: int | None,
+    pending: Sequence[tuple[Cell, int]],
+    done: Mapping[tuple[str, str, int], dict[str, Any]],
+) -> tuple[_Run, EarlyStop | None]:
+    """Send the pending trials (in rounds under ``--until-clear``) on ``transport`` or a fresh one."""
+    own = transport is None
+    if transport is None:
+        from toolreplay._transport.client import Transport
+
+        transport = Transport(deadline=config.timeout)
+    run = _Run(config, transport, folder, on_event)
+    run.stop_after = stop_after
+    early = None
+    try:
+        if config.until_clear:
+            early = await _send_all(run, pending, done)
+        else:
+            await run.send(pending)
+    finally:
+        run.close()
+        if own:
+            await transport.aclose()
+    return run, early
 
 
 async def run_lab_async(
@@ -262,45 +316,20 @@ async def run_lab_async(
     cells = plan_cells(config)
     _check_keys(cells, config)  # before --out is made: a missing key or bad URL leaves nothing behind
     folder = Path(out) if out is not None else None
-    done: dict[tuple[str, str, int], dict[str, Any]] = {}
-    stale = broken = 0
-    if folder is not None:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(
-                f"--out {folder}: cannot create the directory ({exc.strerror or exc})"
-            ) from None
-        done, stale, broken = load_records(folder / "trials.jsonl", cells)
+    done, stale, broken = _open_out(folder, cells)
     pending = [(c, i) for c in cells for i in range(config.trials) if (c.vessel.name, c.mode, i) not in done]
     check_budget(len(pending), config)
     if folder is not None:
         _write_requests(folder, cells)
     if on_start:
         on_start(len(pending), len(done))
-    own = transport is None
-    if transport is None:
-        from toolreplay._transport.client import Transport
-
-        transport = Transport(deadline=config.timeout)
-    run = _Run(config, transport, folder, on_event)
-    run.stop_after = stop_after
-    queue: asyncio.Queue[tuple[Cell, int]] = asyncio.Queue()
-    for item in pending:
-        queue.put_nowait(item)
-    try:
-        await asyncio.gather(
-            *(run.worker(queue) for _ in range(min(config.concurrency, max(1, len(pending)))))
-        )
-    finally:
-        run.close()
-        if own:
-            await transport.aclose()
+    run, early = await _execute(config, transport, folder, on_event, stop_after, pending, done)
     planned = {(c.vessel.name, c.mode, i) for c in cells for i in range(config.trials)}
     counted = [r for k, r in done.items() if k in planned] + run.records
     summary = summarize(
         counted, [v.name for v in config.vessels], list(config.modes), errors_left_out(run.errors, counted)
     )
+    summary = replace(summary, early=early)
     outcome = LabOutcome(
         summary,
         cells,
@@ -310,12 +339,39 @@ async def run_lab_async(
         stale,
         broken,
         run.errors,
-        run.spent or not queue.empty(),
+        run.spent or run.cut_short,
         folder,
     )
     if folder is not None:
         write_outputs(outcome, config, chart=chart)
     return outcome
+
+
+async def _send_all(
+    run: _Run, pending: Sequence[tuple[Cell, int]], done: Mapping[tuple[str, str, int], dict[str, Any]]
+) -> EarlyStop:
+    """``--until-clear``: the trials in rounds; after each, the pairs that crossed their boundary stop
+    (their cells send no more trials unless another pair still needs them)."""
+    from toolreplay._lab.sequential import EarlyStop, Schedule, check_look
+
+    config = run.config
+    schedule = Schedule.plan(config.trials)
+    active = [(v.name, m) for v in config.vessels for m in config.modes if m != "native"]
+    stops: list[Stop] = []
+    before = 0
+    for look, n in enumerate(schedule.looks):
+        live = {(v, "native") for v, _ in active} | set(active)
+        await run.send([(c, i) for c, i in pending if before <= i < n and c.key in live])
+        before = n
+        if run.cut_short:
+            break
+        crossed = check_look(schedule, look, [*done.values(), *run.records], active)
+        stops += crossed
+        gone = {(c.vessel, c.other) for c in crossed}
+        active = [pair for pair in active if pair not in gone]
+        if not active:
+            break
+    return EarlyStop(schedule, tuple(stops), tuple(active))
 
 
 def errors_left_out(

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolreplay._lab.classify import TRIAL_CLASSES
 from toolreplay._lab.stats import Interval, fisher_exact, holm, newcombe, one_sided, wilson
+
+if TYPE_CHECKING:
+    from toolreplay._lab.sequential import EarlyStop
 
 Table = tuple[tuple[int, int], tuple[int, int]]
 
@@ -104,6 +107,7 @@ class Summary:
     modes: tuple[str, ...]
     cells: tuple[CellSummary, ...]
     comparisons: tuple[Comparison, ...]
+    early: EarlyStop | None = None  # what --until-clear did, when it ran
 
     def cell(self, vessel: str, mode: str) -> CellSummary | None:
         return next((c for c in self.cells if c.vessel == vessel and c.mode == mode), None)
@@ -114,6 +118,7 @@ class Summary:
             "modes": list(self.modes),
             "cells": [c.as_json() for c in self.cells],
             "comparisons": [c.as_json() for c in self.comparisons],
+            **({"until_clear": self.early.as_json()} if self.early else {}),
         }
 
 
@@ -231,6 +236,8 @@ def comparison_lines(summary: Summary) -> list[str]:
             0, f"native against each other mode ({len(out)} comparisons; effect in points, 95% interval):"
         )
     out.append(errors_line(summary))
+    if summary.early is not None:
+        out += summary.early.lines()
     return out
 
 
