@@ -68,7 +68,12 @@ def read_document(path: str | Path) -> Document:
     """Read ``path`` into a :class:`Document` (raises ImportFormatError only when it cannot be read)."""
     p = Path(path)
     try:
-        data = p.read_bytes()
+        with p.open("rb") as f:
+            # The header alone says SQLite: such a file (gigabytes, maybe) is opened by its reader.
+            if f.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC:
+                return Document(p, "sqlite")
+            f.seek(0)
+            data = f.read()
     except FileNotFoundError:
         raise ImportFormatError(f"{p}: no such file") from None
     except OSError as exc:

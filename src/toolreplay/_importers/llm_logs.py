@@ -21,6 +21,7 @@ fragments are reported, not kept. Older databases without the tool tables import
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from contextlib import closing
 from typing import Any
@@ -46,9 +47,25 @@ NAME = "llm-logs"
 _REQUIRED = ("conversations", "responses")
 
 
+#: Seconds reading one database may take: an untrusted file can make a query as slow as it likes (a
+#: generated column that builds megabytes per row), so SQLite is interrupted after this.
+READ_SECONDS = 60.0
+
+
 def _connect(doc: Document) -> sqlite3.Connection:
     # read-only: importing never changes the user's llm database
-    return sqlite3.connect(f"{doc.path.resolve().as_uri()}?mode=ro", uri=True)
+    db = sqlite3.connect(f"{doc.path.resolve().as_uri()}?mode=ro", uri=True)
+    limit = READ_SECONDS
+    deadline = time.monotonic() + limit
+    db.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
+    db.execute("PRAGMA trusted_schema = OFF")  # no function a schema names runs unless it is harmless
+    return db
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, sqlite3.OperationalError) and str(exc) == "interrupted":
+        return f"reading it took longer than {READ_SECONDS:g} s"
+    return str(exc)
 
 
 def _tables(db: sqlite3.Connection) -> set[str]:
@@ -67,7 +84,7 @@ def sniff(doc: Document) -> str | None:
         with closing(_connect(doc)) as db:
             tables = _tables(db)
     except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged page can hold a name not UTF-8
-        return f"an SQLite database that cannot be read ({exc})"
+        return f"an SQLite database that cannot be read ({_why(exc)})"
     missing = [t for t in _REQUIRED if t not in tables]
     if missing:
         return f"an SQLite database without llm's {', '.join(missing)} table(s)"
@@ -170,7 +187,7 @@ def read(doc: Document, conversation: str | None) -> Reading:
     try:
         return _read(doc, conversation)
     except (sqlite3.Error, UnicodeDecodeError) as exc:  # a damaged file: its first pages may read
-        raise ImportFormatError(f"{doc.source}: cannot be read as llm's logs.db ({exc})") from None
+        raise ImportFormatError(f"{doc.source}: cannot be read as llm's logs.db ({_why(exc)})") from None
 
 
 def _read(doc: Document, conversation: str | None) -> Reading:
