@@ -37,7 +37,10 @@ def main():
     argv = sys.argv[1:]
     prompt = sys.stdin.read()
     with open(os.environ["FAKE_CLAUDE_LOG"], "a", encoding="utf-8") as f:
-        f.write(json.dumps({{"argv": argv, "stdin": prompt}}) + "\n")
+        system = None
+        if "--append-system-prompt-file" in argv:
+            system = open(argv[argv.index("--append-system-prompt-file") + 1], encoding="utf-8").read()
+        f.write(json.dumps({{"argv": argv, "stdin": prompt, "system": system}}) + "\n")
     events = [json.loads(l) for l in open(os.environ["FAKE_CLAUDE_FIXTURE"], encoding="utf-8") if l.strip()]
     if os.environ.get("FAKE_CLAUDE_LIVE_MCP") == "1":
         events = asyncio.run(live(argv, events))
@@ -176,13 +179,16 @@ def test_command_line() -> None:
     run = ClaudeRun(
         prompt="p", model="sonnet", system="Be brief.", db="/data/t.db", dry_tools=True, max_turns=5
     )
-    argv = command(run, ["coop"])
+    argv = command(run, ["coop"], "/tmp/x/system.txt")
     assert argv[:5] == ["claude", "-p", "--output-format", "stream-json", "--verbose"]
     cfg = json.loads(argv[argv.index("--mcp-config") + 1])["mcpServers"]["coop"]
     assert cfg["args"] == ["-m", "toolreplay", "mcp", "--db", "/data/t.db", "--tools", "coop", "--dry-tools"]
     assert argv[argv.index("--tools") + 1] == "" and "--strict-mcp-config" in argv
     assert argv[argv.index("--allowedTools") + 1] == "mcp__coop__coop"
-    assert argv[argv.index("--max-turns") + 1] == "5" and argv[-2:] == ["--append-system-prompt", "Be brief."]
+    assert argv[argv.index("--max-turns") + 1] == "5" and argv[-2:] == [
+        "--append-system-prompt-file",
+        "/tmp/x/system.txt",
+    ]
     with pytest.raises(ConfigError, match="not :memory:"):
         command(ClaudeRun(prompt="p", model="m", db=":memory:"), [])
 
@@ -346,3 +352,17 @@ def test_claude_tools_built_in_code_cannot_be_served(store: SQLiteStore, fake_cl
     with pytest.raises(ConfigError, match="cannot serve them"):
         run_turn("cx", "hi", "claude", ToolRegistry([coop_tool(store)]), store=store)
     assert not store.exists("cx")
+
+
+def test_a_200_kb_system_prompt_reaches_the_cli_in_a_file(
+    store: SQLiteStore, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Linux refuses any single argument over 128 KB ("Argument list too long"): issue 15, item 10.
+    system = "Be careful with the board. " * 8000
+    play(monkeypatch, "claude_close_todo.jsonl", live=True)
+    res = run_turn("big", "Close #1.", "claude", build_registry(["coop"], store), store=store,
+                   options=TurnOptions(system=system))  # fmt: skip
+    assert res.reply.status == "complete"
+    (logged,) = runs(fake_claude)
+    assert logged["system"] == system
+    assert sum(len(a) for a in logged["argv"]) < 10_000

@@ -35,9 +35,8 @@ def _stalling_logs_db(path: Path) -> None:
     with sqlite3.connect(path) as db:
         # every read of a conversation id builds 4 MB of hex, and the importer's first query compares
         # each id with every response: as slow as the file's author likes (here about 10,000 reads)
-        db.execute(
-            "CREATE TABLE conversations (n INTEGER, id TEXT GENERATED ALWAYS AS (hex(zeroblob(2000000)) || n))"
-        )
+        generated = "id TEXT GENERATED ALWAYS AS (hex(zeroblob(2000000)) || n)"
+        db.execute(f"CREATE TABLE conversations (n INTEGER, {generated})")
         db.execute("CREATE TABLE responses (id TEXT, conversation_id TEXT)")
         db.executemany("INSERT INTO conversations (n) VALUES (?)", [(i,) for i in range(50)])
         db.executemany("INSERT INTO responses VALUES (?, 'x')", [(str(i),) for i in range(200)])

@@ -10,9 +10,11 @@ The CLI runs its own tool loop and takes earlier turns only as text, so one turn
     claude -p --output-format stream-json --verbose --include-partial-messages
            --mcp-config '{"mcpServers":{"coop":{"command":"<python>","args":["-m","toolreplay","mcp",...]}}}'
            --strict-mcp-config --tools "" --allowedTools mcp__coop__coop
-           --model sonnet --max-turns 8 [--append-system-prompt SYSTEM]
+           --model sonnet --max-turns 8 [--append-system-prompt-file FILE]
 
-with the claude-prompt rendering of the history (earlier calls included, as JSON lines) on stdin.
+with the claude-prompt rendering of the history (earlier calls included, as JSON lines) on stdin, and
+the system prompt in a private temporary file: an argument is limited to 128 KB on Linux ("Argument list
+too long"), a file is not.
 ``--strict-mcp-config`` and ``--tools ""`` keep the user's own MCP servers and the built-in tools
 (Bash, Edit...) out of the turn, so the model has the same tools as on every other vessel; the
 ``--allowedTools`` entries pre-approve them (``-p`` cannot ask for permission).
@@ -32,6 +34,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -313,8 +316,9 @@ def mcp_tool_names(names: Sequence[str]) -> list[str]:
     return [f"mcp__{SERVER_NAME}__{n}" for n in names]
 
 
-def command(run: ClaudeRun, tool_names: Sequence[str]) -> list[str]:
-    """The CLI's argument list for ``run`` (the prompt goes on stdin, not here)."""
+def command(run: ClaudeRun, tool_names: Sequence[str], system_file: str | None = None) -> list[str]:
+    """The CLI's argument list for ``run`` (the prompt goes on stdin, the system prompt in
+    ``system_file``, which holds ``run.system``)."""
     if run.db in ("", ":memory:"):
         raise ConfigError("the claude vessel needs a database file the MCP server can open (not :memory:)")
     exe = executable(run.executable)
@@ -334,7 +338,9 @@ def command(run: ClaudeRun, tool_names: Sequence[str]) -> list[str]:
     if tool_names:
         args += ["--allowedTools", ",".join(mcp_tool_names(tool_names))]
     if run.system:
-        args += ["--append-system-prompt", run.system]
+        if system_file is None:
+            raise ConfigError("the claude vessel's system prompt needs a file to travel in")
+        args += ["--append-system-prompt-file", system_file]
     return args
 
 
@@ -350,7 +356,16 @@ async def run_claude(
     :class:`ConfigError` when the CLI is not installed, :class:`ProviderError` when it fails (its own
     message), :class:`ConnectionFault` when it ends without a result event.
     """
-    argv = command(run, tool_names)
+    with tempfile.TemporaryDirectory(prefix="toolreplay-claude-") as tmp:
+        system_file = None
+        if run.system:
+            system_file = os.path.join(tmp, "system.txt")  # the directory is private (mode 0700)
+            with open(system_file, "w", encoding="utf-8") as f:
+                f.write(run.system)
+        return await _run_cli(run, command(run, tool_names, system_file), on_event)
+
+
+async def _run_cli(run: ClaudeRun, argv: list[str], on_event: Callable[[ClaudeEvent], Any]) -> ClaudeOutcome:
     require_cli(argv[0])
     env = dict(os.environ)
     if run.base_url:
