@@ -94,9 +94,7 @@ def test_bad_input_exits_with_one_clear_line(tmp_path: Path) -> None:
     odd.write_text('{"rows": []}')
     out = _run(str(odd), "--db", str(tmp_path / "t.db"))
     assert out.exit_code == 1
-    assert out.stderr.startswith(
-        f"Error: {odd}: in no known format. Tried llm-logs: not an SQLite database; "
-    )
+    assert out.stderr.startswith(f"Error: {odd}: in no known format: closest is toolreplay (")
     assert len(out.stderr.strip().splitlines()) == 1
     bad = _run(str(odd), "--from", "csv")
     assert bad.exit_code == 2 and "Invalid value for '--from'" in bad.stderr

@@ -41,13 +41,37 @@ def friendly(fn: F) -> F:
 
 
 def load_source(source: str, db: str | None) -> History:
-    """SOURCE is a history file (when such a file exists) or a stored conversation id."""
-    from toolreplay._history import load_history
+    """SOURCE is a history file (when such a file exists) or a stored conversation id.
 
+    A file is read the way ``toolreplay import`` reads it: any known format, detected the same way, its
+    warnings printed to stderr. A file holding several conversations, or an empty conversation, is refused
+    with a line that says so (there would be nothing to send, or no telling which one was meant).
+    """
     if not source.strip():
         raise ToolreplayError("SOURCE is empty: name a history file or a stored conversation id")
-    if Path(source).exists():
-        return load_history(source)
+    history = _from_file(source) if Path(source).exists() else _from_store(source, db)
+    if not history.messages:
+        raise ToolreplayError(f"{source}: the conversation {history.id!r} is empty: it has no messages")
+    return history
+
+
+def _from_file(source: str) -> History:
+    from toolreplay._importers import read_file
+
+    batch = read_file(source)
+    for warning in batch.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if len(batch.conversations) > 1:
+        ids = ", ".join(h.id for h in batch.conversations[:5])
+        more = ", ..." if len(batch.conversations) > 5 else ""
+        raise ToolreplayError(
+            f"{source}: holds {len(batch.conversations)} conversations ({ids}{more}); import it and name "
+            "one by its id"
+        )
+    return batch.conversations[0]
+
+
+def _from_store(source: str, db: str | None) -> History:
     from toolreplay._store import open_store
 
     store = open_store(db)

@@ -17,11 +17,12 @@ Formats (``toolreplay import FILE --from FORMAT``):
 
 ``auto`` tries them in the order of :data:`AUTO_ORDER` (the most specific first; a plain-text chat list,
 the same in several wires, reads as ``openai-chat``) and says which it chose. A file in no known format
-raises :class:`~toolreplay._errors.ImportFormatError` naming every format tried and why each refused it
-(first failing line and field). A file whose shape one format claims (messages with ``text`` or
-``tool_uses`` are toolreplay's own; an SQLite file is llm's) is judged by that format alone, with its one
-reason: another format could read it only by dropping content. No wire is detected for a file with a
-message key it would drop (``text``, ``parts``...); named with ``--from``, it reads with a warning.
+raises :class:`~toolreplay._errors.ImportFormatError` in one line: the file, and why it is not JSON at all or
+the reason of the closest format (the first, in detection order, that read it as JSON). A file whose
+shape one format claims (messages with ``text`` or ``tool_uses`` are toolreplay's own; an SQLite file is
+llm's) is judged by that format alone, with its one reason: another format could read it only by
+dropping content. No wire is detected for a file with a message key it would drop (``text``,
+``parts``...); named with ``--from``, it reads with a warning.
 
 Every importer reports what it could not represent instead of dropping it (``warnings``), keeps
 ``created_at`` as given (never invented, DECISIONS 6), and stores one transaction per conversation (the
@@ -105,8 +106,20 @@ def detect(doc: Document) -> tuple[str, dict[str, str]]:
                 f.read(doc, None)
             raise ImportFormatError(f"{doc.source}: looks like {name} but is not: {why}")
         reasons[name] = why
-    tried = "; ".join(f"{name}: {why}" for name, why in reasons.items())
-    raise ImportFormatError(f"{doc.source}: in no known format. Tried {tried}")
+    raise ImportFormatError(f"{doc.source}: in no known format: {_closest(doc, reasons)}")
+
+
+def _closest(doc: Document, reasons: Mapping[str, str]) -> str:
+    """The one reason worth reading: why the document is not JSON at all, else the reason of the first
+    format (in detection order) that read it as JSON and still refused it. Every other format's reason is
+    the same fact said again (not JSON) or a shape complaint about a file that was never meant for it."""
+    if doc.not_json is not None:
+        return doc.not_json
+    generic = ("not an SQLite database", "not JSON")
+    for name, why in reasons.items():
+        if not why.startswith(generic):
+            return f"closest is {name} ({why})"
+    return next(iter(reasons.values()), "nothing reads it")
 
 
 def read_file(path: str | Path, fmt: str = "auto", *, conversation: str | None = None) -> ImportBatch:
