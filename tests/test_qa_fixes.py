@@ -80,7 +80,7 @@ def test_a_wire_never_detected_when_a_message_key_would_be_lost(tmp_path: Path) 
     auto = _run("import", str(f), "--dry-run")
     assert auto.exit_code == 1
     assert (
-        "openai-chat: messages[1] has 'parts', which openai-chat does not read (it would be lost)"
+        "closest is openai-chat (messages[1] has 'parts', which openai-chat does not read (it would be lost))"
         in auto.stderr
     )
     named = _run("import", str(f), "--dry-run", "--from", "openai-chat")

@@ -110,11 +110,16 @@ def detect(doc: Document) -> tuple[str, dict[str, str]]:
 
 
 def _closest(doc: Document, reasons: Mapping[str, str]) -> str:
-    """The one reason worth reading: why the document is not JSON at all, else the reason of the first
-    format (in detection order) that read it as JSON and still refused it. Every other format's reason is
-    the same fact said again (not JSON) or a shape complaint about a file that was never meant for it."""
+    """The one reason worth reading: why the document is not JSON at all; else the reason of a format that
+    read every message but would lose content; else that of the first format (in detection order) that
+    read it as JSON and still refused it. Every other format's reason is the same fact said again (not
+    JSON) or a shape complaint about a file that was never meant for it."""
     if doc.not_json is not None:
         return doc.not_json
+    # A format that read every message and refused only because content would be lost got furthest.
+    for name, why in reasons.items():
+        if "would be lost" in why:
+            return f"closest is {name} ({why})"
     generic = ("not an SQLite database", "not JSON")
     for name, why in reasons.items():
         if not why.startswith(generic):
