@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,6 +56,8 @@ SPECIAL_TOKENS: tuple[tuple[str, dict[str, str]], ...] = (
 
 #: The exceptions a template can raise while rendering (raise_exception, a str + dict, a missing key).
 _RENDER_ERRORS: tuple[type[BaseException], ...] = (
+    ArithmeticError,  # 1/0, (10**400)|float
+    AssertionError,  # jinja's own checks of filter arguments: 'x'|truncate(-1)
     TypeError,
     ValueError,
     KeyError,
@@ -120,44 +123,10 @@ def load_template(path: str | Path, variables: Mapping[str, Any] | None = None) 
 
 
 def _environment() -> Any:
-    """The jinja2 environment transformers compiles chat templates in."""
-    import jinja2
-    import jinja2.ext
-    from jinja2 import nodes
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    """The jinja2 environment transformers compiles chat templates in (sandboxed, with limits)."""
+    from toolreplay._audit.sandbox import environment
 
-    class GenerationTag(jinja2.ext.Extension):
-        """``{% generation %}...{% endgeneration %}``: rendered as its body (transformers marks it)."""
-
-        tags = {"generation"}  # noqa: RUF012 (jinja's own class attribute)
-
-        def parse(self, parser: Any) -> Any:
-            lineno = next(parser.stream).lineno
-            body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
-            return nodes.Scope(body).set_lineno(lineno)
-
-    def raise_exception(message: str) -> None:
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(
-        x: Any,
-        ensure_ascii: bool = False,
-        indent: int | None = None,
-        separators: tuple[str, str] | None = None,
-        sort_keys: bool = False,
-    ) -> str:
-        # transformers' own filter: jinja's escapes HTML characters, which no chat template wants.
-        return json.dumps(
-            x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-        )
-
-    env = ImmutableSandboxedEnvironment(
-        trim_blocks=True, lstrip_blocks=True, extensions=[GenerationTag, jinja2.ext.loopcontrols]
-    )
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
-    # strftime_now is passed with each render, bound to the caller's clock (tests fix it).
-    return env
+    return environment()
 
 
 def _parsed_arguments(value: Any, server: str) -> Any:
@@ -242,33 +211,43 @@ def normalise(body: Mapping[str, Any], server: str) -> tuple[list[dict[str, Any]
 @functools.lru_cache(maxsize=32)
 def _compiled(source: str, name: str) -> Any:
     """The compiled template (compiling the longer templates costs more than rendering them)."""
-    import jinja2
+    from toolreplay._audit.sandbox import require_jinja
 
+    jinja2 = require_jinja()
     try:
         return _environment().from_string(source)
     except jinja2.TemplateSyntaxError as exc:
         raise ConfigError(f"{name}: not a valid Jinja template (line {exc.lineno}: {exc.message})") from None
+    except RecursionError:
+        raise ConfigError(f"{name}: not a valid Jinja template (nested too deeply)") from None
 
 
 def _render(
     template: ChatTemplate, messages: list[dict[str, Any]], tools: list[Any] | None, now: datetime
 ) -> str:
-    import jinja2
+    from toolreplay._audit.sandbox import TemplateLimit, render_limited
 
     compiled = _compiled(template.source, template.name)
+    jinja2 = sys.modules["jinja2"]
+    variables = {
+        "messages": messages,
+        "tools": tools,
+        "add_generation_prompt": True,
+        "strftime_now": now.strftime,
+        **dict(template.variables),
+    }
     try:
-        out: str = compiled.render(
-            messages=messages,
-            tools=tools,
-            add_generation_prompt=True,
-            strftime_now=now.strftime,
-            **dict(template.variables),
-        )
+        return render_limited(lambda: compiled.generate(**variables))
     except jinja2.TemplateError as exc:
         raise PromptTemplateError(f"{template.name}: {exc.message or type(exc).__name__}") from None
+    except TemplateLimit as exc:
+        raise PromptTemplateError(f"{template.name}: {exc}") from None
+    except RecursionError:
+        raise PromptTemplateError(f"{template.name}: recursion too deep") from None
+    except MemoryError:
+        raise PromptTemplateError(f"{template.name}: out of memory") from None
     except _RENDER_ERRORS as exc:
         raise PromptTemplateError(f"{template.name}: {type(exc).__name__}: {exc}") from None
-    return out
 
 
 def render_prompt(
