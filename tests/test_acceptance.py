@@ -19,6 +19,7 @@ import pytest
 from toolreplay._errors import BadRequestError
 from toolreplay._loop import Retrying, TurnEvent, TurnOptions, run_turn
 from toolreplay._replay import NO_ANSWER
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import build_registry
 from toolreplay._vessels import BUILTIN
@@ -77,7 +78,7 @@ def close(n: int) -> tuple[str, dict[str, Any], str]:
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     s = SQLiteStore(tmp_path / "acceptance.db")
     for text in ("fix the flaky build", "update the README", "rotate the staging keys"):
-        s.todo_add(text)
+        board_of(s).add(text)
     yield s
     s.close()
 
@@ -120,7 +121,7 @@ def test_three_turns_closing_todos(vessel: str, store: SQLiteStore, double: Prov
         ("complete", [close(2)]),
         ("complete", [close(3)]),
     ]
-    assert all(store.todo_get(n).status == "closed" for n in (1, 2, 3))  # type: ignore[union-attr]
+    assert all(board_of(store).get(n).status == "closed" for n in (1, 2, 3))  # type: ignore[union-attr]
     # requests: turn k sends 2 (the call, then the answer); the 2nd and 3rd turns' first requests carry
     # the earlier calls as calls, in this wire's shape
     bodies = [r.body for r in double.requests]
@@ -178,7 +179,7 @@ def test_a_400_surfaces_the_providers_message_and_stores_nothing_half_done(
     user, reply = store.load("accept").messages
     assert user.text == "Close #1."
     assert (reply.status, reply.text, reply.tool_uses) == ("interrupted", "", ())
-    assert store.todo_get(1).status == "open"  # type: ignore[union-attr]
+    assert board_of(store).get(1).status == "open"  # type: ignore[union-attr]
     # the next turn sends no trace of the failed one besides the user's words
     double.script(Text("Ok."))
     _turn(store, double, "anthropic", "Try again.")
@@ -230,7 +231,7 @@ def test_killed_during_a_tool_call_keeps_the_executed_calls(
     # both calls were made: the finished one with its answer, the one killed mid-run kept without one
     # (the loop commits a call before its tool runs; issue 8 §4)
     assert [(c.name, c.input, c.answer) for c in reply.tool_uses] == [close(1), ("block", {}, None)]
-    assert store.todo_get(1).status == "closed"  # type: ignore[union-attr]
+    assert board_of(store).get(1).status == "closed"  # type: ignore[union-attr]
     # the next turn replays the executed calls as calls: the answer, and the mark of no answer
     double.script(Text("#1 is closed."))
     _turn(store, double, "kimi", "Where were we?")
@@ -240,7 +241,7 @@ def test_killed_during_a_tool_call_keeps_the_executed_calls(
 def test_dry_run_conversation(store: SQLiteStore, double: ProviderDouble) -> None:
     double.script(Calls([Call("coop", {"action": "close", "id": 1})]), Text("Closed #1 (dry)."))
     _turn(store, double, "gemini", "Close #1.", options=TurnOptions(dry_tools=True))
-    assert store.todo_get(1).status == "open"  # type: ignore[union-attr]
+    assert board_of(store).get(1).status == "open"  # type: ignore[union-attr]
     assert calls_in("gemini", double.requests[1].body) == [
         ("coop", {"action": "close", "id": 1}, "[dry run] coop close 1: not executed")
     ]

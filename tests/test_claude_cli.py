@@ -22,6 +22,7 @@ from toolreplay._claude_cli import (
 )
 from toolreplay._errors import AuthenticationError, ConfigError, ConnectionFault
 from toolreplay._loop import CallFinished, CallStarted, Flagged, TextDelta, TurnEvent, TurnOptions, run_turn
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import build_registry
 
@@ -102,8 +103,8 @@ def runs(log: Path) -> list[dict[str, Any]]:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     s = SQLiteStore(tmp_path / "claude.db")
-    s.todo_add("fix the flaky build")
-    s.todo_add("update the README")
+    board_of(s).add("fix the flaky build")
+    board_of(s).add("update the README")
     yield s
     s.close()
 
@@ -209,7 +210,7 @@ def test_claude_turn_records_the_calls_it_reports(
         store=store,
         on_event=events.append,
     )
-    assert store.todo_get(2).status == "closed"  # type: ignore[union-attr]  # really ran, through MCP
+    assert board_of(store).get(2).status == "closed"  # type: ignore[union-attr]  # really ran, through MCP
     stored = store.load("cc").messages[1]
     assert stored.status == "complete" and stored.vessel == "claude"
     assert [(c.name, c.input, c.answer, c.call_id) for c in stored.tool_uses] == [
@@ -281,7 +282,7 @@ def test_claude_dry_tools(store: SQLiteStore, fake_claude: Path, monkeypatch: py
         store=store,
         options=TurnOptions(dry_tools=True),
     )
-    assert store.todo_get(2).status == "open"  # type: ignore[union-attr]
+    assert board_of(store).get(2).status == "open"  # type: ignore[union-attr]
     assert res.reply.tool_uses[0].answer == "[dry run] coop close 2 README merged: not executed"
     argv = runs(fake_claude)[0]["argv"]
     assert "--dry-tools" in json.loads(argv[argv.index("--mcp-config") + 1])["mcpServers"]["coop"]["args"]
@@ -350,7 +351,7 @@ def test_claude_tools_built_in_code_cannot_be_served(store: SQLiteStore, fake_cl
     from toolreplay._tools.coop import coop_tool
 
     with pytest.raises(ConfigError, match="cannot serve them"):
-        run_turn("cx", "hi", "claude", ToolRegistry([coop_tool(store)]), store=store)
+        run_turn("cx", "hi", "claude", ToolRegistry([coop_tool(board_of(store))]), store=store)
     assert not store.exists("cx")
 
 

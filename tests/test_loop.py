@@ -25,6 +25,7 @@ from toolreplay._loop import (
     run_turn_async,
 )
 from toolreplay._replay import NO_ANSWER
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import Tool, ToolRegistry
 from toolreplay._tools.coop import coop_tool
@@ -68,14 +69,14 @@ def _keys(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[SQLiteStore]:
     s = SQLiteStore(tmp_path / "loop.db")
-    s.todo_add("fix the flaky build")
-    s.todo_add("update the README")
+    board_of(s).add("fix the flaky build")
+    board_of(s).add("update the README")
     yield s
     s.close()
 
 
 def turn(store: SQLiteStore, t: Scripted, text_: str, vessel: str = "kimi", **kw: Any) -> Any:
-    reg = kw.pop("registry", ToolRegistry([coop_tool(store)]))
+    reg = kw.pop("registry", ToolRegistry([coop_tool(board_of(store))]))
     return run_turn("c1", text_, vessel, reg, store=store, transport=t, **kw)
 
 
@@ -85,7 +86,7 @@ def test_a_turn_runs_the_tool_records_the_call_and_finishes(store: SQLiteStore) 
     res = turn(store, t, "Close #1, the build is green.", on_event=events.append)
     assert res.reply.text == "Closed #1." and res.stopped == "answer" and res.steps == 2
     assert res.usage == Usage(22, 5, 12)
-    assert store.todo_get(1).status == "closed"  # type: ignore[union-attr]
+    assert board_of(store).get(1).status == "closed"  # type: ignore[union-attr]
     h = store.load("c1")
     assert [(m.id, m.role, m.status) for m in h.messages] == [
         ("u1", "user", "complete"),
@@ -155,7 +156,7 @@ def test_dry_run_records_and_executes_nothing(store: SQLiteStore) -> None:
     events: list[TurnEvent] = []
     t = Scripted(close_call(1), text("Closed #1."))
     res = turn(store, t, "Close #1.", options=TurnOptions(dry_tools=True), on_event=events.append)
-    assert store.todo_get(1).status == "open"  # type: ignore[union-attr]
+    assert board_of(store).get(1).status == "open"  # type: ignore[union-attr]
     assert res.reply.tool_uses[0].answer == "[dry run] coop close 1: not executed"
     assert res.reply.meta is not None and res.reply.meta["dry_tools"] is True
     fin = next(e for e in events if isinstance(e, CallFinished))
@@ -171,7 +172,7 @@ def test_broken_arguments_are_recorded_and_answered_with_an_error(store: SQLiteS
     call = store.load("c1").messages[1].tool_uses[0]
     assert call.input == '{"action": "close", "id": 1' and call.is_error
     assert call.answer is not None and "not a JSON object (unterminated)" in call.answer
-    assert store.todo_get(1).status == "open"  # type: ignore[union-attr]
+    assert board_of(store).get(1).status == "open"  # type: ignore[union-attr]
     assert res.reply.status == "complete"
     # replayed as an input excerpt, never as broken JSON
     assert t.bodies[1]["messages"][-2]["tool_calls"][0]["function"]["arguments"].startswith(
@@ -223,7 +224,7 @@ def test_a_crashing_tool_is_kept_unanswered(store: SQLiteStore) -> None:
     def boom(args: Mapping[str, Any]) -> str:
         raise RuntimeError("disk on fire")
 
-    reg = ToolRegistry([coop_tool(store), Tool(ToolSpec("boom"), boom)])
+    reg = ToolRegistry([coop_tool(board_of(store)), Tool(ToolSpec("boom"), boom)])
     t = Scripted(
         Reply(calls=(ParsedCall("coop", {"action": "close", "id": 1}, "a"), ParsedCall("boom", {}, "b"))),
     )

@@ -15,6 +15,7 @@ pytest.importorskip("mcp")
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools.mcp_server import SERVER_NAME, mcp_config
 
@@ -54,7 +55,7 @@ def test_mcp_serves_coop_over_stdio(tmp_path: Path) -> None:
         ("error: there is no todo #99", True),
     ]
     with SQLiteStore(db) as store:  # the same database the board lives in
-        todo = store.todo_get(1)
+        todo = board_of(store).get(1)
         assert todo is not None and todo.status == "closed"
 
 
@@ -64,7 +65,7 @@ def test_mcp_dry_tools_execute_nothing(tmp_path: Path) -> None:
     assert out["answers"][0] == ("[dry run] coop add rotate the staging keys: not executed", False)
     assert out["answers"][1] == ("[dry run] coop close 1: not executed", False)
     with SQLiteStore(db) as store:
-        assert list(store.todo_list(None)) == []
+        assert list(board_of(store).todos(None)) == []
 
 
 def test_mcp_config_shape() -> None:

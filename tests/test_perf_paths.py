@@ -15,7 +15,9 @@ from store_fixtures import pg_database  # noqa: F401
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, ToolCall, load_history
 from toolreplay._store import open_store
+from toolreplay._store import rows as R
 from toolreplay._store import schema as S
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,10 +43,10 @@ def test_clustered_migration_keeps_the_calls_of_an_older_sqlite_database(tmp_pat
             for statement in m.sqlite:
                 conn.execute(statement)
             conn.execute(S.RECORD_MIGRATION, (m.name, "2026-01-01T00:00:00Z"))
-        conn.execute(S.ENSURE_CONVERSATION, (h.id, S.tools_text(h.tools)))
+        conn.execute(S.ENSURE_CONVERSATION, (h.id, R.tools_text(h.tools)))
         for pos, m in enumerate(h.messages):
-            conn.execute(S.INSERT_MESSAGE, S.message_row(h.id, pos, m))
-            conn.executemany(S.INSERT_TOOL_USE, S.tool_use_rows(h.id, m.id, m.tool_uses))
+            conn.execute(S.INSERT_MESSAGE, R.message_row(h.id, pos, m))
+            conn.executemany(S.INSERT_TOOL_USE, R.tool_use_rows(h.id, m.id, m.tool_uses))
     finally:
         conn.close()
     with SQLiteStore(db) as s:
@@ -72,10 +74,10 @@ def test_clustered_migration_on_postgres(pg_database: str) -> None:
                 for statement in m.postgres:
                     cur.execute(statement)
                 cur.execute(S.pg(S.RECORD_MIGRATION), (m.name, "2026-01-01T00:00:00Z"))
-            cur.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, S.tools_text(h.tools)))
+            cur.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, R.tools_text(h.tools)))
             for pos, m in enumerate(h.messages):
-                cur.execute(S.pg(S.INSERT_MESSAGE), S.message_row(h.id, pos, m))
-                cur.executemany(S.pg(S.INSERT_TOOL_USE), S.tool_use_rows(h.id, m.id, m.tool_uses))
+                cur.execute(S.pg(S.INSERT_MESSAGE), R.message_row(h.id, pos, m))
+                cur.executemany(S.pg(S.INSERT_TOOL_USE), R.tool_use_rows(h.id, m.id, m.tool_uses))
     with open_store(pg_database) as s:
         assert CLUSTERED in s.applied_migrations()
         assert s.load(h.id) == h
@@ -97,7 +99,7 @@ def test_clustered_migration_on_postgres(pg_database: str) -> None:
 def test_store_json_decoding_is_exact(text: str) -> None:
     import json
 
-    got = S.loads(text)
+    got = R.loads(text)
     want = json.loads(text)
     assert repr(got) == repr(want)
     assert [type(x) for x in (got if isinstance(got, list) else [got])] == [
@@ -156,9 +158,9 @@ def test_turn_steps_render_through_the_cache_with_full_render_bytes(
     calls = [Reply(calls=(ParsedCall("coop", {"action": "close", "id": n}, f"call_{n}"),)) for n in (1, 2)]
     t = _Scripted(*calls, Reply(text="Closed both."))
     with SQLiteStore(tmp_path / "loop.db") as store:
-        store.todo_add("one")
-        store.todo_add("two")
-        reg = ToolRegistry([coop_tool(store)])
+        board_of(store).add("one")
+        board_of(store).add("two")
+        reg = ToolRegistry([coop_tool(board_of(store))])
         run_turn("c1", "Close #1 and #2.", vessel, reg, store=store, transport=t)  # type: ignore[arg-type]
         run_turn("c1", "Thanks.", vessel, reg, store=store, transport=_Scripted(Reply(text="ok")))  # type: ignore[arg-type]
     assert [b for b, _ in seen[:3]] == t.bodies

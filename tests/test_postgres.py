@@ -21,7 +21,9 @@ from store_fixtures import _fresh_pg_database
 from toolreplay._errors import ConfigError, StoreError
 from toolreplay._history import History, Message, ToolCall, load_history
 from toolreplay._store import open_store
+from toolreplay._store import rows as R
 from toolreplay._store import schema as S
+from toolreplay._store.board import board_of
 from toolreplay._store.postgres import PostgresStore, public_url
 from toolreplay._store.sqlite import SQLiteStore
 
@@ -121,15 +123,15 @@ def test_upgrade_from_the_first_schema(pg_url: str) -> None:
         for statement in S.MIGRATIONS[0].postgres:
             conn.execute(statement)  # type: ignore[arg-type]
         conn.execute(S.pg(S.RECORD_MIGRATION), (S.MIGRATIONS[0].name, "2026-01-01T00:00:00Z"))  # type: ignore[arg-type]
-        conn.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, S.tools_text(h.tools)))  # type: ignore[arg-type]
+        conn.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, R.tools_text(h.tools)))  # type: ignore[arg-type]
         for pos, m in enumerate(h.messages):
-            conn.execute(S.pg(S.INSERT_MESSAGE), S.message_row(h.id, pos, m))  # type: ignore[arg-type]
-            for row in S.tool_use_rows(h.id, m.id, m.tool_uses):
+            conn.execute(S.pg(S.INSERT_MESSAGE), R.message_row(h.id, pos, m))  # type: ignore[arg-type]
+            for row in R.tool_use_rows(h.id, m.id, m.tool_uses):
                 conn.execute(S.pg(S.INSERT_TOOL_USE), row)  # type: ignore[arg-type]
     with PostgresStore(pg_url) as s:
         assert s.applied_migrations() == sorted(S.MIGRATION_NAMES)
         assert s.load(h.id) == h
-        assert s.todo_add("after the upgrade").id == 1
+        assert board_of(s).add("after the upgrade").id == 1
 
 
 def test_a_newer_schema_is_refused(pg_url: str) -> None:

@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 from store_fixtures import backend_of, pg_database, store, store_factory, store_url  # noqa: F401
 from toolreplay._errors import StoreError
 from toolreplay._history import History, Message, ToolCall, ToolSpec, load_history
-from toolreplay._store import ConversationInfo, ImportResult, Store, open_store
+from toolreplay._store import ConversationInfo, ImportResult, Store, board, open_store
+from toolreplay._store import rows as R
 from toolreplay._store import schema as S
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -378,35 +380,35 @@ def test_threads_share_one_store(store: Store) -> None:
 
 
 def test_todos(store: Store) -> None:
-    assert store.todo_list() == []
-    a = store.todo_add("fix the flaky build")
-    b = store.todo_add("update the README")
+    assert board_of(store).todos() == []
+    a = board_of(store).add("fix the flaky build")
+    b = board_of(store).add("update the README")
     assert (a.id, a.status, a.note) != (b.id, "x", "y") and b.id > a.id
-    assert store.todo_get(a.id) == a
-    closed = store.todo_update(a.id, status="closed", note="build green")
+    assert board_of(store).get(a.id) == a
+    closed = board_of(store).update(a.id, status="closed", note="build green")
     assert closed is not None and (closed.status, closed.note, closed.text) == (
         "closed",
         "build green",
         a.text,
     )
     assert closed.created_at == a.created_at
-    assert [t.id for t in store.todo_list("open")] == [b.id]
-    assert [t.id for t in store.todo_list("closed")] == [a.id]
-    assert [t.id for t in store.todo_list()] == [a.id, b.id]
-    assert store.todo_update(999, status="closed") is None
-    assert store.todo_get(999) is None
+    assert [t.id for t in board_of(store).todos("open")] == [b.id]
+    assert [t.id for t in board_of(store).todos("closed")] == [a.id]
+    assert [t.id for t in board_of(store).todos()] == [a.id, b.id]
+    assert board_of(store).update(999, status="closed") is None
+    assert board_of(store).get(999) is None
     with pytest.raises(StoreError, match="not open or closed"):
-        store.todo_update(a.id, status="done")
+        board_of(store).update(a.id, status="done")
 
 
 def test_reopened_store_sees_everything(store_factory: Callable[[], Store], store_url: str) -> None:
     first = store_factory()
     first.import_history(demo())
-    first.todo_add("x")
+    board_of(first).add("x")
     first.close()
     again = store_factory()
     assert again.load("demo-chief") == demo()
-    assert len(again.todo_list()) == 1
+    assert len(board_of(again).todos()) == 1
     assert backend_of(store_url) in ("sqlite", "postgres")
 
 
@@ -501,16 +503,16 @@ def test_upgrade_from_the_first_schema(tmp_path: Path) -> None:
             conn.execute(statement)
         conn.execute(S.RECORD_MIGRATION, (S.MIGRATIONS[0].name, "2026-01-01T00:00:00Z"))
         h = demo()
-        conn.execute(S.ENSURE_CONVERSATION, (h.id, S.tools_text(h.tools)))
+        conn.execute(S.ENSURE_CONVERSATION, (h.id, R.tools_text(h.tools)))
         for pos, m in enumerate(h.messages):
-            conn.execute(S.INSERT_MESSAGE, S.message_row(h.id, pos, m))
-            conn.executemany(S.INSERT_TOOL_USE, S.tool_use_rows(h.id, m.id, m.tool_uses))
+            conn.execute(S.INSERT_MESSAGE, R.message_row(h.id, pos, m))
+            conn.executemany(S.INSERT_TOOL_USE, R.tool_use_rows(h.id, m.id, m.tool_uses))
     finally:
         conn.close()
     with SQLiteStore(db) as s:
         assert s.applied_migrations() == sorted(S.MIGRATION_NAMES)
         assert s.load("demo-chief") == demo()  # data intact
-        assert s.todo_add("after the upgrade").id == 1  # the new table works
+        assert board_of(s).add("after the upgrade").id == 1  # the new table works
         assert s.import_history(demo()).unchanged == 12
 
 
@@ -573,23 +575,23 @@ def test_postgres_spelling_of_the_schema(pg_database: str) -> None:
                     cur.execute(statement)
                 cur.execute(S.pg(S.RECORD_MIGRATION), (m.name, "2026-01-01T00:00:00Z"))
         with conn.transaction():
-            cur.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, S.tools_text(h.tools)))
+            cur.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, R.tools_text(h.tools)))
             start = cur.execute(S.pg(S.NEXT_POSITION), (h.id,)).fetchone()[0]  # type: ignore[index]
             cur.executemany(
-                S.pg(S.INSERT_MESSAGE), [S.message_row(h.id, start + k, m) for k, m in enumerate(h.messages)]
+                S.pg(S.INSERT_MESSAGE), [R.message_row(h.id, start + k, m) for k, m in enumerate(h.messages)]
             )
             cur.executemany(
                 S.pg(S.INSERT_TOOL_USE),
-                [r for m in h.messages for r in S.tool_use_rows(h.id, m.id, m.tool_uses)],
+                [r for m in h.messages for r in R.tool_use_rows(h.id, m.id, m.tool_uses)],
             )
         tools = cur.execute(S.pg(S.CONVERSATION_EXISTS), (h.id,)).fetchone()[0]  # type: ignore[index]
         rows = cur.execute(S.pg(S.LOAD_MESSAGES), (h.id,)).fetchall()
         calls = cur.execute(S.pg(S.LOAD_TOOL_USES), (h.id,)).fetchall()
-        assert S.history_from_rows(h.id, tools, rows, calls) == h
+        assert R.history_from_rows(h.id, tools, rows, calls) == h
         assert cur.execute(S.pg(S.LIST_CONVERSATIONS)).fetchall() == [
             ("demo-chief", 12, 4, "2026-11-02T11:30:00Z")
         ]
-        assert cur.execute(S.pg(S.TODO_INSERT), ("x", "t0", "t0")).fetchone() == (1,)
+        assert cur.execute(S.pg(board.INSERT), ("x", "t0", "t0")).fetchone() == (1,)
         assert sorted(r[0] for r in cur.execute(S.pg(S.APPLIED_MIGRATIONS))) == sorted(S.MIGRATION_NAMES)
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from toolreplay._errors import ConfigError
 from toolreplay._history import ToolSpec
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import Tool, ToolError, ToolRegistry, build_registry, load_tool_spec, tool
 from toolreplay._tools.coop import COOP_SPEC, coop_tool, run_coop
@@ -29,27 +30,45 @@ def call(reg: ToolRegistry, name: str, args: Any, **kw: Any) -> Any:
 
 
 def test_coop_board_round_trip(store: SQLiteStore) -> None:
-    assert run_coop(store, {"action": "add", "text": "fix the flaky build"}) == "status: added #1"
-    assert run_coop(store, {"action": "add", "text": "update the README"}) == "status: added #2"
-    assert run_coop(store, {"action": "list"}) == "#1 open  fix the flaky build\n#2 open  update the README"
-    assert run_coop(store, {"action": "close", "id": 1, "text": "build is green"}) == "status: closed"
-    assert run_coop(store, {"action": "list"}) == "#2 open  update the README"
-    assert run_coop(store, {"action": "list", "status": "closed"}) == "#1 closed  fix the flaky build"
+    assert run_coop(board_of(store), {"action": "add", "text": "fix the flaky build"}) == "status: added #1"
+    assert run_coop(board_of(store), {"action": "add", "text": "update the README"}) == "status: added #2"
     assert (
-        run_coop(store, {"action": "show", "id": 1}) == "#1 closed  fix the flaky build\nnote: build is green"
+        run_coop(board_of(store), {"action": "list"})
+        == "#1 open  fix the flaky build\n#2 open  update the README"
     )
-    assert run_coop(store, {"action": "close", "id": "#1"}) == "status: closed (#1 was already closed)"
-    assert run_coop(store, {"action": "reopen", "id": 1}) == "status: open"
-    assert run_coop(store, {"action": "note", "id": 1, "text": "flaked again"}) == "status: noted on #1"
-    assert run_coop(store, {"action": "edit", "id": 2, "text": "update the docs"}) == "status: edited #2"
-    assert run_coop(store, {"action": "show", "id": "1"}).endswith("note: build is green\nflaked again")
-    assert run_coop(store, {"action": "list", "status": "all"}).count("\n") == 1
-    assert store.todo_get(2) is not None and store.todo_get(2).text == "update the docs"  # type: ignore[union-attr]
+    assert (
+        run_coop(board_of(store), {"action": "close", "id": 1, "text": "build is green"}) == "status: closed"
+    )
+    assert run_coop(board_of(store), {"action": "list"}) == "#2 open  update the README"
+    assert (
+        run_coop(board_of(store), {"action": "list", "status": "closed"}) == "#1 closed  fix the flaky build"
+    )
+    assert (
+        run_coop(board_of(store), {"action": "show", "id": 1})
+        == "#1 closed  fix the flaky build\nnote: build is green"
+    )
+    assert (
+        run_coop(board_of(store), {"action": "close", "id": "#1"}) == "status: closed (#1 was already closed)"
+    )
+    assert run_coop(board_of(store), {"action": "reopen", "id": 1}) == "status: open"
+    assert (
+        run_coop(board_of(store), {"action": "note", "id": 1, "text": "flaked again"})
+        == "status: noted on #1"
+    )
+    assert (
+        run_coop(board_of(store), {"action": "edit", "id": 2, "text": "update the docs"})
+        == "status: edited #2"
+    )
+    assert run_coop(board_of(store), {"action": "show", "id": "1"}).endswith(
+        "note: build is green\nflaked again"
+    )
+    assert run_coop(board_of(store), {"action": "list", "status": "all"}).count("\n") == 1
+    assert board_of(store).get(2) is not None and board_of(store).get(2).text == "update the docs"  # type: ignore[union-attr]
 
 
 def test_coop_empty_lists(store: SQLiteStore) -> None:
-    assert run_coop(store, {"action": "list"}) == "no open todos"
-    assert run_coop(store, {"action": "list", "status": "all"}) == "no todos"
+    assert run_coop(board_of(store), {"action": "list"}) == "no open todos"
+    assert run_coop(board_of(store), {"action": "list", "status": "all"}) == "no todos"
 
 
 @pytest.mark.parametrize(
@@ -68,12 +87,12 @@ def test_coop_empty_lists(store: SQLiteStore) -> None:
 )
 def test_coop_bad_input_is_a_tool_error(store: SQLiteStore, args: dict[str, Any], message: str) -> None:
     with pytest.raises(ToolError) as err:
-        run_coop(store, args)
+        run_coop(board_of(store), args)
     assert str(err.value).startswith(message)
 
 
 def test_registry_runs_coop_and_answers_errors(store: SQLiteStore) -> None:
-    reg = ToolRegistry([coop_tool(store)])
+    reg = ToolRegistry([coop_tool(board_of(store))])
     assert reg.specs() == (COOP_SPEC,)
     ok = call(reg, "coop", {"action": "add", "text": "x"})
     assert (ok.answer, ok.is_error, ok.executed) == ("status: added #1", False, True)
@@ -95,25 +114,25 @@ def test_a_name_the_wire_mapped_finds_its_tool() -> None:
 
 
 def test_unknown_tool_broken_arguments_and_non_object_input(store: SQLiteStore) -> None:
-    reg = ToolRegistry([coop_tool(store)])
+    reg = ToolRegistry([coop_tool(board_of(store))])
     unknown = call(reg, "weather", {"city": "Paris"})
     assert unknown.is_error and not unknown.executed
     assert unknown.answer == "error: there is no tool named 'weather'; tools: coop"
     broken = call(reg, "coop", '{"action": "add", "text": "x', input_error="unterminated string")
     assert broken.is_error and not broken.executed
     assert "not a JSON object (unterminated string)" in broken.answer
-    assert store.todo_list(None) == []  # never executed
+    assert board_of(store).todos(None) == []  # never executed
     listy = call(reg, "coop", ["add"])
     assert listy.is_error and not listy.executed and "not list" in listy.answer
 
 
 def test_dry_run_executes_nothing(store: SQLiteStore) -> None:
-    reg = ToolRegistry([coop_tool(store)])
+    reg = ToolRegistry([coop_tool(board_of(store))])
     out = call(reg, "coop", {"action": "close", "id": 12}, dry=True)
     assert out.answer == "[dry run] coop close 12: not executed"
     assert out.dry and not out.executed and not out.is_error
     assert is_dry_answer(out.answer) and not is_dry_answer("status: closed") and not is_dry_answer(None)
-    assert store.todo_list(None) == []
+    assert board_of(store).todos(None) == []
 
 
 def test_dry_answer_shapes() -> None:
@@ -162,7 +181,7 @@ def test_a_bug_in_a_tool_propagates() -> None:
 
 def test_duplicate_names_refused(store: SQLiteStore) -> None:
     with pytest.raises(ConfigError, match="two tools are named 'coop'"):
-        ToolRegistry([coop_tool(store), coop_tool(store)])
+        ToolRegistry([coop_tool(board_of(store)), coop_tool(board_of(store))])
 
 
 def test_tool_specs_load_coop_and_modules(

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from toolreplay._cli import cli
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
 
@@ -30,8 +31,8 @@ def double(_server: ProviderDouble) -> ProviderDouble:
 def db(tmp_path: Path) -> Path:
     path = tmp_path / "cli.db"
     with SQLiteStore(path) as s:
-        s.todo_add("fix the flaky build")
-        s.todo_add("update the README")
+        board_of(s).add("fix the flaky build")
+        board_of(s).add("update the README")
     return path
 
 
@@ -48,7 +49,7 @@ def test_turn_prints_the_reply_and_the_calls(double: ProviderDouble, db: Path, t
     assert res.stdout == "Closed #1.\n"
     assert '⚙ coop {"action":"close","id":1}' in res.stderr and "-> status: closed" in res.stderr
     with SQLiteStore(db) as s:
-        assert s.todo_get(1).status == "closed"  # type: ignore[union-attr]
+        assert board_of(s).get(1).status == "closed"  # type: ignore[union-attr]
     names = sorted(p.name for p in dump.iterdir())
     assert "0001-kimi-request.json" in names and "0002-kimi-request.json" in names
     second = json.loads((dump / "0002-kimi-request.json").read_text(encoding="utf-8"))
@@ -100,7 +101,7 @@ def test_turn_dry_tools_and_system_file(double: ProviderDouble, db: Path, tmp_pa
     assert "dry run [dry run] coop close 2: not executed" in res.stderr
     assert double.requests[0].body["messages"][0] == {"role": "system", "content": "You keep the board."}
     with SQLiteStore(db) as s:
-        assert s.todo_get(2).status == "open"  # type: ignore[union-attr]
+        assert board_of(s).get(2).status == "open"  # type: ignore[union-attr]
 
 
 def test_chat_streams_switches_vessels_and_shows_history(double: ProviderDouble, db: Path) -> None:

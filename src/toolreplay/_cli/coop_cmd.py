@@ -15,12 +15,13 @@ from toolreplay._cli._common import db_option, friendly
 
 def _run(db: str | None, args: Mapping[str, Any]) -> None:
     from toolreplay._store import open_store
+    from toolreplay._store.board import board_of
     from toolreplay._tools import ToolError
     from toolreplay._tools.coop import run_coop
 
     store = open_store(db)
     try:
-        answer = run_coop(store, args)
+        answer = run_coop(board_of(store), args)
     except ToolError as exc:
         raise click.ClickException(str(exc).removeprefix("error: ")) from None
     finally:

@@ -14,12 +14,16 @@ Guarantees every backend keeps (tested against both):
   writers;
 * during a turn, each executed call is committed as it completes (``record_call``), so nothing executed
   is lost if the process dies; the reply is finished (text, status) in one transaction.
+
+The modules: ``schema`` (named migrations and the shared SQL), ``rows`` (the row codec and the import
+plan), ``core`` (every Store method, written once), ``sqlite`` and ``postgres`` (only the connection and
+the transactions), ``board`` (the coop todo board, its own small interface in the same database).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,18 +48,6 @@ class ImportResult:
     conversation_id: str
     added: int
     unchanged: int
-
-
-@dataclass(frozen=True, slots=True)
-class Todo:
-    """One item of the coop todo board."""
-
-    id: int
-    text: str
-    status: str  # "open" | "closed"
-    note: str
-    created_at: str
-    updated_at: str
 
 
 class Store(Protocol):
@@ -113,17 +105,6 @@ class Store(Protocol):
     ) -> None:
         """Set a reply's text, status and data in one transaction."""
         ...
-
-    # the coop todo board, kept in the same database
-    def todo_add(self, text: str) -> Todo: ...
-
-    def todo_get(self, todo_id: int) -> Todo | None: ...
-
-    def todo_list(self, status: str | None = None) -> Sequence[Todo]: ...
-
-    def todo_update(
-        self, todo_id: int, *, status: str | None = None, text: str | None = None, note: str | None = None
-    ) -> Todo | None: ...
 
     def close(self) -> None: ...
 

@@ -174,9 +174,10 @@ def load_tool_spec(spec: str, store: Any = None) -> list[Tool]:
     if spec == "coop":
         if store is None:
             raise ConfigError("the coop tool needs a store (a database to keep the todo board in)")
+        from toolreplay._store.board import board_of
         from toolreplay._tools.coop import coop_tool
 
-        return [replace(coop_tool(store), source="coop")]
+        return [replace(coop_tool(board_of(store)), source="coop")]
     if ":" not in spec:
         raise ConfigError(f"unknown tool {spec!r}; use coop, or module:attribute for your own tools")
     module_name, attr = spec.split(":", 1)

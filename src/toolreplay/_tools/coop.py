@@ -17,11 +17,11 @@ function serves ``toolreplay coop ...`` by hand, so a person and a model see the
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 from toolreplay._history import ToolSpec
-from toolreplay._store import Todo
+from toolreplay._store.board import Todo, TodoBoard
 from toolreplay._tools import Tool, ToolError
 
 ACTIONS: tuple[str, ...] = ("add", "list", "show", "close", "reopen", "note", "edit")
@@ -51,20 +51,6 @@ COOP_SPEC = ToolSpec(
         "required": ["action"],
     },
 )
-
-
-class TodoStore(Protocol):
-    """The part of :class:`~toolreplay._store.Store` the board uses."""
-
-    def todo_add(self, text: str) -> Todo: ...
-
-    def todo_get(self, todo_id: int) -> Todo | None: ...
-
-    def todo_list(self, status: str | None = None) -> Sequence[Todo]: ...
-
-    def todo_update(
-        self, todo_id: int, *, status: str | None = None, text: str | None = None, note: str | None = None
-    ) -> Todo | None: ...
 
 
 #: The largest todo number a store can hold (SQLite and PostgreSQL integers are 64-bit): a larger one from
@@ -107,8 +93,8 @@ def _text(args: Mapping[str, Any], action: str, *, required: bool) -> str:
     return raw.strip()
 
 
-def _get(store: TodoStore, todo_id: int) -> Todo:
-    found = store.todo_get(todo_id)
+def _get(board: TodoBoard, todo_id: int) -> Todo:
+    found = board.get(todo_id)
     if found is None:
         raise ToolError(f"error: there is no todo #{todo_id}")
     return found
@@ -123,58 +109,58 @@ def _joined_note(old: str, new: str) -> str:
     return f"{old}\n{new}" if old else new
 
 
-def _list(store: TodoStore, args: Mapping[str, Any]) -> str:
+def _list(board: TodoBoard, args: Mapping[str, Any]) -> str:
     status = args.get("status") or "open"
     if status not in LIST_STATUSES:
         raise ToolError(f"error: status must be one of {', '.join(LIST_STATUSES)}, not {status!r}")
-    todos = store.todo_list(None if status == "all" else str(status))
+    todos = board.todos(None if status == "all" else str(status))
     if not todos:
         return "no todos" if status == "all" else f"no {status} todos"
     return "\n".join(format_todo(t) for t in todos)
 
 
-def _set_status(store: TodoStore, args: Mapping[str, Any], action: str, status: str) -> str:
+def _set_status(board: TodoBoard, args: Mapping[str, Any], action: str, status: str) -> str:
     todo_id = _todo_id(args, action)
-    current = _get(store, todo_id)
+    current = _get(board, todo_id)
     note = _text(args, action, required=False)
     if current.status == status and not note:
         return f"status: {status} (#{todo_id} was already {status})"
-    store.todo_update(todo_id, status=status, note=_joined_note(current.note, note) if note else None)
+    board.update(todo_id, status=status, note=_joined_note(current.note, note) if note else None)
     return f"status: {status}"
 
 
-def run_coop(store: TodoStore, args: Mapping[str, Any]) -> str:
-    """Run one coop action against ``store``; raises :class:`ToolError` with a clear message on bad input."""
+def run_coop(board: TodoBoard, args: Mapping[str, Any]) -> str:
+    """Run one coop action on ``board``; raises :class:`ToolError` with a clear message on bad input."""
     action = args.get("action")
     if action not in ACTIONS:
         shown = "missing" if action is None else repr(action)
         raise ToolError(f"error: action is {shown}; use one of {', '.join(ACTIONS)}")
     if action == "add":
-        added = store.todo_add(_text(args, "add", required=True))
+        added = board.add(_text(args, "add", required=True))
         return f"status: added #{added.id}"
     if action == "list":
-        return _list(store, args)
+        return _list(board, args)
     if action == "close":
-        return _set_status(store, args, "close", "closed")
+        return _set_status(board, args, "close", "closed")
     if action == "reopen":
-        return _set_status(store, args, "reopen", "open")
+        return _set_status(board, args, "reopen", "open")
     todo_id = _todo_id(args, str(action))
-    current = _get(store, todo_id)
+    current = _get(board, todo_id)
     if action == "show":
         return format_todo(current) + (f"\nnote: {current.note}" if current.note else "")
     text = _text(args, str(action), required=True)
     if action == "note":
-        store.todo_update(todo_id, note=_joined_note(current.note, text))
+        board.update(todo_id, note=_joined_note(current.note, text))
         return f"status: noted on #{todo_id}"
-    store.todo_update(todo_id, text=text)  # edit
+    board.update(todo_id, text=text)  # edit
     return f"status: edited #{todo_id}"
 
 
-def coop_tool(store: TodoStore) -> Tool:
-    """The coop tool bound to ``store``."""
+def coop_tool(board: TodoBoard) -> Tool:
+    """The coop tool bound to ``board``."""
 
     def coop(args: Mapping[str, Any]) -> str:
-        return run_coop(store, args)
+        return run_coop(board, args)
 
     return Tool(COOP_SPEC, coop)
 

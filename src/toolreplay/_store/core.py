@@ -1,0 +1,359 @@
+"""The store's logic, written once: :class:`SQLStore` holds every method of the Store protocol.
+
+A backend (:mod:`~toolreplay._store.sqlite`, :mod:`~toolreplay._store.postgres`) adds only what differs
+between databases: how it connects, how it runs one transaction (:meth:`SQLStore.transact`), and its
+:class:`Dialect` (placeholders, row locks, byte-wise text order). Everything a write decides (positions,
+conflicts, which call an answer fills in, which migrations to run) is decided here, so the two backends
+cannot drift apart.
+
+How the guarantees of :mod:`toolreplay._store` are kept by this shared code:
+
+* every write to a conversation first makes sure the conversation row exists and, where the database
+  locks rows, locks it (:attr:`Dialect.row_locks`); SQLite's ``BEGIN IMMEDIATE`` takes the database's
+  write lock before the transaction reads anything. Either way positions are handed out one at a time,
+  ``MAX(position) + 1``, so there are no duplicates and no gaps;
+* a reply and its calls are written in one transaction, and a load reads in one snapshot;
+* a call recorded before it runs gets its answer filled in on the same row (:meth:`SQLStore.record_call`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Protocol, TypeVar
+
+from toolreplay._errors import StoreError
+from toolreplay._history import History, Message, ToolCall
+from toolreplay._store import ConversationInfo, ImportResult
+from toolreplay._store import rows as R
+from toolreplay._store import schema as S
+
+T = TypeVar("T")
+
+
+def now() -> str:
+    """The current time as stored for live records (UTC, seconds, ``Z``)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Rows(Protocol):
+    """What a query returns (a DB-API cursor)."""
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Tx(Protocol):
+    """One open transaction: an ``sqlite3.Connection``, or psycopg's connection behind a small adapter."""
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> Rows: ...
+
+    def executemany(self, sql: str, params: Iterable[Sequence[Any]], /) -> object: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    """What the shared SQL needs to know of a database."""
+
+    name: S.Dialect
+    placeholder: str
+    """``?`` (SQLite) or ``%s`` (psycopg); the shared queries are written with ``?``."""
+    row_locks: bool
+    """PostgreSQL: writers queue on ``SELECT ... FOR UPDATE``; SQLite locks the whole database instead."""
+    collate: str = ""
+    """Appended where text is sorted, so every backend sorts by bytes."""
+    lock_migrations: str | None = None
+    """A statement that serializes migrations between processes (SQLite's write lock already does)."""
+
+    def sql(self, query: str) -> str:
+        return query if self.placeholder == "?" else query.replace("?", self.placeholder)
+
+    def for_update(self, query: str) -> str:
+        """``query`` locking the rows it reads, where the database locks rows."""
+        return self.sql(query) + (" FOR UPDATE" if self.row_locks else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Queries:
+    """The shared queries, spelled for one dialect (built once per backend)."""
+
+    applied_migrations: str
+    record_migration: str
+    conversation_exists: str
+    ensure_conversation: str
+    lock_conversation: str
+    set_tools: str
+    list_conversations: str
+    load_messages: str
+    load_tool_uses: str
+    load_message: str
+    load_message_tool_uses: str
+    next_position: str
+    insert_message: str
+    insert_tool_use: str
+    next_tool_position: str
+    find_open_call: str
+    find_last_idless_call: str
+    set_call_answer: str
+    message_state: str
+    finish_reply: str
+
+    @classmethod
+    def of(cls, d: Dialect) -> Queries:
+        shared = {
+            name: d.sql(getattr(S, name.upper()))
+            for name in cls.__dataclass_fields__
+            if name not in ("lock_conversation", "list_conversations", "message_state")
+        }
+        return cls(
+            **shared,
+            lock_conversation=d.for_update(S.LOCK_CONVERSATION),
+            list_conversations=d.sql(S.list_conversations(d.collate)),
+            message_state=d.for_update(S.MESSAGE_STATE),
+        )
+
+
+def surrogate_error(where: str, exc: UnicodeEncodeError) -> StoreError:
+    """JSON allows "\\ud800"; such text is not valid Unicode and cannot be stored (or sent)."""
+    bad = exc.object[exc.start : exc.end].encode("unicode_escape").decode()
+    return StoreError(
+        f"{where}: text holding {bad} (a lone surrogate, not valid Unicode) cannot be stored; nothing of "
+        "this write was kept"
+    )
+
+
+class SQLStore(ABC):
+    """The :class:`~toolreplay._store.Store` on an SQL database; a backend supplies the connection."""
+
+    url: str
+    dialect: Dialect
+    queries: Queries
+
+    @property
+    @abstractmethod
+    def where(self) -> str:
+        """How errors name this database (a path, or the URL without its password)."""
+
+    @abstractmethod
+    def transact(self, fn: Callable[[Tx], T], what: str, *, read: bool = False) -> T:
+        """Run ``fn`` in one transaction and commit (a read: one read-only snapshot). Any error rolls it
+        back; a database error becomes a StoreError saying ``what`` did not happen."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # ------------------------------------------------------------------------------------------
+    # migrations
+
+    def migrate(self) -> list[str]:
+        """Apply every migration not yet applied, in order, in one transaction; return their names."""
+        q = self.queries
+
+        def run(c: Tx) -> list[str]:
+            if self.dialect.lock_migrations is not None:
+                c.execute(self.dialect.lock_migrations)
+            c.execute(S.MIGRATIONS_TABLE[self.dialect.name])
+            done = {r[0] for r in c.execute(q.applied_migrations).fetchall()}
+            unknown = sorted(done - set(S.MIGRATION_NAMES))
+            if unknown:
+                raise StoreError(
+                    f"{self.where}: made by a newer toolreplay (unknown migration {unknown[0]}); "
+                    "upgrade toolreplay to open it"
+                )
+            applied: list[str] = []
+            for m in S.MIGRATIONS:
+                if m.name in done:
+                    continue
+                for statement in m.statements(self.dialect.name):
+                    c.execute(statement)
+                c.execute(q.record_migration, (m.name, now()))
+                applied.append(m.name)
+            return applied
+
+        return self.transact(run, "the schema could not be migrated")
+
+    def applied_migrations(self) -> list[str]:
+        q = self.queries.applied_migrations
+        return self.transact(
+            lambda c: sorted(r[0] for r in c.execute(q).fetchall()), "the read failed", read=True
+        )
+
+    # ------------------------------------------------------------------------------------------
+    # conversations
+
+    def list_conversations(self) -> list[ConversationInfo]:
+        q = self.queries.list_conversations
+        rows = self.transact(lambda c: c.execute(q).fetchall(), "the read failed", read=True)
+        return [ConversationInfo(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
+
+    def exists(self, conversation_id: str) -> bool:
+        q = self.queries.conversation_exists
+        return self.transact(
+            lambda c: c.execute(q, (conversation_id,)).fetchone() is not None, "the read failed", read=True
+        )
+
+    def _load(self, c: Tx, conversation_id: str) -> History | None:
+        q = self.queries
+        row = c.execute(q.conversation_exists, (conversation_id,)).fetchone()
+        if row is None:
+            return None
+        messages = c.execute(q.load_messages, (conversation_id,)).fetchall()
+        tool_uses = c.execute(q.load_tool_uses, (conversation_id,)).fetchall()
+        return R.history_from_rows(conversation_id, row[0], messages, tool_uses)
+
+    def load(self, conversation_id: str) -> History:
+        h = self.transact(lambda c: self._load(c, conversation_id), "the read failed", read=True)
+        if h is None:
+            raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
+        return h
+
+    def _lock_conversation(self, c: Tx, cid: str) -> None:
+        """Create the conversation if needed and, where rows lock, hold its lock until the transaction
+        ends: every writer of this conversation queues here, so positions are handed out one at a time."""
+        c.execute(self.queries.ensure_conversation, (cid, None))
+        if self.dialect.row_locks:
+            c.execute(self.queries.lock_conversation, (cid,))
+
+    def _insert_messages(self, c: Tx, cid: str, messages: Sequence[Message]) -> None:
+        if not messages:
+            return
+        row = c.execute(self.queries.next_position, (cid,)).fetchone()
+        start = int(row[0]) if row else 0
+        c.executemany(
+            self.queries.insert_message, [R.message_row(cid, start + k, m) for k, m in enumerate(messages)]
+        )
+        calls = [r for m in messages for r in R.tool_use_rows(cid, m.id, m.tool_uses)]
+        if calls:
+            c.executemany(self.queries.insert_tool_use, calls)
+
+    def import_history(self, history: History) -> ImportResult:
+        def run(c: Tx) -> R.ImportPlan:
+            self._lock_conversation(c, history.id)
+            # The conversation row exists now (made above when new, with no tools): plan_import treats an
+            # empty stored history like none.
+            plan = R.plan_import(self._load(c, history.id), history)
+            if plan.set_tools:
+                c.execute(self.queries.set_tools, (R.tools_text(history.tools), history.id))
+            self._insert_messages(c, history.id, plan.new_messages)
+            return plan
+
+        plan = self.transact(run, f"conversation {history.id!r}: the import was not written")
+        return ImportResult(history.id, len(plan.new_messages), plan.unchanged)
+
+    def _stored_message(self, c: Tx, cid: str, message_id: str) -> Message | None:
+        q = self.queries
+        row = c.execute(q.load_message, (cid, message_id)).fetchone()
+        if row is None:
+            return None
+        calls = [R.tool_call_from_row(r) for r in c.execute(q.load_message_tool_uses, (cid, message_id))]
+        return R.message_from_row(row, calls)
+
+    def append_message(self, conversation_id: str, message: Message) -> None:
+        """Append one message with all its calls in one transaction (a retried append changes nothing;
+        the same id with different content is refused)."""
+        R.check_message(conversation_id, message)
+
+        def run(c: Tx) -> None:
+            self._lock_conversation(c, conversation_id)
+            old = self._stored_message(c, conversation_id, message.id)
+            if old is not None:
+                diff = R.message_differences(old, message)
+                if diff:
+                    raise R.conflict(conversation_id, message.id, diff)
+                return
+            self._insert_messages(c, conversation_id, [message])
+
+        self.transact(run, f"conversation {conversation_id!r}: message {message.id!r} was not stored")
+
+    # ------------------------------------------------------------------------------------------
+    # the reply of a live turn
+
+    def begin_reply(
+        self, conversation_id: str, message_id: str, *, vessel: str | None, created_at: str | None
+    ) -> None:
+        reply = Message(
+            id=message_id, role="assistant", created_at=created_at, vessel=vessel, status="in_progress"
+        )
+        R.check_message(conversation_id, reply)
+
+        def run(c: Tx) -> None:
+            self._lock_conversation(c, conversation_id)
+            if c.execute(self.queries.message_state, (conversation_id, message_id)).fetchone() is not None:
+                raise StoreError(
+                    f"conversation {conversation_id!r}: message {message_id!r} is already stored; "
+                    "a reply needs a new id"
+                )
+            self._insert_messages(c, conversation_id, [reply])
+
+        self.transact(run, f"conversation {conversation_id!r}: reply {message_id!r} was not stored")
+
+    def _open_reply(self, c: Tx, cid: str, message_id: str) -> None:
+        """Lock the reply's row where rows lock (a concurrent finish waits) and refuse what is not an
+        open reply."""
+        row = c.execute(self.queries.message_state, (cid, message_id)).fetchone()
+        if row is None:
+            raise StoreError(f"conversation {cid!r}: no message {message_id!r} to record a call on")
+        if row[0] != "assistant":
+            raise StoreError(
+                f"conversation {cid!r}: message {message_id!r} is a {row[0]} message, not a reply"
+            )
+        if row[1] == "complete":
+            raise StoreError(
+                f"conversation {cid!r}: reply {message_id!r} is already complete; its calls cannot change"
+            )
+
+    def record_call(self, conversation_id: str, message_id: str, call: ToolCall) -> None:
+        """Append one executed call to a reply that is not complete; committed at once.
+
+        Record a call before it runs (``answer=None``) and again with its answer: when the reply's latest
+        call with the same provider ``call_id`` (for a call without one: the reply's latest call, when it
+        has no id either) has no answer and the same name and input, the answer is filled in there
+        instead of appending a second call. Anything else appends (providers reuse ids such as
+        ``call_0`` across the rounds of one turn, so an id alone does not identify a call).
+        """
+        q = self.queries
+
+        def run(c: Tx) -> None:
+            self._open_reply(c, conversation_id, message_id)
+            if call.call_id is not None:
+                row = c.execute(q.find_open_call, (conversation_id, message_id, call.call_id)).fetchone()
+            else:
+                row = c.execute(q.find_last_idless_call, (conversation_id, message_id)).fetchone()
+            if row is not None and row[3] is None and row[1] == call.name and row[2] == R.input_text(call):
+                if call.answer is not None:
+                    pdata = R.json_text(call.provider_data)
+                    where = (conversation_id, message_id, row[0])
+                    c.execute(q.set_call_answer, (call.answer, int(call.is_error), pdata, *where))
+                return
+            pos = c.execute(q.next_tool_position, (conversation_id, message_id)).fetchone()
+            start = int(pos[0]) if pos else 0
+            c.executemany(q.insert_tool_use, R.tool_use_rows(conversation_id, message_id, [call], start))
+
+        self.transact(run, f"conversation {conversation_id!r}: a call of reply {message_id!r} was not stored")
+
+    def finish_reply(
+        self,
+        conversation_id: str,
+        message_id: str,
+        *,
+        text: str,
+        status: str = "complete",
+        provider_data: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        R.status_of(status)
+        values = (text, status, R.json_text(provider_data), R.json_text(meta), conversation_id, message_id)
+
+        def run(c: Tx) -> None:
+            self._open_reply(c, conversation_id, message_id)
+            c.execute(self.queries.finish_reply, values)
+
+        self.transact(run, f"conversation {conversation_id!r}: reply {message_id!r} was not finished")
+
+
+__all__ = ["Dialect", "Queries", "Rows", "SQLStore", "Tx", "now", "surrogate_error"]
