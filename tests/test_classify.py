@@ -6,17 +6,10 @@ from typing import Any
 
 import pytest
 
+from toolreplay._claims import COOP_VERBS, ToolVerbs, claims, said_without_doing
 from toolreplay._errors import ConfigError
 from toolreplay._history import ToolCall
-from toolreplay._lab.classify import (
-    COOP_VERBS,
-    TRIAL_CLASSES,
-    ToolVerbs,
-    claims,
-    classify_trial,
-    parse_expect,
-    said_without_doing,
-)
+from toolreplay._lab.classify import TRIAL_CLASSES, classify_trial, parse_expect
 from toolreplay.wires.reply import ParsedCall
 
 CLOSE = ParsedCall(name="coop", input={"action": "close", "id": 12})

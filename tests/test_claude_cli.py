@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-from toolreplay._claude_cli import (
+from toolreplay._errors import AuthenticationError, ConfigError, ConnectionFault
+from toolreplay._loop import CallFinished, CallStarted, Flagged, TextDelta, TurnEvent, TurnOptions, run_turn
+from toolreplay._loop.claude_cli import (
     ClaudeCallAnswered,
     ClaudeCallStarted,
     ClaudeRun,
@@ -20,8 +22,6 @@ from toolreplay._claude_cli import (
     StreamReader,
     command,
 )
-from toolreplay._errors import AuthenticationError, ConfigError, ConnectionFault
-from toolreplay._loop import CallFinished, CallStarted, Flagged, TextDelta, TurnEvent, TurnOptions, run_turn
 from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import build_registry

@@ -455,7 +455,7 @@ def test_import_toolreplay_stays_light() -> None:
 
 
 def test_claude_without_tools_gets_no_mcp_server() -> None:
-    from toolreplay._claude_cli import ClaudeRun, command
+    from toolreplay._loop.claude_cli import ClaudeRun, command
 
     argv = command(ClaudeRun(prompt="p", model="sonnet", tools=(), db="/data/t.db"), [])
     assert "--mcp-config" not in argv and "--allowedTools" not in argv
@@ -467,7 +467,7 @@ def test_claude_without_tools_gets_no_mcp_server() -> None:
 def test_claude_with_tools_needs_the_mcp_sdk(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     import importlib.util
 
-    from toolreplay import _claude_cli as claude_cli
+    from toolreplay._loop import claude_cli
 
     monkeypatch.setattr(claude_cli, "require_cli", lambda exe=None: None)
     real = importlib.util.find_spec

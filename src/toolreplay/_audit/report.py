@@ -310,7 +310,7 @@ def _excerpt(text: str, start: int, end: int) -> str:
 
 
 def _passages_in(t: _Text, calls: Sequence[FoundCall]) -> Iterator[TextPassage]:
-    from toolreplay._lab.classify import unsupported_claims
+    from toolreplay._claims import unsupported_claims
 
     text = t.text
     for m in _FUNC_SYNTAX.finditer(text):

@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
+from toolreplay._claims import said_without_doing
 from toolreplay._errors import AuthenticationError, BadRequestError, ConfigError, ProviderError
-from toolreplay._lab.classify import classify_trial, said_without_doing
+from toolreplay._lab.classify import classify_trial
 from toolreplay._lab.plan import Cell, LabConfig, check_budget, plan_cells
 from toolreplay._lab.summary import Summary, summarize
 

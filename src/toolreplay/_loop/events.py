@@ -1,0 +1,126 @@
+"""What a turn is given and what it reports: its options, the events a UI follows, its result."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from toolreplay._errors import ConfigError
+from toolreplay._history import Message
+from toolreplay._replay import DEFAULT_SETTINGS, ReplaySettings
+from toolreplay.wires.reply import Usage
+
+DEFAULT_MAX_STEPS = 8
+Stopped = Literal["answer", "step_limit"]
+"""Why a turn ended: the model answered without calls, or it used every request ``max_steps`` allows."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOptions:
+    """How a turn is run. ``model`` and ``base_url`` override the vessel's."""
+
+    system: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    max_steps: int = DEFAULT_MAX_STEPS
+    """Requests per turn at most (the claude vessel: ``--max-turns``)."""
+    dry_tools: bool = False
+    """Record every call, execute none: each gets a canned ``[dry run]`` answer."""
+    stream: bool = True
+    temperature: float | None = None
+    max_tokens: int | None = None
+    replay: ReplaySettings = DEFAULT_SETTINGS
+    dump_requests: Path | None = None
+    """Write every request body sent and its answer here (keys redacted), for the audit."""
+    send_key: bool = False
+    """The vessel's key may go to ``base_url`` although it is not the vessel's own host (``--send-key``)."""
+    timeout: float | None = 600.0
+    """Seconds the whole turn may take (every request, retry and tool run); None: no limit."""
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ConfigError(f"max_steps must be at least 1, not {self.max_steps}")
+        if self.timeout is not None and not self.timeout > 0:
+            raise ConfigError(f"timeout must be more than 0 seconds, not {self.timeout}")
+
+
+# -- events for a UI ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """New text from the model, as it streams in."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallStarted:
+    """The model made a call; ``call_id`` is its derived id (``replay_a7_0``), final from now on."""
+
+    call_id: str
+    name: str
+    input: Any
+
+
+@dataclass(frozen=True, slots=True)
+class CallFinished:
+    """A call was answered and recorded (``executed`` False: dry run, broken arguments, unknown tool)."""
+
+    call_id: str
+    name: str
+    input: Any
+    answer: str
+    is_error: bool
+    executed: bool
+    dry: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    """A request failed with a retryable error; it is sent again after ``delay`` seconds."""
+
+    error: str
+    attempt: int
+    delay: float
+
+
+@dataclass(frozen=True, slots=True)
+class Flagged:
+    """The finished reply claims an action its turn never called ("Closed #506." and no close call)."""
+
+    claim: Mapping[str, Any]
+
+
+TurnEvent = TextDelta | CallStarted | CallFinished | Retrying | Flagged
+EventCallback = Callable[[TurnEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnResult:
+    """What a finished turn stored: the user message and the reply, plus how it went."""
+
+    conversation_id: str
+    user_message: Message
+    reply: Message
+    steps: int
+    usage: Usage
+    stopped: Stopped
+    flag: Mapping[str, Any] | None = None
+
+
+__all__ = [
+    "DEFAULT_MAX_STEPS",
+    "CallFinished",
+    "CallStarted",
+    "EventCallback",
+    "Flagged",
+    "Retrying",
+    "Stopped",
+    "TextDelta",
+    "TurnEvent",
+    "TurnOptions",
+    "TurnResult",
+]

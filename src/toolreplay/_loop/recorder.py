@@ -1,0 +1,272 @@
+"""The recorder: every write a turn makes, whichever driver runs it.
+
+A driver (:mod:`~toolreplay._loop.http` for the HTTP vessels, :mod:`~toolreplay._loop.claude` for the
+Claude Code CLI) asks the model and runs or watches the tools; the recorder stores what happens, in the
+order that keeps a killed process's work:
+
+1. :meth:`Recorder.start`: the user message (``u<n>``), then the reply's id (``a<n>``) stored empty and
+   ``in_progress`` **before** the first request, so every call made inside the turn has its final derived
+   id (``replay_a7_0``) at once;
+2. :meth:`Recorder.call_started`: each call committed before its tool runs (unanswered), then
+   :meth:`Recorder.call_answered` fills its answer in as it completes;
+3. :meth:`Recorder.finish`: text, status, provider data and meta in one transaction, after the
+   "said without doing" check; or :meth:`Recorder.interrupt` when the turn failed, keeping the calls
+   and the text it had.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import StoreError
+from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
+from toolreplay._ids import StemAllocator, call_id
+from toolreplay._loop.events import (
+    CallFinished,
+    CallStarted,
+    EventCallback,
+    Flagged,
+    Stopped,
+    TurnEvent,
+    TurnOptions,
+    TurnResult,
+)
+from toolreplay._replay import replay_name
+from toolreplay._tools import ToolRegistry
+from toolreplay._vessels import Vessel
+from toolreplay.wires.reply import Reply, Usage, add_usage, usage_json
+
+if TYPE_CHECKING:
+    from toolreplay._store import Store
+
+
+def now() -> str:
+    """The time stamped on live messages (UTC, seconds; DECISIONS 6)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def next_id(history: History | None, prefix: str) -> str:
+    """``<prefix><n>``: ``n`` the 1-based position the next message takes, or the next free one after it."""
+    taken = {m.id for m in history.messages} if history is not None else set()
+    n = len(history.messages) + 1 if history is not None else 1
+    while f"{prefix}{n}" in taken:
+        n += 1
+    return f"{prefix}{n}"
+
+
+def merge_provider_data(
+    old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
+) -> Mapping[str, Any] | None:
+    """Message-level provider data of several steps, merged per wire namespace (later steps win)."""
+    if not new:
+        return old
+    if not old:
+        return dict(new)
+    out = dict(old)
+    for ns, value in new.items():
+        prev = out.get(ns)
+        out[ns] = {**prev, **value} if isinstance(prev, Mapping) and isinstance(value, Mapping) else value
+    return out
+
+
+def said_without_doing_flag(
+    text: str, calls: Iterable[ToolCall], registry: ToolRegistry, history: History
+) -> dict[str, Any] | None:
+    """The classifier's verdict on a finished reply, as stored in ``meta["said_without_doing"]``.
+
+    Checked against the verb tables of the tools offered this turn or used earlier in the conversation
+    (the classifier's advice: tables of tools that are not in play only raise false alarms).
+    """
+    from toolreplay._claims import DEFAULT_TOOLS, said_without_doing
+
+    names = {replay_name(n) for n in registry.names}
+    names |= {replay_name(c.name) for m in history.messages for c in m.tool_uses}
+    tables = [t for t in DEFAULT_TOOLS if t.tool in names]
+    if not text or not tables:
+        return None
+    claim = said_without_doing(text, list(calls), tools=tables)
+    return claim.as_json() if claim is not None else None
+
+
+class Recorder:
+    """The state of one turn between its first and last write, and every write it makes."""
+
+    def __init__(
+        self,
+        store: Store,
+        conversation: str,
+        vessel: Vessel,
+        registry: ToolRegistry,
+        options: TurnOptions,
+        on_event: EventCallback | None,
+    ) -> None:
+        self.store = store
+        self.cid = conversation
+        self.vessel = vessel
+        self.registry = registry
+        self.options = options
+        self.on_event = on_event
+        self.calls: list[ToolCall] = []
+        self.texts: list[str] = []
+        self.usage = Usage()
+        self.provider_data: Mapping[str, Any] | None = None
+        self.steps = 0
+        self.model: str | None = None
+        self.finish_reason: str | None = None
+        self.extra_meta: dict[str, Any] = {}
+
+    def emit(self, event: TurnEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(event)
+
+    # -- the first writes -------------------------------------------------------------------------
+
+    def _claim_id(self, prefix: str, write: Callable[[str], None]) -> str:
+        """Write a new message under the next free ``<prefix><n>``; again when another writer took it."""
+        for _ in range(5):
+            mid = next_id(self.store.load(self.cid) if self.store.exists(self.cid) else None, prefix)
+            try:
+                write(mid)
+                return mid
+            except StoreError:
+                if not any(m.id == mid for m in self.store.load(self.cid).messages):
+                    raise
+        raise StoreError(f"conversation {self.cid!r}: could not find a free message id")
+
+    def start(self, user_text: str) -> None:
+        """Store the user message and the empty reply; keep the history this turn renders from (the
+        conversation up to and including its own user message: DECISIONS 5)."""
+        stamp = now()
+
+        def store_user(mid: str) -> None:
+            self.store.append_message(self.cid, Message(mid, "user", user_text, created_at=stamp))
+
+        def begin(mid: str) -> None:
+            self.store.begin_reply(self.cid, mid, vessel=self.vessel.name, created_at=self.started_at)
+
+        uid = self._claim_id("u", store_user)
+        self.user = Message(uid, "user", user_text, created_at=stamp)
+        history = self.store.load(self.cid)
+        self.history = History(history.id, history.messages[: history.index_of(uid) + 1], history.tools)
+        self.started_at = now()
+        self.reply_id = self._claim_id("a", begin)
+        alloc = StemAllocator()
+        for m in self.history.messages:
+            alloc.stem(m.id)
+        self.stem = alloc.stem(self.reply_id)
+
+    def in_progress(self) -> Message:
+        # No text while in progress (DECISIONS 4): text after the calls would end an Anthropic request
+        # with an assistant message, which the API reads as a prefill to continue.
+        v, pdata = self.vessel.name, self.provider_data
+        return Message(self.reply_id, "assistant", "", tuple(self.calls), None, v, pdata, "in_progress")
+
+    def tool_specs(self) -> tuple[ToolSpec, ...]:
+        return self.registry.specs() if len(self.registry) else (self.history.tools or ())
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    def call_started(
+        self,
+        name: str,
+        input: Any,
+        call_id_: str | None = None,
+        provider_data: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Commit a call before its tool runs (unanswered: a process killed while the tool runs keeps
+        it); returns its position in the reply, which :meth:`call_answered` takes."""
+        pos = len(self.calls)
+        self.emit(CallStarted(call_id(self.stem, pos), name, input))
+        made = ToolCall(name, input, None, call_id_, False, provider_data)
+        self.store.record_call(self.cid, self.reply_id, made)
+        self.calls.append(made)
+        return pos
+
+    def call_answered(self, pos: int | None, call: ToolCall, *, executed: bool, dry: bool) -> None:
+        """Fill in the answer of the call at ``pos`` (the store pairs it with the unanswered row by the
+        provider's id); ``pos`` None: a call nobody saw start, appended answered."""
+        self.store.record_call(self.cid, self.reply_id, call)
+        if pos is None:
+            self.calls.append(call)
+            pos = len(self.calls) - 1
+        else:
+            self.calls[pos] = call
+        answer = call.answer or ""
+        self.emit(
+            CallFinished(call_id(self.stem, pos), call.name, call.input, answer, call.is_error, executed, dry)
+        )
+
+    def take(self, reply: Reply) -> None:
+        """Keep what one answer of the model adds to the reply: its text, usage, provider data, model."""
+        if reply.text:
+            self.texts.append(reply.text)
+        self.usage = add_usage(self.usage, reply.usage)
+        self.provider_data = merge_provider_data(self.provider_data, reply.provider_data)
+        self.model = reply.model or self.model
+        self.finish_reason = reply.finish_reason
+
+    # -- the last write ---------------------------------------------------------------------------
+
+    def meta(self, stopped: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"steps": self.steps, "stopped": stopped}
+        if usage_json(self.usage):
+            out["usage"] = usage_json(self.usage)
+        if self.model:
+            out["model"] = self.model
+        if self.finish_reason:
+            out["finish_reason"] = self.finish_reason
+        if self.options.dry_tools:
+            out["dry_tools"] = True
+        if len(self.texts) > 1:
+            out["text_pieces"] = list(self.texts)
+        out.update(self.extra_meta)
+        return out
+
+    def finish(self, stopped: Stopped) -> TurnResult:
+        text = jsonenc.scrub("\n\n".join(self.texts))
+        meta = self.meta(stopped)
+        flag = said_without_doing_flag(text, self.calls, self.registry, self.history)
+        if flag is not None:
+            meta["said_without_doing"] = flag
+        # A reply stopped by the step limit with no text is not finished: "interrupted" keeps its calls
+        # in every later replay (a complete reply without text is left out, calls included).
+        status: Status = "interrupted" if stopped == "step_limit" and not text else "complete"
+        self.store.finish_reply(
+            self.cid, self.reply_id, text=text, status=status, provider_data=self.provider_data, meta=meta
+        )
+        if flag is not None:
+            self.emit(Flagged(flag))
+        reply = Message(
+            self.reply_id,
+            "assistant",
+            text,
+            tuple(self.calls),
+            created_at=self.started_at,
+            vessel=self.vessel.name,
+            provider_data=self.provider_data,
+            status=status,
+            meta=meta,
+        )
+        return TurnResult(self.cid, self.user, reply, self.steps, self.usage, stopped, flag)
+
+    def interrupt(self, error: BaseException) -> None:
+        """Mark the reply interrupted, keeping its calls and text (the error is re-raised by the caller)."""
+        from toolreplay._transport.dump import redact
+
+        meta = self.meta("error")
+        # Redacted and scrubbed: an error may quote a key, or text that cannot be stored as UTF-8.
+        meta["error"] = jsonenc.scrub(redact(str(error) or type(error).__name__))[:500]
+        self.store.finish_reply(
+            self.cid,
+            self.reply_id,
+            text=jsonenc.scrub("\n\n".join(self.texts)),
+            status="interrupted",
+            provider_data=self.provider_data,
+            meta=meta,
+        )
+
+
+__all__ = ["Recorder", "merge_provider_data", "next_id", "now", "said_without_doing_flag"]
