@@ -1,8 +1,29 @@
 """toolreplay: replay an agent's earlier tool calls as calls, in each provider's own wire shape.
 
-Public API (these names stay): :func:`load_history`, :func:`render`, :func:`encode`, :func:`vessels`,
-plus the stored-history values and the replay seam. Attributes are loaded on first use so that
-``import toolreplay`` stays light.
+Every public name lives here, in this module's ``__all__``; ``dir(toolreplay)`` lists them and
+``help(toolreplay.NAME)`` explains each. The modules behind them are private (their names start with an
+underscore) and may move; ``toolreplay.wires`` (the wire contract) and ``toolreplay.testing`` (the
+provider doubles) are the two public subpackages.
+
+Histories:
+    load_history, history_to_dict, normalize_tool_uses, History, Message, ToolCall, ToolSpec
+Replay and render:
+    render, encode, RenderCache, prepare_turn_messages, reply_calls, ReplayCall, ReplaySettings, TurnMessage
+Vessels:
+    vessels, get_vessel, Vessel
+A live turn:
+    run_turn, run_turn_async, TurnOptions, TurnResult, Usage,
+    TurnEvent, TextDelta, CallStarted, CallFinished, Retrying, Flagged
+Tools:
+    build_registry, tool, Tool, ToolRegistry, ToolError
+The store and the coop todo board:
+    open_store, Store, ConversationInfo, ImportResult, board_of, TodoBoard, Todo
+Errors (all derive from ToolreplayError):
+    ToolreplayError, HistoryError, ConfigError, StoreError, ImportFormatError, WireError,
+    ProviderError, AuthenticationError, BadRequestError, RateLimitError, ServerError, ProviderTimeout,
+    ConnectionFault, ResponseFormatError
+
+``import toolreplay`` is light: each name is imported on first use.
 """
 
 from __future__ import annotations
@@ -12,56 +33,111 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_EXPORTS: dict[str, str] = {
-    "load_history": "toolreplay._history",
-    "History": "toolreplay._history",
-    "Message": "toolreplay._history",
-    "ToolCall": "toolreplay._history",
-    "ToolSpec": "toolreplay._history",
-    "normalize_tool_uses": "toolreplay._history",
-    "history_to_dict": "toolreplay._history",
-    "reply_calls": "toolreplay._replay",
-    "prepare_turn_messages": "toolreplay._replay",
-    "ReplayCall": "toolreplay._replay",
-    "ReplaySettings": "toolreplay._replay",
-    "TurnMessage": "toolreplay._replay",
-    "render": "toolreplay._api",
-    "encode": "toolreplay._jsonenc",
-    "vessels": "toolreplay._vessels",
-    "get_vessel": "toolreplay._vessels",
-    "Vessel": "toolreplay._vessels",
-    "ToolreplayError": "toolreplay._errors",
-    "run_turn": "toolreplay._loop",
-    "run_turn_async": "toolreplay._loop",
-}
+_MODULES: dict[str, tuple[str, ...]] = {
+    "toolreplay._history": (
+        "History", "Message", "ToolCall", "ToolSpec", "history_to_dict", "load_history",
+        "normalize_tool_uses",
+    ),
+    "toolreplay._replay": (
+        "ReplayCall", "ReplaySettings", "TurnMessage", "prepare_turn_messages", "reply_calls",
+    ),
+    "toolreplay._api": ("render",),
+    "toolreplay._jsonenc": ("encode",),
+    "toolreplay._render_cache": ("RenderCache",),
+    "toolreplay._vessels": ("Vessel", "get_vessel", "vessels"),
+    "toolreplay._loop": (
+        "CallFinished", "CallStarted", "Flagged", "Retrying", "TextDelta", "TurnEvent", "TurnOptions",
+        "TurnResult", "run_turn", "run_turn_async",
+    ),
+    "toolreplay.wires.reply": ("Usage",),
+    "toolreplay._tools": ("Tool", "ToolError", "ToolRegistry", "build_registry", "tool"),
+    "toolreplay._store": ("ConversationInfo", "ImportResult", "Store", "open_store"),
+    "toolreplay._store.board": ("Todo", "TodoBoard", "board_of"),
+    "toolreplay._errors": (
+        "AuthenticationError", "BadRequestError", "ConfigError", "ConnectionFault", "HistoryError",
+        "ImportFormatError", "ProviderError", "ProviderTimeout", "RateLimitError", "ResponseFormatError",
+        "ServerError", "StoreError", "ToolreplayError", "WireError",
+    ),
+}  # fmt: skip
+_EXPORTS: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
+    "AuthenticationError",
+    "BadRequestError",
+    "CallFinished",
+    "CallStarted",
+    "ConfigError",
+    "ConnectionFault",
+    "ConversationInfo",
+    "Flagged",
     "History",
+    "HistoryError",
+    "ImportFormatError",
+    "ImportResult",
     "Message",
+    "ProviderError",
+    "ProviderTimeout",
+    "RateLimitError",
+    "RenderCache",
     "ReplayCall",
     "ReplaySettings",
+    "ResponseFormatError",
+    "Retrying",
+    "ServerError",
+    "Store",
+    "StoreError",
+    "TextDelta",
+    "Todo",
+    "TodoBoard",
+    "Tool",
     "ToolCall",
+    "ToolError",
+    "ToolRegistry",
     "ToolSpec",
     "ToolreplayError",
+    "TurnEvent",
     "TurnMessage",
+    "TurnOptions",
+    "TurnResult",
+    "Usage",
     "Vessel",
+    "WireError",
     "__version__",
+    "board_of",
+    "build_registry",
     "encode",
     "get_vessel",
     "history_to_dict",
     "load_history",
     "normalize_tool_uses",
+    "open_store",
     "prepare_turn_messages",
     "render",
     "reply_calls",
     "run_turn",
     "run_turn_async",
+    "tool",
     "vessels",
 ]
 
 if TYPE_CHECKING:
     from toolreplay._api import render
-    from toolreplay._errors import ToolreplayError
+    from toolreplay._errors import (
+        AuthenticationError,
+        BadRequestError,
+        ConfigError,
+        ConnectionFault,
+        HistoryError,
+        ImportFormatError,
+        ProviderError,
+        ProviderTimeout,
+        RateLimitError,
+        ResponseFormatError,
+        ServerError,
+        StoreError,
+        ToolreplayError,
+        WireError,
+    )
     from toolreplay._history import (
         History,
         Message,
@@ -72,7 +148,19 @@ if TYPE_CHECKING:
         normalize_tool_uses,
     )
     from toolreplay._jsonenc import encode
-    from toolreplay._loop import run_turn, run_turn_async
+    from toolreplay._loop import (
+        CallFinished,
+        CallStarted,
+        Flagged,
+        Retrying,
+        TextDelta,
+        TurnEvent,
+        TurnOptions,
+        TurnResult,
+        run_turn,
+        run_turn_async,
+    )
+    from toolreplay._render_cache import RenderCache
     from toolreplay._replay import (
         ReplayCall,
         ReplaySettings,
@@ -80,7 +168,11 @@ if TYPE_CHECKING:
         prepare_turn_messages,
         reply_calls,
     )
+    from toolreplay._store import ConversationInfo, ImportResult, Store, open_store
+    from toolreplay._store.board import Todo, TodoBoard, board_of
+    from toolreplay._tools import Tool, ToolError, ToolRegistry, build_registry, tool
     from toolreplay._vessels import Vessel, get_vessel, vessels
+    from toolreplay.wires.reply import Usage
 
 
 def __getattr__(name: str) -> Any:
@@ -90,3 +182,7 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)
