@@ -141,7 +141,7 @@ def default_transcripts_path() -> Path:
 
 def load_transcripts(path: Path | None = None) -> list[Transcript]:
     """Every conversation of ``dev.jsonl``, read by toolreplay's own ``tau-bench`` importer (one reply
-    per agent turn, DECISIONS 10; the simulated user's calls kept out of the replies, DECISIONS 11).
+    per agent turn, design 10; the simulated user's calls kept out of the replies, design 11).
     Empty when the file is absent (a user's clone)."""
     from toolreplay._importers import read_file
 

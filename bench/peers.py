@@ -144,7 +144,7 @@ def _walk(node: Any, names: list[str], answers: list[int]) -> None:
         names.append(node["name"])  # Anthropic tool_use block; Responses function_call item
     elif kind in ("tool_result", "function_call_output") or node.get("role") == "tool":
         answers[0] += 1
-    for key in ("functionCall", "function_call"):  # Gemini part, camelCase or snake_case (DECISIONS 9)
+    for key in ("functionCall", "function_call"):  # Gemini part, camelCase or snake_case (design 9)
         fc = node.get(key)
         if isinstance(fc, Mapping) and isinstance(fc.get("name"), str):
             names.append(fc["name"])

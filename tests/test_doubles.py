@@ -140,7 +140,7 @@ def test_chat_ids_over_40_on_openai_but_not_on_kimi(double: ProviderDouble) -> N
     )
     assert refused(double, "openai-chat", body) == expected
     assert refused(double, "openai", body) == expected
-    assert post(path_for(double, "kimi"), body).status_code == 200  # DECISIONS 7: Kimi takes any length
+    assert post(path_for(double, "kimi"), body).status_code == 200  # design 7: Kimi takes any length
     assert post(path_for(double, "openai-compatible"), body).status_code == 200
 
 
@@ -286,7 +286,7 @@ def test_gemini_signature_required_in_the_current_turn(double: ProviderDouble) -
     snake = gemini(
         {"role": "model", "parts": [{**FCALL, "thought_signature": "s"}]}, {"role": "user", "parts": [FRESP]}
     )
-    assert post(path_for(double, "gemini"), snake).status_code == 200  # DECISIONS 9
+    assert post(path_for(double, "gemini"), snake).status_code == 200  # design 9
 
 
 def test_gemini_only_the_first_call_of_a_step_needs_it(double: ProviderDouble) -> None:

@@ -4,7 +4,7 @@ check that 100% of the calls the replay keeps travel as calls.
 "Travel as calls" is checked two ways: an independent count of each wire's call shapes (Chat/Ollama
 ``tool_calls`` entries and ``tool`` messages, Responses ``function_call``/``function_call_output`` items,
 Anthropic ``tool_use``/``tool_result`` blocks, Gemini ``functionCall``/``functionResponse`` parts), and the
-audit (:func:`toolreplay._audit.report.audit_request`, DECISIONS 13: same name, same input, answered).
+audit (:func:`toolreplay._audit.report.audit_request`, design 13: same name, same input, answered).
 
 Run as a script (``python tests/test_handoff.py [FILE]``) it prints the figures of a file's handoff:
 conversations, calls, calls replayed as calls per vessel, calls cut by the bounds, warnings.

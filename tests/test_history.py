@@ -1,4 +1,4 @@
-"""The stored history: the file format, normalize_tool_uses, pairing (DECISIONS 1), bad and weird input."""
+"""The stored history: the file format, normalize_tool_uses, pairing (design 1), bad and weird input."""
 
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ def test_refused_shapes_name_the_field(raw: Any, field: str, problem: str) -> No
 
 
 # --------------------------------------------------------------------------------------------------
-# pairing (DECISIONS 1)
+# pairing (design 1)
 
 
 def test_parallel_calls_pair_in_order() -> None:

@@ -1,4 +1,4 @@
-"""Byte-stable call ids (DECISIONS 2): derived from message ids only, unique within a history, everywhere."""
+"""Byte-stable call ids (design 2): derived from message ids only, unique within a history, everywhere."""
 
 from __future__ import annotations
 

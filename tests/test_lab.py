@@ -83,7 +83,7 @@ def test_table_classes_and_files(tmp_path: Path, demo_path: Path) -> None:
         assert dict(cell.counts) == want[(cell.vessel, cell.mode)], (cell.vessel, cell.mode)
         if cell.mode == "native":
             assert cell.cell_text() == "6 of 6 called"
-    # the same tools and system prompt in every mode of a vessel (DECISIONS 8): one tools value per vessel
+    # the same tools and system prompt in every mode of a vessel (design 8): one tools value per vessel
     assert len(bodies) == len(VESSELS)
     systems = {
         (r.vessel, json.dumps(r.body.get("system") or r.body.get("systemInstruction"))) for r in requests

@@ -182,7 +182,7 @@ def test_textless_replies_are_left_out_unless_asked() -> None:
 @pytest.mark.parametrize("mode", ["native", "plain", "prose"])
 @pytest.mark.parametrize("status", ["in_progress", "interrupted"])
 def test_unfinished_replies_carry_their_calls_in_every_mode(mode: Any, status: Any) -> None:
-    """DECISIONS 4: the reply in progress travels with its calls although it has no text yet."""
+    """design 4: the reply in progress travels with its calls although it has no text yet."""
     r = Message(
         "r",
         "assistant",

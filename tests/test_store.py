@@ -58,7 +58,7 @@ def test_round_trip_is_exact(store: Store) -> None:
     back = store.load("demo-chief")
     assert back == h
     assert back.tools == h.tools
-    # created_at exactly as given, and never invented where the file has none (DECISIONS 6)
+    # created_at exactly as given, and never invented where the file has none (design 6)
     assert [m.created_at for m in back.messages] == [m.created_at for m in h.messages]
     assert back.messages[0].created_at is None
     # provider data beside the call, not in an id

@@ -50,8 +50,8 @@ def history_from_transcript(conv: Mapping[str, Any], conv_id: str = "t") -> Hist
     """One agent turn (the assistant and tool messages between two user messages) = one reply.
 
     The reply's calls keep their order, each followed by its answer (paired by id); its text pieces are
-    joined with a blank line (DECISIONS 10). Calls a simulated user made (tau2 ``requestor: user``, or a
-    user message's ``tool_calls``) and their results are left out (DECISIONS 11).
+    joined with a blank line (design 10). Calls a simulated user made (tau2 ``requestor: user``, or a
+    user message's ``tool_calls``) and their results are left out (design 11).
     """
     out: list[dict[str, Any]] = []
     reply: dict[str, Any] | None = None

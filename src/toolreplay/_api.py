@@ -60,7 +60,7 @@ def render(
 
     ``tools`` defaults to the history's own tool definitions; every tool the replayed calls use is
     declared either way (a minimal schema is inferred for tools without a definition), in every mode:
-    plain and prose bodies declare the same tools as the native one (DECISIONS 8).
+    plain and prose bodies declare the same tools as the native one (design 8).
 
     Warnings: pass a list as ``warnings`` and it receives one line per thing the render changed that
     the caller may want to know: a tool name no wire accepts (sent under the deterministic name of
@@ -73,7 +73,7 @@ def render(
     turns = prepare_turn_messages(h, mode, upto=upto, settings=settings)
     given = tuple(tools) if tools is not None else (h.tools or ())
     if mode != "native":
-        # DECISIONS 8: every mode declares the same tools (those the native replay would), so lab
+        # design 8: every mode declares the same tools (those the native replay would), so lab
         # requests differ only in how the history is replayed.
         given = declared_tools(prepare_turn_messages(h, "native", upto=upto, settings=settings), given)
     opts = render_options(

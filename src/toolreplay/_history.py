@@ -258,7 +258,7 @@ def pair_tool_uses(
 
     A result that carries a ``tool_use_id`` answers the call with that id. Otherwise a result answers the
     earliest call before it that has no answer yet, so ``call A, call B, result 1, result 2`` pairs A-1 and
-    B-2 (DECISIONS 1). A result with no unanswered call before it, or a second result for the same call,
+    B-2 (design 1). A result with no unanswered call before it, or a second result for the same call,
     is not replayed and is reported as a warning naming the entry.
     """
     names: list[str] = []

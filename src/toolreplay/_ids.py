@@ -4,7 +4,7 @@ A replayed call's id is ``replay_<stem>_<n>``: ``<stem>`` comes from the id of t
 call, ``<n>`` is the call's position among that reply's calls (its absolute position, so the ids of a reply
 that grows call by call inside a turn never shift when the replay window drops its oldest calls).
 
-How uniqueness is guaranteed (DECISIONS 2), not merely likely:
+How uniqueness is guaranteed (design 2), not merely likely:
 
 * A message id of at most 16 ASCII letters and digits is its own stem (``m2`` gives ``replay_m2_0``).
 * Any other id gives ``<up to 8 of its letters and digits>-<12 hex digits of SHA-256 of the whole id>``.

@@ -216,7 +216,7 @@ def _prepared(
     window: Sequence[Message], tail: int, mode: Mode, settings: ReplaySettings, native: bool
 ) -> Tail:
     """(turn message in ``mode``, the turn message that declares tools) of each of the last ``tail``
-    messages of ``window``: with ``native``, the native mode's (DECISIONS 8), else the same one."""
+    messages of ``window``: with ``native``, the native mode's (design 8), else the same one."""
     context = {m.id for m in window[: len(window) - tail]}
     rows: list[list[TurnMessage | None]] = []
     for md in dict.fromkeys((mode, "native" if native else mode)):
@@ -320,7 +320,7 @@ class RenderCache:
             stream=stream,
         )
         messages = _cut(h, upto, mode, settings)
-        # DECISIONS 8, as api.render does: plain and prose declare the tools the native replay would
+        # design 8, as api.render does: plain and prose declare the tools the native replay would
         native_tools = mode != "native"
         got = self._render(messages, v.wire, opts, mode, settings, native_tools)
         if got is None:  # the wire did not render as this cache expects: the plain render decides

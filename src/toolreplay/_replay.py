@@ -256,7 +256,7 @@ def prepare_turn_messages(
 ) -> list[TurnMessage]:
     """The turn messages of the next request for ``history`` (cut after message ``upto`` when given).
 
-    A reply's in-progress or interrupted state keeps its calls (DECISIONS 4): they always travel as calls,
+    A reply's in-progress or interrupted state keeps its calls (design 4): they always travel as calls,
     whatever the mode, because the model must see its own results to continue.
     """
     if mode not in MODES:

@@ -6,7 +6,7 @@ back unchanged at the start of the next request. :func:`cache_diff` reports, for
 * the **element-wise reuse** of the earlier request's message list (Chat/Ollama/Anthropic ``messages``,
   Responses ``input``, Gemini ``contents``, claude-prompt transcript lines): how many of its elements come
   back, byte for byte and in place, at the head of the later list; 100% when the earlier list is a prefix
-  of the later one. This is the headline (DECISIONS 14);
+  of the later one. This is the headline (design 14);
 * the **shared byte prefix** of the two bodies (encoded as sent: compact JSON, key order as in the file;
   or the files' own bytes with ``raw=True``), with the offset where they diverge and an excerpt of both
   sides there. Even a perfect prefix diverges somewhere (where the earlier list ends), so this number is

@@ -2,7 +2,7 @@
 
 :func:`audit_request` reads a request body with its wire's own parser (``toolreplay.wires.parse_request``)
 and lists every call it carries in the wire's call shape (``found``). With a stored history it also says,
-for every call the history holds (DECISIONS 13):
+for every call the history holds (design 13):
 
 * **as call**: a call in the wire's shape with the same name (the stored name, or the name the replay
   sends: ``mcp__coop__coop`` -> ``coop``, a name the wires cannot take mapped), the same input (the stored

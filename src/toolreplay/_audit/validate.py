@@ -88,7 +88,7 @@ class _Ids:
             m = KIMI_ID_RE.match(wid)
             if m is None or m.group("name") != name or int(m.group("index")) != index:
                 self.out.append(f"{where}: {wid!r} is not functions.{name}:{index} (Kimi's running form)")
-            return  # DECISIONS 7: Kimi ids go in full, whatever their length
+            return  # design 7: Kimi ids go in full, whatever their length
         if self.max_len is not None and len(wid) > self.max_len:
             self.out.append(f"{where}: {len(wid)} characters, the vessel allows at most {self.max_len}")
         if self.pattern and not ANTHROPIC_ID_RE.match(wid):
@@ -217,7 +217,7 @@ def _responses_rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None
     tools = body.get("tools")
     for k, t in enumerate(tools if isinstance(tools, list) else []):
         if _is_obj(t) and t.get("type") == "function" and not isinstance(t.get("strict"), bool):
-            out.append(f"tools[{k}].strict: missing (the spec requires it; DECISIONS 8)")
+            out.append(f"tools[{k}].strict: missing (the spec requires it; design 8)")
     declared = _declared(body, lambda t: [t.get("name")])
     ids = _Ids(v, out, max_len=RESPONSES_MAX_ID)
     i = 0
@@ -341,7 +341,7 @@ def _anthropic_rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None
 
 
 # --------------------------------------------------------------------------------------------------
-# Gemini (camelCase rendered; snake_case read too, DECISIONS 9)
+# Gemini (camelCase rendered; snake_case read too, design 9)
 
 
 def _g(part: Mapping[str, Any], camel: str, snake: str) -> Any:

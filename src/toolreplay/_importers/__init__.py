@@ -25,7 +25,7 @@ dropping content. No wire is detected for a file with a message key it would dro
 ``parts``...); named with ``--from``, it reads with a warning.
 
 Every importer reports what it could not represent instead of dropping it (``warnings``), keeps
-``created_at`` as given (never invented, DECISIONS 6), and stores one transaction per conversation (the
+``created_at`` as given (never invented, design 6), and stores one transaction per conversation (the
 store's ``import_history``: idempotent, a conflicting message refused with nothing of that conversation
 written). A JSON Lines file with a broken line imports its complete lines and reports the broken one.
 """

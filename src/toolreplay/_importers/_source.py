@@ -130,7 +130,7 @@ class Reading:
     conversations: tuple[History, ...]
     warnings: tuple[str, ...] = ()
     left_out: int = 0
-    """Calls imported but not replayed as the agent's (a simulated user's calls, DECISIONS 11)."""
+    """Calls imported but not replayed as the agent's (a simulated user's calls, design 11)."""
 
 
 @dataclass(frozen=True, slots=True)

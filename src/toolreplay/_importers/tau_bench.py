@@ -17,7 +17,7 @@ runs keep their ``thinking_blocks`` (signatures included) in ``raw_data``: kept 
 
 **The simulated user's calls** (tau2 telecom: ``role: "user"`` messages with ``tool_calls`` whose
 ``requestor`` is ``"user"``, answered by tool messages with ``requestor: "user"``) are not the agent's
-calls (DECISIONS 11). The user's consecutive messages and their tool results become one stored user
+calls (design 11). The user's consecutive messages and their tool results become one stored user
 message: its text the user's words (joined with a blank line), its ``meta["user_tool_calls"]`` the calls
 with their answers. They are imported, never replayed as the agent's calls, and counted in a warning.
 """
@@ -226,7 +226,7 @@ def read(doc: Document, conversation: str | None) -> Reading:
             left_out += n_user
             notes.append(
                 f"{doc.at(rec)}: conversation {cid}: {n_user} calls by the simulated user kept in the user "
-                "messages' meta (user_tool_calls), not replayed as the agent's (DECISIONS 11)"
+                "messages' meta (user_tool_calls), not replayed as the agent's (design 11)"
             )
         found.append(History(cid, h.messages, h.tools, tuple(f"{doc.at(rec)}: {w}" for w in h.warnings)))
     many = len(convs) > 1 or any(c[4] for c in convs)

@@ -14,7 +14,7 @@ from toolreplay._errors import ConfigError
 from toolreplay._replay import replay_name
 
 TrialClass = Literal["called", "other_tool", "said_without_doing", "neither"]
-#: The trial classes, exactly as they are written to ``trials.jsonl`` (DECISIONS 12).
+#: The trial classes, exactly as they are written to ``trials.jsonl`` (design 12).
 TRIAL_CLASSES: tuple[TrialClass, ...] = get_args(TrialClass)
 
 
@@ -35,7 +35,7 @@ def classify_trial(
     *,
     tools: Sequence[ToolVerbs] = DEFAULT_TOOLS,
 ) -> TrialClass:
-    """The class of one trial (DECISIONS 12), from the first answer's text and calls.
+    """The class of one trial (design 12), from the first answer's text and calls.
 
     * ``called``: some call is ``expect_tool`` (after renaming), with ``expect_action`` when given;
     * ``other_tool``: calls were made, none of them the expected one (another tool, or another action);

@@ -1,6 +1,6 @@
 """What a lab run will send: the history frozen at one user message, one request body per vessel and mode.
 
-The requests of one run differ only in how the history is replayed (DECISIONS 8): every mode gets the
+The requests of one run differ only in how the history is replayed (design 8): every mode gets the
 same system prompt and the same tool definitions, namely the given tools (or the history's own), plus a
 definition inferred for every tool the history's calls use, computed once from the native rendering so
 that a words-only body still offers the tools the native one declares.
@@ -138,7 +138,7 @@ def frozen(history: History, at: str) -> History:
 
 
 def lab_tools(config: LabConfig) -> tuple[ToolSpec, ...]:
-    """The one tool list every request of the run declares (DECISIONS 8)."""
+    """The one tool list every request of the run declares (design 8)."""
     from toolreplay.wires._common import declared_tools
 
     base = tuple(config.tools if config.tools is not None else (config.history.tools or ()))

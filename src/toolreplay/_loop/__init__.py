@@ -7,7 +7,7 @@
    request, so every call made inside the turn has its final derived id (``replay_a7_0``) at once: the
    requests inside the turn and every later turn's requests share their bytes up to the newest call;
 3. loops: render (the conversation up to and including its own user message, plus its own reply in
-   progress: DECISIONS 5), send, parse; runs each call the model made (or dry-runs it), recording it
+   progress: design 5), send, parse; runs each call the model made (or dry-runs it), recording it
    before it runs and again with its answer (each committed: nothing executed is lost if the process
    dies, even while a tool runs); stops at an answer without calls, or after ``max_steps`` requests;
 4. finishes the reply (text, status, provider data, meta) in one transaction, after running the "said

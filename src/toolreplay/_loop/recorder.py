@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 
 def now() -> str:
-    """The time stamped on live messages (UTC, seconds; DECISIONS 6)."""
+    """The time stamped on live messages (UTC, seconds; design 6)."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -138,7 +138,7 @@ class Recorder:
 
     def start(self, user_text: str) -> None:
         """Store the user message and the empty reply; keep the history this turn renders from (the
-        conversation up to and including its own user message: DECISIONS 5)."""
+        conversation up to and including its own user message: design 5)."""
         stamp = now()
 
         def store_user(mid: str) -> None:
@@ -159,7 +159,7 @@ class Recorder:
         self.stem = alloc.stem(self.reply_id)
 
     def in_progress(self) -> Message:
-        # No text while in progress (DECISIONS 4): text after the calls would end an Anthropic request
+        # No text while in progress (design 4): text after the calls would end an Anthropic request
         # with an assistant message, which the API reads as a prefill to continue.
         v, pdata = self.vessel.name, self.provider_data
         return Message(self.reply_id, "assistant", "", tuple(self.calls), None, v, pdata, "in_progress")

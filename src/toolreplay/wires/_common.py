@@ -145,7 +145,7 @@ class IdMapper:
             out = f"functions.{wire_tool_name(call.name)}:{self._index}"
             if self._safe:
                 out = safe_id(out)
-            # DECISIONS 7: Kimi ids go in full, whatever their length
+            # design 7: Kimi ids go in full, whatever their length
         else:
             out = call.call_id
             if self._safe and ID_SAFE.match(out) is None:  # safe_id's own test, without the call
@@ -175,7 +175,7 @@ def _is_base64(text: str) -> bool:
 
 
 def gemini_signature(call: ReplayCall) -> str | None:
-    """The thought signature Gemini gave ``call`` (stored camelCase or snake_case, DECISIONS 9), if any.
+    """The thought signature Gemini gave ``call`` (stored camelCase or snake_case, design 9), if any.
 
     A stored value that is not base64 cannot be a signature Gemini made (the API rejects it: "Base64
     decoding failed"), so it counts as none; :func:`render_warnings` reports it.
@@ -242,7 +242,7 @@ def sampling(opts: RenderOptions, max_tokens_key: str) -> dict[str, Any]:
 
 def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
     """A Gemini field read in camelCase or snake_case (both are valid protobuf JSON and other tools send
-    snake_case, DECISIONS 9): the camelCase value unless it is absent or null."""
+    snake_case, design 9): the camelCase value unless it is absent or null."""
     value = obj.get(camel)
     return obj.get(snake) if value is None else value
 

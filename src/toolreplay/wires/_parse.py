@@ -180,7 +180,7 @@ def _first_line(text: str) -> str:
 
 
 def join_runs(runs: Sequence[str]) -> str:
-    """Text pieces that stood apart (separated by calls) joined with a blank line (DECISIONS 10)."""
+    """Text pieces that stood apart (separated by calls) joined with a blank line (design 10)."""
     return "\n\n".join(r for r in runs if r)
 
 

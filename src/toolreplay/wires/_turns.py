@@ -8,14 +8,14 @@ the rules every wire shares:
   becomes one reply: its calls in order, each paired with its answer, and its text. In every wire's own
   loop an assistant message *without* calls is the agent's answer and ends its turn, so such a message
   closes the reply; the next assistant message (without a user message between) starts another one.
-  Text written beside or between calls is joined, in order, with a blank line (DECISIONS 10), and the
+  Text written beside or between calls is joined, in order, with a blank line (design 10), and the
   reply's ``meta["text_pieces"]`` says where each piece stood (``after_calls``: how many calls came
   before it; ``start``/``end``: its span in the joined text) whenever that is not simply "after all calls".
 * Calls left without text at the end of a turn are a reply of their own. At the very end of the body they
   are the reply in progress (status ``in_progress``: the body is a continuation request inside a turn,
-  DECISIONS 4); before a user message the turn was cut short (status ``interrupted``). Either way their
+  design 4); before a user message the turn was cut short (status ``interrupted``). Either way their
   calls replay as calls (a finished reply without text would not be replayed at all).
-* **Pairing** (DECISIONS 1): an answer carrying an id answers the latest unanswered call of the turn with
+* **Pairing** (design 1): an answer carrying an id answers the latest unanswered call of the turn with
   that id (ids are reused across turns in real data); an answer without an id, or with an id when no call
   of the turn has any id (Ollama, Gemini), answers the earliest unanswered call. Anything else is reported.
 * **Message ids** are deterministic: a reply whose calls all carry the derived ids of one stored message

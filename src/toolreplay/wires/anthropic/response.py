@@ -2,7 +2,7 @@
 
 Read: ``content`` blocks in order: ``text``; ``tool_use`` (``id``, ``name``, ``input`` object);
 ``thinking`` (with ``signature``) and ``redacted_thinking`` (with ``data``). Text blocks separated by a
-tool_use are joined with a blank line (DECISIONS 10); adjacent ones are joined as they are.
+tool_use are joined with a blank line (design 10); adjacent ones are joined as they are.
 ``finish_reason`` is ``stop_reason`` (``end_turn``, ``tool_use``, ``max_tokens``...).
 
 Usage: Anthropic's ``input_tokens`` excludes the cache, so ``Usage.input_tokens`` is the whole prompt,

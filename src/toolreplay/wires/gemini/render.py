@@ -20,8 +20,8 @@ Rules this module keeps (the errors they avoid):
   reply's calls), a user content with the text ``SEPARATOR`` (see :mod:`toolreplay.wires._common`)
   goes before them. It depends only on what came before, so appending a turn never changes the
   earlier contents;
-* camelCase keys (DECISIONS 9); tools as ``functionDeclarations`` with ``parametersJsonSchema``
-  (a plain JSON schema, DECISIONS 8).
+* camelCase keys (design 9); tools as ``functionDeclarations`` with ``parametersJsonSchema``
+  (a plain JSON schema, design 8).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Reads a whole body (``contents``, ``systemInstruction``, ``tools``) or just its ``contents`` list, in
 camelCase or snake_case alike (``functionCall``/``function_call``, ``thoughtSignature``/
-``thought_signature``: both are valid protobuf JSON and other tools send snake_case, DECISIONS 9).
+``thought_signature``: both are valid protobuf JSON and other tools send snake_case, design 9).
 
 * ``model`` contents: text parts, ``functionCall`` parts (``name``, ``args``, optional ``id``). A part's
   ``thoughtSignature`` is kept per call as ``{"gemini": {"thoughtSignature": ...}}``, except Google's

@@ -8,7 +8,7 @@ object, optional ``id``). ``finish_reason`` is ``finishReason`` (``STOP``, ``MAX
 cached ``cachedContentTokenCount``.
 
 Keys are read in camelCase and in snake_case (``function_call``, ``thought_signature``...): both are valid
-protobuf JSON and other tools send snake_case (DECISIONS 9).
+protobuf JSON and other tools send snake_case (design 9).
 
 Provider data to echo back: call level, ``{"gemini": {"thoughtSignature": ...}}`` for a call part that
 carries one (Gemini 3 rejects a replayed step whose first call lacks it: "Function call is missing a

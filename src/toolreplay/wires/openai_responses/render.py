@@ -11,7 +11,7 @@ Rules this module keeps (the errors they avoid):
 * the system prompt goes in ``instructions``; ``store: false`` when the vessel has flag ``store_false``
   (Codex requires it);
 * tools carry ``"strict": false`` (the spec requires the field; our schemas are not strict-ready,
-  DECISIONS 8).
+  design 8).
 """
 
 from __future__ import annotations
