@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from toolreplay._cli import cli
 from toolreplay._loop import run_turn
+from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import ToolError, build_registry
 from toolreplay._tools.coop import run_coop
@@ -37,10 +38,10 @@ HOSTILE_IDS: list[Any] = [
 @pytest.mark.parametrize("bad", HOSTILE_IDS, ids=lambda v: type(v).__name__)
 def test_hostile_ids_are_tool_errors(bad: Any, tmp_path: Path) -> None:
     with SQLiteStore(tmp_path / "t.db") as store:
-        run_coop(store, {"action": "add", "text": "x"})
+        run_coop(board_of(store), {"action": "add", "text": "x"})
         for action in ("close", "show", "reopen"):
             with pytest.raises(ToolError) as err:
-                run_coop(store, {"action": action, "id": bad})
+                run_coop(board_of(store), {"action": action, "id": bad})
             text = str(err.value)
             assert text.startswith("error: ") and "\n" not in text and len(text) < 200
 
