@@ -62,9 +62,11 @@ def test_the_rules_need_no_specs(demo_path: Path) -> None:
         assert rule_problems(vessel, toolreplay.render(demo_path, vessel)) == []
 
 
-def test_missing_specs_are_reported_as_unchecked(tmp_path: Path) -> None:
+def test_without_the_full_specs_the_shipped_schema_checks(tmp_path: Path) -> None:
     report = spec_report("openai", body("openai"), specs_dir=tmp_path)
-    assert any("openapi.json" in u for u in report.unchecked)
+    assert report.unchecked == () and report.problems == ()
+    broken = {**body("openai"), "messages": [{"role": "robot"}]}
+    assert any("(shipped schema)" in p for p in spec_report("openai", broken, specs_dir=tmp_path).problems)
     assert report.problems == ()
 
 

@@ -1,9 +1,13 @@
 """Rendered bodies checked against the providers' own definitions (used by :mod:`toolreplay._audit.validate`).
 
-* OpenAI Chat and Responses: the official OpenAPI spec (``openai/openapi.json`` in the specs directory,
-  ``CreateChatCompletionRequest`` / ``CreateResponse``) with jsonschema's Draft 2020-12 validator and a
-  ``referencing`` registry; the spec is loaded once per path and cached. Then the ``openai`` SDK's param
-  TypedDicts per message / item / tool.
+* Every HTTP wire: a request schema that ships with the package (``toolreplay/data/schemas/``: the OpenAI
+  OpenAPI spec's ``CreateChatCompletionRequest`` and ``CreateResponse``, the Gemini
+  ``GenerateContentRequest``, each trimmed to the schemas the request reaches by ``scripts/trim_specs.py``;
+  an Anthropic Messages request schema written for toolreplay; SOURCES.md there says where each comes from
+  and its licence), validated with jsonschema's Draft 2020-12 validator. Nothing to download, no
+  environment variable: ``check --offline`` works in a plain install. When the full OpenAI spec is at hand
+  (``openai/openapi.json`` in a specs directory), it is used instead of the trimmed copy.
+* Then, when installed (the dev extra), the SDKs' own types, as a second opinion:
 * Anthropic: the ``anthropic`` SDK's ``ContentBlockParam`` per block and ``ToolParam`` per tool (the
   ``MessageParam`` union also admits response models that allow any key, so blocks are checked against
   the param union alone), top-level keys against ``MessageCreateParams``.
@@ -20,8 +24,9 @@ adapter is still referenced: a bare ``validate_python`` would pass broken blocks
 Vendor extensions a vessel may send (Kimi's ``name`` on tool messages) are taken out before the SDK
 check, deliberately and only for that vessel; the rule checks have already checked them.
 
-Heavy imports (jsonschema, referencing, pydantic, the SDKs) happen inside the functions. A missing
-dependency or specs directory is reported as "unchecked", never as a pass.
+Heavy imports (jsonschema, referencing, pydantic, the SDKs) happen inside the functions. The SDK checks
+are a second opinion on top of the shipped schemas: an SDK that is not installed is skipped silently (the
+schema has checked the body); a schema that cannot be read is reported as "unchecked", never as a pass.
 """
 
 from __future__ import annotations
@@ -69,24 +74,57 @@ def _openapi_validators(path: str) -> dict[str, Any]:
     }
 
 
+#: wire -> (shipped schema file, the request type it describes)
+SHIPPED: dict[str, tuple[str, str]] = {
+    "openai-chat": ("openai-chat.json", "CreateChatCompletionRequest"),
+    "openai-responses": ("openai-responses.json", "CreateResponse"),
+    "anthropic": ("anthropic.json", "CreateMessageRequest"),
+    "gemini": ("gemini.json", "GenerateContentRequest"),
+}
+
+
+@functools.lru_cache(maxsize=8)
+def _shipped_validator(wire: str) -> Any:
+    """A Draft 2020-12 validator for ``wire``'s shipped request schema (built once per process)."""
+    from importlib.resources import files
+
+    from jsonschema import Draft202012Validator
+
+    name, _ = SHIPPED[wire]
+    text = files("toolreplay").joinpath("data", "schemas", name).read_text(encoding="utf-8")
+    return Draft202012Validator(json.loads(text))
+
+
+def _report(validator: Any, schema: str, origin: str, body: Mapping[str, Any], problems: list[str]) -> None:
+    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
+
+    errors = list(validator.iter_errors(body))
+    if errors:
+        err = best_match(errors)
+        where = ".".join(str(p) for p in err.absolute_path) or "body"
+        problems.append(f"{where}: {schema} ({origin}): {err.message[:300]}")
+
+
+def _schema_check(wire: str, body: Mapping[str, Any], problems: list[str], unchecked: list[str]) -> None:
+    """``body`` against the shipped schema of ``wire``."""
+    schema = SHIPPED[wire][1]
+    try:
+        validator = _shipped_validator(wire)
+    except (ImportError, OSError, ValueError) as exc:
+        unchecked.append(f"{schema}: the shipped schema cannot be used ({exc})")
+        return
+    _report(validator, schema, "shipped schema", body, problems)
+
+
 def _openapi_check(
     schema: str, body: Mapping[str, Any], specs_dir: Path | None, problems: list[str], unchecked: list[str]
 ) -> None:
     if specs_dir is None or not (specs_dir / "openai" / "openapi.json").is_file():
-        unchecked.append(f"{schema}: no specs directory with openai/openapi.json (set TOOLREPLAY_SPECS)")
+        wire = next(w for w, (_, name) in SHIPPED.items() if name == schema)
+        _schema_check(wire, body, problems, unchecked)
         return
-    try:
-        validators = _openapi_validators(str(specs_dir / "openai" / "openapi.json"))
-    except ImportError as exc:
-        unchecked.append(f"{schema}: jsonschema/referencing not installed ({exc.name})")
-        return
-    from jsonschema.exceptions import best_match  # type: ignore[import-untyped]
-
-    errors = list(validators[schema].iter_errors(body))
-    if errors:
-        err = best_match(errors)
-        where = ".".join(str(p) for p in err.absolute_path) or "body"
-        problems.append(f"{where}: {schema} (OpenAPI): {err.message[:300]}")
+    validators = _openapi_validators(str(specs_dir / "openai" / "openapi.json"))
+    _report(validators[schema], schema, "OpenAPI", body, problems)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -133,8 +171,7 @@ def _typed_check(
     try:
         adapter = _adapter(module, name)
         from pydantic import ValidationError
-    except ImportError as exc:
-        unchecked.append(f"{name}: {exc.name} not installed")
+    except ImportError:  # a second opinion only: the shipped schema has checked the body
         return
     for where, value in items:
         try:
@@ -151,8 +188,7 @@ def _keys_check(
 
     try:
         allowed = set(getattr(importlib.import_module(module), name).__annotations__)
-    except ImportError as exc:
-        unchecked.append(f"{name}: {exc.name} not installed")
+    except ImportError:  # a second opinion only: the shipped schema has checked the body
         return
     extra = sorted(k for k in body if k not in allowed)
     if extra:
@@ -210,6 +246,7 @@ def _responses(
 def _anthropic(
     v: Vessel, body: Mapping[str, Any], specs: Path | None, problems: list[str], unchecked: list[str]
 ) -> None:
+    _schema_check("anthropic", body, problems, unchecked)
     _keys_check(
         "anthropic.types.message_create_params", "MessageCreateParamsNonStreaming", body, problems, unchecked
     )
@@ -253,11 +290,11 @@ def _gemini(
     extra = sorted(k for k in body if k not in GEMINI_BODY_KEYS)
     if extra:
         problems.append(f"body: key(s) {', '.join(extra)} are not in GenerateContentRequest")
+    _schema_check("gemini", body, problems, unchecked)
     try:
         from google.genai import types as gt
         from pydantic import ValidationError
-    except ImportError as exc:
-        unchecked.append(f"google.genai types: {exc.name} not installed")
+    except ImportError:  # a second opinion only: the shipped schema has checked the body
         return
     for where, c in _listed(body, "contents"):
         try:

@@ -1,0 +1,72 @@
+"""`check --offline` in a plain install: the shipped request schemas check every vessel, with no SDK, no
+specs directory and no environment variable, in well under a second per vessel."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import toolreplay
+from toolreplay._audit.validate_specs import SHIPPED, check_specs
+from toolreplay._vessels import get_vessel
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMAS = ROOT / "src" / "toolreplay" / "data" / "schemas"
+
+# Runs the CLI as in an install without the dev extra: the SDKs and pydantic cannot be imported.
+PLAIN = """
+import sys
+for name in ("openai", "anthropic", "google", "google.genai", "pydantic"):
+    sys.modules[name] = None
+from toolreplay._cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_every_vessel_is_checked_offline_without_sdks_or_specs(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT / "src"), "HOME": str(tmp_path)}
+    env["TOOLREPLAY_SPECS"] = str(tmp_path / "no-specs")  # nowhere: only what ships with the package
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", PLAIN, "check", "--offline"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    elapsed = time.perf_counter() - started
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()[1:]
+    assert len(lines) == 11
+    assert all(line.split()[1] == "valid" and len(line.split()) == 2 for line in lines), done.stdout
+    assert "not checked" not in done.stdout
+    assert elapsed < 11.0  # under a second per vessel, start-up included, even on a loaded machine
+
+
+@pytest.mark.parametrize("vessel", ["openai", "codex", "anthropic", "gemini"])
+def test_the_shipped_schema_catches_a_broken_body(vessel: str, demo_path: Path, tmp_path: Path) -> None:
+    body = toolreplay.render(toolreplay.load_history(demo_path), vessel=vessel, mode="native", max_tokens=64)
+    assert check_specs(get_vessel(vessel), body, tmp_path)[0] == []
+    broken = copy.deepcopy(body)
+    key = {"openai": "messages", "codex": "input", "anthropic": "messages", "gemini": "contents"}[vessel]
+    broken[key][0] = {"role": "robot", "mystery": 1}
+    problems, unchecked = check_specs(get_vessel(vessel), broken, tmp_path)
+    assert unchecked == []
+    assert any("shipped schema" in p for p in problems), problems
+
+
+def test_the_shipped_schemas_are_trimmed_and_sourced() -> None:
+    sources = (SCHEMAS / "SOURCES.md").read_text(encoding="utf-8")
+    for wire, (name, root) in SHIPPED.items():
+        doc = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
+        assert doc["$ref"] == f"#/$defs/{root}", wire
+        text = json.dumps(doc)
+        assert "#/components/" not in text  # every reference resolves inside the file
+        assert f"`{name}`" in sources and "licence" in sources.lower()
+    assert sum((SCHEMAS / n).stat().st_size for n, _ in SHIPPED.values()) < 400_000
