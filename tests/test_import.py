@@ -392,16 +392,14 @@ def test_unknown_format_names_the_closest_format_once(tmp_path: Path) -> None:
     text_file.write_text("hello\n", encoding="utf-8")
     with pytest.raises(ImportFormatError) as err:
         read_file(text_file)
-    assert (
-        str(err.value) == f"{text_file}: in no known format: not JSON (Expecting value at line 1, column 1)"
-    )
+    assert str(err.value) == f"{text_file}: not JSON (Expecting value at line 1, column 1)"
 
 
 def test_not_json_at_all(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("hello\nworld\n")
     with pytest.raises(
-        ImportFormatError, match=r"in no known format: not JSON \(Expecting value at line 1, column 1\)$"
+        ImportFormatError, match=r"notes.txt: not JSON \(Expecting value at line 1, column 1\)$"
     ):
         read_file(path)
     with pytest.raises(ImportFormatError, match="not gemini: not JSON"):

@@ -83,9 +83,7 @@ def test_a_file_in_no_format_is_one_line(tmp_path: Path) -> None:
     notes.write_text("not a history\n", encoding="utf-8")
     res = run("render", str(notes), "-v", "kimi")
     assert res.exit_code == 1
-    assert res.stderr.strip() == (
-        f"Error: {notes}: in no known format: not JSON (Expecting value at line 1, column 1)"
-    )
+    assert res.stderr.strip() == (f"Error: {notes}: not JSON (Expecting value at line 1, column 1)")
 
 
 def test_a_file_of_several_conversations_asks_for_one(tmp_path: Path) -> None:

@@ -58,6 +58,8 @@ def load_source(source: str, db: str | None) -> History:
 def _from_file(source: str) -> History:
     from toolreplay._importers import read_file
 
+    if Path(source).is_dir():
+        raise ToolreplayError(f"{source}: is a directory, not a history file")
     batch = read_file(source)
     for warning in batch.warnings:
         click.echo(f"warning: {warning}", err=True)

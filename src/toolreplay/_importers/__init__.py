@@ -17,8 +17,8 @@ Formats (``toolreplay import FILE --from FORMAT``):
 
 ``auto`` tries them in the order of :data:`AUTO_ORDER` (the most specific first; a plain-text chat list,
 the same in several wires, reads as ``openai-chat``) and says which it chose. A file in no known format
-raises :class:`~toolreplay._errors.ImportFormatError` in one line: the file, and why it is not JSON at all or
-the reason of the closest format (the first, in detection order, that read it as JSON). A file whose
+raises :class:`~toolreplay._errors.ImportFormatError` in one line: the file, and why it is not JSON at all
+(empty, not JSON), or the reason of the closest format. A file whose
 shape one format claims (messages with ``text`` or ``tool_uses`` are toolreplay's own; an SQLite file is
 llm's) is judged by that format alone, with its one reason: another format could read it only by
 dropping content. No wire is detected for a file with a message key it would drop (``text``,
@@ -106,16 +106,16 @@ def detect(doc: Document) -> tuple[str, dict[str, str]]:
                 f.read(doc, None)
             raise ImportFormatError(f"{doc.source}: looks like {name} but is not: {why}")
         reasons[name] = why
-    raise ImportFormatError(f"{doc.source}: in no known format: {_closest(doc, reasons)}")
+    if doc.not_json is not None:  # empty, not JSON: that alone is the reason, whatever the format
+        raise ImportFormatError(f"{doc.source}: {doc.not_json}")
+    raise ImportFormatError(f"{doc.source}: in no known format: {_closest(reasons)}")
 
 
-def _closest(doc: Document, reasons: Mapping[str, str]) -> str:
-    """The one reason worth reading: why the document is not JSON at all; else the reason of a format that
-    read every message but would lose content; else that of the first format (in detection order) that
-    read it as JSON and still refused it. Every other format's reason is the same fact said again (not
-    JSON) or a shape complaint about a file that was never meant for it."""
-    if doc.not_json is not None:
-        return doc.not_json
+def _closest(reasons: Mapping[str, str]) -> str:
+    """The one reason worth reading of a JSON document no format reads: that of a format that read every
+    message but would lose content; else that of the first format (in detection order) that read it and
+    still refused it. Every other format's reason is the same fact said again or a shape complaint about a
+    file that was never meant for it."""
     # A format that read every message and refused only because content would be lost got furthest.
     for name, why in reasons.items():
         if "would be lost" in why:
