@@ -169,7 +169,11 @@ def test_replay_stored_conversation(runner: CliRunner, db: str) -> None:
     [
         ("this is not json", "not JSON"),
         ('{"messages": [{"role": "user", "text": "x"}]}', "message 0: id: missing or not a string"),
-        ('{"messages": [{"id": "a", "role": "robot"}]}', "message 0 (id a): role: 'robot' is not a role"),
+        # read as `import` reads it: the closest format's reason, naming the field
+        (
+            '{"messages": [{"id": "a", "role": "robot"}]}',
+            "closest is toolreplay (messages[0].role is 'robot'",
+        ),
     ],
 )
 def test_replay_bad_file_is_one_line(runner: CliRunner, tmp_path: Path, content: str, expected: str) -> None:

@@ -13,6 +13,8 @@ from toolreplay._history import History, Message, ToolCall, history_to_dict
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
+    from toolreplay._store import ConversationInfo, Store
+
 #: The ``meta`` key the lab and the audit set on a reply that said it acted without a call.
 SAID_WITHOUT_DOING = "said_without_doing"
 
@@ -22,27 +24,77 @@ def history() -> None:
     """List or show stored conversations."""
 
 
+def _matching(store: Store, rows: list[ConversationInfo], query: str) -> list[ConversationInfo]:
+    """The conversations whose id, or a message's text, or a call's name or input, holds ``query``
+    (case-insensitive)."""
+    needle = query.casefold()
+
+    def hit(h: History) -> bool:
+        return needle in h.id.casefold() or any(
+            needle in m.text.casefold()
+            or any(
+                needle in f"{c.name} {json.dumps(c.input, ensure_ascii=False)}".casefold()
+                for c in m.tool_uses
+            )
+            for m in h.messages
+        )
+
+    return [r for r in rows if hit(store.load(r.id))]
+
+
 @history.command("list")
+@click.option("-n", "count", type=click.IntRange(min=0), default=None, help="Show only the N most recent.")
+@click.option("-q", "--query", default=None, metavar="TEXT", help="Only conversations whose text holds TEXT.")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON (a list, newest first).")
 @db_option
 @friendly
-def list_cmd(db: str | None) -> None:
-    """List the stored conversations: id, messages, calls, last update."""
-    from rich.console import Console
-    from rich.table import Table
+def list_cmd(count: int | None, query: str | None, as_json: bool, db: str | None) -> None:
+    """List stored conversations, newest first.
 
+    Each row: id, messages, calls, last update.
+
+    \b
+    Examples:
+      toolreplay history list -n 5
+      toolreplay history list -q "close #12" --json
+    """
     from toolreplay._store import open_store
 
     store = open_store(db)
     try:
+        # newest first by their latest message; among equals (or undated imports) the listing's own order
         rows = store.list_conversations()
+        rows = [
+            r
+            for _, r in sorted(enumerate(rows), key=lambda ir: (ir[1].updated_at or "", ir[0]), reverse=True)
+        ]
+        if query:
+            rows = _matching(store, rows, query)
         url = store.url
     finally:
         store.close()
+    rows = rows[:count] if count is not None else rows
+    if as_json:
+        out = [
+            {"id": r.id, "messages": r.messages, "calls": r.calls, "updated_at": r.updated_at} for r in rows
+        ]
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return
+    _print_rows(rows, url, query)
+
+
+def _print_rows(rows: list[ConversationInfo], url: str, query: str | None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
     console = Console()
     if not rows:
-        console.print(
-            f"No conversations stored in {url} yet. Try: toolreplay demo", markup=False, soft_wrap=True
+        empty = (
+            f"No conversation holds {query!r} in {url}."
+            if query
+            else f"No conversations stored in {url} yet."
         )
+        console.print(empty + ("" if query else " Try: toolreplay demo"), markup=False, soft_wrap=True)
         return
     table = Table(title=f"Conversations in {url}", title_justify="left")
     table.add_column("id", overflow="fold")
