@@ -3,6 +3,7 @@
 
     python3 scripts/dev.py demo    # create .venv, install toolreplay, run `toolreplay demo`
     python3 scripts/dev.py test    # create .venv, install the dev extras, lint, type-check, run every test
+    python3 scripts/dev.py test --quick   # lint and every test not marked slow, in about a minute
     python3 scripts/dev.py bench   # create .venv-bench with the peer (LiteLLM), run the benchmarks
 
 Each step prints what it runs; a failing step stops with its exit code.
@@ -53,7 +54,22 @@ def require_shared() -> None:
         )
 
 
+def quick() -> None:
+    """While working: lint and the tests not marked ``slow`` (crashes, load, fuzzing, PostgreSQL, long
+    end-to-end runs), with fewer hypothesis examples; no type check, no docs build, no PostgreSQL. The
+    plain ``test`` still runs everything and is what CI runs."""
+    py = ensure_venv(".venv", "-e", ".[dev]")
+    dirs = [d for d in ("src", "tests", "bench", "scripts") if (ROOT / d).is_dir()]
+    run(str(py.parent / "ruff"), "format", "--check", *dirs)
+    run(str(py.parent / "ruff"), "check", *dirs)
+    env = {**os.environ, "HYPOTHESIS_PROFILE": "quick"}
+    run(str(py), "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider", "-m", "not slow", env=env)
+
+
 def test() -> None:
+    if "--quick" in sys.argv[2:]:
+        quick()
+        return
     require_shared()
     py = ensure_venv(".venv", "-e", ".[dev]")
     bindir = py.parent

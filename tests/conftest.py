@@ -27,6 +27,10 @@ settings.register_profile(
     "default", max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.register_profile("ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# scripts/dev.py test --quick: every property still runs, on fewer examples
+settings.register_profile(
+    "quick", max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
 
 

@@ -29,6 +29,8 @@ import pytest
 from toolreplay._store import Store, open_store
 
 BACKENDS = ("sqlite", "postgres")
+# The PostgreSQL half of the store suite is a slow tier (design 26): in the full suite, not in --quick.
+_BACKEND_PARAMS = ["sqlite", pytest.param("postgres", marks=[pytest.mark.postgres, pytest.mark.slow])]
 PG_ENV = "TOOLREPLAY_TEST_PG"
 
 
@@ -80,7 +82,7 @@ def _fresh_pg_database(request: pytest.FixtureRequest, *, need_backend: bool = T
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=_BACKEND_PARAMS)
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """A fresh, empty database for this test, on each backend."""
     if request.param == "sqlite":

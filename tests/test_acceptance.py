@@ -200,6 +200,7 @@ def block(args):
 """
 
 
+@pytest.mark.slow
 def test_killed_during_a_tool_call_keeps_the_executed_calls(
     tmp_path: Path, store: SQLiteStore, double: ProviderDouble
 ) -> None:

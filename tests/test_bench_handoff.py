@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside it
@@ -24,6 +26,7 @@ def test_one_pass_counts_every_kept_call_as_a_call_on_every_vessel() -> None:
         assert set(v.seconds) == {"render", "validate", "audit"} and all(s > 0 for s in v.seconds.values())
 
 
+@pytest.mark.slow
 def test_rows_on_the_real_transcripts(shared_dir: Path) -> None:
     rows = handoff_rows(QUICK, shared_dir / "data" / "transcripts" / "dev.jsonl")
     assert rows[0].measure.startswith("real transcripts: import 40 conversations (325 calls)")

@@ -53,6 +53,8 @@ from toolreplay._tools import Tool, ToolRegistry
 from toolreplay.testing import Call, Calls, ProviderDouble, RecordedRequest, Text
 from toolreplay.wires import parse_request
 
+pytestmark = pytest.mark.slow  # real processes SIGKILLed over and over: see docs/design.md, design 26
+
 HERE = Path(__file__).resolve().parent
 SEED_ENV = "TOOLREPLAY_CRASH_SEED"
 DEFAULT_SEED = 8_2026

@@ -54,3 +54,18 @@ def test_the_citations_are_used() -> None:
     # would make the test above pass vacuously)
     cited = {int(n) for p in _texts() if p != DESIGN for n in CITED.findall(p.read_text(encoding="utf-8"))}
     assert {1, 2, 4, 6, 8, 9, 10, 11, 12, 13} <= cited
+
+
+def test_the_readme_architecture_names_every_module_and_folder() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.index("## Architecture")
+    begin = readme.index("```\nsrc/toolreplay/", start)
+    block = readme[begin : readme.index("\n```\n", begin)]
+    pkg = ROOT / "src" / "toolreplay"
+    present = {p.name + ("/" if p.is_dir() else "") for p in pkg.iterdir() if p.name != "__pycache__"}
+    present -= {"__main__.py", "py.typed", "data/"}  # the entry point and the package data
+    named = set(re.findall(r"(?<![\w.])(_?[a-z_]+(?:\.py|/))", block)) - {"src/", "toolreplay/"}
+    named -= {"tests/", "bench/", "docs/", "scripts/", "dev.py", "http.py", "claude.py", "core.py"}
+    named -= {"sqlite.py", "postgres.py", "board.py"}
+    assert present - named == set(), "modules or folders the README's architecture leaves out"
+    assert named - present == set(), "names in the README's architecture that are not in src/toolreplay"

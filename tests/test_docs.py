@@ -36,6 +36,7 @@ def test_vessel_pages_are_what_the_table_generates() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     if importlib.util.find_spec("mkdocs") is None:
         pytest.skip("mkdocs is not installed (the dev extra installs it)")

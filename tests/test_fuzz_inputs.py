@@ -50,6 +50,8 @@ from toolreplay._importers import FORMATS, read_file
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._vessels import BUILTIN
 
+pytestmark = pytest.mark.slow  # fuzzing: see docs/design.md, design 26
+
 HERE = Path(__file__).resolve().parent
 DEMO = HERE.parent / "src" / "toolreplay" / "data" / "demo.json"
 VESSELS = sorted(BUILTIN)

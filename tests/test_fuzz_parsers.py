@@ -37,6 +37,8 @@ from toolreplay.testing.answers import BODIES, EVENTS, Answer, AnswerCall
 from toolreplay.wires import parse_response
 from toolreplay.wires.reply import Reply, Usage
 
+pytestmark = pytest.mark.slow  # fuzzing: see docs/design.md, design 26
+
 VESSEL = {
     "openai-chat": "kimi",
     "openai-responses": "openai-responses",

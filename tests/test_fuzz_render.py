@@ -25,6 +25,8 @@ from toolreplay._audit.validate import rule_problems
 from toolreplay._history import History, history_from_dict
 from toolreplay._vessels import BUILTIN
 
+pytestmark = pytest.mark.slow  # fuzzing: see docs/design.md, design 26
+
 VESSELS = sorted(BUILTIN)
 
 _text = st.text(max_size=30) | st.sampled_from(["", " ", "\n", "Closed #12.", "ok\u2028ok"])

@@ -130,6 +130,7 @@ SOURCES: dict[str, tuple[str, Any]] = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", list(SOURCES))
 def test_handoff_from_each_format_to_every_vessel(source: str, tmp_path: Path) -> None:
     fmt, make = SOURCES[source]

@@ -359,6 +359,7 @@ def test_weird_but_legal(tmp_path: Path) -> None:
     assert h.messages[1].tool_uses[0].input_text == '{"ü":"✓"}'
 
 
+@pytest.mark.slow
 def test_ten_thousand_calls_on_one_reply(tmp_path: Path) -> None:
     uses: list[dict[str, Any]] = []
     for i in range(10_000):

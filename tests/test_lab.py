@@ -70,6 +70,7 @@ def expected_counts(agent: ScriptedAgent, cfg: LabConfig) -> dict[tuple[str, str
     return out
 
 
+@pytest.mark.slow
 def test_table_classes_and_files(tmp_path: Path, demo_path: Path) -> None:
     agent = ScriptedAgent()
     with ProviderDouble(responder=agent) as double:
@@ -235,6 +236,7 @@ def test_cli(tmp_path: Path, demo_path: Path, monkeypatch: pytest.MonkeyPatch) -
         assert len(double.requests) == 24
 
 
+@pytest.mark.slow
 def test_killed_run_resumes(tmp_path: Path, demo_path: Path) -> None:
     """SIGKILL a lab run in the middle; the rerun sends only what was not written."""
     with ProviderDouble(responder=ScriptedAgent(), delay=0.05) as double:

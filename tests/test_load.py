@@ -36,6 +36,8 @@ from toolreplay._tools import Tool, ToolRegistry
 from toolreplay._transport.client import RetryPolicy, Transport
 from toolreplay.testing import Call, Calls, ProviderDouble, RecordedRequest, Text
 
+pytestmark = pytest.mark.slow  # many processes writing at once: see docs/design.md, design 26
+
 HERE = Path(__file__).resolve().parent
 WRITERS = 16
 TURNS = 8  # per writer and conversation: 16 x 8 x 2 = 256 turns per backend

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given
 
 from helpers_fuzz import histories
@@ -31,6 +32,7 @@ def _roundtrip(h: History, vessel: str, wire: str) -> tuple[bytes, bytes, tuple[
     return encode(first), encode(again), parsed.warnings
 
 
+@pytest.mark.slow
 @given(histories())
 def test_render_parse_render_is_byte_equal_on_every_vessel(h: History) -> None:
     for v in VESSELS:

@@ -27,6 +27,8 @@ from toolreplay._store.board import board_of
 from toolreplay._store.postgres import PostgresStore, public_url
 from toolreplay._store.sqlite import SQLiteStore
 
+pytestmark = pytest.mark.slow  # PostgreSQL: see docs/design.md, design 26
+
 
 @pytest.fixture
 def pg_url(request: pytest.FixtureRequest) -> Iterator[str]:

@@ -179,6 +179,7 @@ def test_the_matcher_allows_only_times_and_elisions() -> None:
     assert not matches(["...", "z"], ["a", "b"])
 
 
+@pytest.mark.slow
 def test_every_readme_console_example_prints_what_the_readme_shows(tmp_path: Path) -> None:
     session = Session(tmp_path)
     ran = 0

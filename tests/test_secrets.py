@@ -189,6 +189,7 @@ def in_process(double: ProviderDouble, db: str, work: Path, caplog: pytest.LogCa
     return [leak for text in said for leak in leaks_in(text, "in-process output or log")]
 
 
+@pytest.mark.slow
 def test_the_key_is_nowhere_sqlite(
     keyed: dict[str, str], double: ProviderDouble, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -207,6 +208,7 @@ def pg_url(request: pytest.FixtureRequest) -> Iterator[str]:
     yield from _fresh_pg_database(request)
 
 
+@pytest.mark.slow
 def test_the_key_is_nowhere_postgres(
     keyed: dict[str, str],
     double: ProviderDouble,

@@ -325,6 +325,7 @@ s.close()
 """
 
 
+@pytest.mark.slow
 def test_many_processes_append_without_loss(store_url: str, store: Store, tmp_path: Path) -> None:
     """4 processes x 20 replies of 3 calls on one conversation; a reader checks every reply it sees.
 
@@ -536,6 +537,7 @@ def test_unwritable_directory(tmp_path: Path) -> None:
         SQLiteStore(tmp_path / "file" / "sub" / "t.db")
 
 
+@pytest.mark.slow
 def test_big_conversation_loads_with_one_query_per_table(tmp_path: Path) -> None:
     msgs = tuple(
         turn("big", f"m{i}", 1) if i % 2 else Message(f"m{i}", "user", f"question {i}") for i in range(10_000)
@@ -554,6 +556,7 @@ def test_big_conversation_loads_with_one_query_per_table(tmp_path: Path) -> None
     assert len(selects) == 3, selects
 
 
+@pytest.mark.slow
 def test_ten_thousand_calls_on_one_reply(store: Store) -> None:
     calls = tuple(ToolCall("coop", {"i": i}, f"answer {i}") for i in range(10_000))
     m = Message("a", "assistant", "many", calls)

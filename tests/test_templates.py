@@ -304,6 +304,7 @@ def transcript_bodies() -> Iterator[tuple[str, dict[str, Any]]]:
         yield conv["source"], render(history, "openai-compatible")
 
 
+@pytest.mark.slow
 def test_real_transcripts_through_every_template() -> None:
     bodies = list(transcript_bodies())
     if not bodies:

@@ -13,6 +13,8 @@ from toolreplay._audit.validate import check_body, rule_problems
 from toolreplay._history import History
 from wire_helpers import VESSELS, histories, history_from_transcript
 
+pytestmark = pytest.mark.slow  # every real transcript against the specs: see design 26
+
 TRANSCRIPTS = load_transcripts()
 SPECS = SHARED / "specs" if SHARED is not None else None
 

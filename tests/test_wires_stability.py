@@ -76,6 +76,7 @@ def _big(n: int) -> History:
     return big_history(n)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vessel", ["openai", "kimi", "codex", "anthropic", "gemini", "ollama", "claude"])
 def test_many_messages_render_in_linear_time(vessel: str) -> None:
     # How fast on an idle machine is the bench's to say (bench/); here only a ratio measured in one run.
