@@ -12,6 +12,7 @@ by toolreplay's own importer (``toolreplay._importers``, format ``tau-bench``).
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -136,7 +137,11 @@ class Transcript:
 
 
 def default_transcripts_path() -> Path:
-    return Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "transcripts" / "dev.jsonl"
+    """``dev.jsonl`` in the shared material: ``$TOOLREPLAY_SHARED`` when set (as the tests read it), else
+    ``shared`` beside the checkout."""
+    shared = os.environ.get("TOOLREPLAY_SHARED")
+    root = Path(shared) if shared else Path(__file__).resolve().parent.parent.parent / "shared"
+    return root / "data" / "transcripts" / "dev.jsonl"
 
 
 def load_transcripts(path: Path | None = None) -> list[Transcript]:
