@@ -20,6 +20,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
+# leak_guard: fake keys for every provider, and the search for a leaked piece of one after each test
+pytest_plugins = ["leak_guard", "pytester"]
+
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
 
@@ -119,22 +122,21 @@ def _no_internet(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Never touch the user's real database or vessel file; never inherit a real key."""
-    home = tmp_path_factory.mktemp("home")
+def _leak_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The test's home directory (config, data, keys file): searched for leaked keys after the test."""
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(_leak_home: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Never touch the user's real database, vessel file or key; every provider has a fake key set
+    (``leak_guard``), except in tests marked ``keyless``, which need keys unset."""
+    home = _leak_home
     monkeypatch.setenv("XDG_DATA_HOME", str(home / "data"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "config"))
     monkeypatch.delenv("TOOLREPLAY_DB", raising=False)
     monkeypatch.delenv("TOOLREPLAY_VESSELS", raising=False)
     monkeypatch.delenv("TOOLREPLAY_KEYS", raising=False)
-    for key in (
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "XAI_API_KEY",
-        "MOONSHOT_API_KEY",
-        "ZAI_API_KEY",
-        "CODEX_API_KEY",
-        "OPENAI_COMPATIBLE_API_KEY",
-    ):
-        monkeypatch.delenv(key, raising=False)
+    from leak_guard import set_fake_keys
+
+    set_fake_keys(monkeypatch, keyless=request.node.get_closest_marker("keyless") is not None)
