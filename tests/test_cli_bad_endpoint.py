@@ -52,6 +52,7 @@ def test_lab_unknown_at_names_the_option_without_a_blank_line(demo_path: Path) -
 # -- the missing-key message when --base-url was given -------------------------------------------
 
 
+@pytest.mark.keyless  # needs the key unset
 def test_missing_key_for_a_given_remote_base_url_does_not_suggest_base_url(tmp_path: Path) -> None:
     r = invoke(
         "turn", "hi", "--vessel", "openai", "--conversation", "c", "--base-url", "https://example.com/v1",
@@ -99,6 +100,7 @@ def test_a_missing_vessel_file_named_explicitly_is_an_error(
 # -- check of a vessel named explicitly ----------------------------------------------------------
 
 
+@pytest.mark.keyless  # needs the key unset
 def test_check_of_a_named_vessel_that_cannot_be_checked_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     r = invoke("check", "--vessel", "openai")
     assert r.exit_code == 1

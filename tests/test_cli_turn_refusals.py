@@ -56,6 +56,7 @@ def test_run_turn_refuses_empty_text_before_storing(tmp_path: Path) -> None:
         assert s.list_conversations() == []
 
 
+@pytest.mark.keyless  # needs the key unset
 def test_a_turn_refused_before_sending_says_nothing_was_stored(tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     res = run("turn", "hi", "--vessel", "openai", "--conversation", "c", "--db", str(db))

@@ -98,6 +98,7 @@ def test_prompt_from_stdin_when_dash_or_piped(double: ProviderDouble, tmp_path: 
     assert res.exit_code == 2 and "the prompt read from stdin is empty" in res.output
 
 
+@pytest.mark.keyless  # needs the key unset
 def test_keys_set_list_path_and_the_environment_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = keys_path()
     assert run("keys", "path").output == f"{path}\n"
@@ -123,6 +124,7 @@ def test_keys_set_list_path_and_the_environment_wins(tmp_path: Path, monkeypatch
     assert run("keys", "set", "kimi", input="\n").exit_code == 1
 
 
+@pytest.mark.keyless  # needs the key unset
 def test_a_stored_key_is_sent_to_its_own_vessel(double: ProviderDouble, tmp_path: Path) -> None:
     config = Path(os.environ["XDG_CONFIG_HOME"]) / "toolreplay" / "vessels.toml"
     config.parent.mkdir(parents=True)

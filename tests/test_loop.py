@@ -297,6 +297,7 @@ def test_imported_ids_are_skipped(store: SQLiteStore) -> None:
     assert [m.id for m in store.load("c1").messages] == ["u1", "u3", "u4", "a4"]
 
 
+@pytest.mark.keyless  # needs the key unset
 def test_a_turn_that_cannot_be_sent_stores_nothing(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -161,6 +161,7 @@ def test_codex_always_streams() -> None:
     assert prep.url == "http://127.0.0.1:1/responses"
 
 
+@pytest.mark.keyless  # needs the key unset
 def test_keyless_loopback_sends_no_key_and_remote_refuses() -> None:
     prep = prepare("kimi", CHAT, base_url="http://127.0.0.1:8000/v1")
     assert "authorization" not in prep.headers

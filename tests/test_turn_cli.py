@@ -178,6 +178,7 @@ def test_check_offline_validates_every_vessel() -> None:
     assert len(body) >= 11 and all(line.split()[1] == "valid" for line in body)
 
 
+@pytest.mark.keyless  # needs the key unset
 def test_check_needs_a_key_or_a_vessel() -> None:
     res = CliRunner().invoke(cli, ["check"])
     assert res.exit_code == 1 and "no vessel has its key set" in res.output
