@@ -1,4 +1,5 @@
-"""``toolreplay history list`` and ``toolreplay history show ID [--json]``: what the store holds."""
+"""``toolreplay history list``, ``history show ID [--json]`` and ``history rm ID [MESSAGE]``: what the store
+holds, and removing it."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ SAID_WITHOUT_DOING = "said_without_doing"
 
 @click.group()
 def history() -> None:
-    """List or show stored conversations."""
+    """List, show or remove stored conversations."""
 
 
 def _matching(store: Store, rows: list[ConversationInfo], query: str) -> list[ConversationInfo]:
@@ -133,6 +134,50 @@ def show_cmd(conversation_id: str, as_json: bool, db: str | None) -> None:
     console = Console()
     for renderable in history_view(h):
         console.print(renderable)
+
+
+@history.command("rm")
+@click.argument("conversation_id", metavar="CONVERSATION")
+@click.argument("message_id", metavar="MESSAGE", required=False)
+@click.option("-y", "--yes", is_flag=True, help="Remove without asking.")
+@db_option
+@friendly
+def rm_cmd(conversation_id: str, message_id: str | None, yes: bool, db: str | None) -> None:
+    """Remove a stored conversation, or one message of it, with their calls.
+
+    Asks first, naming how many messages and calls go; ``--yes`` skips the question. The messages after
+    a removed one move up one place.
+
+    \b
+    Examples:
+      toolreplay history rm demo-chief
+      toolreplay history rm demo-chief a4 --yes
+    """
+    from toolreplay._errors import ToolreplayError
+    from toolreplay._store import open_store
+
+    store = open_store(db)
+    try:
+        h = store.load(conversation_id)
+        if message_id is None:
+            going, what = h.messages, f"conversation {conversation_id!r}"
+        else:
+            going = tuple(m for m in h.messages if m.id == message_id)
+            if not going:
+                raise ToolreplayError(f"conversation {conversation_id!r}: no message {message_id!r}")
+            what = f"message {message_id!r} of conversation {conversation_id!r}"
+        calls = sum(len(m.tool_uses) for m in going)
+        counts = f"{plural(len(going), 'message')}, {plural(calls, 'call')}"
+        if not yes and not click.confirm(f"Remove {what} ({counts})?", default=False):
+            click.echo("Nothing removed.")
+            return
+        if message_id is None:
+            store.delete_conversation(conversation_id)
+        else:
+            store.delete_message(conversation_id, message_id)
+    finally:
+        store.close()
+    click.echo(f"Removed {what} ({counts}).")
 
 
 def plural(n: int, noun: str) -> str:

@@ -13,7 +13,8 @@ Guarantees every backend keeps (tested against both):
 * messages of one conversation have a total order (``position``: no duplicates, no gaps) even with many
   writers;
 * during a turn, each executed call is committed as it completes (``record_call``), so nothing executed
-  is lost if the process dies; the reply is finished (text, status) in one transaction.
+  is lost if the process dies; the reply is finished (text, status) in one transaction;
+* removing a message removes its calls and moves the later messages up, in one transaction.
 
 The modules: ``schema`` (named migrations and the shared SQL), ``rows`` (the row codec and the import
 plan), ``core`` (every Store method, written once), ``sqlite`` and ``postgres`` (only the connection and
@@ -104,6 +105,16 @@ class Store(Protocol):
         meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Set a reply's text, status and data in one transaction."""
+        ...
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Remove a conversation with its messages and calls, in one transaction (StoreError when there
+        is none)."""
+        ...
+
+    def delete_message(self, conversation_id: str, message_id: str) -> None:
+        """Remove one message and its calls in one transaction; the later messages move up one place, so
+        positions stay gapless (StoreError for an unknown conversation or message)."""
         ...
 
     def close(self) -> None: ...

@@ -13,7 +13,10 @@ How the guarantees of :mod:`toolreplay._store` are kept by this shared code:
   write lock before the transaction reads anything. Either way positions are handed out one at a time,
   ``MAX(position) + 1``, so there are no duplicates and no gaps;
 * a reply and its calls are written in one transaction, and a load reads in one snapshot;
-* a call recorded before it runs gets its answer filled in on the same row (:meth:`SQLStore.record_call`).
+* a call recorded before it runs gets its answer filled in on the same row (:meth:`SQLStore.record_call`);
+* removing a message (:meth:`SQLStore.delete_message`) moves every later message up one place in the same
+  transaction, under the same lock, so positions stay ``0 .. n-1`` and the next append still lands at
+  ``MAX(position) + 1``.
 """
 
 from __future__ import annotations
@@ -102,6 +105,14 @@ class Queries:
     set_call_answer: str
     message_state: str
     finish_reply: str
+    delete_message_tool_uses: str
+    delete_message: str
+    message_position: str
+    park_later_messages: str
+    unpark_later_messages: str
+    delete_conversation_tool_uses: str
+    delete_conversation_messages: str
+    delete_conversation: str
 
     @classmethod
     def of(cls, d: Dialect) -> Queries:
@@ -354,6 +365,46 @@ class SQLStore(ABC):
             c.execute(self.queries.finish_reply, values)
 
         self.transact(run, f"conversation {conversation_id!r}: reply {message_id!r} was not finished")
+
+    # ------------------------------------------------------------------------------------------
+    # removal (``history rm``; a turn that sent nothing)
+
+    def delete_conversation(self, conversation_id: str) -> None:
+        """Remove a conversation, its messages and their calls, in one transaction."""
+        q = self.queries
+        cid = (conversation_id,)
+
+        def run(c: Tx) -> None:
+            if self.dialect.row_locks:
+                c.execute(q.lock_conversation, cid)
+            if c.execute(q.conversation_exists, cid).fetchone() is None:
+                raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
+            c.execute(q.delete_conversation_tool_uses, cid)
+            c.execute(q.delete_conversation_messages, cid)
+            c.execute(q.delete_conversation, cid)
+
+        self.transact(run, f"conversation {conversation_id!r} was not removed")
+
+    def delete_message(self, conversation_id: str, message_id: str) -> None:
+        """Remove one message and its calls; the later messages move up one place (positions stay
+        gapless), all in one transaction."""
+        q = self.queries
+        cid = (conversation_id,)
+
+        def run(c: Tx) -> None:
+            if self.dialect.row_locks:
+                c.execute(q.lock_conversation, cid)
+            if c.execute(q.conversation_exists, cid).fetchone() is None:
+                raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
+            row = c.execute(q.message_position, (conversation_id, message_id)).fetchone()
+            if row is None:
+                raise StoreError(f"conversation {conversation_id!r}: no message {message_id!r}")
+            c.execute(q.delete_message_tool_uses, (conversation_id, message_id))
+            c.execute(q.delete_message, (conversation_id, message_id))
+            c.execute(q.park_later_messages, (conversation_id, int(row[0])))
+            c.execute(q.unpark_later_messages, cid)
+
+        self.transact(run, f"conversation {conversation_id!r}: message {message_id!r} was not removed")
 
 
 __all__ = ["Dialect", "Queries", "Rows", "SQLStore", "Tx", "now", "surrogate_error"]

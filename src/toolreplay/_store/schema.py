@@ -194,6 +194,19 @@ FIND_LAST_IDLESS_CALL = """SELECT position, name, input, answer FROM (
 ) AS latest WHERE call_id IS NULL"""
 SET_CALL_ANSWER = """UPDATE tool_uses SET answer = ?, is_error = ?, provider_data = ?
     WHERE conversation_id = ? AND message_id = ? AND position = ?"""
+# Removing a message: its calls first (they reference it), then the message; the later messages then move
+# up one place in two steps, through negative positions, because UNIQUE (conversation_id, position) is
+# checked row by row and a single ``position - 1`` could collide with a row not yet moved.
+DELETE_MESSAGE_TOOL_USES = "DELETE FROM tool_uses WHERE conversation_id = ? AND message_id = ?"
+DELETE_MESSAGE = "DELETE FROM messages WHERE conversation_id = ? AND id = ?"
+MESSAGE_POSITION = "SELECT position FROM messages WHERE conversation_id = ? AND id = ?"
+PARK_LATER_MESSAGES = "UPDATE messages SET position = -position WHERE conversation_id = ? AND position > ?"
+UNPARK_LATER_MESSAGES = (
+    "UPDATE messages SET position = -position - 1 WHERE conversation_id = ? AND position < 0"
+)
+DELETE_CONVERSATION_TOOL_USES = "DELETE FROM tool_uses WHERE conversation_id = ?"
+DELETE_CONVERSATION_MESSAGES = "DELETE FROM messages WHERE conversation_id = ?"
+DELETE_CONVERSATION = "DELETE FROM conversations WHERE id = ?"
 # Taken first by every write to a conversation where the database locks rows (PostgreSQL, FOR UPDATE).
 LOCK_CONVERSATION = "SELECT 1 FROM conversations WHERE id = ?"
 MESSAGE_STATE = "SELECT role, status FROM messages WHERE conversation_id = ? AND id = ?"
