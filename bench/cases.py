@@ -31,10 +31,10 @@ from bench.timing import Contender, Samples, alternate
 from toolreplay._api import render_options
 from toolreplay._history import History
 from toolreplay._jsonenc import encode
-from toolreplay._render_cache import LIST_KEYS, RenderCache
+from toolreplay._render_cache import RenderCache
 from toolreplay._replay import prepare_turn_messages
 from toolreplay._vessels import get_vessel
-from toolreplay.wires import render_wire
+from toolreplay.wires import get_wire, render_wire
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +103,7 @@ def short(function: str) -> str:
 def carried(wire: str, history: History) -> tuple[dict[str, Any], CallSummary]:
     """toolreplay's body for ``wire`` and the calls its message list carries."""
     body = toolreplay.render(history, VESSELS[wire])
-    return body, summary(body[LIST_KEYS[wire]])
+    return body, summary(body[get_wire(wire).list_key])
 
 
 def like_with_like(peers: Sequence[Peer], named: Sequence[tuple[str, History]]) -> list[Row]:

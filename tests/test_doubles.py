@@ -24,14 +24,10 @@ from toolreplay.testing import (
     Text,
     serve,
 )
-from toolreplay.testing.checks import (
-    GEMINI_COUNT,
-    GEMINI_ORDER,
-    MUST_DEFINE_TOOLS,
-    NO_CALL_FOR_OUTPUT,
-    NO_OUTPUT_FOR_CALL,
-    ORPHAN_TOOL,
-)
+from toolreplay.wires.anthropic.double import MUST_DEFINE_TOOLS
+from toolreplay.wires.gemini.double import GEMINI_COUNT, GEMINI_ORDER
+from toolreplay.wires.openai_chat.double import ORPHAN_TOOL
+from toolreplay.wires.openai_responses.double import NO_CALL_FOR_OUTPUT, NO_OUTPUT_FOR_CALL
 
 HTTP_VESSELS = sorted(n for n, v in BUILTIN.items() if v.wire != "claude-prompt")
 

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from helpers_fuzz import json_values, mutated_bytes, mutated_json, only_documented
 from toolreplay._errors import ProviderError
 from toolreplay._transport.client import NO_RETRY, Transport
-from toolreplay.testing.answers import BODIES, EVENTS, Answer, AnswerCall
+from toolreplay.testing.answers import Answer, AnswerCall, answer_body, answer_events
 from toolreplay.wires import parse_response
 from toolreplay.wires.reply import Reply, Usage
 
@@ -155,8 +155,8 @@ def edited_events(draw: st.DrawFn, events: list[tuple[str | None, Any]]) -> list
 def test_any_byte_split_of_a_stream_gives_the_body_reply(
     wire: str, answer: Answer, text_cuts: list[int], byte_cuts: list[int], crlf: bool
 ) -> None:
-    expected = parse_response(wire, BODIES[wire](answer))
-    events = EVENTS[wire](answer, lambda text: pieces_of(text, text_cuts))
+    expected = parse_response(wire, answer_body(wire, answer))
+    events = answer_events(wire, answer, lambda text: pieces_of(text, text_cuts))
     reply = through_transport(wire, chunks_of(frame(wire, events, crlf), byte_cuts))
     assert reply == expected
 
@@ -166,7 +166,7 @@ def test_any_byte_split_of_a_stream_gives_the_body_reply(
 def test_a_mutated_whole_body_gives_a_reply_or_the_documented_error(
     wire: str, answer: Answer, data: st.DataObject
 ) -> None:
-    body = data.draw(mutated_json(BODIES[wire](answer)) | json_values, label="body")
+    body = data.draw(mutated_json(answer_body(wire, answer)) | json_values, label="body")
     reply = only_documented(lambda: parse_response(wire, body), ProviderError)
     assert reply is None or isinstance(reply, Reply)
 
@@ -176,7 +176,7 @@ def test_a_mutated_whole_body_gives_a_reply_or_the_documented_error(
 def test_mutated_stream_events_give_a_reply_or_the_documented_error(
     wire: str, answer: Answer, data: st.DataObject, byte_cuts: list[int]
 ) -> None:
-    events = data.draw(edited_events(EVENTS[wire](answer)), label="events")
+    events = data.draw(edited_events(answer_events(wire, answer)), label="events")
     chunks = chunks_of(frame(wire, events), byte_cuts)
     reply = only_documented(lambda: through_transport(wire, chunks), ProviderError)
     assert reply is None or isinstance(reply, Reply)
@@ -187,7 +187,9 @@ def test_mutated_stream_events_give_a_reply_or_the_documented_error(
 def test_damaged_bytes_give_a_reply_or_the_documented_error(
     wire: str, answer: Answer, data: st.DataObject, whole: bool
 ) -> None:
-    raw = json.dumps(BODIES[wire](answer)).encode() if whole else frame(wire, EVENTS[wire](answer))
+    raw = (
+        json.dumps(answer_body(wire, answer)).encode() if whole else frame(wire, answer_events(wire, answer))
+    )
     damaged = data.draw(mutated_bytes(raw), label="bytes")
     ctype = "application/json" if whole else None
     reply = only_documented(lambda: through_transport(wire, [damaged], ctype), ProviderError)
@@ -205,9 +207,11 @@ def test_found_json_text_holding_a_unicode_line_separator(wire: str, char: str) 
     answer = Answer(
         1, "m", f"one{char}two", (AnswerCall("t", {"k": char}, "c1", None),), None, Usage(1, 1, 0)
     )
-    data = frame(wire, EVENTS[wire](answer))
+    data = frame(wire, answer_events(wire, answer))
     assert char.encode() in data  # sent raw, as JSON allows
-    assert through_transport(wire, chunks_of(data, [7, 8, 9])) == parse_response(wire, BODIES[wire](answer))
+    assert through_transport(wire, chunks_of(data, [7, 8, 9])) == parse_response(
+        wire, answer_body(wire, answer)
+    )
 
 
 def test_found_a_line_break_in_a_key_stays_out_of_the_message() -> None:

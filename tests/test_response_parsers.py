@@ -21,7 +21,7 @@ from toolreplay._errors import (
     ResponseFormatError,
     ServerError,
 )
-from toolreplay.testing.answers import BODIES, EVENTS, Answer, AnswerCall
+from toolreplay.testing.answers import Answer, AnswerCall, answer_body, answer_events
 from toolreplay.wires import parse_response
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
@@ -369,8 +369,8 @@ def test_any_split_of_a_stream_gives_the_body_reply(
     wire: str, script: str, cut: Callable[[str], list[str]]
 ) -> None:
     answer = SCRIPTS[script]
-    expected = parse_response(wire, BODIES[wire](answer))
-    text, reply = feed_all(wire, EVENTS[wire](answer, cut))
+    expected = parse_response(wire, answer_body(wire, answer))
+    text, reply = feed_all(wire, answer_events(wire, answer, cut))
     assert reply == expected
     if wire != "openai-responses" and script != "broken":
         # streamed text is the reply's text (Responses joins separate message items the same way)
@@ -379,7 +379,7 @@ def test_any_split_of_a_stream_gives_the_body_reply(
 
 @pytest.mark.parametrize("wire", WIRES)
 def test_stream_reply_details(wire: str) -> None:
-    _, reply = feed_all(wire, EVENTS[wire](SCRIPTS["calls"]))
+    _, reply = feed_all(wire, answer_events(wire, SCRIPTS["calls"]))
     assert reply.text == "Closing two todos."
     assert [c.input for c in reply.calls] == [
         {"action": "close", "id": 12},
@@ -395,7 +395,7 @@ def test_stream_reply_details(wire: str) -> None:
 @pytest.mark.parametrize("wire", WIRES)
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
 def test_a_stream_cut_before_its_final_event_raises_connection_fault(wire: str, script: str) -> None:
-    events = [e for e in EVENTS[wire](SCRIPTS[script]) if e[1] != "[DONE]"]
+    events = [e for e in answer_events(wire, SCRIPTS[script]) if e[1] != "[DONE]"]
     final = _final_index(wire, events)
     for n in range(final):
         parser = stream_parser(wire)

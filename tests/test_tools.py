@@ -105,7 +105,7 @@ def test_registry_runs_coop_and_answers_errors(store: SQLiteStore) -> None:
 
 
 def test_a_name_the_wire_mapped_finds_its_tool() -> None:
-    from toolreplay.wires._common import wire_tool_name
+    from toolreplay.wires.common import wire_tool_name
 
     reg = ToolRegistry([Tool(ToolSpec("my.tool"), lambda args: "ran")])
     mapped = wire_tool_name("my.tool")

@@ -40,7 +40,7 @@ from toolreplay._transport.client import (
 )
 from toolreplay._transport.dump import redact, redact_headers
 from toolreplay._vessels import get_vessel
-from toolreplay.testing.answers import BODIES, EVENTS, Answer, AnswerCall
+from toolreplay.testing.answers import Answer, AnswerCall, answer_body, answer_events
 from toolreplay.wires import parse_response
 from toolreplay.wires.reply import Usage
 
@@ -395,7 +395,7 @@ def test_on_retry_is_told() -> None:
 
 def _sse(wire: str, answer: Answer) -> bytes:
     out = []
-    for name, payload in EVENTS[wire](answer):
+    for name, payload in answer_events(wire, answer):
         data = payload if isinstance(payload, str) else json.dumps(payload)
         out.append((f"event: {name}\n" if name else "") + f"data: {data}\n\n")
     return "".join(out).encode()
@@ -434,7 +434,7 @@ def test_sse_stream_gives_text_pieces_and_the_reply(vessel: str, base: str, body
 
 
 def test_ndjson_stream_for_ollama() -> None:
-    lines = "".join(json.dumps(p) + "\n" for _, p in EVENTS["ollama"](ANSWER)).encode()
+    lines = "".join(json.dumps(p) + "\n" for _, p in answer_events("ollama", ANSWER)).encode()
     pieces: list[str] = []
     result, _, _ = run(
         lambda r: httpx.Response(200, headers={"content-type": "application/x-ndjson"}, content=lines),
@@ -596,7 +596,9 @@ def test_any_byte_split_of_the_http_stream_gives_the_same_reply(
         1, "m", "Grüße, ✓ streaming text — long enough to cut.", ANSWER.calls, "why", Usage(3, 2, 1)
     )
     if wire == "ollama":
-        data = "".join(json.dumps(p, ensure_ascii=False) + "\n" for _, p in EVENTS[wire](answer)).encode()
+        data = "".join(
+            json.dumps(p, ensure_ascii=False) + "\n" for _, p in answer_events(wire, answer)
+        ).encode()
     else:
         data = _sse(wire, answer)
     if crlf:
@@ -611,4 +613,4 @@ def test_any_byte_split_of_the_http_stream_gives_the_same_reply(
         base_url="http://127.0.0.1:1/v1",
         stream=True,
     )
-    assert result.reply == parse_response(wire, BODIES[wire](answer))
+    assert result.reply == parse_response(wire, answer_body(wire, answer))

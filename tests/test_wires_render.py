@@ -15,8 +15,8 @@ from toolreplay._history import ToolSpec, history_from_dict
 from toolreplay._replay import prepare_turn_messages
 from toolreplay._vessels import get_vessel
 from toolreplay.wires import render_wire
-from toolreplay.wires._common import SEPARATOR, RenderOptions, wire_tool_name
 from toolreplay.wires.claude_prompt.render import REPLAY_HEAD, transcript_lines
+from toolreplay.wires.common import SEPARATOR, RenderOptions, wire_tool_name
 from wire_helpers import VESSELS, message_list
 
 WEATHER = ToolSpec(

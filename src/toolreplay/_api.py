@@ -14,7 +14,7 @@ from toolreplay._jsonenc import encode
 from toolreplay._replay import DEFAULT_SETTINGS, Mode, ReplaySettings, prepare_turn_messages
 from toolreplay._vessels import Vessel, get_vessel, vessels
 from toolreplay.wires import render_wire
-from toolreplay.wires._common import RenderOptions, declared_tools, render_warnings
+from toolreplay.wires.common import RenderOptions, declared_tools, render_warnings
 
 
 def render_options(
@@ -64,7 +64,7 @@ def render(
 
     Warnings: pass a list as ``warnings`` and it receives one line per thing the render changed that
     the caller may want to know: a tool name no wire accepts (sent under the deterministic name of
-    :func:`toolreplay.wires._common.wire_tool_name`, for calls, answers and definitions alike), a
+    :func:`toolreplay.wires.common.wire_tool_name`, for calls, answers and definitions alike), a
     stored Gemini thought signature that is not base64 (not replayed), and the history's own load
     warnings. Nothing is logged; the body is valid either way.
     """

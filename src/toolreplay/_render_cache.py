@@ -17,8 +17,9 @@ on; everything before it is reused. So:
 The body is the body :func:`toolreplay.render` returns, equal byte for byte after
 :func:`toolreplay.encode` (property-tested over every wire and vessel). It uses each wire's own
 per-turn function (``render_turn``) and the wire's own ``render`` for everything around the message
-list, so no wire shape is written twice; the few per-wire facts it needs (which body key holds the list,
-how the wire builds its call-id mapper, Gemini's look-back) sit in :func:`_piece_renderer`.
+list, so no wire shape is written twice; what it needs of a wire (the body key that holds the list, the
+id policy hook, the per-turn renderer, how a list that is not a list is put back) is the wire's
+:class:`~toolreplay.wires.contract.Wire`.
 
 The returned body shares its elements with the cache: treat it as read-only (copy what you change,
 e.g. before adding an Anthropic ``cache_control`` marker). A cache is not thread-safe.
@@ -26,9 +27,8 @@ e.g. before adding an Anthropic ``cache_control`` marker). A cache is not thread
 
 from __future__ import annotations
 
-import importlib
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -44,46 +44,19 @@ from toolreplay._replay import (
     prepare_turn_messages,
 )
 from toolreplay._vessels import Vessel, get_vessel
-from toolreplay.wires import PACKAGES, render_wire
-from toolreplay.wires._common import IdMapper, RenderOptions, declared_tools, render_warnings
-
-#: The body key that holds each wire's message list (claude-prompt: a prompt string, see _finish_prompt).
-LIST_KEYS: dict[str, str] = {
-    "openai-chat": "messages",
-    "openai-responses": "input",
-    "anthropic": "messages",
-    "gemini": "contents",
-    "ollama": "messages",
-}
+from toolreplay.wires import get_wire, render_wire
+from toolreplay.wires.common import IdMapper, RenderOptions, declared_tools, render_warnings
+from toolreplay.wires.contract import TurnPiece
 
 #: How many cache entries (vessel, mode, options) one conversation keeps, most recently used first.
 MAX_ENTRIES = 4
 
-Piece = Callable[[TurnMessage, list[Any]], list[Any]]
 
-
-def _piece_renderer(wire: str, opts: RenderOptions) -> tuple[Piece, IdMapper | None]:
-    """The wire's per-turn renderer, bound to a fresh call-id mapper built the way the wire builds it."""
-    mod = importlib.import_module(f"toolreplay.wires.{PACKAGES[wire]}.render")
-    if wire == "openai-chat":
-        ids = IdMapper(opts)
-        named = "tool_message_name" in opts.flags and "no_message_name" not in opts.flags
-        return (lambda t, items: mod.render_turn(t, ids, named)), ids
-    if wire == "openai-responses":
-        ids = IdMapper(opts, max_len=mod.MAX_CALL_ID)
-        return (lambda t, items: mod.render_turn(t, ids)), ids
-    if wire == "anthropic":
-        ids = IdMapper(opts, id_safe=True)
-        return (lambda t, items: mod.render_turn(t, ids)), ids
-    if wire == "ollama":
-        ids = IdMapper(opts)
-        return (lambda t, items: mod.render_turn(t, ids)), ids
-    if wire == "gemini":
-        # Gemini looks back one content: a call turn after a model content gets a separator first.
-        return (lambda t, items: mod.render_turn(t, not items or items[-1]["role"] == "model")), None
-    if wire == "claude-prompt":
-        return (lambda t, items: [mod.render_turn(t)]), None
-    raise AssertionError(f"wire {wire!r} has no piece renderer")  # PACKAGES and this table disagree
+def _piece_renderer(wire: str, opts: RenderOptions) -> tuple[TurnPiece, IdMapper | None]:
+    """The wire's per-turn renderer, bound to a fresh call-id mapper from the wire's id policy hook."""
+    w = get_wire(wire)
+    ids = w.call_ids(opts) if w.call_ids is not None else None
+    return w.render_turn(opts, ids), ids
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +93,7 @@ class _Entry:
     system_after: list[int] = field(default_factory=lambda: [])
     first_at: int = -1
     alloc: StemAllocator = field(default_factory=StemAllocator)
-    piece: Piece | None = None
+    piece: TurnPiece | None = None
     ids: IdMapper | None = None
 
     def matches(self, key: tuple[str, RenderOptions, Mode, ReplaySettings, bool]) -> bool:
@@ -348,8 +321,7 @@ class RenderCache:
         body a caller that builds its own options sends (the turn loop does, once per step of a turn: the
         reply in progress, which gained a call, is the only message rendered again)."""
         msgs = messages.messages if isinstance(messages, History) else tuple(messages)
-        if wire not in PACKAGES:  # the dispatcher's own error for an unknown wire
-            render_wire(wire, [], opts)
+        get_wire(wire)  # the registry's own error for an unknown wire
         got = self._render(msgs, wire, opts, mode, settings, False)
         if got is None:
             return render_wire(wire, prepare_turn_messages(msgs, mode, settings=settings), opts)
@@ -479,10 +451,11 @@ class RenderCache:
             skeleton.append(e.first[0])
             n_first = e.first[1]
         opts = replace(e.opts, tools=tuple(e.declared))
-        body = render_wire(e.wire, skeleton, opts)
-        if e.wire == "claude-prompt":
-            return _finish_prompt(body, e)
-        key = LIST_KEYS[e.wire]
+        w = get_wire(e.wire)
+        body = w.render(skeleton, opts)
+        if w.assemble is not None:
+            return w.assemble(body, [t for t in e.turns if t is not None], e.items)
+        key = w.list_key
         shown = body.get(key)
         if not isinstance(shown, list) or len(shown) < n_first:
             return None
@@ -491,24 +464,6 @@ class RenderCache:
             return None
         body[key] = shown[:head] + e.items
         return body
-
-
-def _finish_prompt(body: dict[str, Any], e: _Entry) -> dict[str, Any] | None:
-    """claude-prompt: the prompt from the cached transcript lines (``render_prompt``'s layout)."""
-    from toolreplay.wires.claude_prompt import render as cp
-
-    rest = [t for t in e.turns if t is not None and t.role != "system"]
-    lines: list[str] = e.items
-    if len(lines) != len(rest):
-        return None
-    if rest and rest[-1].role == "user" and not rest[-1].calls:
-        prior, message = lines[:-1], rest[-1].text
-    else:
-        prior, message = lines, cp.CONTINUE
-    if prior:  # one join: the prompt is megabytes long at 1,000 turns
-        message = "\n".join([f"{cp.REPLAY_HEAD}\n\n{cp.OPEN}", *prior, f"{cp.CLOSE}\n\n{message}"])
-    body["prompt"] = message
-    return body
 
 
 __all__ = ["CacheStats", "RenderCache"]

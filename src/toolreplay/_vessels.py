@@ -27,12 +27,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast, get_args
+from typing import Any, Literal, cast
 
 from toolreplay._errors import ConfigError
 
-WireName = Literal["openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "claude-prompt"]
-WIRES: tuple[str, ...] = get_args(WireName)
+#: A registered wire's name (:func:`toolreplay.wires.wire_names`); a vessel row names its wire as data.
+WireName = str
 IdPolicy = Literal["derived", "kimi"]
 KNOWN_FLAGS: frozenset[str] = frozenset(
     {"tool_message_name", "store_false", "stream_only", "no_message_name"}
@@ -113,8 +113,10 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
             raise ConfigError(f"{where}: a new vessel needs {', '.join(missing)}")
         base = Vessel(name, "openai-chat", "", None, "")
     wire = raw.get("wire", base.wire)
-    if wire not in WIRES:
-        raise ConfigError(f"{where}: wire {wire!r} is not one of {', '.join(WIRES)}")
+    from toolreplay.wires import wire_names
+
+    if wire not in wire_names():
+        raise ConfigError(f"{where}: wire {wire!r} is not one of {', '.join(wire_names())}")
     policy = raw.get("id_policy", base.id_policy)
     if policy not in ("derived", "kimi"):
         raise ConfigError(f"{where}: id_policy must be 'derived' or 'kimi'")

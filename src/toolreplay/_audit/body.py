@@ -5,17 +5,12 @@ A request file may be the bare body (what ``toolreplay render`` prints), a dump 
 another tool: LiteLLM logs the body under ``additional_args.complete_input_dict``, agent frameworks under
 ``request``, ``json``, ``payload`` or ``kwargs``; some keep the body as a JSON string. :func:`find_body`
 looks for the first object that holds a wire's message list (``messages``, ``input``, ``contents``, or a
-claude-prompt ``prompt``), breadth first, a few levels deep.
+claude-prompt ``prompt``: any registered wire's ``holds``), breadth first, a few levels deep.
 
-:func:`detect_wire` reads the body's own shape (most telling sign first):
-
-* ``contents`` -> ``gemini``; ``input`` -> ``openai-responses``; a string ``prompt`` -> ``claude-prompt``;
-* ``messages`` with ``tool_use``/``tool_result``/``text`` blocks, tools with ``input_schema``, or a
-  top-level ``system`` -> ``anthropic``;
-* ``messages`` with object ``arguments``, ``tool_name`` on tool messages, or Ollama's own fields
-  (``options``, ``keep_alive``, ``think``, ``format``), or ``"stream": false`` with none of Chat's own
-  top-level fields (Ollama streams unless told not to) -> ``ollama``;
-* any other ``messages`` -> ``openai-chat`` (a words-only Ollama body reads the same way).
+:func:`detect_wire` asks every registered wire's sniffer how sure it is that the body is its own (see
+each wire's ``detect.py``: a ``contents`` list is Gemini's, ``input`` Responses', a string ``prompt``
+claude-prompt's; among ``messages`` bodies Anthropic's own blocks beat Ollama's marks, which beat
+Anthropic text blocks, which beat Chat, the fallback); the most confident wins.
 
 A wire named by the dump (``wire``, a known ``vessel``, or the request URL) wins over the shape; for a
 transport dump ``NNNN-<vessel>-request.json`` the sibling ``NNNN-<vessel>-meta.json`` names it.
@@ -49,21 +44,6 @@ WRAPPER_KEYS: tuple[str, ...] = (
     "raw_request",
     "content",
 )
-#: URL endings -> wire, for dumps that record where the request went.
-URL_WIRES: tuple[tuple[str, str], ...] = (
-    ("/chat/completions", "openai-chat"),
-    ("/responses", "openai-responses"),
-    ("/messages", "anthropic"),
-    (":generatecontent", "gemini"),
-    (":streamgeneratecontent", "gemini"),
-    ("/api/chat", "ollama"),
-)
-_OLLAMA_FIELDS = ("options", "keep_alive", "think", "format")
-#: Top-level fields of a Chat body that an Ollama body keeps under ``options`` or lacks.
-_CHAT_FIELDS = (
-    "temperature", "top_p", "max_tokens", "max_completion_tokens", "n", "stop", "stream_options",
-    "tool_choice", "response_format", "presence_penalty", "frequency_penalty", "seed", "user",
-)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +63,17 @@ class RequestBody:
 
 
 def _is_body(obj: Mapping[str, Any]) -> bool:
-    if isinstance(obj.get("messages"), list) or isinstance(obj.get("contents"), list):
-        return True
-    if isinstance(obj.get("input"), (list, str)) and ("model" in obj or "instructions" in obj):
-        return True
-    return isinstance(obj.get("prompt"), str)
+    from toolreplay.wires import all_wires
+
+    return any(w.holds_body(obj) for w in all_wires())
+
+
+def _list_keys() -> str:
+    """The wires' list keys, for people: ``messages, input, contents or prompt``."""
+    from toolreplay.wires import all_wires
+
+    keys = list(dict.fromkeys(w.list_key for w in all_wires()))
+    return ", ".join(keys[:-1]) + f" or {keys[-1]}" if len(keys) > 1 else keys[0]
 
 
 def _is_history(data: Any) -> bool:
@@ -133,7 +119,7 @@ def find_body(obj: Any, *, max_depth: int = 4) -> tuple[Mapping[str, Any], list[
 def _wire_from_dump(wrappers: list[Mapping[str, Any]]) -> tuple[str | None, str | None]:
     """``(wire, vessel)`` named by the dump records around the body, innermost first."""
     from toolreplay._vessels import load_vessels
-    from toolreplay.wires import PACKAGES
+    from toolreplay.wires import all_wires, wire_names
 
     vessel: str | None = None
     for w in reversed(wrappers):
@@ -141,7 +127,7 @@ def _wire_from_dump(wrappers: list[Mapping[str, Any]]) -> tuple[str | None, str 
         name = w.get("vessel")
         if isinstance(name, str) and vessel is None:
             vessel = name
-        if isinstance(wire, str) and wire in PACKAGES:
+        if isinstance(wire, str) and wire in wire_names():
             return wire, vessel
         if isinstance(name, str):
             known = load_vessels().get(name)
@@ -150,58 +136,20 @@ def _wire_from_dump(wrappers: list[Mapping[str, Any]]) -> tuple[str | None, str 
         url = w.get("url")
         if isinstance(url, str):
             lowered = url.lower().split("?")[0]
-            for ending, wire_name in URL_WIRES:
-                if lowered.endswith(ending):
-                    return wire_name, vessel
+            for known_wire in all_wires():
+                if lowered.endswith(known_wire.url_endings):
+                    return known_wire.name, vessel
     return None, vessel
 
 
-def _inner(messages: list[Any], key: str) -> list[Mapping[str, Any]]:
-    """The objects in each message's ``key`` list (``content`` blocks, ``tool_calls``)."""
-    out: list[Mapping[str, Any]] = []
-    for m in messages:
-        if isinstance(m, Mapping) and isinstance(m.get(key), list):
-            out.extend(x for x in m[key] if isinstance(x, Mapping))
-    return out
-
-
 def detect_wire(body: Mapping[str, Any]) -> str:
-    """The wire ``body`` speaks, read from its shape (see the module docstring for the signs)."""
-    if isinstance(body.get("contents"), list):
-        return "gemini"
-    if "input" in body and not isinstance(body.get("messages"), list):
-        return "openai-responses"
-    if isinstance(body.get("prompt"), str) and not isinstance(body.get("messages"), list):
-        return "claude-prompt"
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        raise WireError("not a request body: no messages, input, contents or prompt")
-    msgs: list[Any] = messages
-    kinds = {b.get("type") for b in _inner(msgs, "content")}
-    tools = body.get("tools")
-    tool_list: list[Any] = tools if isinstance(tools, list) else []
-    if kinds & {"tool_use", "tool_result", "thinking", "redacted_thinking"}:
-        return "anthropic"
-    if any(isinstance(t, Mapping) and "input_schema" in t for t in tool_list) or "system" in body:
-        return "anthropic"
-    calls = _inner(msgs, "tool_calls")
-    fns = [c.get("function") for c in calls]
-    if any(isinstance(f, Mapping) and isinstance(f.get("arguments"), Mapping) for f in fns):
-        return "ollama"
-    if any(isinstance(m, Mapping) and "tool_name" in m for m in msgs):
-        return "ollama"
-    if any(k in body for k in _OLLAMA_FIELDS):
-        return "ollama"
-    if body.get("stream") is False and not any(k in body for k in _CHAT_FIELDS):
-        # Ollama streams unless told not to, so its bodies say "stream": false; Chat clients rarely do
-        # and then usually send sampling fields Ollama keeps under "options".
-        return "ollama"
-    has_tool_messages = any(isinstance(m, Mapping) and m.get("role") == "tool" for m in msgs)
-    if kinds & {"text", "image"} and not has_tool_messages and not calls:
-        # Chat also allows content parts ({"type": "text"}); a block list with no tool messages and no
-        # calls is read as Anthropic's (the two read the same way for the audit then).
-        return "anthropic"
-    return "openai-chat"
+    """The wire ``body`` speaks: the registered wire whose sniffer is most confident."""
+    from toolreplay.wires import sniff_wire
+
+    found = sniff_wire(body)
+    if found is None:
+        raise WireError(f"not a request body: no {_list_keys()}")
+    return found[0].name
 
 
 _DUMP_NAME = re.compile(r"^(\d{4,}-.+)-request\.json$")
@@ -227,7 +175,7 @@ def load_request(
 
     ``wire`` forces the wire (e.g. ``--wire ollama`` for a words-only Ollama body).
     """
-    from toolreplay.wires import PACKAGES
+    from toolreplay.wires import get_wire
 
     raw: bytes | None = None
     if isinstance(source, (str, Path)):
@@ -259,7 +207,7 @@ def load_request(
         found = (found[0], [meta, *found[1]])
     if found is None:
         raise WireError(
-            f"{name}: no request body found (looked for messages, input, contents or prompt, "
+            f"{name}: no request body found (looked for {_list_keys()}, "
             f"also under {', '.join(WRAPPER_KEYS[:6])}, ...)"
         )
     body, wrappers = found
@@ -267,8 +215,7 @@ def load_request(
     # transport dump whose meta sits beside it).
     own = raw if raw is not None and body is data else None
     if wire is not None:
-        if wire not in PACKAGES:
-            raise ConfigError(f"unknown wire {wire!r}; known wires: {', '.join(PACKAGES)}")
+        get_wire(wire)  # an unknown wire: the registry's error, listing the known ones
         _, vessel = _wire_from_dump(wrappers)
         return RequestBody(body, wire, name, "given", vessel, own)
     dumped, vessel = _wire_from_dump(wrappers)

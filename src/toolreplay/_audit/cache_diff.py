@@ -25,15 +25,6 @@ from typing import Any
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._audit.body import RequestBody, load_request
 
-#: The key of each wire's message list.
-LIST_KEYS: dict[str, str] = {
-    "openai-chat": "messages",
-    "ollama": "messages",
-    "anthropic": "messages",
-    "openai-responses": "input",
-    "gemini": "contents",
-    "claude-prompt": "prompt",
-}
 EXCERPT = 48
 
 
@@ -68,14 +59,9 @@ class CacheDiff:
 
 def message_list(body: Mapping[str, Any], wire: str) -> list[Any]:
     """The elements of ``body``'s message list (claude-prompt: its transcript lines)."""
-    if wire == "claude-prompt":
-        from toolreplay.wires.claude_prompt.render import transcript_lines
+    from toolreplay.wires import get_wire
 
-        return list(transcript_lines(dict(body)))
-    value = body.get(LIST_KEYS.get(wire, "messages"))
-    if isinstance(value, str):  # Responses takes a plain string input too
-        return [value]
-    return list(value) if isinstance(value, list) else []
+    return get_wire(wire).body_elements(body)
 
 
 def common_prefix(a: bytes, b: bytes) -> int:
@@ -118,8 +104,10 @@ def _changed_fields(a: Mapping[str, Any], b: Mapping[str, Any], list_key: str) -
 
 def cache_diff(earlier: RequestBody, later: RequestBody, *, raw: bool = False) -> CacheDiff:
     """Compare two requests (see the module docstring); ``raw`` compares the files' own bytes."""
+    from toolreplay.wires import get_wire
+
     wire = earlier.wire
-    list_key = "prompt transcript" if wire == "claude-prompt" else LIST_KEYS.get(wire, "messages")
+    w = get_wire(wire)
     a_list, b_list = message_list(earlier.body, wire), message_list(later.body, later.wire)
     shared, first_changed = _elements_reused(a_list, b_list)
     if raw and earlier.raw is not None and later.raw is not None:
@@ -132,7 +120,7 @@ def cache_diff(earlier: RequestBody, later: RequestBody, *, raw: bool = False) -
         earlier=earlier.source,
         later=later.source,
         wire=wire if later.wire == wire else f"{wire} -> {later.wire}",
-        list_key=list_key,
+        list_key=w.label,
         earlier_elements=len(a_list),
         later_elements=len(b_list),
         shared_elements=shared,
@@ -146,9 +134,7 @@ def cache_diff(earlier: RequestBody, later: RequestBody, *, raw: bool = False) -
         diverge_offset=diverge,
         earlier_excerpt="" if diverge is None else _excerpt(a_bytes, diverge),
         later_excerpt="" if diverge is None else _excerpt(b_bytes, diverge),
-        changed_fields=_changed_fields(
-            earlier.body, later.body, "prompt" if wire == "claude-prompt" else list_key
-        ),
+        changed_fields=_changed_fields(earlier.body, later.body, w.list_key),
     )
 
 

@@ -40,14 +40,13 @@ from toolreplay._replay import (
     replay_name,
     reply_calls,
 )
-from toolreplay.wires._common import GEMINI_DUMMY_SIGNATURE, wire_tool_name
+from toolreplay.wires.common import wire_tool_name
 
 if TYPE_CHECKING:
     from toolreplay._audit.templates import TemplateAudit
 
 Fate = Literal["as call", "as text", "missing"]
 #: Google's documented stand-ins for a thought signature (Vertex accepts only the first).
-DUMMY_SIGNATURES = (GEMINI_DUMMY_SIGNATURE, "context_engineering_is_the_way_to_go")
 _CUT = re.compile(r" …\[cut: (\d+) characters in all\]$")
 _HASHED_NAME = re.compile(r"_[0-9a-f]{8}$")
 #: How many characters of a long input value must appear for "as text" (a prose record may cut it).
@@ -191,45 +190,9 @@ class _Text:
     text: str
 
 
-def _claude_prompt(body: Mapping[str, Any]) -> tuple[list[FoundCall], list[_Text], int]:
-    """Calls and texts of a claude-prompt body: the ``calls`` of its transcript lines are its call shape."""
-    from toolreplay.wires.claude_prompt.render import transcript_lines
-
-    found: list[FoundCall] = []
-    texts: list[_Text] = []
-    lines = transcript_lines(dict(body))
-    for i, line in enumerate(lines):
-        try:
-            turn = json.loads(line)
-        except json.JSONDecodeError:
-            texts.append(_Text(i, "transcript", line))
-            continue
-        if not isinstance(turn, Mapping):
-            continue
-        role = str(turn.get("role", ""))
-        if isinstance(turn.get("text"), str):
-            texts.append(_Text(i, role, turn["text"]))
-        for k, c in enumerate(turn.get("calls") or []):
-            if isinstance(c, Mapping) and isinstance(c.get("tool"), str):
-                answer = c.get("answer")
-                found.append(
-                    FoundCall(i, k, c["tool"], c.get("input"), answer if isinstance(answer, str) else None)
-                )
-    prompt = str(body.get("prompt", ""))
-    tail = prompt.rsplit("</transcript>", 1)[-1].strip() if lines else prompt
-    texts.append(_Text(len(lines), "user", tail))
-    system = body.get("system")
-    if isinstance(system, str):
-        texts.append(_Text(-1, "system", system))
-    return found, texts, len(lines) + 1
-
-
 def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[_Text], int, list[str]]:
     from toolreplay.wires import parse_request
 
-    if request.wire == "claude-prompt":
-        found, texts, n = _claude_prompt(request.body)
-        return found, texts, n, []
     history: History = parse_request(request.wire, dict(request.body))
     found = []
     texts = []
@@ -241,34 +204,18 @@ def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[_Text], int, li
     return found, texts, len(history.messages), list(history.warnings)
 
 
-def _dummy_signatures(body: Mapping[str, Any]) -> list[int]:
-    """Which calls (in body order) of a Gemini body carry Google's dummy thought signature."""
-    out: list[int] = []
-    n = 0
-    for content in body.get("contents") or []:
-        if not isinstance(content, Mapping):
-            continue
-        for part in content.get("parts") or []:
-            if not isinstance(part, Mapping) or not ("functionCall" in part or "function_call" in part):
-                continue
-            sig = part.get("thoughtSignature", part.get("thought_signature"))
-            if sig in DUMMY_SIGNATURES:
-                out.append(n)
-            n += 1
-    return out
-
-
 def _call_patches(found: list[FoundCall], request: RequestBody, warnings: list[str]) -> list[FoundCall]:
     """The found calls with what the replay patched on each, read from the request alone."""
-    dummies = set(_dummy_signatures(request.body)) if request.wire == "gemini" else set()
+    from toolreplay.wires import get_wire
+
+    notes_of = get_wire(request.wire).call_notes
+    notes = notes_of(request.body) if notes_of is not None else {}
     excerpts = any("input_excerpt" in w for w in warnings)
     out: list[FoundCall] = []
     for n, f in enumerate(found):
         patches: list[str] = []
-        if n in dummies:
-            patches.append(
-                f"dummy thought signature ({GEMINI_DUMMY_SIGNATURE!r}): Gemini did not make this call"
-            )
+        if n in notes:
+            patches.append(notes[n])
         if isinstance(f.input, str):
             patches.append(
                 "input cut to an excerpt (input_excerpt)" if excerpts else "input is not a JSON object"
@@ -479,17 +426,16 @@ def audit_request(
     found, texts, n_messages, warnings = _parsed(request)
     found = _call_patches(found, request, warnings)
     stored = None if history is None else tuple(_fates(history, found, texts, settings))
-    notes: list[str] = []
-    if request.wire == "claude-prompt":
-        notes.append(
-            "claude-prompt carries calls as JSON in its transcript: the CLI takes history only as text"
-        )
+    from toolreplay.wires import get_wire
+
+    wire = get_wire(request.wire)
+    notes: list[str] = [wire.audit_note] if wire.audit_note else []
     tpl_audit = None
     if template is not None:
         from toolreplay._audit.templates import template_audit
         from toolreplay._errors import ConfigError
 
-        if request.wire not in ("openai-chat", "ollama"):
+        if not wire.chat_template:
             raise ConfigError(
                 f"--prompt-template: chat templates render Chat bodies (vLLM, llama.cpp, transformers), "
                 f"not {request.wire}"

@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from toolreplay._cli._common import db_option, friendly, load_source
+from toolreplay.wires import wire_names
 
-WIRE_CHOICE = click.Choice(
-    ["openai-chat", "openai-responses", "anthropic", "gemini", "ollama", "claude-prompt"]
-)
+#: The registered wires (names only: no wire package is imported for --help).
+WIRE_CHOICE = click.Choice(list(wire_names()))
 
 
 @click.command("cache-diff")

@@ -66,8 +66,13 @@ async def _check_online(
     from toolreplay._errors import ConfigError, ProviderError
 
     skipped = "cannot be checked" if named else "skipped"
-    if vessel.wire == "claude-prompt":
-        return not named, f"{skipped}: the claude vessel takes the history as text (check it with --offline)"
+    from toolreplay.wires import get_wire
+
+    if get_wire(vessel.wire).http is None:
+        return (
+            not named,
+            f"{skipped}: the {vessel.name} vessel takes the history as text (check it with --offline)",
+        )
     try:
         reply = await transport.send(vessel, body, base_url=base_url, send_key=send_key)
     except ConfigError as exc:

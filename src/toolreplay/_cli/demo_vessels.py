@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from toolreplay._api import render
 from toolreplay._jsonenc import encode
 from toolreplay._replay import Mode, prose_record
-from toolreplay._vessels import vessels
+from toolreplay._vessels import get_vessel, vessels
+from toolreplay.wires import get_wire, parse_request
 
 #: How a prose record starts (the calls written as text at the head of the next user message).
 PROSE_HEAD = prose_record([])
@@ -28,47 +29,18 @@ if TYPE_CHECKING:
 
 SIDE_BY_SIDE_VESSEL = "openai"
 SIDE_BY_SIDE_MODES: tuple[Mode, ...] = ("plain", "prose", "native")
-_LIST_KEYS = ("messages", "input", "contents")
 
 
-def _elements(body: dict[str, Any]) -> list[Any]:
-    for key in _LIST_KEYS:
-        if isinstance(body.get(key), list):
-            return list(body[key])
-    from toolreplay.wires.claude_prompt.render import transcript_lines
-
-    return [json.loads(line) for line in transcript_lines(body)]
+def _elements(body: dict[str, Any], wire: str) -> list[Any]:
+    """The elements of the body's history (its message list; claude-prompt: its transcript lines)."""
+    return get_wire(wire).body_elements(body)
 
 
-def _calls_and_first_id(wire: str, elements: list[Any]) -> tuple[int, str]:
-    """How many calls the body replays, and the id the first travels under ("-" where the wire has none)."""
-    first_id = "-"
-    count = 0
-    for e in elements:
-        ids = _ids_in(e)
-        count += len(ids) if wire != "gemini" else _count_gemini(e)
-        if ids and first_id == "-":
-            first_id = ids[0]
-    if wire == "claude-prompt":
-        count = sum(len(e.get("calls") or []) for e in elements if isinstance(e, dict))
-    return count, first_id
-
-
-def _ids_in(e: Any) -> list[str]:
-    if not isinstance(e, dict):
-        return []
-    if e.get("type") == "function_call":
-        return [str(e["call_id"])]
-    out = [str(c.get("id")) for c in e.get("tool_calls") or [] if isinstance(c, dict) and c.get("id")]
-    content = e.get("content")
-    if isinstance(content, list):
-        out += [str(b["id"]) for b in content if isinstance(b, dict) and b.get("type") == "tool_use"]
-    return out
-
-
-def _count_gemini(e: Any) -> int:
-    parts = e.get("parts") if isinstance(e, dict) else None
-    return sum(1 for p in parts or [] if isinstance(p, dict) and "functionCall" in p)
+def _calls_and_first_id(wire: str, body: dict[str, Any]) -> tuple[int, str]:
+    """How many calls the body replays, and the id the first travels under ("-" where the wire has none),
+    read back by the wire's own request parser."""
+    calls = [c for m in parse_request(wire, body).messages for c in m.tool_uses]
+    return len(calls), next((c.call_id for c in calls if c.call_id), "-")
 
 
 def _summary_table(ctx: DemoContext) -> Any:
@@ -86,8 +58,8 @@ def _summary_table(ctx: DemoContext) -> Any:
         table.add_column(col, no_wrap=True, justify="right" if col in ("bytes", "msgs", "calls") else "left")
     for v in vessels():
         body = render(ctx.history, v)
-        elements = _elements(body)
-        calls, first_id = _calls_and_first_id(v.wire, elements)
+        elements = _elements(body, v.wire)
+        calls, first_id = _calls_and_first_id(v.wire, body)
         table.add_row(v.name, v.wire, str(len(encode(body))), str(len(elements)), str(calls), first_id)
     return table
 
@@ -179,7 +151,8 @@ def demo_vessels_section(ctx: DemoContext) -> None:
     )
     cells: list[Text] = []
     for mode in SIDE_BY_SIDE_MODES:
-        elements = _elements(render(ctx.history, SIDE_BY_SIDE_VESSEL, mode=mode))
+        vessel = get_vessel(SIDE_BY_SIDE_VESSEL)
+        elements = _elements(render(ctx.history, vessel, mode=mode), vessel.wire)
         side.add_column(f"{mode} ({len(elements)} messages)", ratio=1, no_wrap=True, overflow="ellipsis")
         cell = Text()
         for i, e in enumerate(elements):

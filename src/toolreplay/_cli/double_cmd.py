@@ -20,8 +20,9 @@ if TYPE_CHECKING:
 def _paths(double: ProviderDouble) -> list[tuple[str, str]]:
     """(vessel, base URL with the vessel's own rules) for every vessel that speaks HTTP."""
     from toolreplay._vessels import vessels
+    from toolreplay.wires import get_wire
 
-    return [(v.name, double.base_url_for(v)) for v in vessels() if v.wire != "claude-prompt"]
+    return [(v.name, double.base_url_for(v)) for v in vessels() if get_wire(v.wire).double is not None]
 
 
 def _banner(double: ProviderDouble, answers: str) -> None:

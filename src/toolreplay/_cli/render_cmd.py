@@ -104,9 +104,12 @@ def _tools_of(value: str) -> list[ToolSpec]:
 
 def endpoint_text(v: Vessel, model: str | None = None) -> str:
     """Where a vessel's request goes, for people: the URL, or the CLI for claude-prompt."""
-    if v.wire == "claude-prompt":
-        return f"{v.base_url} -p (Claude Code CLI, prompt on stdin)"
     from toolreplay._transport.client import endpoint
+    from toolreplay.wires import get_wire
+
+    wire = get_wire(v.wire)
+    if wire.http is None:
+        return wire.invocation.format(base_url=v.base_url)
 
     try:
         return endpoint(v, v.base_url, model or v.model, stream=v.has("stream_only"))
@@ -218,8 +221,9 @@ def render_cmd(
         click.echo(f"warning: {w}", err=True)
     if prompt_template is not None:
         from toolreplay._audit.templates import render_prompt
+        from toolreplay.wires import get_wire
 
-        if vessel.wire not in ("openai-chat", "ollama"):
+        if not get_wire(vessel.wire).chat_template:
             raise ConfigError(
                 f"--prompt-template renders Chat bodies; vessel {vessel.name} speaks {vessel.wire}"
             )

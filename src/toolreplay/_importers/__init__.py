@@ -15,7 +15,7 @@ Formats (``toolreplay import FILE --from FORMAT``):
 ``tau-bench``             tau-bench / tau2-bench trajectories
 ========================  ==========================================================================
 
-``auto`` tries them in the order of :data:`AUTO_ORDER` (the most specific first; a plain-text chat list,
+``auto`` tries them in the order of ``AUTO_ORDER`` (the most specific first; a plain-text chat list,
 the same in several wires, reads as ``openai-chat``) and says which it chose. A file in no known format
 raises :class:`~toolreplay._errors.ImportFormatError` in one line: the file, and why it is not JSON at all
 (empty, not JSON), or the reason of the closest format. A file whose
@@ -41,29 +41,40 @@ from toolreplay._errors import ImportFormatError, StoreError
 from toolreplay._history import History
 from toolreplay._importers import claude_code, llm_logs, native, pydantic_ai, tau_bench
 from toolreplay._importers._source import Document, Format, Reading, read_document
-from toolreplay._importers.wire_formats import FORMATS as WIRE_FORMATS
+from toolreplay._importers.wire_formats import wire_formats
 
 if TYPE_CHECKING:
     from toolreplay._store import ImportResult, Store
 
-#: Every format by name, in the order ``auto`` tries them.
-FORMATS: dict[str, Format] = {
-    f.name: f
-    for f in (
-        llm_logs.FORMAT,
-        native.FORMAT,
-        tau_bench.FORMAT,
-        claude_code.FORMAT,
-        pydantic_ai.FORMAT,
-        WIRE_FORMATS["gemini"],
-        WIRE_FORMATS["openai-responses"],
-        WIRE_FORMATS["anthropic"],
-        WIRE_FORMATS["ollama"],
-        WIRE_FORMATS["openai-chat"],
-    )
-}
-AUTO_ORDER: tuple[str, ...] = tuple(FORMATS)
-FORMAT_NAMES: tuple[str, ...] = ("auto", *sorted(FORMATS))
+    FORMATS: dict[str, Format]
+    AUTO_ORDER: tuple[str, ...]
+    FORMAT_NAMES: tuple[str, ...]
+
+#: The formats that are not a wire's, in the order ``auto`` tries them (before the wires' own).
+_OWN: tuple[Format, ...] = (
+    llm_logs.FORMAT,
+    native.FORMAT,
+    tau_bench.FORMAT,
+    claude_code.FORMAT,
+    pydantic_ai.FORMAT,
+)
+
+
+def formats() -> dict[str, Format]:
+    """Every format by name, in the order ``auto`` tries them: the formats of their own, then one per
+    registered wire with an import form (the most specific first, see :mod:`.wire_formats`)."""
+    return {f.name: f for f in (*_OWN, *wire_formats())}
+
+
+def __getattr__(name: str) -> object:
+    # FORMATS, AUTO_ORDER and FORMAT_NAMES follow the wire registry (a wire registered later is a format).
+    if name == "FORMATS":
+        return formats()
+    if name == "AUTO_ORDER":
+        return tuple(formats())
+    if name == "FORMAT_NAMES":
+        return ("auto", *sorted(formats()))
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +99,13 @@ class ImportBatch:
 
 
 def detect(doc: Document) -> tuple[str, dict[str, str]]:
-    """The first format of :data:`AUTO_ORDER` that reads ``doc``, and why each one before it did not.
+    """The first format of ``AUTO_ORDER`` that reads ``doc``, and why each one before it did not.
 
     A format that ``claims`` the document (its shape is unmistakably that format's) but refuses it ends
     the search with that format's reason alone: trying the others could only read it by losing content.
     """
     reasons: dict[str, str] = {}
-    for name in AUTO_ORDER:
-        f = FORMATS[name]
+    for name, f in formats().items():
         why = f.sniff(doc)
         if why is None:
             return name, reasons
@@ -133,18 +143,20 @@ def read_file(path: str | Path, fmt: str = "auto", *, conversation: str | None =
     ``conversation``: for a file of one conversation, the id to store it under; for a file of many (llm
     logs, JSON Lines of conversations, benchmark results), the one conversation to import.
     """
-    if fmt != "auto" and fmt not in FORMATS:
-        raise ImportFormatError(f"unknown format {fmt!r}; known: {', '.join(FORMAT_NAMES)}")
+    known = formats()
+    if fmt != "auto" and fmt not in known:
+        names = ("auto", *sorted(known))
+        raise ImportFormatError(f"unknown format {fmt!r}; known: {', '.join(names)}")
     doc = read_document(path)
     detected = fmt == "auto"
     if detected:
         fmt, _ = detect(doc)
     else:
-        f = FORMATS[fmt]
+        f = known[fmt]
         why = (f.check or f.sniff)(doc)
         if why is not None:
             raise ImportFormatError(f"{doc.source}: not {fmt}: {why}")
-    reading: Reading = FORMATS[fmt].read(doc, conversation)
+    reading: Reading = known[fmt].read(doc, conversation)
     if not reading.conversations:
         raise ImportFormatError(f"{doc.source}: no conversation found in it as {fmt}")
     return ImportBatch(doc.source, fmt, detected, reading.conversations, reading.warnings, reading.left_out)
@@ -189,7 +201,7 @@ def import_file(
 
 def describe() -> Mapping[str, str]:
     """Format name -> one line saying what it reads (for ``--help`` and the docs)."""
-    return {name: f.description for name, f in FORMATS.items()}
+    return {name: f.description for name, f in formats().items()}
 
 
 __all__: Sequence[str] = [
@@ -200,6 +212,7 @@ __all__: Sequence[str] = [
     "StoredConversation",
     "describe",
     "detect",
+    "formats",
     "import_file",
     "read_file",
     "store_batch",

@@ -9,7 +9,7 @@ read it.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +17,7 @@ from typing import Any, Literal
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ImportFormatError
 from toolreplay._history import History, _refuse_constant
+from toolreplay.wires.turns import kind_of
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -174,17 +175,6 @@ def pick(
 def broken_warnings(doc: Document) -> list[str]:
     """One warning per JSON Lines line that is not complete JSON (the complete lines were read)."""
     return [f"{doc.source} line {n}: not complete JSON ({why}); skipped" for n, why in doc.broken]
-
-
-def kind_of(value: Any) -> str:
-    """A JSON value's kind, for messages (``an object``, ``a list``, ``a string``...)."""
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if value is None:
-        return "null"
-    return f"a {type(value).__name__}"
 
 
 __all__ = [

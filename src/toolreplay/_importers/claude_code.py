@@ -25,8 +25,8 @@ from typing import Any, cast
 from toolreplay._errors import ImportFormatError, WireError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
-from toolreplay.wires._turns import Event, assemble
 from toolreplay.wires.anthropic.request import message_events
+from toolreplay.wires.turns import Event, assemble
 
 NAME = "claude-code"
 _ENTRY_KEYS = ("uuid", "sessionId", "parentUuid", "leafUuid", "messageId")

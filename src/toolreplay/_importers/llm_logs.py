@@ -30,7 +30,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ImportFormatError
 from toolreplay._history import History, ToolSpec
 from toolreplay._importers._source import Document, Format, Reading
-from toolreplay.wires._turns import (
+from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
     Call,

@@ -25,8 +25,8 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ImportFormatError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
-from toolreplay.wires._request_common import read_call
-from toolreplay.wires._turns import (
+from toolreplay.wires.request_common import read_call
+from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
     Call,

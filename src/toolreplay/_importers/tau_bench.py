@@ -32,7 +32,8 @@ from toolreplay._errors import ImportFormatError, WireError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, Record, broken_warnings, kind_of, pick
 from toolreplay.wires import parse_request
-from toolreplay.wires._turns import (
+from toolreplay.wires.anthropic.request import thinking_data
+from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
     Call,
@@ -102,7 +103,7 @@ def _thinking(m: Mapping[str, Any]) -> dict[str, Any] | None:
             "thinking_blocks"
         )
     if isinstance(blocks, list) and blocks:
-        return {"anthropic": {"thinking": list(blocks)}}
+        return thinking_data(list(blocks))
     return None
 
 

@@ -139,7 +139,7 @@ def frozen(history: History, at: str) -> History:
 
 def lab_tools(config: LabConfig) -> tuple[ToolSpec, ...]:
     """The one tool list every request of the run declares (design 8)."""
-    from toolreplay.wires._common import declared_tools
+    from toolreplay.wires.common import declared_tools
 
     base = tuple(config.tools if config.tools is not None else (config.history.tools or ()))
     turns = prepare_turn_messages(config.history, "native", upto=config.at, settings=config.settings)

@@ -148,11 +148,13 @@ def trial_record(cell: Cell, trial: int, result: SendResult, config: LabConfig) 
 def _check_keys(cells: Sequence[Cell], config: LabConfig) -> None:
     """Refuse before sending anything when a vessel's key is missing (the transport's own rule)."""
     from toolreplay._transport.client import prepare
+    from toolreplay.wires import get_wire
 
     for c in cells:
-        if c.vessel.wire == "claude-prompt":
+        if get_wire(c.vessel.wire).http is None:
             raise ConfigError(
-                f"--vessel {c.vessel.name}: the lab sends HTTP requests; the claude CLI vessel has none"
+                f"--vessel {c.vessel.name}: the lab sends HTTP requests; "
+                f"the {c.vessel.name} CLI vessel has none"
             )
         prepare(c.vessel, c.body, model=config.model, base_url=config.base_url, send_key=config.send_key)
 

@@ -21,7 +21,7 @@ from toolreplay.wires.reply import ParsedCall, Reply
 if TYPE_CHECKING:
     from toolreplay._errors import ProviderError
     from toolreplay._transport.client import Transport
-    from toolreplay.wires import RenderOptions
+    from toolreplay.wires.common import RenderOptions
 
 
 async def run_call(rec: Recorder, pc: ParsedCall) -> None:

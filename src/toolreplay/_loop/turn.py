@@ -18,6 +18,7 @@ from toolreplay._loop.events import EventCallback, TurnOptions, TurnResult
 from toolreplay._loop.recorder import Recorder
 from toolreplay._tools import Tool, ToolRegistry
 from toolreplay._vessels import Vessel, get_vessel
+from toolreplay.wires import get_wire
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
@@ -38,7 +39,7 @@ def preflight(vessel: Vessel, registry: ToolRegistry, options: TurnOptions, stor
         from toolreplay._transport.dump import RequestDump
 
         RequestDump(options.dump_requests)  # makes the directory, or says why it cannot
-    if vessel.wire == "claude-prompt":
+    if get_wire(vessel.wire).http is None:  # the CLI driver (the only wire not sent over HTTP)
         from toolreplay._loop.claude_cli import preflight as claude_preflight
 
         claude_preflight(registry.sources(), store.url)
@@ -93,7 +94,7 @@ async def run_turn_async(
         rec = Recorder(store, conversation, v, registry, opts, on_event)
         rec.start(user_text)
         try:
-            if v.wire == "claude-prompt":
+            if get_wire(v.wire).http is None:
                 from toolreplay._loop.claude import run_claude_turn
 
                 stopped = await run_claude_turn(rec)

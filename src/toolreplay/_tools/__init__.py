@@ -123,7 +123,7 @@ class ToolRegistry:
         found = self._tools.get(name) or self._tools.get(replay_name(name))
         if found is None:
             # A name the wire had to map (``my.tool`` is sent as ``my_tool_<hash>``) comes back mapped.
-            from toolreplay.wires._common import wire_tool_name
+            from toolreplay.wires.common import wire_tool_name
 
             found = next((t for t in self._tools.values() if wire_tool_name(t.name) == name), None)
         return found

@@ -44,7 +44,6 @@ from toolreplay._transport.dump import RequestDump, redact, redact_headers
 from toolreplay._transport.errors import error_for_exception, error_for_status, provider_message, retry_after
 from toolreplay._transport.policy import NO_RETRY, AttemptBudget, BudgetSpent, RetryPolicy, within
 from toolreplay._transport.request import (
-    ANTHROPIC_VERSION,
     Prepared,
     endpoint,
     is_loopback,
@@ -52,7 +51,7 @@ from toolreplay._transport.request import (
     resolve_key,
 )
 from toolreplay._vessels import Vessel
-from toolreplay.wires import wire_module
+from toolreplay.wires import get_wire
 from toolreplay.wires.reply import Reply
 
 log = logging.getLogger("toolreplay._transport.client")
@@ -421,7 +420,7 @@ class Transport:
 
     def _parse_whole(self, prep: Prepared, data: bytes) -> Reply:
         body = _decode(prep.vessel, data, f"the {prep.vessel.wire} answer")
-        reply: Reply = wire_module(prep.vessel.wire, "response").parse_response(body)
+        reply: Reply = get_wire(prep.vessel.wire).parse_response(body)
         return reply
 
     async def _streamed(
@@ -446,14 +445,14 @@ class Transport:
                 if resp.status_code >= 300:
                     raise error_for_status(prep.vessel, resp.status_code, resp.headers, data)
                 return self._parse_whole(prep, data), resp.status_code, None
-            parser = wire_module(prep.vessel.wire, "response").StreamParser()
-            ndjson = prep.vessel.wire == "ollama"
+            wire = get_wire(prep.vessel.wire)
+            parser = wire.stream_parser()
+            ndjson = wire.http is not None and wire.http.framing == "ndjson"
             events = (_ndjson_events if ndjson else _sse_events)(resp, prep.vessel, raw)
             try:
                 async for event in events:
                     if event is DONE:
-                        if prep.vessel.wire == "openai-chat":
-                            parser.mark_done()
+                        parser.mark_done()
                         continue
                     piece = parser.feed(event)
                     if piece:
@@ -471,7 +470,6 @@ class Transport:
 
 
 __all__ = [
-    "ANTHROPIC_VERSION",
     "DEFAULT_DEADLINE",
     "NO_RETRY",
     "AttemptBudget",

@@ -28,15 +28,14 @@ import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from toolreplay import __version__
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError
 from toolreplay._transport.dump import register_secret
 from toolreplay._vessels import Vessel, get_vessel
-
-ANTHROPIC_VERSION = "2023-06-01"
+from toolreplay.wires import get_wire
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,66 +175,37 @@ def one_key_per_url(vessels: Iterable[Vessel]) -> None:
 
 
 def endpoint(vessel: Vessel, base_url: str, model: str, stream: bool) -> str:
-    """The URL a request of ``vessel`` goes to."""
-    wire = vessel.wire
-    if wire == "claude-prompt":
+    """The URL a request of ``vessel`` goes to (the wire's own endpoint under the base URL)."""
+    wire = get_wire(vessel.wire)
+    if wire.http is None:
         raise ConfigError(
-            f"{vessel.name}: the claude-prompt wire drives the Claude Code CLI, not HTTP (use the turn loop)"
+            f"{vessel.name}: the {wire.name} wire drives the {wire.driver}, not HTTP (use the turn loop)"
         )
     check_base_url(vessel, base_url)
-    base = base_url.rstrip("/")
-    if wire == "openai-chat":
-        return f"{base}/chat/completions"
-    if wire == "openai-responses":
-        return f"{base}/responses"
-    if wire == "anthropic":
-        return f"{base}/v1/messages"
-    if wire == "gemini":
-        name = quote(model.removeprefix("models/"), safe="-._")
-        return f"{base}/models/{name}:" + ("streamGenerateContent?alt=sse" if stream else "generateContent")
-    if wire == "ollama":
-        return f"{base}/api/chat"
-    raise ConfigError(f"{vessel.name}: wire {wire} is not sent over HTTP")
+    return wire.http.endpoint(base_url.rstrip("/"), model, stream)
 
 
 def _headers(vessel: Vessel, key: str | None, stream: bool) -> dict[str, str]:
+    http = get_wire(vessel.wire).http
+    sse = http is not None and http.framing == "sse"
     headers = {
         "content-type": "application/json",
-        "accept": "text/event-stream" if stream and vessel.wire != "ollama" else "application/json",
+        "accept": "text/event-stream" if stream and sse else "application/json",
         "user-agent": f"toolreplay/{__version__}",
     }
-    if vessel.wire == "anthropic":
-        headers["anthropic-version"] = ANTHROPIC_VERSION
-        if key:
-            headers["x-api-key"] = key
-    elif vessel.wire == "gemini":
-        if key:
-            # A header, never a ?key= query: keys must not land in URLs, logs or dumps.
-            headers["x-goog-api-key"] = key
-    elif key:
-        headers["authorization"] = f"Bearer {key}"
+    if http is not None:
+        headers.update(http.auth_headers(vessel, key))
     return headers
 
 
 def _stream_body(wire: str, body: Mapping[str, Any], stream: bool, model: str | None) -> dict[str, Any]:
     out = dict(body)
-    if model and wire != "gemini":
+    http = get_wire(wire).http
+    if http is None:
+        return out
+    if model and http.model_in_body:
         out["model"] = model
-    if wire == "openai-chat":
-        if stream:
-            out["stream"] = True
-            out.setdefault("stream_options", {"include_usage": True})
-        else:
-            # OpenAI refuses stream_options without stream.
-            out.pop("stream", None)
-            out.pop("stream_options", None)
-    elif wire in ("openai-responses", "anthropic"):
-        if stream:
-            out["stream"] = True
-        else:
-            out.pop("stream", None)
-    elif wire == "ollama":
-        out["stream"] = stream  # Ollama streams when the flag is absent
+    http.stream_flag(out, stream)
     return out
 
 
@@ -265,7 +235,6 @@ def prepare(
 
 
 __all__ = [
-    "ANTHROPIC_VERSION",
     "Prepared",
     "check_base_url",
     "endpoint",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import re
 import socket
 import struct
 import threading
@@ -15,20 +14,18 @@ from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._transport.dump import redact_headers
-from toolreplay._vessels import BUILTIN, WIRES, Vessel, get_vessel
+from toolreplay._vessels import BUILTIN, Vessel, get_vessel
+from toolreplay.testing._routes import content_type, double_of, doubled, frame, route
 from toolreplay.testing.answers import (
-    BODIES,
     ERROR_KINDS,
-    EVENTS,
     Answer,
     AnswerCall,
-    Event,
     default_message,
     error_body,
     error_event,
     signature_for,
 )
-from toolreplay.testing.checks import CHECKS, Rules
+from toolreplay.testing.checks import Rules
 from toolreplay.testing.script import (
     BrokenArgs,
     Calls,
@@ -42,25 +39,6 @@ from toolreplay.testing.script import (
     Text,
 )
 from toolreplay.wires.reply import Usage
-
-_GEN = "generateContent|streamGenerateContent"
-#: The path (after an optional ``/vessel/<name>`` prefix) -> wire.
-_ROUTES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"^(?:/v1)?/chat/completions$"), "openai-chat"),
-    (re.compile(r"^(?:/v1)?/responses$"), "openai-responses"),
-    (re.compile(r"^/v1/messages$"), "anthropic"),
-    (re.compile(rf"^(?:/v1beta|/v1)?/models/(?P<model>[^/:]+):(?P<action>{_GEN})$"), "gemini"),
-    (re.compile(r"^/api/chat$"), "ollama"),
-)  # fmt: skip
-_PREFIX = re.compile(r"^/vessel/(?P<name>[A-Za-z0-9_.-]+)(?P<rest>/.*)$")
-#: What a wire's base URL adds after the server root (the vessels' own base URLs end the same way).
-_BASE_SUFFIX = {
-    "openai-chat": "/v1",
-    "openai-responses": "/v1",
-    "anthropic": "",
-    "gemini": "/v1beta",
-    "ollama": "",
-}
 
 _OK = Text("ok")
 Responder = Callable[["RecordedRequest"], Item | None]
@@ -183,10 +161,11 @@ class ProviderDouble:
         """
         if isinstance(target, Vessel) or target in BUILTIN:
             v = get_vessel(target)
-            return f"{self.url}/vessel/{v.name}{_BASE_SUFFIX[v.wire]}"
-        if target not in _BASE_SUFFIX:
-            raise ValueError(f"{target!r} is neither a vessel nor a wire; wires: {', '.join(_BASE_SUFFIX)}")
-        return self.url + _BASE_SUFFIX[target]
+            return f"{self.url}/vessel/{v.name}{double_of(v.wire).base_suffix}"
+        served = {w.name: d for w, d in doubled()}
+        if target not in served:
+            raise ValueError(f"{target!r} is neither a vessel nor a wire; wires: {', '.join(served)}")
+        return self.url + served[target].base_suffix
 
     def vessel(self, name: str | Vessel) -> Vessel:
         """A copy of vessel ``name`` pointed at this double."""
@@ -197,7 +176,7 @@ class ProviderDouble:
 
     def script(self, *items: Item, wire: str | None = None) -> None:
         """Queue answers, in order (``wire``: only for requests of that wire; they go first)."""
-        if wire is not None and wire not in WIRES:
+        if wire is not None and wire not in {w.name for w, _ in doubled()}:
             raise ValueError(f"unknown wire {wire!r}")
         with self._lock:
             target = self._queue if wire is None else self._wire_queues.setdefault(wire, deque())
@@ -255,7 +234,7 @@ class ProviderDouble:
             seq = self._seq
         if isinstance(item, BrokenArgs):
             calls: tuple[AnswerCall, ...] = (
-                AnswerCall(item.name, item.raw, item.call_id or _call_id(wire, seq, 0), None),
+                AnswerCall(item.name, item.raw, item.call_id or double_of(wire).call_id(seq, 0), None),
             )
             text, reasoning, usage = item.text, None, None
         elif isinstance(item, Calls):
@@ -263,7 +242,7 @@ class ProviderDouble:
                 AnswerCall(
                     c.name,
                     dict(c.input),
-                    c.call_id or _call_id(wire, seq, k),
+                    c.call_id or double_of(wire).call_id(seq, k),
                     c.signature if c.signature is not None else (signature_for(seq, k) if k == 0 else None),
                 )
                 for k, c in enumerate(item.calls)
@@ -277,35 +256,11 @@ class ProviderDouble:
         return Answer(seq, model, text, calls, reasoning, usage)
 
 
-def _call_id(wire: str, seq: int, k: int) -> str | None:
-    if wire == "anthropic":
-        return f"toolu_double{seq}_{k}"
-    if wire == "gemini":
-        return None  # the Gemini API sends no call ids
-    return f"call_double{seq}_{k}"
-
-
-def _route(path: str) -> tuple[str | None, str | None, str | None, bool]:
-    """(wire, vessel, gemini model, gemini stream action) of a request path."""
-    vessel = None
-    m = _PREFIX.match(path)
-    if m:
-        vessel, path = m.group("name"), m.group("rest")
-    for pattern, wire in _ROUTES:
-        found = pattern.match(path)
-        if found:
-            if wire == "gemini":
-                return wire, vessel, found.group("model"), found.group("action") == "streamGenerateContent"
-            return wire, vessel, None, False
-    return None, vessel, None, False
-
-
 def _rules(double: ProviderDouble, wire: str, vessel: str | None) -> Rules:
     v = BUILTIN.get(vessel or "")
     if v is None:
-        return Rules(
-            max_id_len=40 if wire == "openai-chat" else None, require_signatures=double.require_signatures
-        )
+        limit = double_of(wire).default_max_id_len
+        return Rules(max_id_len=limit, require_signatures=double.require_signatures)
     return Rules(
         max_id_len=v.max_id_len, codex=v.has("stream_only"), require_signatures=double.require_signatures
     )
@@ -331,7 +286,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         path, _, query = self.path.partition("?")
-        wire, vessel, model, gemini_stream = _route(path)
+        wire, vessel, model, path_stream = route(path)
         length = int(self.headers.get("content-length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -339,21 +294,21 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError:
             body = None
         headers = redact_headers({k.lower(): v for k, v in self.headers.items()})
-        stream = gemini_stream if wire == "gemini" else _wants_stream(wire, body)
+        stream = double_of(wire).wants_stream(body, path_stream) if wire is not None else False
         req = self.double._record(
             RecordedRequest(0, "POST", self.path, wire, vessel, headers, body, raw, stream)
         )
         if wire is None:
             self._reply(req, 404, {"error": {"message": f"no route for POST {path}"}})
             return
-        if wire == "gemini" and stream and "alt=sse" not in query:
-            # Without alt=sse Gemini streams one JSON array; toolreplay always asks for SSE.
-            self._reply(req, 400, error_body(wire, 400, "the double streams Gemini only with ?alt=sse"))
+        refused = double_of(wire).refuse_url(stream, query)
+        if refused:
+            self._reply(req, 400, error_body(wire, 400, refused))
             return
         if not isinstance(body, Mapping):
             self._reject(req, wire, "We could not parse the JSON body of your request.")
             return
-        problem = CHECKS[wire](body, _rules(self.double, wire, vessel))
+        problem = double_of(wire).check(body, _rules(self.double, wire, vessel))
         if problem:
             self._reject(req, wire, problem)
             return
@@ -406,7 +361,7 @@ class _Handler(BaseHTTPRequestHandler):
         reset: bool = False,
     ) -> None:
         if not req.stream:
-            data = jsonenc.encode(BODIES[wire](answer))
+            data = jsonenc.encode(double_of(wire).body(answer))
             if stop_after is None:
                 self._send(req, 200, data, "application/json")
                 return
@@ -414,11 +369,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._start(req, 200, "application/json", length=len(data))
             self._write(data[: max(1, len(data) // 2)])
         else:
-            events = EVENTS[wire](answer)
-            ctype = "application/x-ndjson" if wire == "ollama" else "text/event-stream"
-            self._start(req, 200, ctype)
+            events = double_of(wire).events(answer)
+            self._start(req, 200, content_type(wire))
             for event in events if stop_after is None else events[:stop_after]:
-                self._write(_frame(wire, event))
+                self._write(frame(wire, event))
         if stop_after is None:
             return
         if hang is not None:
@@ -432,10 +386,11 @@ class _Handler(BaseHTTPRequestHandler):
         if not req.stream:
             self._reply(req, status, error_body(wire, status, item.message))
             return
-        events = EVENTS[wire](self.double._answer(item.then, wire, model, req.raw))[: item.after_events]
-        self._start(req, 200, "application/x-ndjson" if wire == "ollama" else "text/event-stream")
+        events = double_of(wire).events(self.double._answer(item.then, wire, model, req.raw))
+        events = events[: item.after_events]
+        self._start(req, 200, content_type(wire))
         for event in [*events, error_event(wire, item.kind, item.message)]:
-            self._write(_frame(wire, event))
+            self._write(frame(wire, event))
 
     def _reset_now(self) -> None:
         """Close with SO_LINGER 0: the peer gets a TCP RST, not a clean end."""
@@ -497,23 +452,6 @@ class _Handler(BaseHTTPRequestHandler):
         with contextlib.suppress(OSError, ValueError):
             self.wfile.write(data)
             self.wfile.flush()
-
-
-def _wants_stream(wire: str | None, body: Any) -> bool:
-    if not isinstance(body, Mapping):
-        return False
-    if wire == "ollama":
-        return body.get("stream", True) is not False  # Ollama streams unless told not to
-    return body.get("stream") is True
-
-
-def _frame(wire: str, event: Event) -> bytes:
-    name, payload = event
-    data = payload if isinstance(payload, str) else jsonenc.dumps(payload)
-    if wire == "ollama":
-        return (data + "\n").encode("utf-8")
-    head = f"event: {name}\n" if name else ""
-    return f"{head}data: {data}\n\n".encode()
 
 
 def serve(items: Iterable[Item] = (), **kwargs: Any) -> ProviderDouble:

@@ -1,62 +1,134 @@
-"""One package per wire, each with pure functions; this module dispatches by wire name.
+"""The wires: one package per wire, each exporting one :class:`~toolreplay.wires.contract.Wire`, and the
+registry that maps wire names to them.
 
-Every wire package ``toolreplay.wires.<pkg>`` has three modules:
+Every wire package ``toolreplay.wires.<pkg>`` exports ``WIRE`` (see :mod:`toolreplay.wires.contract` for
+what it holds). The rest of toolreplay never branches on a wire's name: it asks :func:`get_wire` and
+uses what the wire says. Adding a wire is one new package plus one line in :data:`_BUILTIN` (or a
+:func:`register_wire` call from outside, e.g. a test's toy wire).
 
-* ``render.py``: ``render(turns, opts) -> dict``, the request body from prepared turn messages (no I/O);
-* ``response.py``: ``parse_response(body) -> Reply`` for a whole answer, and ``StreamParser`` that is fed
-  the decoded stream events (SSE ``data`` payloads, or NDJSON lines for Ollama) one by one and gives the
-  same :class:`~toolreplay.wires.reply.Reply` at the end;
-* ``request.py``: ``parse_request(body) -> History``, a request body (or just its messages / input /
-  contents list) read back into the stored history (for importers and the audit).
-
-Modules are imported on first use, so importing toolreplay stays light.
+Wire packages are imported on first use, so importing toolreplay stays light.
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Mapping, Sequence
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolreplay._errors import ConfigError
-from toolreplay._replay import TurnMessage
-from toolreplay.wires._common import RenderOptions
+from toolreplay.wires.contract import Wire
 
-#: wire name -> package under toolreplay.wires
-PACKAGES: dict[str, str] = {
-    "openai-chat": "openai_chat",
-    "openai-responses": "openai_responses",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "ollama": "ollama",
-    "claude-prompt": "claude_prompt",
+if TYPE_CHECKING:
+    from toolreplay._history import History
+    from toolreplay._replay import TurnMessage
+    from toolreplay.wires.common import RenderOptions
+    from toolreplay.wires.reply import Reply
+
+#: Wire name -> the module that exports its ``WIRE``: one line per wire.
+_BUILTIN: dict[str, str] = {
+    "openai-chat": "toolreplay.wires.openai_chat",
+    "openai-responses": "toolreplay.wires.openai_responses",
+    "anthropic": "toolreplay.wires.anthropic",
+    "gemini": "toolreplay.wires.gemini",
+    "ollama": "toolreplay.wires.ollama",
+    "claude-prompt": "toolreplay.wires.claude_prompt",
 }
+_modules: dict[str, str] = dict(_BUILTIN)
+_loaded: dict[str, Wire] = {}
+_lock = threading.Lock()
 
 
-def wire_module(wire: str, part: str = "render") -> ModuleType:
-    """The ``part`` module (render, response, request) of ``wire``; an unknown wire lists the known ones."""
-    try:
-        pkg = PACKAGES[wire]
-    except KeyError:
-        raise ConfigError(f"unknown wire {wire!r}; known wires: {', '.join(PACKAGES)}") from None
-    return importlib.import_module(f"toolreplay.wires.{pkg}.{part}")
+def wire_names() -> tuple[str, ...]:
+    """Every registered wire name, built-in ones first, in registration order."""
+    return tuple(_modules)
+
+
+def get_wire(name: str) -> Wire:
+    """The wire called ``name``; an unknown name raises a ConfigError listing the known ones."""
+    got = _loaded.get(name)
+    if got is not None:
+        return got
+    module = _modules.get(name)
+    if module is None:
+        from toolreplay._errors import ConfigError
+
+        raise ConfigError(f"unknown wire {name!r}; known wires: {', '.join(_modules)}")
+    wire = importlib.import_module(module).WIRE
+    if not isinstance(wire, Wire) or wire.name != name:
+        raise TypeError(f"{module}.WIRE is not the Wire named {name!r}")
+    with _lock:
+        _loaded[name] = wire
+    return wire
+
+
+def all_wires() -> list[Wire]:
+    """Every registered wire, loaded (the audit's sniffing and the importer's ``auto`` ask them all)."""
+    return [get_wire(n) for n in wire_names()]
+
+
+def register_wire(wire: Wire | str, name: str | None = None) -> None:
+    """Add a wire to the registry: a :class:`Wire` value, or the module path that exports ``WIRE`` (loaded
+    on first use; then ``name`` is required). A name already registered is replaced."""
+    with _lock:
+        if isinstance(wire, Wire):
+            _modules[wire.name] = f"<registered {wire.name}>"
+            _loaded[wire.name] = wire
+            return
+        if not name:
+            raise ValueError("register_wire(module_path) needs the wire's name")
+        _modules[name] = wire
+        _loaded.pop(name, None)
+
+
+def unregister_wire(name: str) -> None:
+    """Remove a registered wire (a built-in one comes back as built)."""
+    with _lock:
+        _loaded.pop(name, None)
+        if name in _BUILTIN:
+            _modules[name] = _BUILTIN[name]
+        else:
+            _modules.pop(name, None)
+
+
+def sniff_wire(body: Mapping[str, Any]) -> tuple[Wire, float] | None:
+    """The wire whose sniffer is most confident that ``body`` is its own (ties: the first registered)."""
+    best: tuple[Wire, float] | None = None
+    for w in all_wires():
+        c = w.sniff(body)
+        if c > 0 and (best is None or c > best[1]):
+            best = (w, c)
+    return best
 
 
 def render_wire(wire: str, turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
-    """Render ``turns`` with ``wire``'s renderer."""
-    body: dict[str, Any] = wire_module(wire, "render").render(turns, opts)
-    return body
+    """``turns`` rendered into ``wire``'s request body."""
+    return get_wire(wire).render(turns, opts)
 
 
-def parse_response(wire: str, body: Mapping[str, Any]) -> Any:
+def parse_response(wire: str, body: Mapping[str, Any]) -> Reply:
     """A whole (non-streamed) answer body parsed by ``wire`` into a Reply."""
-    return wire_module(wire, "response").parse_response(body)
+    return get_wire(wire).parse_response(body)
 
 
-def parse_request(wire: str, body: Any) -> Any:
+def parse_request(wire: str, body: Any) -> History:
     """A request body (or its message list) read back into a History by ``wire``."""
-    return wire_module(wire, "request").parse_request(body)
+    w = get_wire(wire)
+    if w.parse_request is None:
+        from toolreplay._errors import ConfigError
+
+        raise ConfigError(f"wire {wire} cannot read request bodies back")
+    return w.parse_request(body)
 
 
-__all__ = ["PACKAGES", "RenderOptions", "parse_request", "parse_response", "render_wire", "wire_module"]
+__all__ = [
+    "Wire",
+    "all_wires",
+    "get_wire",
+    "parse_request",
+    "parse_response",
+    "register_wire",
+    "render_wire",
+    "sniff_wire",
+    "unregister_wire",
+    "wire_names",
+]

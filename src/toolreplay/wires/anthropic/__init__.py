@@ -1,4 +1,68 @@
-"""The anthropic wire.
+"""The Anthropic Messages wire.
 
-render.py: request bodies; response.py: answers and stream events; request.py: bodies back into a history.
+``render.py`` bodies, ``response.py`` answers and stream events, ``request.py`` bodies back into a
+history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies are recognised,
+``double.py`` the loopback double's side. :data:`WIRE` holds them all.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolreplay.wires.anthropic import detect, render, request, response, rules
+from toolreplay.wires.contract import Double, Http, ImportForm, Wire
+
+if TYPE_CHECKING:
+    from toolreplay._vessels import Vessel
+
+#: The ``anthropic-version`` header every request carries.
+ANTHROPIC_VERSION = "2023-06-01"
+
+
+def _endpoint(base: str, model: str, stream: bool) -> str:
+    return f"{base}/v1/messages"
+
+
+def _auth(vessel: Vessel, key: str | None) -> dict[str, str]:
+    headers = {"anthropic-version": ANTHROPIC_VERSION}
+    if key:
+        headers["x-api-key"] = key
+    return headers
+
+
+def _stream_flag(body: dict[str, Any], stream: bool) -> None:
+    if stream:
+        body["stream"] = True
+    else:
+        body.pop("stream", None)
+
+
+def _double() -> Double:
+    from toolreplay.wires.anthropic.double import DOUBLE
+
+    return DOUBLE
+
+
+WIRE = Wire(
+    name=render.WIRE,
+    list_key=render.LIST_KEY,
+    render=render.render,
+    render_turn=render.turn_renderer,
+    call_ids=render.call_ids,
+    parse_request=request.parse_request,
+    parse_response=response.parse_response,
+    stream_parser=response.StreamParser,
+    http=Http(endpoint=_endpoint, auth_headers=_auth, stream_flag=_stream_flag),
+    url_endings=("/messages",),
+    sniff=detect.sniff,
+    importing=ImportForm(
+        description="Anthropic Messages lists or request bodies",
+        rank=30,
+        is_element=detect.is_element,
+        marks=detect.marks,
+    ),
+    rules=rules.rules,
+    double=_double,
+)
+
+__all__ = ["ANTHROPIC_VERSION", "WIRE"]

@@ -13,7 +13,7 @@ Rules this module keeps (the errors they avoid):
   non-whitespace text"): a message whose text is blank is left out;
 * the first message is a user message (400 'messages: first message must use the "user" role'): a
   history that opens with a reply (tau2 transcripts open with the agent's greeting) gets a user message
-  with the text :data:`~toolreplay.wires._common.SEPARATOR` first;
+  with the text :data:`~toolreplay.wires.common.SEPARATOR` first;
 * ``max_tokens`` is required: :data:`DEFAULT_MAX_TOKENS` when the caller gives none.
 
 Role alternation: a reply whose calls have no text after them (in progress, interrupted) is followed by
@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay._replay import TurnMessage, split_system
-from toolreplay.wires._common import (
+from toolreplay.wires.common import (
     SEPARATOR,
     IdMapper,
     RenderOptions,
@@ -38,8 +38,11 @@ from toolreplay.wires._common import (
     tool_map,
     wire_tool_name,
 )
+from toolreplay.wires.contract import TurnPiece
 
 WIRE = "anthropic"
+#: The body key that holds the history (written here only; the wire's other modules import it).
+LIST_KEY = "messages"
 DEFAULT_MAX_TOKENS = 4096
 #: Our neutral tool_choice words -> Anthropic's objects.
 TOOL_CHOICE = {"auto": "auto", "none": "none", "required": "any", "any": "any"}
@@ -86,12 +89,23 @@ def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
     return out
 
 
+def call_ids(opts: RenderOptions) -> IdMapper:
+    """The id policy hook: ids made safe for ``^[a-zA-Z0-9_-]+$``."""
+    return IdMapper(opts, id_safe=True)
+
+
+def turn_renderer(opts: RenderOptions, ids: IdMapper | None) -> TurnPiece:
+    """The per-turn renderer (the incremental renderer and :func:`render_messages` both run it)."""
+    mapper = ids if ids is not None else call_ids(opts)
+    return lambda t, items: render_turn(t, mapper)
+
+
 def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
     """The ``messages`` list (system messages excluded: they go in ``system``)."""
-    ids = IdMapper(opts, id_safe=True)
+    piece = turn_renderer(opts, None)
     out: list[dict[str, Any]] = []
     for t in turns:
-        out.extend(render_turn(t, ids))
+        out.extend(piece(t, out))
     if out and out[0]["role"] != "user":
         out.insert(0, {"role": "user", "content": SEPARATOR})
     return out
@@ -111,7 +125,7 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
         body["tools"] = tools
         if opts.tool_choice:
             body["tool_choice"] = {"type": TOOL_CHOICE.get(opts.tool_choice, opts.tool_choice)}
-    body["messages"] = render_messages(rest, opts)
+    body[LIST_KEY] = render_messages(rest, opts)
     if opts.temperature is not None:
         body["temperature"] = opts.temperature
     if opts.stream:

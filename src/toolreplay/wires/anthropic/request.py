@@ -8,8 +8,8 @@ message's first call), other blocks (server tools) kept under ``other_blocks`` a
 joined with a blank line). Images and documents are reported, not kept.
 
 The renderer's ``(continued)`` user message in front of a history that opens with a reply (see
-:data:`toolreplay.wires._common.SEPARATOR`) is the wire's role rule, not the user's words: it is not
-stored. The turn rules are :func:`toolreplay.wires._turns.assemble`'s.
+:data:`toolreplay.wires.common.SEPARATOR`) is the wire's role rule, not the user's words: it is not
+stored. The turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay.wires._common import SEPARATOR
-from toolreplay.wires._request_common import (
+from toolreplay.wires.common import SEPARATOR
+from toolreplay.wires.request_common import (
     listed,
     nonempty,
     objects,
@@ -29,7 +29,7 @@ from toolreplay.wires._request_common import (
     split_list,
     user_events,
 )
-from toolreplay.wires._turns import (
+from toolreplay.wires.turns import (
     AgentSaid,
     Call,
     Event,
@@ -42,6 +42,12 @@ from toolreplay.wires._turns import (
 
 WIRE = "anthropic"
 _THINKING = ("thinking", "redacted_thinking")
+
+
+def thinking_data(blocks: list[Any]) -> dict[str, Any]:
+    """The provider data that keeps Anthropic thinking blocks whole, signatures included (echoed back to
+    Anthropic only; importers that find such blocks elsewhere, e.g. LiteLLM logs, store them this way)."""
+    return {WIRE: {"thinking": blocks}}
 
 
 def _fail(problem: str) -> WireError:
@@ -74,7 +80,7 @@ def _assistant(content: Any, where: str, warnings: list[str], created_at: str | 
         elif kind == "tool_use":
             parts.append(read_call(b.get("name"), b.get("input"), b.get("id"), at, "name", warnings, _fail))
         elif kind in _THINKING:
-            data = merge_data(data, {WIRE: {"thinking": [dict(b)]}})
+            data = merge_data(data, thinking_data([dict(b)]))
         else:
             data = merge_data(data, {WIRE: {"other_blocks": [dict(b)]}})
             warnings.append(f"{at}: a {kind!r} block is kept as provider data, not replayed")

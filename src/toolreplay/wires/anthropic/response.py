@@ -183,6 +183,9 @@ class StreamParser:
             block["signature"] = str(block.get("signature") or "") + str(delta.get("signature") or "")
         return ""
 
+    def mark_done(self) -> None:
+        """This wire sends no end marker besides its final event; nothing to do."""
+
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before ``message_stop``."""
         if not self._done:

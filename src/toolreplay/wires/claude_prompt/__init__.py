@@ -1,4 +1,80 @@
-"""The claude_prompt wire.
+"""The claude-prompt wire: a history for the Claude Code CLI (``claude -p``), which takes prior turns only
+as text. Not sent over HTTP: the turn loop's CLI driver runs it.
 
-render.py: request bodies; response.py: answers and stream events; request.py: bodies back into a history.
+``render.py`` the body (model, system, prompt with a transcript), ``request.py`` the body back into a
+history, ``rules.py`` what the transcript must look like, ``detect.py`` how its bodies are recognised.
+:data:`WIRE` holds them all.
 """
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolreplay._replay import TurnMessage
+from toolreplay.wires.claude_prompt import detect, render, request, rules
+from toolreplay.wires.contract import Wire
+from toolreplay.wires.reply import Reply
+
+
+def _assemble(body: dict[str, Any], turns: Sequence[TurnMessage], lines: list[Any]) -> dict[str, Any] | None:
+    """The prompt from the cached transcript lines (``render_prompt``'s layout, one join: the prompt is
+    megabytes long at 1,000 turns)."""
+    rest = [t for t in turns if t.role != "system"]
+    if len(lines) != len(rest):
+        return None
+    if rest and rest[-1].role == "user" and not rest[-1].calls:
+        prior, message = lines[:-1], rest[-1].text
+    else:
+        prior, message = lines, render.CONTINUE
+    if prior:
+        message = "\n".join(
+            [f"{render.REPLAY_HEAD}\n\n{render.OPEN}", *prior, f"{render.CLOSE}\n\n{message}"]
+        )
+    body[render.LIST_KEY] = message
+    return body
+
+
+def _elements(body: Mapping[str, Any]) -> list[Any]:
+    return list(render.transcript_lines(dict(body)))
+
+
+def _no_answers(body: Mapping[str, Any]) -> Reply:
+    from toolreplay._errors import WireError
+
+    raise WireError(f"{render.WIRE}: the Claude Code CLI's answers are read by its driver, not as a body")
+
+
+class _NoStream:
+    """The CLI's stream is read by its driver (``toolreplay._claude_cli``), not by a wire parser."""
+
+    def feed(self, event: Mapping[str, Any]) -> str:
+        return _no_answers(event).text
+
+    def mark_done(self) -> None:
+        """Nothing to mark: see the class docstring."""
+
+    def finish(self) -> Reply:
+        return _no_answers({})
+
+
+WIRE = Wire(
+    name=render.WIRE,
+    list_key=render.LIST_KEY,
+    list_label="prompt transcript",
+    render=render.render,
+    render_turn=render.turn_renderer,
+    assemble=_assemble,
+    elements=_elements,
+    parse_request=request.parse_request,
+    parse_response=_no_answers,
+    stream_parser=_NoStream,
+    driver="Claude Code CLI",
+    invocation="{base_url} -p (Claude Code CLI, prompt on stdin)",
+    sniff=detect.sniff,
+    holds=detect.holds,
+    rules=rules.rules,
+    audit_note="claude-prompt carries calls as JSON in its transcript: the CLI takes history only as text",
+)
+
+__all__ = ["WIRE"]

@@ -35,9 +35,12 @@ from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._replay import ReplayCall, TurnMessage, split_system
-from toolreplay.wires._common import RenderOptions
+from toolreplay.wires.common import IdMapper, RenderOptions
+from toolreplay.wires.contract import TurnPiece
 
 WIRE = "claude-prompt"
+#: The body key that holds the history (written here only; the wire's other modules import it).
+LIST_KEY = "prompt"
 
 REPLAY_HEAD = (
     "You are continuing the conversation below. Its earlier turns are in <transcript>, one JSON object "
@@ -65,6 +68,11 @@ def render_turn(t: TurnMessage) -> str:
         return f'{{"role":{role},"text":{text}}}'
     calls = ",".join(_call_json(c) for c in t.calls)
     return f'{{"role":{role},"calls":[{calls}],"text":{text}}}'
+
+
+def turn_renderer(opts: RenderOptions | None = None, ids: IdMapper | None = None) -> TurnPiece:
+    """The per-turn renderer: one transcript line per turn message (no call ids)."""
+    return lambda t, items: [render_turn(t)]
 
 
 def render_prompt(turns: Sequence[TurnMessage]) -> str:
@@ -96,5 +104,5 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
     body: dict[str, Any] = {"model": opts.model}
     if system:
         body["system"] = system
-    body["prompt"] = render_prompt(rest)
+    body[LIST_KEY] = render_prompt(rest)
     return body

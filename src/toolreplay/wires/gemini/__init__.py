@@ -1,4 +1,83 @@
-"""The gemini wire.
+"""The Gemini wire (``generateContent`` / ``streamGenerateContent``).
 
-render.py: request bodies; response.py: answers and stream events; request.py: bodies back into a history.
+``render.py`` bodies, ``response.py`` answers and stream events, ``request.py`` bodies back into a
+history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies are recognised,
+``double.py`` the loopback double's side. :data:`WIRE` holds them all.
 """
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case
+from toolreplay.wires.contract import Double, Http, ImportForm, Wire
+from toolreplay.wires.gemini import detect, render, request, response, rules
+
+if TYPE_CHECKING:
+    from toolreplay._vessels import Vessel
+
+
+def _endpoint(base: str, model: str, stream: bool) -> str:
+    name = quote(model.removeprefix("models/"), safe="-._")
+    return f"{base}/models/{name}:" + ("streamGenerateContent?alt=sse" if stream else "generateContent")
+
+
+def _auth(vessel: Vessel, key: str | None) -> dict[str, str]:
+    # A header, never a ?key= query: keys must not land in URLs, logs or dumps.
+    return {"x-goog-api-key": key} if key else {}
+
+
+def _stream_flag(body: dict[str, Any], stream: bool) -> None:
+    """Gemini streams by its URL (``streamGenerateContent``), not by a body flag."""
+
+
+def _call_notes(body: Mapping[str, Any]) -> dict[int, str]:
+    """Which calls (in body order) carry Google's dummy thought signature: Gemini did not make them."""
+    out: dict[int, str] = {}
+    n = 0
+    for content in body.get(render.LIST_KEY) or []:
+        if not isinstance(content, Mapping):
+            continue
+        for part in content.get("parts") or []:
+            if not isinstance(part, Mapping) or either_case(part, "functionCall", "function_call") is None:
+                continue
+            if either_case(part, "thoughtSignature", "thought_signature") in request.DUMMY_SIGNATURES:
+                out[n] = (
+                    f"dummy thought signature ({GEMINI_DUMMY_SIGNATURE!r}): Gemini did not make this call"
+                )
+            n += 1
+    return out
+
+
+def _double() -> Double:
+    from toolreplay.wires.gemini.double import DOUBLE
+
+    return DOUBLE
+
+
+WIRE = Wire(
+    name=render.WIRE,
+    list_key=render.LIST_KEY,
+    render=render.render,
+    render_turn=render.turn_renderer,
+    parse_request=request.parse_request,
+    parse_response=response.parse_response,
+    stream_parser=response.StreamParser,
+    http=Http(endpoint=_endpoint, auth_headers=_auth, stream_flag=_stream_flag, model_in_body=False),
+    url_endings=(":generatecontent", ":streamgeneratecontent"),
+    sniff=detect.sniff,
+    importing=ImportForm(
+        description="Gemini contents or generateContent bodies (camelCase or snake_case)",
+        rank=50,
+        is_element=detect.is_element,
+        marks=detect.marks,
+        content_key="parts",
+    ),
+    rules=rules.rules,
+    double=_double,
+    call_notes=_call_notes,
+)
+
+__all__ = ["WIRE"]

@@ -17,7 +17,7 @@ Rules this module keeps (the errors they avoid):
 * a function-call turn follows a user turn or a function-response turn (400 "Please ensure that function
   call turn comes immediately after a user turn or after a function response turn"): when a reply's
   calls would follow a model content (two stored replies in a row, or a history that opens with a
-  reply's calls), a user content with the text ``SEPARATOR`` (see :mod:`toolreplay.wires._common`)
+  reply's calls), a user content with the text ``SEPARATOR`` (see :mod:`toolreplay.wires.common`)
   goes before them. It depends only on what came before, so appending a turn never changes the
   earlier contents;
 * camelCase keys (design 9); tools as ``functionDeclarations`` with ``parametersJsonSchema``
@@ -30,9 +30,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay._replay import TurnMessage, split_system
-from toolreplay.wires._common import (
+from toolreplay.wires.common import (
     GEMINI_DUMMY_SIGNATURE,
     SEPARATOR,
+    IdMapper,
     RenderOptions,
     declared_tools,
     gemini_signature,
@@ -41,8 +42,11 @@ from toolreplay.wires._common import (
     tool_map,
     wire_tool_name,
 )
+from toolreplay.wires.contract import TurnPiece
 
 WIRE = "gemini"
+#: The body key that holds the history (written here only; the wire's other modules import it).
+LIST_KEY = "contents"
 #: Our neutral tool_choice words -> Gemini's functionCallingConfig modes.
 TOOL_CHOICE = {"auto": "AUTO", "none": "NONE", "required": "ANY", "any": "ANY"}
 
@@ -91,18 +95,29 @@ def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any
     return out
 
 
+def _piece(t: TurnMessage, items: list[Any]) -> list[Any]:
+    # Gemini looks back one content: a call turn after a model content gets a separator first.
+    return render_turn(t, not items or items[-1]["role"] == "model")
+
+
+def turn_renderer(opts: RenderOptions | None = None, ids: IdMapper | None = None) -> TurnPiece:
+    """The per-turn renderer (Gemini sends no call ids: ``ids`` is unused)."""
+    return _piece
+
+
 def render_contents(turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
     """The ``contents`` list (system messages excluded: they go in ``systemInstruction``)."""
+    piece = turn_renderer()
     out: list[dict[str, Any]] = []
     for t in turns:
-        out.extend(render_turn(t, not out or out[-1]["role"] == "model"))
+        out.extend(piece(t, out))
     return out
 
 
 def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
     """The request body for ``models/<opts.model>:generateContent`` (or ``:streamGenerateContent``)."""
     system, rest = split_system(turns, opts.system)
-    body: dict[str, Any] = {"contents": render_contents(rest)}
+    body: dict[str, Any] = {LIST_KEY: render_contents(rest)}
     if system:
         body["systemInstruction"] = {"parts": [{"text": system}]}
     tools = render_tools(opts, rest)

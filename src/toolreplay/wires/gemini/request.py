@@ -14,7 +14,7 @@ camelCase or snake_case alike (``functionCall``/``function_call``, ``thoughtSign
   ``{"result": x}`` read as the answer ``x``, ``{"error": x}`` as a failed call; any other ``response``
   object is kept as its JSON text. Text parts are the user's words.
 * The renderer's ``(continued)`` user content before a function-call turn that follows a model turn
-  (see :data:`toolreplay.wires._common.SEPARATOR`) is the wire's role rule, not the user's: not stored.
+  (see :data:`toolreplay.wires.common.SEPARATOR`) is the wire's role rule, not the user's: not stored.
 
 Inline data, files and executable code parts are reported, not kept.
 """
@@ -27,9 +27,9 @@ from typing import Any, cast
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay.wires._common import SEPARATOR
-from toolreplay.wires._common import either_case as _get
-from toolreplay.wires._request_common import (
+from toolreplay.wires.common import SEPARATOR
+from toolreplay.wires.common import either_case as _get
+from toolreplay.wires.request_common import (
     listed,
     nonempty,
     objects,
@@ -39,7 +39,7 @@ from toolreplay.wires._request_common import (
     string,
     user_events,
 )
-from toolreplay.wires._turns import (
+from toolreplay.wires.turns import (
     AgentSaid,
     Call,
     Event,

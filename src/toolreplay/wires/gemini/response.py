@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.wires._common import either_case as _get
 from toolreplay.wires._parse import (
     add_counts,
     count,
@@ -39,6 +38,7 @@ from toolreplay.wires._parse import (
     text_of,
 )
 from toolreplay.wires._parse import string as _str
+from toolreplay.wires.common import either_case as _get
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
 WIRE = "gemini"
@@ -160,6 +160,9 @@ class StreamParser:
             if finish is not None:
                 self._finish = finish
         return "".join(new)
+
+    def mark_done(self) -> None:
+        """This wire sends no end marker besides its final event; nothing to do."""
 
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before the chunk with finishReason."""

@@ -1,4 +1,54 @@
-"""The ollama wire.
+"""The Ollama native wire (``/api/chat``).
 
-render.py: request bodies; response.py: answers and stream events; request.py: bodies back into a history.
+``render.py`` bodies, ``response.py`` answers and NDJSON stream lines, ``request.py`` bodies back into a
+history, ``rules.py`` what the server refuses, ``detect.py`` how its bodies are recognised,
+``double.py`` the loopback double's side. :data:`WIRE` holds them all.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolreplay.wires.contract import Double, Http, ImportForm, Wire
+from toolreplay.wires.ollama import detect, render, request, response, rules
+from toolreplay.wires.openai_chat import bearer
+
+
+def _endpoint(base: str, model: str, stream: bool) -> str:
+    return f"{base}/api/chat"
+
+
+def _stream_flag(body: dict[str, Any], stream: bool) -> None:
+    body["stream"] = stream  # Ollama streams when the flag is absent
+
+
+def _double() -> Double:
+    from toolreplay.wires.ollama.double import DOUBLE
+
+    return DOUBLE
+
+
+WIRE = Wire(
+    name=render.WIRE,
+    list_key=render.LIST_KEY,
+    render=render.render,
+    render_turn=render.turn_renderer,
+    call_ids=render.call_ids,
+    parse_request=request.parse_request,
+    parse_response=response.parse_response,
+    stream_parser=response.StreamParser,
+    http=Http(endpoint=_endpoint, auth_headers=bearer, stream_flag=_stream_flag, framing="ndjson"),
+    url_endings=("/api/chat",),
+    sniff=detect.sniff,
+    importing=ImportForm(
+        description="Ollama /api/chat messages or bodies",
+        rank=20,
+        is_element=detect.is_element,
+        marks=detect.marks,
+    ),
+    rules=rules.rules,
+    double=_double,
+    chat_template=True,
+)
+
+__all__ = ["WIRE"]

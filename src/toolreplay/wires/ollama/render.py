@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay._replay import TurnMessage, split_system
-from toolreplay.wires._common import (
+from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
     function_tools,
@@ -24,8 +24,11 @@ from toolreplay.wires._common import (
     sampling,
     wire_tool_name,
 )
+from toolreplay.wires.contract import TurnPiece
 
 WIRE = "ollama"
+#: The body key that holds the history (written here only; the wire's other modules import it).
+LIST_KEY = "messages"
 
 
 #: ``tools``: every given tool plus every tool the replayed calls use.
@@ -57,12 +60,23 @@ def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
     return out
 
 
+def call_ids(opts: RenderOptions) -> IdMapper:
+    """The id policy hook: the vessel's policy."""
+    return IdMapper(opts)
+
+
+def turn_renderer(opts: RenderOptions, ids: IdMapper | None) -> TurnPiece:
+    """The per-turn renderer (the incremental renderer and :func:`render_messages` both run it)."""
+    mapper = ids if ids is not None else call_ids(opts)
+    return lambda t, items: render_turn(t, mapper)
+
+
 def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
     """The ``messages`` list (no system message)."""
-    ids = IdMapper(opts)
+    piece = turn_renderer(opts, None)
     out: list[dict[str, Any]] = []
     for t in turns:
-        out.extend(render_turn(t, ids))
+        out.extend(piece(t, out))
     return out
 
 
@@ -72,7 +86,7 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
     messages = render_messages(rest, opts)
     if system:
         messages.insert(0, {"role": "system", "content": system})
-    body: dict[str, Any] = {"model": opts.model, "messages": messages}
+    body: dict[str, Any] = {"model": opts.model, LIST_KEY: messages}
     tools = render_tools(opts, rest)
     if tools:
         body["tools"] = tools

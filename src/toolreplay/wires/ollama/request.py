@@ -5,7 +5,7 @@ Reads a whole body (``messages``, ``tools``) or just its ``messages`` list: ``sy
 clients sent it), and ``tool`` messages (``tool_name``, or the older ``name``; ``tool_call_id`` when
 given). Answers pair by ``tool_call_id`` when the calls carry ids, else by position (Ollama's own rule).
 An assistant's ``thinking`` is kept as ``{"ollama": {"thinking": ...}}``. Images are reported, not kept.
-The turn rules are :func:`toolreplay.wires._turns.assemble`'s.
+The turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay.wires._request_common import (
+from toolreplay.wires.request_common import (
     function_calls,
     listed,
     nonempty,
@@ -24,7 +24,7 @@ from toolreplay.wires._request_common import (
     split_list,
     string,
 )
-from toolreplay.wires._turns import (
+from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
     Call,

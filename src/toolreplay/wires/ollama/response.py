@@ -80,6 +80,9 @@ class StreamParser:
             self._final = event
         return new
 
+    def mark_done(self) -> None:
+        """This wire sends no end marker besides its final event; nothing to do."""
+
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before the ``"done": true`` object."""
         if self._final is None:

@@ -1,4 +1,67 @@
-"""The openai_chat wire.
+"""The OpenAI Chat Completions wire (OpenAI, Kimi, GLM and every OpenAI-compatible server).
 
-render.py: request bodies; response.py: answers and stream events; request.py: bodies back into a history.
+``render.py`` bodies, ``response.py`` answers and stream events, ``request.py`` bodies back into a
+history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies are recognised,
+``double.py`` the loopback double's side. :data:`WIRE` holds them all.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from toolreplay.wires.contract import Double, Http, ImportForm, Wire
+
+if TYPE_CHECKING:
+    from toolreplay._vessels import Vessel
+from toolreplay.wires.openai_chat import detect, render, request, response, rules
+
+
+def _endpoint(base: str, model: str, stream: bool) -> str:
+    return f"{base}/chat/completions"
+
+
+def bearer(vessel: Vessel, key: str | None) -> dict[str, str]:
+    """``authorization: Bearer <key>`` (OpenAI and the servers that copy it)."""
+    return {"authorization": f"Bearer {key}"} if key else {}
+
+
+def _stream_flag(body: dict[str, Any], stream: bool) -> None:
+    if stream:
+        body["stream"] = True
+        body.setdefault("stream_options", {"include_usage": True})
+    else:
+        # OpenAI refuses stream_options without stream.
+        body.pop("stream", None)
+        body.pop("stream_options", None)
+
+
+def _double() -> Double:
+    from toolreplay.wires.openai_chat.double import DOUBLE
+
+    return DOUBLE
+
+
+WIRE = Wire(
+    name=render.WIRE,
+    list_key=render.LIST_KEY,
+    render=render.render,
+    render_turn=render.turn_renderer,
+    call_ids=render.call_ids,
+    parse_request=request.parse_request,
+    parse_response=response.parse_response,
+    stream_parser=response.StreamParser,
+    http=Http(endpoint=_endpoint, auth_headers=bearer, stream_flag=_stream_flag),
+    url_endings=("/chat/completions",),
+    sniff=detect.sniff,
+    importing=ImportForm(
+        description="OpenAI Chat messages or request bodies (tau-bench v1, LiteLLM, vLLM logs)",
+        rank=10,
+        is_element=detect.is_element,
+        marks=detect.marks,
+    ),
+    rules=rules.rules,
+    double=_double,
+    chat_template=True,
+)
+
+__all__ = ["WIRE", "bearer"]

@@ -21,9 +21,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay._replay import TurnMessage, split_system
-from toolreplay.wires._common import IdMapper, RenderOptions, function_tools, sampling, wire_tool_name
+from toolreplay.wires.common import IdMapper, RenderOptions, function_tools, sampling, wire_tool_name
+from toolreplay.wires.contract import TurnPiece
 
 WIRE = "openai-chat"
+#: The body key that holds the history (written here only; the wire's other modules import it).
+LIST_KEY = "messages"
 
 
 #: ``tools``: every given tool plus every tool the replayed calls use.
@@ -52,13 +55,29 @@ def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, An
     return out
 
 
+def call_ids(opts: RenderOptions) -> IdMapper:
+    """The id policy hook: the vessel's policy and length limit (OpenAI's own server: 40)."""
+    return IdMapper(opts)
+
+
+def named_tool_messages(opts: RenderOptions) -> bool:
+    """Tool messages carry the tool's ``name`` (Kimi); ``no_message_name`` wins (GLM rejects it)."""
+    return "tool_message_name" in opts.flags and "no_message_name" not in opts.flags
+
+
+def turn_renderer(opts: RenderOptions, ids: IdMapper | None) -> TurnPiece:
+    """The per-turn renderer (the incremental renderer and :func:`render_messages` both run it)."""
+    mapper = ids if ids is not None else call_ids(opts)
+    named = named_tool_messages(opts)
+    return lambda t, items: render_turn(t, mapper, named)
+
+
 def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
     """The ``messages`` list (no system message)."""
-    ids = IdMapper(opts)
-    named = "tool_message_name" in opts.flags and "no_message_name" not in opts.flags
+    piece = turn_renderer(opts, None)
     out: list[dict[str, Any]] = []
     for t in turns:
-        out.extend(render_turn(t, ids, named))
+        out.extend(piece(t, out))
     return out
 
 
@@ -68,7 +87,7 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
     messages = render_messages(rest, opts)
     if system:
         messages.insert(0, {"role": "system", "content": system})
-    body: dict[str, Any] = {"model": opts.model, "messages": messages}
+    body: dict[str, Any] = {"model": opts.model, LIST_KEY: messages}
     tools = render_tools(opts, rest)
     if tools:
         body["tools"] = tools

@@ -8,7 +8,7 @@ DeepSeek's ``reasoning_content`` (and vLLM's ``reasoning``) are kept as provider
 ``"openai-chat"`` on the message's first call (or on the reply when it made none), never in an id.
 
 The turn rules (one agent turn is one stored reply, pairing, deterministic ids) are
-:func:`toolreplay.wires._turns.assemble`'s.
+:func:`toolreplay.wires.turns.assemble`'s.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay.wires._request_common import (
+from toolreplay.wires.request_common import (
     function_calls,
     listed,
     nonempty,
@@ -27,7 +27,7 @@ from toolreplay.wires._request_common import (
     split_list,
     string,
 )
-from toolreplay.wires._turns import (
+from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
     Call,

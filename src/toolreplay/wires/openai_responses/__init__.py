@@ -1,4 +1,58 @@
-"""The openai_responses wire.
+"""The OpenAI Responses wire (OpenAI, Codex, Grok).
 
-render.py: request bodies; response.py: answers and stream events; request.py: bodies back into a history.
+``render.py`` bodies, ``response.py`` answers and stream events, ``request.py`` bodies back into a
+history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies are recognised,
+``double.py`` the loopback double's side. :data:`WIRE` holds them all.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolreplay.wires.contract import Double, Http, ImportForm, Wire
+from toolreplay.wires.openai_chat import bearer
+from toolreplay.wires.openai_responses import detect, render, request, response, rules
+
+
+def _endpoint(base: str, model: str, stream: bool) -> str:
+    return f"{base}/responses"
+
+
+def _stream_flag(body: dict[str, Any], stream: bool) -> None:
+    if stream:
+        body["stream"] = True
+    else:
+        body.pop("stream", None)
+
+
+def _double() -> Double:
+    from toolreplay.wires.openai_responses.double import DOUBLE
+
+    return DOUBLE
+
+
+WIRE = Wire(
+    name=render.WIRE,
+    list_key=render.LIST_KEY,
+    render=render.render,
+    render_turn=render.turn_renderer,
+    call_ids=render.call_ids,
+    parse_request=request.parse_request,
+    parse_response=response.parse_response,
+    stream_parser=response.StreamParser,
+    http=Http(endpoint=_endpoint, auth_headers=bearer, stream_flag=_stream_flag),
+    url_endings=("/responses",),
+    sniff=detect.sniff,
+    holds=detect.holds,
+    importing=ImportForm(
+        description="OpenAI Responses input items or request bodies (Codex, Grok)",
+        rank=40,
+        is_element=detect.is_element,
+        marks=detect.marks,
+        elements=detect.elements,
+    ),
+    rules=rules.rules,
+    double=_double,
+)
+
+__all__ = ["WIRE"]

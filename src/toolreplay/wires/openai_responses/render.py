@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay._replay import TurnMessage, split_system
-from toolreplay.wires._common import (
+from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
     declared_tools,
@@ -28,8 +28,11 @@ from toolreplay.wires._common import (
     tool_map,
     wire_tool_name,
 )
+from toolreplay.wires.contract import TurnPiece
 
 WIRE = "openai-responses"
+#: The body key that holds the history (written here only; the wire's other modules import it).
+LIST_KEY = "input"
 #: ``call_id`` maxLength in the OpenAPI spec (FunctionCallOutputItemParam).
 MAX_CALL_ID = 64
 
@@ -60,12 +63,23 @@ def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
     return out
 
 
+def call_ids(opts: RenderOptions) -> IdMapper:
+    """The id policy hook: ids of at most :data:`MAX_CALL_ID` characters."""
+    return IdMapper(opts, max_len=MAX_CALL_ID)
+
+
+def turn_renderer(opts: RenderOptions, ids: IdMapper | None) -> TurnPiece:
+    """The per-turn renderer (the incremental renderer and :func:`render_input` both run it)."""
+    mapper = ids if ids is not None else call_ids(opts)
+    return lambda t, items: render_turn(t, mapper)
+
+
 def render_input(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
     """The ``input`` list (system messages excluded: they go in ``instructions``)."""
-    ids = IdMapper(opts, max_len=MAX_CALL_ID)
+    piece = turn_renderer(opts, None)
     out: list[dict[str, Any]] = []
     for t in turns:
-        out.extend(render_turn(t, ids))
+        out.extend(piece(t, out))
     return out
 
 
@@ -75,7 +89,7 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
     body: dict[str, Any] = {"model": opts.model}
     if system:
         body["instructions"] = system
-    body["input"] = render_input(rest, opts)
+    body[LIST_KEY] = render_input(rest, opts)
     tools = render_tools(opts, rest)
     if tools:
         body["tools"] = tools

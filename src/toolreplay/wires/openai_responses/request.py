@@ -12,7 +12,7 @@ One model response is several items in this wire: an output-form message (``type
 of ``output_text`` parts), reasoning items and the ``function_call`` items that follow it without an
 output between are read as one agent message (text beside calls). An easy-form assistant message
 (``{"role": "assistant", "content": "..."}``, what the renderer writes after a reply's calls) stands on
-its own. The turn rules are :func:`toolreplay.wires._turns.assemble`'s.
+its own. The turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay.wires._request_common import listed, nonempty, objects, read_tools, split_list
-from toolreplay.wires._turns import (
+from toolreplay.wires.request_common import listed, nonempty, objects, read_tools, split_list
+from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
     Call,

@@ -141,6 +141,9 @@ class StreamParser:
             raise stream_error(WIRE, event)
         return ""
 
+    def mark_done(self) -> None:
+        """This wire sends no end marker besides its final event; nothing to do."""
+
     def finish(self) -> Reply:
         """The whole answer; ConnectionFault when the stream ended before ``response.completed``."""
         if self._final is None:

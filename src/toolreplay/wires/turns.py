@@ -441,6 +441,17 @@ def tool_spec(name: Any, description: Any, parameters: Any) -> ToolSpec | None:
                     parameters=dict(params))  # fmt: skip
 
 
+def kind_of(value: Any) -> str:
+    """A JSON value's kind, for messages (``an object``, ``a list``, ``a string``...)."""
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "null"
+    return f"a {type(value).__name__}"
+
+
 __all__ = [
     "AgentSaid",
     "Answers",
@@ -452,6 +463,7 @@ __all__ = [
     "answer_text",
     "arguments_input",
     "assemble",
+    "kind_of",
     "merge_data",
     "tool_spec",
 ]

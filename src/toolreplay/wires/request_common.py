@@ -1,4 +1,4 @@
-"""What the wires' request parsers share besides the turn rules of :mod:`toolreplay.wires._turns`.
+"""What the wires' request parsers share besides the turn rules of :mod:`toolreplay.wires.turns`.
 
 The pieces here read shapes that several wires write alike: the body's message list beside the rest of
 the body, the entries of that list, tool definitions, a call's name/arguments/id, OpenAI-style
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from toolreplay._history import ToolSpec
-from toolreplay.wires._turns import Answers, Call, Event, Result, UserText, arguments_input, tool_spec
+from toolreplay.wires.turns import Answers, Call, Event, Result, UserText, arguments_input, tool_spec
 
 Fail = Callable[[str], Exception]
 

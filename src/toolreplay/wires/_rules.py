@@ -1,0 +1,114 @@
+"""What the wires' rule checks share: the id rules of one request, key and name checks.
+
+Used by each wire's ``rules.py`` (the validator, ``check --offline`` and the doubles run the wire's rules);
+nothing outside ``wires/`` imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from toolreplay.wires.common import ID_SAFE as ANTHROPIC_ID_RE
+
+if TYPE_CHECKING:
+    from toolreplay._vessels import Vessel
+
+#: OpenAI and Anthropic function names.
+# \Z, not $ (which also matches before a trailing newline): "coop\n" is not a valid name.
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
+#: Kimi's documented call ids: ``functions.<name>:<index>`` with a running index (design 7).
+KIMI_ID_RE = re.compile(r"^functions\.(?P<name>.+):(?P<index>[0-9]+)\Z")
+
+
+def is_obj(v: Any) -> TypeGuard[Mapping[str, Any]]:
+    return isinstance(v, Mapping)
+
+
+def json_object_text(text: Any) -> bool:
+    if not isinstance(text, str):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except (json.JSONDecodeError, RecursionError):
+        return False
+
+
+class Ids:
+    """The id rules of one request: unique, the vessel's length and shape rules."""
+
+    def __init__(self, v: Vessel, out: list[str], *, max_len: int | None = None, pattern: bool = False):
+        self.v, self.out, self.pattern = v, out, pattern
+        limits = [n for n in (v.max_id_len, max_len) if n is not None]
+        self.max_len = min(limits) if limits else None
+        self.seen: set[str] = set()
+        self.index = 0
+
+    def check(self, where: str, wid: Any, name: Any) -> None:
+        index, self.index = self.index, self.index + 1
+        if not isinstance(wid, str) or not wid:
+            self.out.append(f"{where}: missing or not a string")
+            return
+        if wid in self.seen:
+            self.out.append(f"{where}: {wid!r} is used twice in this request")
+        self.seen.add(wid)
+        if self.v.id_policy == "kimi":
+            m = KIMI_ID_RE.match(wid)
+            if m is None or m.group("name") != name or int(m.group("index")) != index:
+                self.out.append(f"{where}: {wid!r} is not functions.{name}:{index} (Kimi's running form)")
+            return  # design 7: Kimi ids go in full, whatever their length
+        if self.max_len is not None and len(wid) > self.max_len:
+            self.out.append(f"{where}: {len(wid)} characters, the vessel allows at most {self.max_len}")
+        if self.pattern and not ANTHROPIC_ID_RE.match(wid):
+            self.out.append(f"{where}: {wid!r} does not match ^[a-zA-Z0-9_-]+$")
+
+
+def extra_keys(out: list[str], where: str, obj: Mapping[str, Any], allowed: frozenset[str]) -> None:
+    extra = sorted(str(k) for k in obj if k not in allowed)
+    if extra:
+        out.append(f"{where}: key(s) {', '.join(extra)} not allowed here")
+
+
+def declared_names(body: Mapping[str, Any], names: Callable[[Any], list[Any]]) -> set[str]:
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return set()
+    got: set[str] = set()
+    for t in tools:
+        if is_obj(t):
+            got.update(n for n in names(t) if isinstance(n, str))
+    return got
+
+
+def nonempty_list(body: Mapping[str, Any], key: str, out: list[str]) -> list[Any] | None:
+    """The body's ``key`` list, or None (and the problem said) when it is missing or empty."""
+    value = body.get(key)
+    if not isinstance(value, list) or not value:
+        out.append(f"{key}: must be a non-empty list")
+        return None
+    return value
+
+
+def check_name(out: list[str], where: str, name: Any, declared: set[str], rx: re.Pattern[str]) -> None:
+    if not isinstance(name, str) or not rx.match(name):
+        out.append(f"{where}: tool name {name!r} does not match {rx.pattern}")
+    elif name not in declared:
+        out.append(f"{where}: tool {name!r} is not declared in tools")
+
+
+# --------------------------------------------------------------------------------------------------
+
+__all__ = [
+    "ANTHROPIC_ID_RE",
+    "KIMI_ID_RE",
+    "NAME_RE",
+    "Ids",
+    "check_name",
+    "declared_names",
+    "extra_keys",
+    "is_obj",
+    "json_object_text",
+    "nonempty_list",
+]

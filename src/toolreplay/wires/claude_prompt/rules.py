@@ -1,0 +1,45 @@
+"""The claude-prompt provider rules: what the provider refuses, read from a body.
+
+:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), by the tests of
+every render; the CLI publishes no schema beyond these rules. Each problem is one line naming the place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from toolreplay.wires._rules import extra_keys, is_obj
+
+if TYPE_CHECKING:
+    from toolreplay._vessels import Vessel
+
+
+def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+    from toolreplay.wires.claude_prompt.render import transcript_lines
+
+    extra_keys(out, "body", body, frozenset({"model", "system", "prompt"}))
+    if not isinstance(body.get("prompt"), str) or not body["prompt"]:
+        out.append("prompt: must be a non-empty string")
+        return
+    for n, line in enumerate(transcript_lines(dict(body))):
+        where = f"prompt: transcript line {n + 1}"
+        try:
+            turn = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.append(f"{where}: not JSON ({exc.msg})")
+            continue
+        if not is_obj(turn) or turn.get("role") not in ("user", "assistant"):
+            out.append(f"{where}: not a turn with role user or assistant")
+            continue
+        extra_keys(out, where, turn, frozenset({"role", "calls", "text"}))
+        for k, c in enumerate(turn.get("calls") or []):
+            ok = is_obj(c) and isinstance(c.get("tool"), str) and is_obj(c.get("input"))
+            if not ok or not isinstance(c.get("answer"), str):
+                out.append(f"{where}: calls[{k}] needs tool (string), input (object) and answer (string)")
+            elif set(c) - {"tool", "input", "answer", "error"}:
+                out.append(f"{where}: calls[{k}] has unknown keys")
+
+
+__all__ = ["rules"]

@@ -1,0 +1,217 @@
+"""The ``Wire`` contract: everything one wire knows, as one typed value.
+
+Each wire package ``toolreplay.wires.<pkg>`` exports one :class:`Wire` named ``WIRE``; the registry
+(:mod:`toolreplay.wires`) maps wire names to them and is the only place the rest of toolreplay asks. A
+wire is a bundle of pure functions and facts, like httpx's ``BaseTransport`` or pydantic-ai's ``Model``:
+
+* what a body looks like: ``list_key`` (the body key that holds the history), ``render`` (turn messages
+  -> body), ``render_turn`` with ``call_ids`` (one turn message -> its list elements, for the
+  incremental renderer; ``call_ids`` is the id policy hook), ``assemble`` when the list is not a list;
+* how it travels: :class:`Http` (endpoint path, auth headers, the body's stream flag, SSE or NDJSON), or
+  None for a wire driven another way (the Claude Code CLI);
+* how it reads back: ``parse_request`` (body -> history), ``parse_response`` (answer -> reply),
+  ``stream_parser`` (events -> reply);
+* how it is recognised: ``sniff`` (a body -> confidence in 0..1; the highest wins), ``url_endings`` (a
+  dump that recorded the URL), :class:`ImportForm` (files of its bodies or messages for ``import``);
+* its provider rules: ``rules`` (what the provider refuses, read from the body; the validator,
+  ``check --offline`` and the doubles all run these), ``specs`` (the provider's own definitions), and
+  ``double`` (the loopback double's answer shapes and the checks only a server makes).
+
+Nothing here imports a wire: a wire imports this module, never the other way round.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from toolreplay.wires.reply import Reply
+
+if TYPE_CHECKING:
+    from toolreplay._history import History
+    from toolreplay._replay import TurnMessage
+    from toolreplay._vessels import Vessel
+    from toolreplay.testing.answers import Answer, Event, Splitter
+    from toolreplay.testing.checks import Rules as DoubleRules
+    from toolreplay.wires.common import IdMapper, RenderOptions
+
+Framing = Literal["sse", "ndjson"]
+#: One turn message -> the list elements it renders into, given the elements rendered before it.
+TurnPiece = Callable[["TurnMessage", list[Any]], list[Any]]
+#: The rules of a wire: (vessel, body, problems) -> appends one line per problem, naming the place.
+RuleCheck = Callable[["Vessel", Mapping[str, Any], list[str]], None]
+#: The provider definitions: (vessel, body, specs directory, problems, unchecked).
+SpecCheck = Callable[["Vessel", Mapping[str, Any], "Path | None", list[str], list[str]], None]
+
+
+class StreamParser(Protocol):
+    """Fed a stream's decoded events (SSE ``data`` payloads or NDJSON lines) one by one."""
+
+    def feed(self, event: Mapping[str, Any]) -> str:
+        """Take one event; return the text it added (for live display), possibly empty."""
+        ...
+
+    def mark_done(self) -> None:
+        """The stream's own end marker (``data: [DONE]``) arrived."""
+        ...
+
+    def finish(self) -> Reply:
+        """The whole reply; raises when the stream ended before the wire's final event."""
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Http:
+    """How a wire's request travels over HTTP."""
+
+    #: (base URL without its trailing slash, model, streamed) -> the URL.
+    endpoint: Callable[[str, str, bool], str]
+    #: (vessel, key or None) -> the headers that carry the key and the wire's version headers.
+    auth_headers: Callable[[Vessel, str | None], dict[str, str]]
+    #: (body copy, streamed) -> sets or removes the body's own stream flag, in place.
+    stream_flag: Callable[[dict[str, Any], bool], None]
+    #: SSE (``text/event-stream``) or NDJSON lines.
+    framing: Framing = "sse"
+    #: The body carries the model (Gemini's is in the URL).
+    model_in_body: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ImportForm:
+    """Files of this wire's bodies or messages, for ``toolreplay import --from <wire>`` and ``auto``."""
+
+    description: str
+    #: ``--from auto`` tries wire forms from the highest rank down: a wire whose marks others share
+    #: (a plain Chat list) ranks lowest.
+    rank: int
+    #: Is this value one element of the wire's list (a JSON Lines file of messages)?
+    is_element: Callable[[Any], bool]
+    #: (body or list, its elements) -> why this is not the wire's (None: it carries the wire's marks).
+    marks: Callable[[Any, Sequence[Any]], str | None]
+    #: The element key that carries content in this wire (a message with another one would lose it).
+    content_key: str = "content"
+    #: (a body or a bare list) -> its elements, or None; default: the list itself or ``list_key``'s list.
+    elements: Callable[[Any], Sequence[Any] | None] | None = None
+
+
+class AnswerEvents(Protocol):
+    """An answer's stream events, its texts cut by ``cut`` (tests pass any cut)."""
+
+    def __call__(self, a: Answer, cut: Splitter = ..., /) -> list[Event]: ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Double:
+    """The loopback provider double's side of a wire (see :mod:`toolreplay.testing`)."""
+
+    #: The request path (after an optional ``/vessel/<name>`` prefix); named groups ``model`` (the
+    #: model in the URL) and ``stream`` (set when the path itself asks for a stream) are read.
+    route: re.Pattern[str]
+    #: What the wire's base URL adds after the server root (``/v1``).
+    base_suffix: str
+    body: Callable[[Answer], dict[str, Any]]
+    events: AnswerEvents
+    #: (status, message) -> the wire's error body.
+    error_body: Callable[[int, str], dict[str, Any]]
+    #: (kind, message) -> an error event inside a stream (kinds: :data:`testing.answers.ERROR_KINDS`).
+    error_event: Callable[[str, str], Event]
+    #: (body, vessel rules) -> the provider's error text when it refuses the request (server-side only
+    #: checks beside the wire's :attr:`Wire.rules`), or None.
+    check: Callable[[Mapping[str, Any], DoubleRules], str | None]
+    #: (answer number, call index) -> the call id the provider makes up (None: the wire has none).
+    call_id: Callable[[int, int], str | None]
+    #: (parsed body or None, path asks for a stream) -> the request streams.
+    wants_stream: Callable[[Any, bool], bool]
+    #: (path asks for a stream, query string) -> why the double refuses the URL, or None.
+    refuse_url: Callable[[bool, str], str | None] = lambda stream, query: None
+    #: The Chat id limit applied when a request names no vessel (OpenAI's own server: 40).
+    default_max_id_len: int | None = None
+
+
+def list_elements(body: Mapping[str, Any], key: str) -> list[Any]:
+    """The elements of ``body[key]`` (a string is one element: Responses takes a plain string input)."""
+    value = body.get(key)
+    if isinstance(value, str):
+        return [value]
+    return list(value) if isinstance(value, list) else []
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Wire:
+    """One wire: see the module docstring. Every field is data or a pure function."""
+
+    name: str
+    #: The body key that holds the history (``messages``, ``input``, ``contents``, ``prompt``).
+    list_key: str
+    render: Callable[[Sequence[TurnMessage], RenderOptions], dict[str, Any]]
+    #: (options, call-id mapper or None) -> the per-turn renderer the incremental renderer runs.
+    render_turn: Callable[[RenderOptions, IdMapper | None], TurnPiece]
+    parse_response: Callable[[Mapping[str, Any]], Reply]
+    stream_parser: Callable[[], StreamParser]
+    #: A request body -> confidence in 0..1 that it is this wire's (0: not this wire's).
+    sniff: Callable[[Mapping[str, Any]], float]
+    rules: RuleCheck
+    #: How the list key is named to people (claude-prompt: ``prompt transcript``).
+    list_label: str = ""
+    #: The id policy hook: options -> the call-id mapper this wire's calls are named by (None: no ids).
+    call_ids: Callable[[RenderOptions], IdMapper] | None = None
+    #: (body rendered from a skeleton, every turn message, the cached elements) -> the body; None when
+    #: the list is a plain list under ``list_key`` (the default splice).
+    assemble: Callable[[dict[str, Any], Sequence[TurnMessage], list[Any]], dict[str, Any] | None] | None = (
+        None
+    )
+    #: Does this object hold a body of this wire (a dump's wrapper search)? Default: a list under
+    #: ``list_key``.
+    holds: Callable[[Mapping[str, Any]], bool] | None = None
+    #: The elements of a body's history (what ``cache-diff`` compares); default: ``list_key``'s list.
+    elements: Callable[[Mapping[str, Any]], list[Any]] | None = None
+    parse_request: Callable[[Any], History] | None = None
+    http: Http | None = None
+    #: For a wire not sent over HTTP: what drives it (``Claude Code CLI``), and where a request goes, for
+    #: people (a format string of ``base_url``).
+    driver: str = ""
+    invocation: str = "{base_url}"
+    url_endings: tuple[str, ...] = ()
+    importing: ImportForm | None = None
+    specs: SpecCheck | None = None
+    double: Callable[[], Double] | None = None
+    #: Chat templates (vLLM, llama.cpp, transformers) render this wire's bodies.
+    chat_template: bool = False
+    #: (body) -> {call number in body order: what the replay patched on it}, read from the body alone.
+    call_notes: Callable[[Mapping[str, Any]], dict[int, str]] | None = None
+    #: A note the audit prints for every body of this wire.
+    audit_note: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.list_label or self.list_key
+
+    def holds_body(self, obj: Mapping[str, Any]) -> bool:
+        """``obj`` holds this wire's history (a request body, not a wrapper around one)."""
+        if self.holds is not None:
+            return self.holds(obj)
+        return isinstance(obj.get(self.list_key), list)
+
+    def body_elements(self, body: Mapping[str, Any]) -> list[Any]:
+        """The elements of ``body``'s history (its message list, or what stands for it)."""
+        if self.elements is not None:
+            return self.elements(body)
+        return list_elements(body, self.list_key)
+
+
+__all__ = [
+    "AnswerEvents",
+    "Double",
+    "Framing",
+    "Http",
+    "ImportForm",
+    "RuleCheck",
+    "SpecCheck",
+    "StreamParser",
+    "TurnPiece",
+    "Wire",
+    "list_elements",
+]

@@ -1,0 +1,207 @@
+"""The provider double's side of this wire: the server-side checks (with the provider's own error text), the
+answer bodies and stream events, and the error shapes (see :class:`toolreplay.wires.contract.Double`).
+
+Only what a real server enforces is checked here; the wire's ``rules`` hold the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolreplay.testing.answers import ERROR_KINDS, Answer, AnswerCall, Event, Splitter, pieces, usage_counts
+from toolreplay.testing.checks import Rules, as_list, as_map
+from toolreplay.wires.common import either_case
+from toolreplay.wires.contract import Double
+
+MISSING_SIGNATURE = (
+    "Function call is missing a thought_signature in functionCall parts. This is required for tools to "
+    "work correctly, and missing thought_signature may lead to degraded model performance. Additional "
+    "data, function call `default_api:{name}` , position {pos}. Please refer to "
+    "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
+)
+
+
+GEMINI_COUNT = (
+    "Please ensure that the number of function response parts is equal to the number of function call "
+    "parts of the function call turn."
+)
+
+
+GEMINI_ORDER = (
+    "Please ensure that function call turn comes immediately after a user turn or after a function "
+    "response turn."
+)
+
+
+_STRUCT = "(type.googleapis.com/google.protobuf.Struct)"
+
+
+def check_gemini(body: Mapping[str, Any], rules: Rules) -> str | None:
+    contents = body.get("contents")
+    if not isinstance(contents, list) or not contents:
+        return "* GenerateContentRequest.contents: contents is not specified"
+    shaped: list[tuple[str, list[Mapping[str, Any]]]] = []
+    for i, raw in enumerate(contents):
+        c = as_map(raw)
+        role = c.get("role", "user")
+        if role not in ("user", "model"):
+            return "Please use a valid role: user, model."
+        parts = [as_map(p) for p in as_list(c.get("parts"))]
+        if not parts:
+            return f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
+        shaped.append((str(role), parts))
+    turn_start = 0
+    for i, (role, parts) in enumerate(shaped):
+        if role == "user" and not any(either_case(p, "functionResponse", "function_response") for p in parts):
+            turn_start = i
+    for i, (role, parts) in enumerate(shaped):
+        calls = [p for p in parts if either_case(p, "functionCall", "function_call") is not None]
+        if role != "model" or not calls:
+            continue
+        problem = _gemini_step(shaped, i, calls, rules, current=i > turn_start)
+        if problem:
+            return problem
+    return None
+
+
+def _gemini_step(
+    shaped: list[tuple[str, list[Mapping[str, Any]]]],
+    i: int,
+    calls: list[Mapping[str, Any]],
+    rules: Rules,
+    *,
+    current: bool,
+) -> str | None:
+    if i == 0 or shaped[i - 1][0] != "user":
+        return GEMINI_ORDER
+    for p in calls:
+        if not isinstance(as_map(either_case(p, "functionCall", "function_call")).get("args", {}), Mapping):
+            return f"Invalid value at 'contents[{i}].parts.function_call.args' {_STRUCT}"
+    first = calls[0]
+    if (
+        rules.require_signatures
+        and current
+        and not either_case(first, "thoughtSignature", "thought_signature")
+    ):
+        name = as_map(either_case(first, "functionCall", "function_call")).get("name")
+        return MISSING_SIGNATURE.format(name=name, pos=i + 1)
+    if i + 1 < len(shaped):
+        answers = [
+            p for p in shaped[i + 1][1] if either_case(p, "functionResponse", "function_response") is not None
+        ]
+        if shaped[i + 1][0] != "user" or len(answers) != len(calls):
+            return GEMINI_COUNT
+        for p in answers:
+            response = as_map(either_case(p, "functionResponse", "function_response")).get("response")
+            if not isinstance(response, Mapping):
+                return f"Invalid value at 'contents[{i + 1}].parts.function_response.response' {_STRUCT}"
+    return None
+
+
+def _gemini_usage(a: Answer) -> dict[str, Any]:
+    i, o, c = usage_counts(a.usage)
+    usage = {"promptTokenCount": i, "candidatesTokenCount": o, "totalTokenCount": i + o}
+    if c:
+        usage["cachedContentTokenCount"] = c
+    return usage
+
+
+def _gemini_call_part(c: AnswerCall) -> dict[str, Any]:
+    call: dict[str, Any] = {"name": c.name, "args": c.args}
+    if c.call_id:
+        call["id"] = c.call_id
+    part: dict[str, Any] = {"functionCall": call}
+    if c.signature:
+        part["thoughtSignature"] = c.signature
+    return part
+
+
+def _gemini_parts(a: Answer) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    if a.reasoning:
+        parts.append({"text": a.reasoning, "thought": True})
+    if a.text:
+        parts.append({"text": a.text})
+    parts += [_gemini_call_part(c) for c in a.calls]
+    return parts
+
+
+def gemini_body(a: Answer) -> dict[str, Any]:
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": _gemini_parts(a)}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": _gemini_usage(a),
+        "modelVersion": a.model,
+        "responseId": f"double{a.seq}",
+    }
+
+
+def gemini_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
+    def chunk(parts: list[dict[str, Any]], final: bool = False) -> Event:
+        cand: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if final:
+            cand["finishReason"] = "STOP"
+        return None, {"candidates": [cand], "usageMetadata": _gemini_usage(a), "modelVersion": a.model}
+
+    out: list[Event] = []
+    if a.reasoning:
+        out.append(chunk([{"text": a.reasoning, "thought": True}]))
+    out += [chunk([{"text": p}]) for p in cut(a.text)]
+    calls = [_gemini_call_part(c) for c in a.calls]
+    if calls:
+        out.append(chunk(calls, final=True))
+    elif out:
+        _, payload = out[-1]
+        payload["candidates"][0]["finishReason"] = "STOP"
+    else:
+        out.append(chunk([{"text": ""}], final=True))
+    return out
+
+
+_GOOGLE_STATUS = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    500: "INTERNAL",
+    503: "UNAVAILABLE",
+    504: "DEADLINE_EXCEEDED",
+}
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    state = _GOOGLE_STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")
+    return {"error": {"code": status, "message": message, "status": state}}
+
+
+def _refuse_url(streamed: bool, query: str) -> str | None:
+    # Without alt=sse Gemini streams one JSON array; toolreplay always asks for SSE.
+    return "the double streams Gemini only with ?alt=sse" if streamed and "alt=sse" not in query else None
+
+
+def error_event(kind: str, message: str) -> Event:
+    return None, {"error": {"code": ERROR_KINDS[kind][0], "message": message, "status": ERROR_KINDS[kind][3]}}
+
+
+def _wants_stream(body: Any, streamed: bool) -> bool:
+    return streamed
+
+
+DOUBLE = Double(
+    route=re.compile(
+        r"^(?:/v1beta|/v1)?/models/(?P<model>[^/:]+):(?:generateContent|(?P<stream>streamGenerateContent))$"
+    ),
+    base_suffix="/v1beta",
+    body=gemini_body,
+    events=gemini_events,
+    error_body=error_body,
+    error_event=error_event,
+    check=check_gemini,
+    call_id=lambda seq, k: None,  # the Gemini API sends no call ids
+    wants_stream=_wants_stream,
+    refuse_url=_refuse_url,
+)

@@ -1,0 +1,153 @@
+"""The Gemini provider rules: what the provider refuses, read from a body (camelCase rendered;
+snake_case read too, design 9).
+
+:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), and by the render
+tests. Each problem is one line naming the place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from toolreplay.wires._rules import check_name, extra_keys, is_obj, nonempty_list
+from toolreplay.wires.common import either_case
+from toolreplay.wires.gemini.render import LIST_KEY
+
+if TYPE_CHECKING:
+    from toolreplay._vessels import Vessel
+
+
+#: Gemini function names: a letter or ``_`` first; dots, colons and dashes allowed.
+GEMINI_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}\Z")
+
+
+_PART_KEYS = frozenset(
+    {"text", "functionCall", "function_call", "functionResponse", "function_response"}
+    | {"thoughtSignature", "thought_signature"}
+)
+
+
+def _gemini_parts(out: list[str], where: str, c: Any) -> list[tuple[str, Mapping[str, Any]]]:
+    parts = c.get("parts") if is_obj(c) else None
+    if not is_obj(c) or c.get("role") not in ("user", "model"):
+        out.append(f"{where}: role must be user or model")
+        return []
+    extra_keys(out, where, c, frozenset({"role", "parts"}))
+    if not isinstance(parts, list) or not parts:
+        out.append(f"{where}.parts: must be a non-empty list")
+        return []
+    got: list[tuple[str, Mapping[str, Any]]] = []
+    for k, p in enumerate(parts):
+        pw = f"{where}.parts[{k}]"
+        if not is_obj(p):
+            out.append(f"{pw}: not an object")
+            continue
+        extra_keys(out, pw, p, _PART_KEYS)
+        data = [
+            key
+            for key in ("text", "functionCall", "functionResponse")
+            if either_case(p, key, _snake(key)) is not None
+        ]
+        if len(data) != 1:
+            out.append(f"{pw}: must hold exactly one of text, functionCall, functionResponse")
+        if "text" in p and not (isinstance(p["text"], str) and p["text"].strip()):
+            out.append(f"{pw}.text: blank (Gemini rejects an empty text parameter)")
+        got.append((pw, p))
+    return got
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"([A-Z])", lambda m: "_" + m.group(1).lower(), camel)
+
+
+def _geminideclared_names(body: Mapping[str, Any]) -> set[str]:
+    declared: set[str] = set()
+    tools = body.get("tools")
+    for t in tools if isinstance(tools, list) else []:
+        decls = either_case(t, "functionDeclarations", "function_declarations") if is_obj(t) else None
+        for d in decls if isinstance(decls, list) else []:
+            if is_obj(d) and isinstance(d.get("name"), str):
+                declared.add(d["name"])
+    return declared
+
+
+def _gemini_answers(out: list[str], where: str, c: Any, parts: list[Any], pending: list[Any]) -> None:
+    """The content after a function-call turn: exactly its responses, same count, same order."""
+    resps = [(pw, either_case(p, "functionResponse", "function_response")) for pw, p in parts]
+    resps = [(pw, r) for pw, r in resps if r is not None]
+    if pending:
+        names = [r.get("name") if is_obj(r) else None for _, r in resps]
+        if c.get("role") != "user" or len(resps) != len(parts) or names != pending:
+            out.append(f"{where}: must be a user content of functionResponse parts for {pending}, in order")
+    elif resps:
+        out.append(f"{resps[0][0]}: functionResponse with no functionCall right before it")
+    for pw, r in resps:
+        if not is_obj(r) or not is_obj(r.get("response")):
+            out.append(f"{pw}.functionResponse.response: must be an object")
+
+
+def _gemini_calls(
+    out: list[str], where: str, c: Any, parts: list[Any], prev_role: Any, declared: set[str]
+) -> list[Any]:
+    """The names of one content's function calls, checked (signature, placement, name, args)."""
+    calls = [(pw, p, either_case(p, "functionCall", "function_call")) for pw, p in parts]
+    calls = [(pw, p, fc) for pw, p, fc in calls if fc is not None]
+    if not calls:
+        return []
+    if c.get("role") != "model":
+        out.append(f"{where}: functionCall parts in a {c.get('role')} content")
+    if prev_role != "user":
+        out.append(f"{where}: a function-call turn must follow a user or function-response turn")
+    sig = either_case(calls[0][1], "thoughtSignature", "thought_signature")
+    if not isinstance(sig, str) or not sig:
+        out.append(f"{calls[0][0]}: the first functionCall of a model turn needs a thoughtSignature")
+    names: list[Any] = []
+    for pw, _, fc in calls:
+        if not is_obj(fc):
+            out.append(f"{pw}.functionCall: not an object")
+            continue
+        check_name(out, f"{pw}.functionCall.name", fc.get("name"), declared, GEMINI_NAME_RE)
+        if not is_obj(fc.get("args", {})):
+            out.append(f"{pw}.functionCall.args: must be an object")
+        names.append(fc.get("name"))
+    return names
+
+
+def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+    contents = nonempty_list(body, LIST_KEY, out)
+    if contents is None:
+        return
+    if "model" in body:
+        out.append("model: goes in the URL, not in the body")
+    declared = _geminideclared_names(body)
+    pending: list[Any] = []
+    prev_role: Any = None
+    for i, c in enumerate(contents):
+        where = f"contents[{i}]"
+        parts = _gemini_parts(out, where, c)
+        if not is_obj(c):
+            continue
+        _gemini_answers(out, where, c, parts, pending)
+        pending = _gemini_calls(out, where, c, parts, prev_role, declared)
+        prev_role = c.get("role")
+    if pending:
+        out.append(f"contents: the last calls {pending} have no functionResponse")
+
+
+#: The fields of the REST ``GenerateContentRequest`` besides ``model`` (which is in the URL).
+GEMINI_BODY_KEYS = frozenset(
+    {
+        "contents",
+        "systemInstruction",
+        "tools",
+        "toolConfig",
+        "generationConfig",
+        "safetySettings",
+        "cachedContent",
+    }
+)
+
+
+__all__ = ["rules"]

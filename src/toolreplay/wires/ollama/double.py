@@ -1,0 +1,108 @@
+"""The provider double's side of this wire: the server-side checks (with the provider's own error text), the
+answer bodies and stream events, and the error shapes (see :class:`toolreplay.wires.contract.Double`).
+
+Only what a real server enforces is checked here; the wire's ``rules`` hold the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolreplay.testing.answers import Answer, Event, Splitter, pieces, usage_counts
+from toolreplay.testing.checks import Rules, as_list, as_map
+from toolreplay.wires.contract import Double
+
+
+def check_ollama(body: Mapping[str, Any], rules: Rules) -> str | None:
+    if not body.get("model"):
+        return "model is required"
+    for raw in as_list(body.get("messages")):
+        for tc in as_list(as_map(raw).get("tool_calls")):
+            args = (
+                as_map(tc).get("function", {}).get("arguments")
+                if isinstance(as_map(tc).get("function"), Mapping)
+                else None
+            )
+            if args is not None and not isinstance(args, Mapping):
+                return (
+                    "json: cannot unmarshal string into Go struct field "
+                    "ToolCallFunction.messages.tool_calls.function.arguments of type "
+                    "api.ToolCallFunctionArguments"
+                )
+    return None
+
+
+def _ollama_calls(a: Answer) -> list[dict[str, Any]]:
+    out = []
+    for i, c in enumerate(a.calls):
+        call: dict[str, Any] = {"function": {"index": i, "name": c.name, "arguments": c.args}}
+        if c.call_id:
+            call = {"id": c.call_id, **call}
+        out.append(call)
+    return out
+
+
+def _ollama_final(a: Answer) -> dict[str, Any]:
+    i, o, _ = usage_counts(a.usage)
+    return {
+        "done": True,
+        "done_reason": "stop",
+        "total_duration": 0,
+        "load_duration": 0,
+        "prompt_eval_count": i,
+        "prompt_eval_duration": 0,
+        "eval_count": o,
+        "eval_duration": 0,
+    }
+
+
+def ollama_body(a: Answer) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": a.text}
+    if a.reasoning:
+        message["thinking"] = a.reasoning
+    if a.calls:
+        message["tool_calls"] = _ollama_calls(a)
+    return {"model": a.model, "created_at": "1970-01-01T00:00:00Z", "message": message, **_ollama_final(a)}
+
+
+def ollama_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
+    head = {"model": a.model, "created_at": "1970-01-01T00:00:00Z"}
+
+    def line(message: dict[str, Any]) -> Event:
+        return None, {**head, "message": {"role": "assistant", **message}, "done": False}
+
+    out = [line({"content": "", "thinking": p}) for p in cut(a.reasoning or "")]
+    out += [line({"content": p}) for p in cut(a.text)]
+    if a.calls:
+        out.append(line({"content": "", "tool_calls": _ollama_calls(a)}))
+    out.append((None, {**head, "message": {"role": "assistant", "content": ""}, **_ollama_final(a)}))
+    return out
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    return {"error": message}
+
+
+def error_event(kind: str, message: str) -> Event:
+    return None, {"error": message}
+
+
+def _wants_stream(body: Any, streamed: bool) -> bool:
+    return (
+        isinstance(body, Mapping) and body.get("stream", True) is not False
+    )  # Ollama streams unless told not to
+
+
+DOUBLE = Double(
+    route=re.compile(r"^/api/chat$"),
+    base_suffix="",
+    body=ollama_body,
+    events=ollama_events,
+    error_body=error_body,
+    error_event=error_event,
+    check=check_ollama,
+    call_id=lambda seq, k: f"call_double{seq}_{k}",
+    wants_stream=_wants_stream,
+)

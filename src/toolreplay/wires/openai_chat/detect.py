@@ -1,0 +1,43 @@
+"""Recognising OpenAI Chat bodies: the audit's sniffing and ``import --from auto``.
+
+Chat is every ``messages`` wire's common ground: a plain-text chat list reads the same in several wires,
+so Chat's sniffer is the least confident (any ``messages`` list) and its import form ranks last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolreplay.wires._sniff import ANTHROPIC_BLOCKS, inner
+from toolreplay.wires.openai_chat.render import LIST_KEY
+from toolreplay.wires.turns import kind_of
+
+# Tuples, not sets: the values looked up come from the input and may be lists or objects, which a set
+# lookup refuses with a TypeError instead of saying no.
+CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+
+
+def sniff(body: Mapping[str, Any]) -> float:
+    """Any ``messages`` list (the fallback: the other messages wires sniff their own marks first)."""
+    return 0.1 if isinstance(body.get(LIST_KEY), list) else 0.0
+
+
+def is_element(value: Any) -> bool:
+    return isinstance(value, Mapping) and "role" in value
+
+
+def marks(body: Any, els: Sequence[Any]) -> str | None:
+    """Chat takes any list of Chat messages (roles it knows, no Anthropic blocks)."""
+    for i, m in enumerate(els):
+        if not isinstance(m, Mapping):
+            return f"messages[{i}] is {kind_of(m)}, not a message object"
+        if m.get("role") not in CHAT_ROLES:
+            return f"messages[{i}].role is {m.get('role')!r}, not a Chat role"
+    for b in inner(els, "content"):
+        if b.get("type") in ANTHROPIC_BLOCKS:
+            return f"a {b.get('type')!r} block (Anthropic's, not a Chat content part)"
+    return None
+
+
+__all__ = ["CHAT_ROLES", "is_element", "marks", "sniff"]

@@ -1,0 +1,163 @@
+"""The provider double's side of this wire: the server-side checks (with the provider's own error text), the
+answer bodies and stream events, and the error shapes (see :class:`toolreplay.wires.contract.Double`).
+
+Only what a real server enforces is checked here; the wire's ``rules`` hold the rest.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from toolreplay.testing.answers import (
+    ERROR_KINDS,
+    Answer,
+    Event,
+    Splitter,
+    openai_error_body,
+    pieces,
+    usage_counts,
+)
+from toolreplay.testing.checks import Rules, as_list, as_map, too_long
+from toolreplay.wires.contract import Double
+
+#: The rules that differ between vessels speaking one wire.
+ORPHAN_TOOL = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'."
+
+
+UNANSWERED_CHAT = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+    "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
+)
+
+
+def check_chat(body: Mapping[str, Any], rules: Rules) -> str | None:
+    if not body.get("model"):
+        return "you must provide a model parameter"
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "Missing required parameter: 'messages'."
+    pending: list[str] = []
+    for i, raw in enumerate(messages):
+        m = as_map(raw)
+        role = m.get("role")
+        if role == "tool":
+            tid = m.get("tool_call_id")
+            if tid not in pending:
+                return ORPHAN_TOOL
+            pending.remove(tid)
+            continue
+        if pending:
+            return UNANSWERED_CHAT.format(ids=", ".join(pending))
+        if role not in ("system", "developer", "user", "assistant"):
+            return f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool'."
+        for j, tc in enumerate(as_list(m.get("tool_calls")) if role == "assistant" else ()):
+            problem = _chat_call(as_map(tc), i, j, rules)
+            if problem:
+                return problem
+            pending.append(str(as_map(tc).get("id")))
+    if pending:
+        return UNANSWERED_CHAT.format(ids=", ".join(pending))
+    return None
+
+
+def _chat_call(tc: Mapping[str, Any], i: int, j: int, rules: Rules) -> str | None:
+    where = f"messages[{i}].tool_calls[{j}]"
+    tid = tc.get("id")
+    if not isinstance(tid, str) or not tid:
+        return f"Missing required parameter: '{where}.id'."
+    if rules.max_id_len is not None and len(tid) > rules.max_id_len:
+        return too_long(f"{where}.id", tid, rules.max_id_len)
+    args = as_map(tc.get("function")).get("arguments")
+    if not isinstance(args, str):
+        return f"Invalid type for '{where}.function.arguments': expected a string, but got an object instead."
+    return None
+
+
+def _chat_usage(a: Answer) -> dict[str, Any]:
+    i, o, c = usage_counts(a.usage)
+    return {
+        "prompt_tokens": i,
+        "completion_tokens": o,
+        "total_tokens": i + o,
+        "prompt_tokens_details": {"cached_tokens": c},
+    }
+
+
+def _chat_finish(a: Answer) -> str:
+    return "tool_calls" if a.calls else "stop"
+
+
+def chat_body(a: Answer) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": a.text or None}
+    if a.reasoning:
+        message["reasoning_content"] = a.reasoning
+    if a.calls:
+        message["tool_calls"] = [
+            {"id": c.call_id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+            for c in a.calls
+        ]
+    return {
+        "id": f"chatcmpl-double{a.seq}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": a.model,
+        "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _chat_finish(a)}],
+        "usage": _chat_usage(a),
+    }
+
+
+def chat_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
+    head = {
+        "id": f"chatcmpl-double{a.seq}",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": a.model,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
+        return None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    out += [chunk({"reasoning_content": p}) for p in cut(a.reasoning or "")]
+    out += [chunk({"content": p}) for p in cut(a.text)]
+    for i, c in enumerate(a.calls):
+        start = {
+            "index": i,
+            "id": c.call_id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": ""},
+        }
+        out.append(chunk({"tool_calls": [start]}))
+        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in cut(c.arguments)]
+    out.append(chunk({}, _chat_finish(a)))
+    out.append((None, {**head, "choices": [], "usage": _chat_usage(a)}))
+    out.append((None, "[DONE]"))
+    return out
+
+
+def error_body(status: int, message: str) -> dict[str, Any]:
+    return openai_error_body(status, message)
+
+
+def error_event(kind: str, message: str) -> Event:
+    return None, {"error": {"message": message, "type": ERROR_KINDS[kind][1], "param": None, "code": None}}
+
+
+def _wants_stream(body: Any, streamed: bool) -> bool:
+    return isinstance(body, Mapping) and body.get("stream") is True
+
+
+DOUBLE = Double(
+    route=re.compile(r"^(?:/v1)?/chat/completions$"),
+    base_suffix="/v1",
+    body=chat_body,
+    events=chat_events,
+    error_body=error_body,
+    error_event=error_event,
+    check=check_chat,
+    call_id=lambda seq, k: f"call_double{seq}_{k}",
+    wants_stream=_wants_stream,
+    default_max_id_len=40,
+)

@@ -1,0 +1,99 @@
+"""The OpenAI Responses provider rules: what the provider refuses, read from a body.
+
+:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), and by the render
+tests. Each problem is one line naming the place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from toolreplay.wires._rules import (
+    NAME_RE,
+    Ids,
+    check_name,
+    declared_names,
+    extra_keys,
+    is_obj,
+    json_object_text,
+)
+from toolreplay.wires.openai_responses.render import LIST_KEY, MAX_CALL_ID
+
+if TYPE_CHECKING:
+    from toolreplay._vessels import Vessel
+
+
+_RESP_KEYS = {
+    "function_call": frozenset({"type", "call_id", "name", "arguments"}),
+    "function_call_output": frozenset({"type", "call_id", "output"}),
+    "message": frozenset({"type", "role", "content"}),
+}
+
+
+def _calls(items: list[Any], i: int, ids: Ids, declared: set[str], out: list[str]) -> tuple[int, list[Any]]:
+    """The run of ``function_call`` items from ``i``, checked: where it ends, and its call ids."""
+    group: list[Any] = []
+    while i < len(items) and is_obj(items[i]) and items[i].get("type") == "function_call":
+        c, cw = items[i], f"input[{i}]"
+        ids.check(f"{cw}.call_id", c.get("call_id"), c.get("name"))
+        check_name(out, f"{cw}.name", c.get("name"), declared, NAME_RE)
+        if not json_object_text(c.get("arguments")):
+            out.append(f"{cw}.arguments: not the JSON text of an object")
+        group.append(c.get("call_id"))
+        i += 1
+    return i, group
+
+
+def _outputs(items: list[Any], i: int, group: list[Any], out: list[str]) -> int:
+    """The outputs that must follow a run of calls, same ids, same order: where they end."""
+    for cid in group:
+        nxt = items[i] if i < len(items) else None
+        if not is_obj(nxt) or nxt.get("type") != "function_call_output" or nxt.get("call_id") != cid:
+            out.append(f"input[{i}]: call {cid!r} is not answered right after the calls")
+            break
+        extra_keys(out, f"input[{i}]", nxt, _RESP_KEYS["function_call_output"])
+        if not isinstance(nxt.get("output"), str):
+            out.append(f"input[{i}].output: not a string")
+        i += 1
+    return i
+
+
+def _top(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+    if v.has("store_false") and body.get("store") is not False:
+        out.append(f"store: must be false on vessel {v.name}")
+    tools = body.get("tools")
+    for k, t in enumerate(tools if isinstance(tools, list) else []):
+        if is_obj(t) and t.get("type") == "function" and not isinstance(t.get("strict"), bool):
+            out.append(f"tools[{k}].strict: missing (the spec requires it; design 8)")
+
+
+def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+    items = body.get(LIST_KEY)
+    if not isinstance(items, list):
+        out.append(f"{LIST_KEY}: must be a list")
+        return
+    _top(v, body, out)
+    declared = declared_names(body, lambda t: [t.get("name")])
+    ids = Ids(v, out, max_len=MAX_CALL_ID)
+    i = 0
+    while i < len(items):
+        it, where = items[i], f"input[{i}]"
+        kind = (it.get("type") or "message") if is_obj(it) else None
+        if kind not in _RESP_KEYS:
+            out.append(f"{where}: not an item this wire renders ({kind!r})")
+            i += 1
+            continue
+        if "id" in it and kind == "function_call":
+            out.append(f"{where}.id: a replayed call carries no item id (it demands its reasoning item)")
+        extra_keys(out, where, it, _RESP_KEYS[kind] | ({"id"} if kind == "function_call" else set()))
+        if kind == "function_call_output":
+            out.append(f"{where}: output with no call right before it")
+        if kind != "function_call":
+            i += 1
+            continue
+        i, group = _calls(items, i, ids, declared, out)
+        i = _outputs(items, i, group, out)
+
+
+__all__ = ["rules"]
