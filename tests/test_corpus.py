@@ -27,7 +27,7 @@ from corpus_loader import CORPUS, DONE, KINDS, WIRES, Exchange, exchanges, sourc
 from toolreplay._api import render
 from toolreplay._audit.body import load_request
 from toolreplay._importers import read_file
-from toolreplay.wires import parse_request, parse_response, wire_module
+from toolreplay.wires import get_wire, parse_request, parse_response
 
 
 def _cases(test: str, found: Iterable[Exchange]) -> list[Any]:
@@ -165,7 +165,7 @@ def test_response_drops_nothing_silently(ex: Exchange) -> None:
 
 
 def _streamed(ex: Exchange) -> Any:
-    parser = wire_module(ex.wire, "response").StreamParser()
+    parser = get_wire(ex.wire).stream_parser()
     for ev in ex.events():
         if ev == DONE:
             if hasattr(parser, "mark_done"):
