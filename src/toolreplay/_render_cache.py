@@ -217,7 +217,8 @@ def _tail_turns(messages: tuple[Message, ...], start: int, e: _Entry) -> Tail | 
     if len(set(ids)) != len(ids):
         return None
     stems = [e.alloc.stem(m.id) for m in messages[start:]]
-    if stems_for(ids)[start - c :] != stems:
+    # From the start (a cold render), the allocator and the tail's own stems are the same computation.
+    if start and stems_for(ids)[start - c :] != stems:
         return None
     return _prepared(window, len(messages) - start, e.mode, e.settings, e.native_tools)
 

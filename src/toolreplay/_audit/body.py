@@ -168,6 +168,24 @@ def _dump_meta(path: Path) -> Mapping[str, Any] | None:
     return cast(Mapping[str, Any], data) if isinstance(data, Mapping) else None
 
 
+def _read(source: str | Path | Mapping[str, Any], label: str | None) -> tuple[str, bytes | None, Any]:
+    """(name for messages, the file's bytes or None, the parsed JSON) of a path or a parsed object."""
+    if not isinstance(source, (str, Path)):
+        return label or "<request>", None, source
+    path = Path(source)
+    name = label or str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{name}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot be read ({exc.strerror})") from None
+    try:
+        return name, raw, jsonenc.loads(raw)
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise WireError(f"{name}: not JSON ({exc})") from None
+
+
 def load_request(
     source: str | Path | Mapping[str, Any], *, wire: str | None = None, label: str | None = None
 ) -> RequestBody:
@@ -177,23 +195,7 @@ def load_request(
     """
     from toolreplay.wires import get_wire
 
-    raw: bytes | None = None
-    if isinstance(source, (str, Path)):
-        path = Path(source)
-        name = label or str(path)
-        try:
-            raw = path.read_bytes()
-        except FileNotFoundError:
-            raise ConfigError(f"{name}: no such file") from None
-        except OSError as exc:
-            raise ConfigError(f"{name}: cannot be read ({exc.strerror})") from None
-        try:
-            data: Any = jsonenc.loads(raw)
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise WireError(f"{name}: not JSON ({exc})") from None
-    else:
-        name = label or "<request>"
-        data = source
+    name, raw, data = _read(source, label)
     if _is_history(data):
         # a stored history is what a request is rendered from, not a request: every call would read as
         # "not carried" (the audit said "openai-chat, 7 messages, 0 calls" and exited 0)
