@@ -64,11 +64,15 @@ _calls = st.builds(
 answers = st.builds(
     Answer,
     seq=st.integers(1, 99),
-    model=st.sampled_from(["kimi-k2", "gpt-5", "claude-sonnet-4-5", "gemini-2.5-flash", "qwen3"]),
+    model=st.sampled_from(
+        ["kimi-k2", "gpt-5", "claude-sonnet-4-5", "gemini-2.5-flash", "gemini-3-pro-preview", "qwen3"]
+    ),
     text=st.text(max_size=60),
     calls=st.lists(_calls, max_size=3).map(tuple),
     reasoning=st.none() | st.text(min_size=1, max_size=30),
     usage=st.builds(Usage, st.integers(0, 10**6), st.integers(0, 10**5), st.integers(0, 10**6)),
+    # what toolreplay sends with a stream (Chat's usage chunk comes only when asked for)
+    request=st.just({"stream": True, "stream_options": {"include_usage": True}}),
 )
 
 
@@ -205,7 +209,13 @@ def test_damaged_bytes_give_a_reply_or_the_documented_error(
 def test_found_json_text_holding_a_unicode_line_separator(wire: str, char: str) -> None:
     """httpx's aiter_lines splits at these (str.splitlines); SSE and NDJSON lines end only at CR/LF."""
     answer = Answer(
-        1, "m", f"one{char}two", (AnswerCall("t", {"k": char}, "c1", None),), None, Usage(1, 1, 0)
+        1,
+        "m",
+        f"one{char}two",
+        (AnswerCall("t", {"k": char}, "c1", None),),
+        None,
+        Usage(1, 1, 0),
+        {"stream": True, "stream_options": {"include_usage": True}},
     )
     data = frame(wire, answer_events(wire, answer))
     assert char.encode() in data  # sent raw, as JSON allows

@@ -325,8 +325,11 @@ def test_error_bodies_on_200_raise_the_providers_error() -> None:
 
 # -- streams ---------------------------------------------------------------------------------------------
 
+# What toolreplay's renderers send with a stream (Chat's usage chunk comes only when it is asked for).
+STREAMED = {"stream": True, "stream_options": {"include_usage": True}}
+
 SCRIPTS = {
-    "text": Answer(1, "m", "Hello there, the todo list is empty now.", (), None, Usage(100, 9, 64)),
+    "text": Answer(1, "m", "Hello there, the todo list is empty now.", (), None, Usage(100, 9, 64), STREAMED),
     "calls": Answer(
         2,
         "m",
@@ -337,9 +340,12 @@ SCRIPTS = {
         ),
         "I should close them.",
         Usage(300, 40, 256),
+        STREAMED,
     ),
-    "broken": Answer(3, "m", "", (AnswerCall("coop", BROKEN, "call_c", None),), None, Usage(5, 5, 0)),
-    "silent": Answer(4, "m", "", (), None, Usage(5, 1, 0)),
+    "broken": Answer(
+        3, "m", "", (AnswerCall("coop", BROKEN, "call_c", None),), None, Usage(5, 5, 0), STREAMED
+    ),
+    "silent": Answer(4, "m", "", (), None, Usage(5, 1, 0), STREAMED),
 }
 
 

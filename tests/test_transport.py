@@ -402,7 +402,8 @@ def _sse(wire: str, answer: Answer) -> bytes:
 
 
 ANSWER = Answer(1, "m", "Hello world, streaming.", (AnswerCall("coop", {"action": "list"}, "call_1", None),),
-                None, Usage(10, 5, 4))  # fmt: skip
+                None, Usage(10, 5, 4), {"stream": True, "stream_options": {"include_usage": True}},
+                )  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -593,7 +594,13 @@ def test_any_byte_split_of_the_http_stream_gives_the_same_reply(
 ) -> None:
     wire = get_vessel(vessel).wire
     answer = Answer(
-        1, "m", "Grüße, ✓ streaming text — long enough to cut.", ANSWER.calls, "why", Usage(3, 2, 1)
+        1,
+        "m",
+        "Grüße, ✓ streaming text — long enough to cut.",
+        ANSWER.calls,
+        "why",
+        Usage(3, 2, 1),
+        ANSWER.request,
     )
     if wire == "ollama":
         data = "".join(

@@ -11,8 +11,10 @@ string sent as is (Chat's ``[DONE]``). Ollama's events are NDJSON objects (the n
 from __future__ import annotations
 
 import base64
+import random
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
@@ -51,11 +53,60 @@ class Answer:
     calls: tuple[AnswerCall, ...]
     reasoning: str | None
     usage: Usage
+    #: The request body it answers: what real answers echo (Responses' tools, tool_choice) or obey
+    #: (Chat's ``stream_options.include_usage``).
+    request: Mapping[str, Any] = field(default_factory=lambda: {})
+    #: How stream deltas are cut (the script's or the double's chunking).
+    cut: Splitter | None = None
 
 
 def pieces(text: str, size: int = 12) -> list[str]:
-    """``text`` cut into stream deltas."""
+    """``text`` cut into stream deltas of ``size`` characters."""
     return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+# Word pieces of up to 8 letters, numbers of up to 3 digits, one or two marks, runs of blanks, each with
+# one leading space where there is one; the last branch takes any other single character, so the pieces
+# always join back into the text.
+_TOKEN = re.compile(r" ?[^\W\d_]{1,8}| ?\d{1,3}| ?[^\s\w]{1,2}|\s+|.", re.DOTALL)
+
+
+def token_pieces(text: str) -> list[str]:
+    """``text`` cut the way real streams cut it: token-sized pieces of 1 to about 9 characters
+    (``{"a":1234}`` -> ``{"``, ``a``, ``":``, ``123``, ``4``, ``}``)."""
+    return _TOKEN.findall(text)
+
+
+def whole(text: str) -> list[str]:
+    """``text`` as one delta (Groq, xAI and most local servers send a call's arguments at once)."""
+    return [text] if text else []
+
+
+def empty_first(text: str) -> list[str]:
+    """An empty delta, then token-sized pieces (some servers open each piece of content with ``""``)."""
+    return ["", *token_pieces(text)]
+
+
+def seeded(seed: int) -> Splitter:
+    """Each text cut by a cut chosen at random (from ``seed``): token pieces, whole, empty first, or
+    pieces of 1 to 16 characters."""
+    rng = random.Random(seed)
+
+    def cut(text: str) -> list[str]:
+        choice = rng.randrange(4)
+        if choice == 3:
+            return pieces(text, rng.randint(1, 16))
+        return (token_pieces, whole, empty_first)[choice](text)
+
+    return cut
+
+
+#: The argument cuts a script or a double may ask for by name.
+CHUNKINGS: dict[str, Splitter] = {
+    "tokens": token_pieces,
+    "whole": whole,
+    "empty_first": empty_first,
+}
 
 
 def usage_counts(usage: Usage) -> tuple[int, int, int]:
@@ -120,7 +171,7 @@ def answer_body(wire: str, a: Answer) -> dict[str, Any]:
     return _double(wire).body(a)
 
 
-def answer_events(wire: str, a: Answer, cut: Splitter = pieces) -> list[Event]:
+def answer_events(wire: str, a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     """The stream events of ``a`` in ``wire``'s shape, texts cut by ``cut``."""
     return _double(wire).events(a, cut)
 
@@ -136,6 +187,7 @@ def error_body(wire: str, status: int, message: str) -> dict[str, Any]:
 
 
 __all__ = [
+    "CHUNKINGS",
     "ERROR_KINDS",
     "Answer",
     "AnswerCall",
@@ -144,10 +196,14 @@ __all__ = [
     "answer_body",
     "answer_events",
     "default_message",
+    "empty_first",
     "error_body",
     "error_event",
     "openai_error_body",
     "pieces",
+    "seeded",
     "signature_for",
+    "token_pieces",
     "usage_counts",
+    "whole",
 ]

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from toolreplay.wires.reply import Usage
 
+Chunking = Literal["tokens", "whole", "empty_first"]
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
@@ -35,6 +37,9 @@ class Text:
     text: str
     usage: Usage | None = None
     reasoning: str | None = None
+    #: How this answer's stream deltas are cut: ``tokens`` (token-sized, the default), ``whole`` (one
+    #: delta), ``empty_first`` (an empty delta, then tokens); None: the double's own chunking.
+    chunking: Chunking | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,9 @@ class Calls:
     text: str = ""
     usage: Usage | None = None
     reasoning: str | None = None
+    #: How this answer's stream deltas are cut: ``tokens`` (token-sized, the default), ``whole`` (one
+    #: delta), ``empty_first`` (an empty delta, then tokens); None: the double's own chunking.
+    chunking: Chunking | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +64,9 @@ class BrokenArgs:
     raw: str = '{"action": "close", "id": 12'
     text: str = ""
     call_id: str | None = None
+    #: How this answer's stream deltas are cut: ``tokens`` (token-sized, the default), ``whole`` (one
+    #: delta), ``empty_first`` (an empty delta, then tokens); None: the double's own chunking.
+    chunking: Chunking | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +133,7 @@ __all__ = [
     "BrokenArgs",
     "Call",
     "Calls",
+    "Chunking",
     "CutStream",
     "Error",
     "Hang",

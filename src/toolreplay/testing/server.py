@@ -17,18 +17,22 @@ from toolreplay._transport.dump import redact_headers
 from toolreplay._vessels import BUILTIN, Vessel, get_vessel
 from toolreplay.testing._routes import content_type, double_of, doubled, frame, route
 from toolreplay.testing.answers import (
+    CHUNKINGS,
     ERROR_KINDS,
     Answer,
     AnswerCall,
     default_message,
     error_body,
     error_event,
+    seeded,
     signature_for,
+    token_pieces,
 )
 from toolreplay.testing.checks import Rules
 from toolreplay.testing.script import (
     BrokenArgs,
     Calls,
+    Chunking,
     CutStream,
     Error,
     Hang,
@@ -84,9 +88,13 @@ class ProviderDouble:
         delay: float = 0.0,
         default: Item | None = _OK,
         require_signatures: bool = True,
+        chunking: Chunking | int = "tokens",
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
+        # chunking: how stream deltas are cut when the script does not say (an int: a random cut per
+        # text, from that seed, so a parser meets every variant).
+        self._cut = seeded(chunking) if isinstance(chunking, int) else CHUNKINGS[chunking]
         self.responder = responder
         self.delay = delay
         self.default = default
@@ -228,7 +236,8 @@ class ProviderDouble:
                 return self._queue.popleft()
         return self.default
 
-    def _answer(self, item: Text | Calls | BrokenArgs, wire: str, model: str, raw: bytes) -> Answer:
+    def _answer(self, item: Text | Calls | BrokenArgs, wire: str, model: str, req: RecordedRequest) -> Answer:
+        raw = req.raw
         with self._lock:
             self._seq += 1
             seq = self._seq
@@ -253,7 +262,9 @@ class ProviderDouble:
         if usage is None:
             out = max(1, len(text) // 4) + sum(len(c.arguments) // 4 + 4 for c in calls)
             usage = Usage(max(1, len(raw) // 4), out, 0)
-        return Answer(seq, model, text, calls, reasoning, usage)
+        request = req.body if isinstance(req.body, Mapping) else {}
+        cut = CHUNKINGS[item.chunking] if item.chunking is not None else self._cut
+        return Answer(seq, model, text, calls, reasoning, usage, request, cut)
 
 
 def _rules(double: ProviderDouble, wire: str, vessel: str | None) -> Rules:
@@ -324,7 +335,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _act(self, req: RecordedRequest, wire: str, model: str, item: Item) -> None:
         if isinstance(item, Text | Calls | BrokenArgs):
-            self._deliver(req, wire, self.double._answer(item, wire, model, req.raw))
+            self._deliver(req, wire, self.double._answer(item, wire, model, req))
         elif isinstance(item, Error):
             message = item.message or default_message(item.status)
             extra = {"retry-after": str(item.retry_after)} if item.retry_after is not None else {}
@@ -336,10 +347,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self.double._stop.wait(item.seconds)
                 self.close_connection = True
             else:
-                answer = self.double._answer(item.then, wire, model, req.raw)
+                answer = self.double._answer(item.then, wire, model, req)
                 self._deliver(req, wire, answer, stop_after=item.after_events, hang=item.seconds)
         elif isinstance(item, CutStream):
-            answer = self.double._answer(item.then, wire, model, req.raw)
+            answer = self.double._answer(item.then, wire, model, req)
             self._deliver(req, wire, answer, stop_after=item.after_events)
         elif isinstance(item, StreamError):
             self._stream_error(req, wire, model, item)
@@ -347,7 +358,7 @@ class _Handler(BaseHTTPRequestHandler):
             if item.after_events is None:
                 self._reset_now()
             else:
-                answer = self.double._answer(item.then, wire, model, req.raw)
+                answer = self.double._answer(item.then, wire, model, req)
                 self._deliver(req, wire, answer, stop_after=item.after_events, reset=True)
 
     def _deliver(
@@ -369,7 +380,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._start(req, 200, "application/json", length=len(data))
             self._write(data[: max(1, len(data) // 2)])
         else:
-            events = double_of(wire).events(answer)
+            events = double_of(wire).events(answer, answer.cut or token_pieces)
             self._start(req, 200, content_type(wire))
             for event in events if stop_after is None else events[:stop_after]:
                 self._write(frame(wire, event))
@@ -386,7 +397,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not req.stream:
             self._reply(req, status, error_body(wire, status, item.message))
             return
-        events = double_of(wire).events(self.double._answer(item.then, wire, model, req.raw))
+        answer = self.double._answer(item.then, wire, model, req)
+        events = double_of(wire).events(answer, answer.cut or token_pieces)
         events = events[: item.after_events]
         self._start(req, 200, content_type(wire))
         for event in [*events, error_event(wire, item.kind, item.message)]:

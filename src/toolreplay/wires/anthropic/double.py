@@ -16,8 +16,8 @@ from toolreplay.testing.answers import (
     Answer,
     Event,
     Splitter,
-    pieces,
     signature_for,
+    token_pieces,
     usage_counts,
 )
 from toolreplay.testing.checks import Rules, as_list, as_map
@@ -128,7 +128,15 @@ def _anthropic_usage(a: Answer, *, output: bool = True) -> dict[str, Any]:
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": c,
         "output_tokens": o if output else 1,
+        **({} if output else _START_EXTRA),
     }
+
+
+# What message_start's usage says beside the counts (real streams; the SDK's models have these fields).
+_START_EXTRA = {
+    "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+    "service_tier": "standard",
+}
 
 
 def anthropic_body(a: Answer) -> dict[str, Any]:
@@ -144,7 +152,7 @@ def anthropic_body(a: Answer) -> dict[str, Any]:
     }
 
 
-def anthropic_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
+def anthropic_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     def ev(kind: str, **fields: Any) -> Event:
         return kind, {"type": kind, **fields}
 
@@ -180,13 +188,17 @@ def anthropic_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
         else:
             out.append(ev("content_block_start", index=index, content_block={**block, "input": {}}))
             raw = block["input"] if isinstance(block["input"], str) else jsonenc.dumps(block["input"])
+            # Real streams open every tool_use block with an empty partial_json delta (the only one when
+            # the input is empty), whatever the cut.
+            parts = ["", *(p for p in cut(raw) if p and raw != "{}")]
             out += [
                 ev("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": p})
-                for p in cut(raw)
+                for p in parts
             ]
         out.append(ev("content_block_stop", index=index))
     stop = {"stop_reason": "tool_use" if a.calls else "end_turn", "stop_sequence": None}
-    out.append(ev("message_delta", delta=stop, usage={"output_tokens": usage_counts(a.usage)[1]}))
+    # message_delta's usage repeats the input and cache counts beside the final output count.
+    out.append(ev("message_delta", delta=stop, usage=_anthropic_usage(a)))
     out.append(ev("message_stop"))
     return out
 

@@ -10,7 +10,15 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.testing.answers import ERROR_KINDS, Answer, AnswerCall, Event, Splitter, pieces, usage_counts
+from toolreplay.testing.answers import (
+    ERROR_KINDS,
+    Answer,
+    AnswerCall,
+    Event,
+    Splitter,
+    token_pieces,
+    usage_counts,
+)
 from toolreplay.testing.checks import Rules, as_list, as_map
 from toolreplay.wires.common import either_case
 from toolreplay.wires.contract import Double
@@ -100,9 +108,16 @@ def _gemini_step(
     return None
 
 
-def _gemini_usage(a: Answer) -> dict[str, Any]:
+def _gemini_usage(a: Answer, done: int | None = None) -> dict[str, Any]:
+    """The usage after ``done`` answer tokens (None: the final usage). The scripted output count holds
+    the thoughts (Gemini bills them as output): ``thoughtsTokenCount`` apart, once thinking is done."""
     i, o, c = usage_counts(a.usage)
-    usage = {"promptTokenCount": i, "candidatesTokenCount": o, "totalTokenCount": i + o}
+    thoughts = min(o, len(a.reasoning or "") // 4 + 1) if a.reasoning else 0
+    answer = o - thoughts if done is None else min(o - thoughts, done)
+    usage: dict[str, Any] = {"promptTokenCount": i, "candidatesTokenCount": answer}
+    if thoughts and (done is None or done > 0):
+        usage["thoughtsTokenCount"] = thoughts
+    usage["totalTokenCount"] = i + answer + usage.get("thoughtsTokenCount", 0)
     if c:
         usage["cachedContentTokenCount"] = c
     return usage
@@ -128,35 +143,59 @@ def _gemini_parts(a: Answer) -> list[dict[str, Any]]:
     return parts
 
 
+def _finish(a: Answer) -> dict[str, Any]:
+    finish: dict[str, Any] = {"finishReason": "STOP"}
+    if a.calls:
+        finish["finishMessage"] = "Model generated function call(s)."
+    return finish
+
+
 def gemini_body(a: Answer) -> dict[str, Any]:
+    cand = {"content": {"role": "model", "parts": _gemini_parts(a)}, **_finish(a), "index": 0}
     return {
-        "candidates": [
-            {"content": {"role": "model", "parts": _gemini_parts(a)}, "finishReason": "STOP", "index": 0}
-        ],
+        "candidates": [cand],
         "usageMetadata": _gemini_usage(a),
         "modelVersion": a.model,
         "responseId": f"double{a.seq}",
     }
 
 
-def gemini_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
-    def chunk(parts: list[dict[str, Any]], final: bool = False) -> Event:
+def _gemini_3(model: str) -> bool:
+    return not model.startswith(("gemini-1", "gemini-2"))
+
+
+def gemini_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
+    # Usage builds up chunk by chunk (the output count grows; thoughts once thinking is done). Gemini 2
+    # puts finishReason on the last chunk of content (the call chunk); Gemini 3 sends no finishReason
+    # with the call and ends with a separate chunk: an empty text part, finishReason, the final usage.
+    texts = [p for p in cut(a.text) if p]
+    sent = 0
+
+    def chunk(parts: list[dict[str, Any]], final: bool = False, size: int = 0) -> Event:
+        nonlocal sent
+        sent += size
         cand: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
         if final:
-            cand["finishReason"] = "STOP"
-        return None, {"candidates": [cand], "usageMetadata": _gemini_usage(a), "modelVersion": a.model}
+            cand.update(_finish(a))
+        usage = _gemini_usage(a, None if final else sent)
+        return None, {"candidates": [cand], "usageMetadata": usage, "modelVersion": a.model,
+                      "responseId": f"double{a.seq}"}  # fmt: skip
 
     out: list[Event] = []
     if a.reasoning:
         out.append(chunk([{"text": a.reasoning, "thought": True}]))
-    out += [chunk([{"text": p}]) for p in cut(a.text)]
+    out += [chunk([{"text": p}], size=max(1, len(p) // 4)) for p in texts]
     calls = [_gemini_call_part(c) for c in a.calls]
+    ends_apart = _gemini_3(a.model) or not (calls or texts)
     if calls:
-        out.append(chunk(calls, final=True))
-    elif out:
-        _, payload = out[-1]
-        payload["candidates"][0]["finishReason"] = "STOP"
-    else:
+        out.append(
+            chunk(calls, final=not ends_apart, size=max(1, sum(len(c.arguments) // 4 for c in a.calls)))
+        )
+    elif not ends_apart:  # Gemini 2 text: the last text chunk ends the answer
+        payload = out[-1][1]
+        payload["candidates"][0].update(_finish(a))
+        payload["usageMetadata"] = _gemini_usage(a)
+    if ends_apart:
         out.append(chunk([{"text": ""}], final=True))
     return out
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.testing.answers import Answer, Event, Splitter, pieces, usage_counts
+from toolreplay.testing.answers import Answer, Event, Splitter, token_pieces, usage_counts
 from toolreplay.testing.checks import Rules, as_list, as_map
 from toolreplay.wires.contract import Double
 
@@ -67,7 +67,7 @@ def ollama_body(a: Answer) -> dict[str, Any]:
     return {"model": a.model, "created_at": "1970-01-01T00:00:00Z", "message": message, **_ollama_final(a)}
 
 
-def ollama_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
+def ollama_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     head = {"model": a.model, "created_at": "1970-01-01T00:00:00Z"}
 
     def line(message: dict[str, Any]) -> Event:

@@ -16,7 +16,7 @@ from toolreplay.testing.answers import (
     Event,
     Splitter,
     openai_error_body,
-    pieces,
+    token_pieces,
     usage_counts,
 )
 from toolreplay.testing.checks import Rules, as_list, as_map, too_long
@@ -32,9 +32,14 @@ UNANSWERED_CHAT = (
 )
 
 
+STREAM_OPTIONS_ALONE = "The 'stream_options' parameter is only allowed when 'stream' is enabled."
+
+
 def check_chat(body: Mapping[str, Any], rules: Rules) -> str | None:
     if not body.get("model"):
         return "you must provide a model parameter"
+    if body.get("stream_options") is not None and body.get("stream") is not True:
+        return STREAM_OPTIONS_ALONE
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "Missing required parameter: 'messages'."
@@ -81,7 +86,8 @@ def _chat_usage(a: Answer) -> dict[str, Any]:
         "prompt_tokens": i,
         "completion_tokens": o,
         "total_tokens": i + o,
-        "prompt_tokens_details": {"cached_tokens": c},
+        "prompt_tokens_details": {"cached_tokens": c, "audio_tokens": 0},
+        "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
     }
 
 
@@ -108,31 +114,46 @@ def chat_body(a: Answer) -> dict[str, Any]:
     }
 
 
-def chat_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
+def _wants_usage(a: Answer) -> bool:
+    options = a.request.get("stream_options")
+    return isinstance(options, Mapping) and options.get("include_usage") is True
+
+
+def _call_chunks(a: Answer, cut: Splitter) -> list[dict[str, Any]]:
+    """Each call's deltas: the opening one (index, id, name, ``""``), then its arguments cut."""
+    out: list[dict[str, Any]] = []
+    for i, c in enumerate(a.calls):
+        fn = {"name": c.name, "arguments": ""}
+        out.append({"tool_calls": [{"index": i, "id": c.call_id, "type": "function", "function": fn}]})
+        out += [{"tool_calls": [{"index": i, "function": {"arguments": p}}]} for p in cut(c.arguments) if p]
+    return out
+
+
+def chat_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
+    # OpenAI's order (design: the doubles answer in real shapes): a text reply opens with the role and
+    # content ""; a reply that starts with a call opens with the role, content null and the first call
+    # together. Every chunk has usage null, and the usage chunk comes only when stream_options asked.
+    usage = _wants_usage(a)
     head = {
         "id": f"chatcmpl-double{a.seq}",
         "object": "chat.completion.chunk",
         "created": 0,
         "model": a.model,
     }
+    extra = {"usage": None} if usage else {}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> Event:
-        return None, {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return None, {**head, "choices": [choice], **extra}
 
-    out = [chunk({"role": "assistant", "content": ""})]
-    out += [chunk({"reasoning_content": p}) for p in cut(a.reasoning or "")]
-    out += [chunk({"content": p}) for p in cut(a.text)]
-    for i, c in enumerate(a.calls):
-        start = {
-            "index": i,
-            "id": c.call_id,
-            "type": "function",
-            "function": {"name": c.name, "arguments": ""},
-        }
-        out.append(chunk({"tool_calls": [start]}))
-        out += [chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]}) for p in cut(c.arguments)]
-    out.append(chunk({}, _chat_finish(a)))
-    out.append((None, {**head, "choices": [], "usage": _chat_usage(a)}))
+    thinking = [{"reasoning_content": p} for p in cut(a.reasoning or "") if p]
+    deltas = thinking + [{"content": p} for p in cut(a.text)] + _call_chunks(a, cut)
+    opening: dict[str, Any] = {"role": "assistant", "content": "", "refusal": None}
+    if not thinking and not a.text and a.calls:
+        opening = {"role": "assistant", "content": None, **deltas.pop(0), "refusal": None}
+    out = [chunk(opening), *(chunk(d) for d in deltas), chunk({}, _chat_finish(a))]
+    if usage:
+        out.append((None, {**head, "choices": [], "usage": _chat_usage(a)}))
     out.append((None, "[DONE]"))
     return out
 

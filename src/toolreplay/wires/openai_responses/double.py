@@ -17,7 +17,7 @@ from toolreplay.testing.answers import (
     Event,
     Splitter,
     openai_error_body,
-    pieces,
+    token_pieces,
     usage_counts,
 )
 from toolreplay.testing.checks import Rules, as_list, as_map, too_long
@@ -91,7 +91,7 @@ def _responses_items(a: Answer) -> list[dict[str, Any]]:
                 "id": f"msg_double{a.seq}",
                 "status": "completed",
                 "role": "assistant",
-                "content": [{"type": "output_text", "text": a.text, "annotations": []}],
+                "content": [{"type": "output_text", "text": a.text, "annotations": [], "logprobs": []}],
             }
         )
     for i, c in enumerate(a.calls):
@@ -108,8 +108,51 @@ def _responses_items(a: Answer) -> list[dict[str, Any]]:
     return items
 
 
+def _tools(request: Mapping[str, Any]) -> list[Any]:
+    # The Response lists the request's tools as the server filled them in (strict and description said).
+    out: list[Any] = []
+    for raw in as_list(request.get("tools")):
+        tool = dict(as_map(raw))
+        if tool.get("type") == "function":
+            tool.setdefault("description", None)
+            tool.setdefault("strict", True)
+            tool.setdefault("parameters", None)
+        out.append(tool)
+    return out
+
+
+def _echo(a: Answer) -> dict[str, Any]:
+    """The request settings every Response object lists (real servers send them on every event)."""
+    r = a.request
+    return {
+        "error": None,
+        "incomplete_details": None,
+        "instructions": r.get("instructions"),
+        "max_output_tokens": r.get("max_output_tokens"),
+        "metadata": r.get("metadata") or {},
+        "parallel_tool_calls": r.get("parallel_tool_calls", True),
+        "previous_response_id": r.get("previous_response_id"),
+        "reasoning": r.get("reasoning") or {"effort": None, "summary": None},
+        "store": r.get("store", True),
+        "temperature": r.get("temperature", 1.0),
+        "text": r.get("text") or {"format": {"type": "text"}},
+        "tool_choice": r.get("tool_choice", "auto"),
+        "tools": _tools(r),
+        "top_p": r.get("top_p", 1.0),
+        "truncation": r.get("truncation", "disabled"),
+        "user": None,
+    }
+
+
 def responses_body(a: Answer, *, status: str = "completed", output: bool = True) -> dict[str, Any]:
     i, o, c = usage_counts(a.usage)
+    usage = {
+        "input_tokens": i,
+        "input_tokens_details": {"cached_tokens": c},
+        "output_tokens": o,
+        "output_tokens_details": {"reasoning_tokens": len(a.reasoning or "") // 4},
+        "total_tokens": i + o,
+    }
     return {
         "id": f"resp_double{a.seq}",
         "object": "response",
@@ -117,40 +160,50 @@ def responses_body(a: Answer, *, status: str = "completed", output: bool = True)
         "status": status,
         "model": a.model,
         "output": _responses_items(a) if output else [],
-        "usage": {
-            "input_tokens": i,
-            "input_tokens_details": {"cached_tokens": c},
-            "output_tokens": o,
-            "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": i + o,
-        },
+        **_echo(a),
+        # Real streams carry usage only on response.completed (null on created and in_progress).
+        "usage": usage if status == "completed" else None,
     }
 
 
-def responses_events(a: Answer, cut: Splitter = pieces) -> list[Event]:
+def _message_events(ev: Any, index: int, item: dict[str, Any], text: str, cut: Splitter) -> list[Event]:
+    at = {"item_id": item["id"], "output_index": index, "content_index": 0}
+    part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+    added = {**item, "status": "in_progress", "content": []}
+    return [
+        ev("response.output_item.added", output_index=index, item=added),
+        ev("response.content_part.added", **at, part=part),
+        *(ev("response.output_text.delta", **at, delta=p, logprobs=[]) for p in cut(text)),
+        ev("response.output_text.done", **at, text=text, logprobs=[]),
+        ev("response.content_part.done", **at, part={**part, "text": text}),
+    ]
+
+
+def _call_events(ev: Any, index: int, item: dict[str, Any], cut: Splitter) -> list[Event]:
+    at = {"item_id": item["id"], "output_index": index}
+    added = {**item, "arguments": "", "status": "in_progress"}
+    return [
+        ev("response.output_item.added", output_index=index, item=added),
+        *(ev("response.function_call_arguments.delta", **at, delta=p) for p in cut(item["arguments"])),
+        ev("response.function_call_arguments.done", **at, arguments=item["arguments"]),
+    ]
+
+
+def responses_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     seq = iter(range(10**6))
 
     def ev(kind: str, **fields: Any) -> Event:
-        return kind, {"type": kind, "sequence_number": next(seq), **fields}
+        return kind, {"type": kind, **fields, "sequence_number": next(seq)}
 
-    out = [ev("response.created", response=responses_body(a, status="in_progress", output=False))]
+    opening = responses_body(a, status="in_progress", output=False)
+    out = [ev("response.created", response=opening), ev("response.in_progress", response=opening)]
     for index, item in enumerate(_responses_items(a)):
-        at = {"item_id": item.get("id"), "output_index": index}
         if item["type"] == "message":
-            part = {"type": "output_text", "text": "", "annotations": []}
-            out.append(ev("response.output_item.added", output_index=index, item={**item, "content": []}))
-            out.append(ev("response.content_part.added", **at, content_index=0, part=part))
-            out += [ev("response.output_text.delta", **at, content_index=0, delta=p) for p in cut(a.text)]
-            out.append(ev("response.output_text.done", **at, content_index=0, text=a.text))
-            out.append(ev("response.content_part.done", **at, content_index=0, part={**part, "text": a.text}))
+            out += _message_events(ev, index, item, a.text, cut)
         elif item["type"] == "function_call":
-            out.append(ev("response.output_item.added", output_index=index, item={**item, "arguments": ""}))
-            out += [
-                ev("response.function_call_arguments.delta", **at, delta=p) for p in cut(item["arguments"])
-            ]
-            out.append(ev("response.function_call_arguments.done", **at, arguments=item["arguments"]))
+            out += _call_events(ev, index, item, cut)
         else:
-            out.append(ev("response.output_item.added", output_index=index, item=item))
+            out.append(ev("response.output_item.added", output_index=index, item={**item, "summary": []}))
         out.append(ev("response.output_item.done", output_index=index, item=item))
     out.append(ev("response.completed", response=responses_body(a)))
     return out
