@@ -148,7 +148,7 @@ def responses_body(a: Answer, *, status: str = "completed", output: bool = True)
     i, o, c = usage_counts(a.usage)
     usage = {
         "input_tokens": i,
-        "input_tokens_details": {"cached_tokens": c},
+        "input_tokens_details": {"cached_tokens": c, "cache_write_tokens": 0},
         "output_tokens": o,
         "output_tokens_details": {"reasoning_tokens": len(a.reasoning or "") // 4},
         "total_tokens": i + o,
