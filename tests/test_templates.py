@@ -16,14 +16,13 @@ import pytest
 
 from conftest import SHARED, load_transcripts
 from toolreplay._api import render
+from toolreplay._audit.template_audit import format_template_audit, template_audit
 from toolreplay._audit.templates import (
     SERVERS,
     PromptTemplateError,
-    format_template_audit,
     load_template,
     normalise,
     render_prompt,
-    template_audit,
 )
 from toolreplay._errors import ConfigError
 from toolreplay._history import load_history

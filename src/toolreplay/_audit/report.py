@@ -43,7 +43,7 @@ from toolreplay._replay import (
 from toolreplay.wires.common import wire_tool_name
 
 if TYPE_CHECKING:
-    from toolreplay._audit.templates import TemplateAudit
+    from toolreplay._audit.template_audit import TemplateAudit
 
 Fate = Literal["as call", "as text", "missing"]
 #: Google's documented stand-ins for a thought signature (Vertex accepts only the first).
@@ -432,7 +432,7 @@ def audit_request(
     notes: list[str] = [wire.audit_note] if wire.audit_note else []
     tpl_audit = None
     if template is not None:
-        from toolreplay._audit.templates import template_audit
+        from toolreplay._audit.template_audit import template_audit
         from toolreplay._errors import ConfigError
 
         if not wire.chat_template:
@@ -484,7 +484,7 @@ def format_audit(report: AuditReport) -> str:
     lines.extend(f"note: {n}" for n in report.notes)
     lines.extend(f"warning: {w}" for w in report.warnings)
     if report.template is not None:
-        from toolreplay._audit.templates import format_template_audit
+        from toolreplay._audit.template_audit import format_template_audit
 
         lines.append(format_template_audit(report.template))
     return "\n".join(lines)
