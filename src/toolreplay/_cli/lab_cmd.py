@@ -122,7 +122,6 @@ def lab(
     """
     from toolreplay._cli.render_cmd import read_system, read_tools
     from toolreplay._lab.plan import LabConfig, parse_expect, parse_modes, parse_vessels
-    from toolreplay._lab.runner import run_lab
 
     tool, action = parse_expect(expect)
     tools = read_tools(tools_opt)
@@ -149,14 +148,31 @@ def lab(
     problem = _chart_problem() if chart else None
     if problem:  # before the first request: a paid run must not fail only at its end
         raise click.ClickException(f"{problem} (nothing was sent)")
+    outcome = _run(config, out)
+    _say_how_it_went(outcome, out)
+    _print_table(outcome, config)
+    if out:
+        click.echo(f"wrote {out}/trials.jsonl, {out}/summary.json" + (f", {out}/chart.png" if chart else ""))
+    if chart:
+        _draw_chart(outcome, config)
+
+
+def _run(config: LabConfig, out: str | None) -> LabOutcome:
+    """The trials, with the live progress display; an interrupt keeps what finished."""
+    from toolreplay._lab.runner import run_lab
+
     _, state = _progress()
     try:
-        outcome = run_lab(config, out=out, on_start=state.start, on_event=state.event, chart=False)
+        return run_lab(config, out=out, on_start=state.start, on_event=state.event, chart=False)
     except KeyboardInterrupt:
         where = f"; rerun with --out {out} to resume" if out else ""
         raise click.ClickException(f"interrupted: finished trials are saved{where}") from None
     finally:
         state.stop()
+
+
+def _say_how_it_went(outcome: LabOutcome, out: str | None) -> None:
+    """Resumed, stale and stopped runs and the first errors, on stderr (the table goes to stdout)."""
     if outcome.resumed:
         click.echo(f"resumed: {outcome.resumed} trials were already in {out}/trials.jsonl", err=True)
     if outcome.stale:
@@ -175,11 +191,6 @@ def lab(
         click.echo(f"error: {e['vessel']} {e['mode']} trial {e['trial']}: {e['message']}", err=True)
     if len(outcome.errors) > 5:
         click.echo(f"error: ... {len(outcome.errors) - 5} more in {out}/errors.jsonl", err=True)
-    _print_table(outcome, config)
-    if out:
-        click.echo(f"wrote {out}/trials.jsonl, {out}/summary.json" + (f", {out}/chart.png" if chart else ""))
-    if chart:
-        _draw_chart(outcome, config)
 
 
 def _chart_problem() -> str | None:

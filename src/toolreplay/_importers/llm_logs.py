@@ -126,6 +126,43 @@ def _by_response(db: sqlite3.Connection, sql: str, rid: str) -> list[tuple[Any, 
     return [tuple(_text(v) for v in row) for row in db.execute(sql, (rid,))]
 
 
+_CALLS_SQL = "SELECT name, arguments, tool_call_id FROM tool_calls WHERE response_id = ? ORDER BY id"
+
+
+def _result_sql(db: sqlite3.Connection) -> str:
+    # ``exception`` came with m021: an older database's results are all successes
+    exc_col = "exception" in _columns(db, "tool_results")
+    return (
+        f"SELECT name, output, tool_call_id, {'exception' if exc_col else 'NULL'} FROM tool_results "
+        "WHERE response_id = ? ORDER BY id"
+    )
+
+
+def _calls(db: sqlite3.Connection, rid: str, where: str, warnings: list[str]) -> list[Call]:
+    """The calls response ``rid`` made, in the order llm logged them."""
+    out: list[Call] = []
+    for name, arguments, tcid in _by_response(db, _CALLS_SQL, rid):
+        if not name:
+            warnings.append(f"{where}: a call without a tool name is not kept")
+            continue
+        value, problem = arguments_input(arguments)
+        if problem:
+            warnings.append(f"{where}: call {name}: {problem}")
+        out.append(Call(name, value, tcid or None))
+    return out
+
+
+def _unkept(db: sqlite3.Connection, tables: set[str], rid: str, where: str) -> list[str]:
+    """Attachments and fragments of response ``rid``: reported, not kept."""
+    out: list[str] = []
+    for table in ("prompt_attachments", "prompt_fragments", "system_fragments"):
+        if table in tables:
+            n = db.execute(f"SELECT count(*) FROM {table} WHERE response_id = ?", (rid,)).fetchone()[0]
+            if n:
+                out.append(f"{where}: {n} {table.replace('_', ' ')} not kept")
+    return out
+
+
 def _conversation(db: sqlite3.Connection, tables: set[str], cid: str, src: str) -> History:
     rows = db.execute(
         "SELECT id, prompt, system, response, datetime_utc FROM responses WHERE conversation_id = ? "
@@ -134,13 +171,7 @@ def _conversation(db: sqlite3.Connection, tables: set[str], cid: str, src: str) 
     ).fetchall()
     warnings: list[str] = []
     events: list[Event] = []
-    has_calls = "tool_calls" in tables
-    has_results = "tool_results" in tables
-    exc_col = has_results and "exception" in _columns(db, "tool_results")
-    result_sql = (
-        f"SELECT name, output, tool_call_id, {'exception' if exc_col else 'NULL'} FROM tool_results "
-        "WHERE response_id = ? ORDER BY id"
-    )
+    result_sql = _result_sql(db) if "tool_results" in tables else None
     system: str | None = None
     for rid, *texts in rows:
         prompt, sys_text, response, when = (_text(v) for v in texts)
@@ -150,34 +181,19 @@ def _conversation(db: sqlite3.Connection, tables: set[str], cid: str, src: str) 
             events.append(SystemText(sys_text, where))
         elif sys_text and sys_text != system:
             warnings.append(f"{where}: a changed system prompt is not kept (a stored history has one)")
-        if has_results:
-            results = [
-                Result(output or "", tcid or None, name, exc is not None, f"{where} tool_results")
-                for name, output, tcid, exc in _by_response(db, result_sql, rid)
-            ]
-            if results:
-                events.append(Answers(results, where))
+        results = [
+            Result(output or "", tcid or None, name, exc is not None, f"{where} tool_results")
+            for name, output, tcid, exc in (_by_response(db, result_sql, rid) if result_sql else [])
+        ]
+        if results:
+            events.append(Answers(results, where))
         if prompt:
             events.append(UserText(prompt, where, when))
         parts: list[str | Call] = [response] if response else []
-        if has_calls:
-            calls_sql = (
-                "SELECT name, arguments, tool_call_id FROM tool_calls WHERE response_id = ? ORDER BY id"
-            )
-            for name, arguments, tcid in _by_response(db, calls_sql, rid):
-                if not name:
-                    warnings.append(f"{where}: a call without a tool name is not kept")
-                    continue
-                value, problem = arguments_input(arguments)
-                if problem:
-                    warnings.append(f"{where}: call {name}: {problem}")
-                parts.append(Call(name, value, tcid or None))
+        if "tool_calls" in tables:
+            parts.extend(_calls(db, rid, where, warnings))
         events.append(AgentSaid(parts, where, None, when))
-        for table in ("prompt_attachments", "prompt_fragments", "system_fragments"):
-            if table in tables:
-                n = db.execute(f"SELECT count(*) FROM {table} WHERE response_id = ?", (rid,)).fetchone()[0]
-                if n:
-                    warnings.append(f"{where}: {n} {table.replace('_', ' ')} not kept")
+        warnings.extend(_unkept(db, tables, rid, where))
     tools = _tools(db, tables, [r[0] for r in rows])
     return assemble(events, conversation_id=cid, tools=tools, warnings=warnings)
 

@@ -156,31 +156,52 @@ def _is_tau2(msgs: Sequence[Any]) -> bool:
     return any(isinstance(m, Mapping) and ("turn_idx" in m or "requestor" in m) for m in msgs[:6])
 
 
-def _conversations(doc: Document) -> list[tuple[Record, str, str, Sequence[Any], bool]]:
-    """``(record, id, format, messages, many)`` for every conversation in ``doc``."""
-    stem = doc.path.stem
-    out: list[tuple[Record, str, str, Sequence[Any], bool]] = []
+#: ``(record, id, format, messages, many)``: one conversation found in a file.
+Found = tuple[Record, str, str, Sequence[Any], bool]
+
+
+def _simulations(rec: Record, v: Mapping[str, Any], stem: str) -> list[Found]:
+    """A tau2 results file: ``simulations``, each with its ``messages``."""
+    out: list[Found] = []
+    for k, sim in enumerate(v["simulations"]):
+        if isinstance(sim, Mapping) and isinstance(sim.get("messages"), list):
+            sid = sim.get("id")
+            cid = sid if isinstance(sid, str) and sid else f"{stem}-{k}"
+            out.append((rec, cid, "tau2-bench", sim["messages"], True))
+    return out
+
+
+def _trajectories(rec: Record, v: list[Any]) -> list[Found]:
+    """A tau-bench v1 results file: a list of tasks, each with its Chat ``traj``."""
+    return [
+        (rec, f"task{traj.get('task_id', k)}-trial{traj.get('trial', 0)}", "openai-chat", traj["traj"], True)
+        for k, traj in enumerate(v)
+        if isinstance(traj, Mapping) and isinstance(traj.get("traj"), list)
+    ]
+
+
+def _messages_record(rec: Record, v: Mapping[str, Any], stem: str, many: bool) -> Found:
+    """One conversation as ``messages`` (a dev.jsonl line): its ``format`` when given, else sniffed."""
+    msgs = v["messages"]
+    given = v.get("format")
+    fmt = str(given) if given in FORMATS else ("tau2-bench" if _is_tau2(msgs) else "openai-chat")
+    sid = v.get("id")
+    own = sid if isinstance(sid, str) and sid and not many else None
+    return (rec, own or (f"{stem}-{rec.line}" if many else stem), fmt, msgs, many)
+
+
+def _conversations(doc: Document) -> list[Found]:
+    """Every conversation in ``doc``."""
+    out: list[Found] = []
     many = doc.kind == "jsonl"
     for rec in doc.records:
         v = rec.value
         if isinstance(v, Mapping) and isinstance(v.get("simulations"), list):
-            for k, sim in enumerate(v["simulations"]):
-                if isinstance(sim, Mapping) and isinstance(sim.get("messages"), list):
-                    sid = sim.get("id")
-                    cid = sid if isinstance(sid, str) and sid else f"{stem}-{k}"
-                    out.append((rec, cid, "tau2-bench", sim["messages"], True))
+            out.extend(_simulations(rec, v, doc.path.stem))
         elif isinstance(v, list):
-            for k, traj in enumerate(v):
-                if isinstance(traj, Mapping) and isinstance(traj.get("traj"), list):
-                    cid = f"task{traj.get('task_id', k)}-trial{traj.get('trial', 0)}"
-                    out.append((rec, cid, "openai-chat", traj["traj"], True))
+            out.extend(_trajectories(rec, v))
         elif isinstance(v, Mapping) and isinstance(v.get("messages"), list):
-            msgs = v["messages"]
-            given = v.get("format")
-            fmt = str(given) if given in FORMATS else ("tau2-bench" if _is_tau2(msgs) else "openai-chat")
-            sid = v.get("id")
-            own = sid if isinstance(sid, str) and sid and not many else None
-            out.append((rec, own or (f"{stem}-{rec.line}" if many else stem), fmt, msgs, many))
+            out.append(_messages_record(rec, v, doc.path.stem, many))
     return out
 
 
