@@ -339,13 +339,22 @@ def gemini_response(body: Mapping[str, Any]) -> Census:
     return c
 
 
+def _continues_a_call(part: Mapping[str, Any]) -> bool:
+    """A nameless functionCall part of a stream carries more of the call before it (Gemini 3's streamed
+    arguments: partialArgs, willContinue, or an empty functionCall that closes the call)."""
+    call = _either(part, "functionCall")
+    return isinstance(call, Mapping) and call.get("name") is None
+
+
 def gemini_stream(events: Iterable[Any]) -> Census:
     parts: list[Any] = []
     for ev in events:
         if ev == DONE:
             continue
         for cand in _objs(ev.get("candidates"))[:1]:
-            parts.extend(_objs((cand.get("content") or {}).get("parts")))
+            parts.extend(
+                p for p in _objs((cand.get("content") or {}).get("parts")) if not _continues_a_call(p)
+            )
     return gemini_response({"candidates": [{"content": {"parts": parts}}]})
 
 

@@ -63,12 +63,6 @@ _AUDIT_CHAT_STREAM_FALSE = (
     "openai-chat/llm/test_tool_use_chain_of_two_calls.1",
     "openai-chat/llm/test_tool_use_chain_of_two_calls.2",
 )
-_GEMINI_PARTIAL_ARGS = (
-    "gemini/vercel-ai/google-stream-no-args-tool-call.stream",
-    "gemini/vercel-ai/google-stream-tool-call-arguments.stream",
-    "gemini/vercel-ai/google-stream-tool-call-array-arguments-missing-terminal-function-call.stream",
-    "gemini/vercel-ai/google-vertex-stream-tool-call-arguments-nested.1.stream",
-)
 
 _TOOLS_ONLY = (
     "issue 12 item 6: an Anthropic body whose only marks are its input_schema tools (no tool_use/tool_result "
@@ -105,11 +99,6 @@ _MISTRAL_REPLAY = (
 _STREAM_FALSE = (
     'issue 12 item 6: the audit reads a Chat body with "stream": false and no sampling fields as Ollama '
     "(the importer reads it as openai-chat)"
-)
-_PARTIAL_ARGS = (
-    "issue 16 (stream parsers against real fixtures), issue 12 item 6: Gemini 3 streamed function-call "
-    "arguments (functionCall chunks with partialArgs/willContinue and no name) are not read: the stream "
-    "parser stops with 'functionCall.name is empty'"
 )
 _MISTRAL_THINKING = (
     "issue 12 item 6: a Mistral-style 'thinking' content part in a Chat answer is neither read nor kept "
@@ -196,11 +185,9 @@ GAPS: dict[str, dict[str, str]] = {
         _MISTRAL_BODY: _MISTRAL_READ_AS_ANTHROPIC,
     },
     "stream_read": {
-        **dict.fromkeys(_GEMINI_PARTIAL_ARGS, _PARTIAL_ARGS),
         "openai-chat/vercel-ai/mistral-reasoning.stream": _MISTRAL_STREAM,
     },
     "stream_pieces": {
-        **dict.fromkeys(_GEMINI_PARTIAL_ARGS, _PARTIAL_ARGS),
         "openai-chat/vercel-ai/mistral-reasoning.stream": _MISTRAL_STREAM,
     },
     "response_pieces": {"openai-chat/vercel-ai/mistral-reasoning.response": _MISTRAL_THINKING},

@@ -16,7 +16,8 @@ thought_signature in functionCall parts"); message level, under ``"gemini"``: ``
 text part (Gemini signs the last part of a text answer) and ``thoughts``, the thought-summary texts.
 
 Streaming: every chunk is a partial ``GenerateContentResponse``; parts are appended in order; the final
-chunk is the one with a ``finishReason`` (or a ``promptFeedback.blockReason``).
+chunk is the one with a ``finishReason`` (or a ``promptFeedback.blockReason``). A call whose arguments
+were streamed (Gemini 3's ``partialArgs``) is put back together into one part first (``partial_args``).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from toolreplay.wires._parse import (
 )
 from toolreplay.wires._parse import string as _str
 from toolreplay.wires.common import either_case as _get
+from toolreplay.wires.gemini.partial_args import Assembler
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
 WIRE = "gemini"
@@ -131,6 +133,7 @@ class StreamParser:
         self._blocked: str | None = None
         self._usage: Any = None
         self._model: Any = None
+        self._calls = Assembler()  # Gemini 3's streamed arguments (partialArgs)
 
     def feed(self, event: Mapping[str, Any]) -> str:
         """Take one chunk; return the new reply text it carries ('' when none)."""
@@ -150,7 +153,10 @@ class StreamParser:
             cand = mapping(candidates[0], WIRE, "candidates[0]")
             content = cand.get("content")
             if isinstance(content, Mapping):
-                for part in items(content.get("parts"), WIRE, "candidates[0].content.parts"):
+                for raw in items(content.get("parts"), WIRE, "candidates[0].content.parts"):
+                    part = self._calls.take(raw)
+                    if part is None:
+                        continue
                     self._parts.append(part)
                     if isinstance(part, Mapping) and part.get("thought") is not True:
                         text = part.get("text")
