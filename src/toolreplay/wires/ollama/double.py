@@ -45,17 +45,28 @@ def _ollama_calls(a: Answer) -> list[dict[str, Any]]:
 
 
 def _ollama_final(a: Answer) -> dict[str, Any]:
+    # The server's Metrics fields are all omitempty (api/types.go), so a real answer never holds a zero count
+    # or duration; the durations (nanoseconds) are made up from the counts, the same for the same answer.
     i, o, _ = usage_counts(a.usage)
-    return {
-        "done": True,
-        "done_reason": "stop",
-        "total_duration": 0,
-        "load_duration": 0,
+    metrics = {
+        "total_duration": 1_000_000 + i * 1_000_000 + o * 20_000_000,
+        "load_duration": 1_000_000,
         "prompt_eval_count": i,
-        "prompt_eval_duration": 0,
+        "prompt_eval_duration": i * 1_000_000,
         "eval_count": o,
-        "eval_duration": 0,
+        "eval_duration": o * 20_000_000,
     }
+    return {"done": True, "done_reason": "stop", **{k: v for k, v in metrics.items() if v}}
+
+
+def _call_id(seq: int, k: int) -> str:
+    """``call_`` and 8 lowercase letters or digits, the server's own id shape (server/routes.go
+    toolCallId), made from the answer's number and the call's place instead of at random."""
+    n, digits = seq * 100 + k, ""
+    while n:
+        n, r = divmod(n, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
+    return "call_" + digits.rjust(8, "0")
 
 
 def ollama_body(a: Answer) -> dict[str, Any]:
@@ -103,6 +114,6 @@ DOUBLE = Double(
     error_body=error_body,
     error_event=error_event,
     check=check_ollama,
-    call_id=lambda seq, k: f"call_double{seq}_{k}",
+    call_id=_call_id,
     wants_stream=_wants_stream,
 )
