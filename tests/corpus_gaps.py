@@ -171,19 +171,6 @@ _ENDS_IMAGE_ONLY = (
 )
 
 GAPS: dict[str, dict[str, str]] = {
-    "import_detects": {
-        **dict.fromkeys(_ANTHROPIC_TOOLS_ONLY, _TOOLS_ONLY),
-        **dict.fromkeys(_ANTHROPIC_TEXT_BLOCKS, _TEXT_BLOCKS),
-        **dict.fromkeys(_ANTHROPIC_THINKING_PARAM, _THINKING_PARAM),
-        "ollama/ollama-docs/chat-with-tools": _OLLAMA_TOOLS_ONLY,
-        _MISTRAL_BODY: _MISTRAL_READ_AS_ANTHROPIC,
-    },
-    "audit_detects": {
-        **dict.fromkeys(_AUDIT_ANTHROPIC_THINKING_PARAM, _AUDIT_THINKING_PARAM),
-        **dict.fromkeys(_AUDIT_CHAT_PARTS, _CHAT_PARTS),
-        **dict.fromkeys(_AUDIT_CHAT_STREAM_FALSE, _STREAM_FALSE),
-        _MISTRAL_BODY: _MISTRAL_READ_AS_ANTHROPIC,
-    },
     "stream_read": {
         "openai-chat/vercel-ai/mistral-reasoning.stream": _MISTRAL_STREAM,
     },

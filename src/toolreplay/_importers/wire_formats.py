@@ -6,9 +6,11 @@ of: a request body (``{"messages": ...}``, ``{"input": ...}``, ``{"contents": ..
 list (a JSON array), JSON Lines of conversations (each line a body or a message list, optionally with an
 ``id``), or JSON Lines of messages (one conversation, one message per line).
 
-For ``--from auto`` each wire looks for its own marks in the first record (its ``detect.marks``), the
-wires tried from the highest import rank down, so a plain-text chat list (the same in several wires)
-reads as ``openai-chat``, the lowest.
+For ``--from auto`` a request body (the first record, holding a wire's list key) is the wire's whose
+sniffer is most confident (:func:`toolreplay.wires.sniff_wire`, the audit's own detection, so the two
+always agree). A bare list has no body fields to go by: each wire looks for its own marks in it (its
+``detect.marks``), the wires tried from the highest import rank down, so a plain-text chat list (the
+same in several wires) reads as ``openai-chat``, the lowest.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any, cast
 from toolreplay._errors import ImportFormatError, WireError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, Record, broken_warnings, pick
-from toolreplay.wires import all_wires, get_wire
+from toolreplay.wires import all_wires, get_wire, sniff_wire
 from toolreplay.wires.contract import ImportForm, Wire
 
 # Keys that carry a message's content in some format. A message holding one its wire does not read
@@ -80,6 +82,17 @@ def _lost(wire: Wire, els: Sequence[Any]) -> str | None:
     return f"messages[{i}] has {k!r}, which {wire.name} does not read (it would be lost)"
 
 
+def _not_marked(wire: Wire, body: Any, els: Sequence[Any]) -> str | None:
+    """Why ``body`` is not ``wire``'s by its marks: a body is the most confident sniffer's; a bare list
+    is judged by the wire's own marks."""
+    found = sniff_wire(cast(Mapping[str, Any], body)) if isinstance(body, Mapping) else None
+    if found is None:
+        return _form(wire).marks(body, els)
+    if found[0].name == wire.name:
+        return None
+    return f"the body reads as {found[0].name} (its marks are more certain)"
+
+
 def _sniffer(wire: str, marks: bool) -> Callable[[Document], str | None]:
     def sniff(doc: Document) -> str | None:
         if doc.not_json is not None:
@@ -91,7 +104,7 @@ def _sniffer(wire: str, marks: bool) -> Callable[[Document], str | None]:
         els = _elements(body, w)
         if els is None:
             return f"{where}no {w.list_key!r} list (and not a list of them)"
-        why = (_form(w).marks(body, els) or _lost(w, els)) if marks else None
+        why = (_not_marked(w, body, els) or _lost(w, els)) if marks else None
         if why is None:
             try:
                 w.parse_request(body) if w.parse_request is not None else None

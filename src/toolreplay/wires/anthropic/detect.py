@@ -5,27 +5,64 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.wires._sniff import ANTHROPIC_BLOCKS, inner
+from toolreplay.wires._sniff import (
+    ANTHROPIC_FIELDS,
+    BLOCKS,
+    OWN,
+    anthropic_block,
+    chat_marks,
+    function_tools,
+    inner,
+)
 from toolreplay.wires.anthropic.render import LIST_KEY
+
+#: The ``thinking`` parameter's types (Chat servers that take a ``thinking`` object, Kimi and GLM among
+#: them, use the same words, so the parameter alone is a weak mark; a ``budget_tokens`` is Anthropic's).
+_THINKING_TYPES = ("enabled", "disabled", "adaptive")
+
+
+def _own(body: Mapping[str, Any], messages: Sequence[Any]) -> bool:
+    """Marks no other wire's body carries (design 27)."""
+    if "system" in body or any(k in body for k in ANTHROPIC_FIELDS):
+        return True
+    if any(anthropic_block(b) for b in inner(messages, "content")):
+        return True
+    tools = body.get("tools")
+    if isinstance(tools, list) and any(isinstance(t, Mapping) and "input_schema" in t for t in tools):
+        return True
+    thinking = body.get("thinking")
+    return isinstance(thinking, Mapping) and "budget_tokens" in thinking
+
+
+def _chat_shaped(body: Mapping[str, Any], messages: Sequence[Any]) -> bool:
+    """Chat's or Ollama's shapes, which an Anthropic body never has: tool messages, ``tool_calls``,
+    function tools, Chat's own marks."""
+    if any(isinstance(m, Mapping) and m.get("role") == "tool" for m in messages):
+        return True
+    return bool(inner(messages, "tool_calls")) or function_tools(body) or chat_marks(body, messages)
+
+
+def _weak(body: Mapping[str, Any], messages: Sequence[Any]) -> bool:
+    kinds = {b.get("type") for b in inner(messages, "content")}
+    if kinds & {"text", "image", "document"}:
+        return True
+    thinking = body.get("thinking")
+    return isinstance(thinking, Mapping) and thinking.get("type") in _THINKING_TYPES
 
 
 def sniff(body: Mapping[str, Any]) -> float:
-    """Anthropic's own blocks, tools with ``input_schema`` or a top-level ``system``: 0.9 (above every
-    other ``messages`` wire). Text or image blocks with no tool messages and no ``tool_calls``: 0.5 (Chat
-    allows content parts too; with no calls the two read alike, and Ollama's own marks win)."""
+    """Anthropic's own marks (blocks, top-level ``system``, ``input_schema`` tools, a thinking budget,
+    Anthropic-only fields): 0.9, above every other ``messages`` wire, whatever else the list holds (the
+    API accepts ``role: "system"`` entries inside ``messages``). Else, with nothing of Chat's or Ollama's
+    shapes, text/image/document blocks or a ``thinking`` parameter: 0.5 (Chat takes content parts too;
+    Chat's and Ollama's own marks win)."""
     messages = body.get(LIST_KEY)
     if not isinstance(messages, list):
         return 0.0
-    kinds = {b.get("type") for b in inner(messages, "content")}
-    tools = body.get("tools")
-    tool_list: list[Any] = tools if isinstance(tools, list) else []
-    if kinds & set(ANTHROPIC_BLOCKS) or "system" in body:
-        return 0.9
-    if any(isinstance(t, Mapping) and "input_schema" in t for t in tool_list):
-        return 0.9
-    tool_messages = any(isinstance(m, Mapping) and m.get("role") == "tool" for m in messages)
-    if kinds & {"text", "image"} and not tool_messages and not inner(messages, "tool_calls"):
-        return 0.5
+    if _own(body, messages):
+        return OWN
+    if not _chat_shaped(body, messages) and _weak(body, messages):
+        return BLOCKS
     return 0.0
 
 
@@ -34,15 +71,11 @@ def is_element(value: Any) -> bool:
 
 
 def marks(body: Any, els: Sequence[Any]) -> str | None:
-    """Anthropic blocks or a top-level ``system``, and no Chat message (role system/tool, tool_calls)."""
-    for i, m in enumerate(els):
-        if isinstance(m, Mapping) and (m.get("role") in ("system", "tool") or m.get("tool_calls")):
-            return f"messages[{i}] is a Chat message (role {m.get('role')!r} or tool_calls)"
-    if isinstance(body, Mapping) and "system" in body:
+    """Anthropic's own marks (see :func:`sniff`), for a bare message list or a body."""
+    as_body: Mapping[str, Any] = body if isinstance(body, Mapping) else {}
+    if _own(as_body, els):
         return None
-    if any(b.get("type") in ANTHROPIC_BLOCKS for b in inner(els, "content")):
-        return None
-    return "no Anthropic blocks (tool_use, tool_result, thinking) and no top-level 'system'"
+    return "no Anthropic marks (tool_use, tool_result or thinking blocks, input_schema tools, 'system')"
 
 
 __all__ = ["is_element", "marks", "sniff"]

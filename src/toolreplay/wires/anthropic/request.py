@@ -3,7 +3,9 @@
 Reads a whole body (``system``, ``messages``, ``tools``) or just its ``messages`` list. Assistant content:
 ``text`` blocks, ``tool_use`` blocks (``id``, ``name``, ``input``), ``thinking`` / ``redacted_thinking``
 blocks (kept whole, signatures included, as provider data ``{"anthropic": {"thinking": [...]}}`` on the
-message's first call), other blocks (server tools) kept under ``other_blocks`` and reported. User content:
+message's first call), other blocks (server tools) kept under ``other_blocks`` and reported. A
+``system`` message inside ``messages`` (Claude takes them mid-conversation) reads as the top-level
+``system`` does. User content:
 ``tool_result`` blocks (answers by ``tool_use_id``, ``is_error`` kept) and the user's own text (text blocks
 joined with a blank line). Images and documents are reported, not kept.
 
@@ -115,16 +117,20 @@ def message_events(
         return [_assistant(msg.get("content"), where, warnings, created_at)]
     if role == "user":
         return _user(msg.get("content"), where, warnings, created_at)
-    raise _fail(f"{where}.role is {role!r}; expected user or assistant")
+    if role == "system":
+        # Claude takes system messages inside ``messages`` too (mid-conversation instructions, such as
+        # an agent's reminders): read as the top-level ``system`` is.
+        return [SystemText(_system(msg.get("content"), warnings, f"{where}.content"), where)]
+    raise _fail(f"{where}.role is {role!r}; expected user, assistant or system")
 
 
-def _system(raw: Any, warnings: list[str]) -> str:
+def _system(raw: Any, warnings: list[str], where: str = "system") -> str:
     if isinstance(raw, str):
         return raw
     if isinstance(raw, list):
         text, lost = answer_text(raw, joiner="\n\n")
         for k in lost:
-            warnings.append(f"system: a {k!r} block is not kept (text only)")
+            warnings.append(f"{where}: a {k!r} block is not kept (text only)")
         return text
     return ""
 

@@ -1,7 +1,8 @@
 """Recognising OpenAI Chat bodies: the audit's sniffing and ``import --from auto``.
 
 Chat is every ``messages`` wire's common ground: a plain-text chat list reads the same in several wires,
-so Chat's sniffer is the least confident (any ``messages`` list) and its import form ranks last.
+so a body with none of Chat's own marks is Chat's at the lowest confidence of all (the fallback) and
+Chat's import form ranks last.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.wires._sniff import ANTHROPIC_BLOCKS, inner
+from toolreplay.wires._sniff import CHAT, FALLBACK, anthropic_block, chat_marks, inner
 from toolreplay.wires.openai_chat.render import LIST_KEY
 from toolreplay.wires.turns import kind_of
 
@@ -19,8 +20,13 @@ CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
 def sniff(body: Mapping[str, Any]) -> float:
-    """Any ``messages`` list (the fallback: the other messages wires sniff their own marks first)."""
-    return 0.1 if isinstance(body.get(LIST_KEY), list) else 0.0
+    """Chat's own marks (string ``arguments``, Chat-only content parts and fields, reasoning fields on
+    messages, a model of OpenAI's own): 0.7, above Ollama's ``"stream": false`` habit and Anthropic's text
+    blocks. Else any ``messages`` list: 0.1, the fallback (design 27)."""
+    messages = body.get(LIST_KEY)
+    if not isinstance(messages, list):
+        return 0.0
+    return CHAT if chat_marks(body, messages) else FALLBACK
 
 
 def is_element(value: Any) -> bool:
@@ -35,7 +41,7 @@ def marks(body: Any, els: Sequence[Any]) -> str | None:
         if m.get("role") not in CHAT_ROLES:
             return f"messages[{i}].role is {m.get('role')!r}, not a Chat role"
     for b in inner(els, "content"):
-        if b.get("type") in ANTHROPIC_BLOCKS:
+        if anthropic_block(b):
             return f"a {b.get('type')!r} block (Anthropic's, not a Chat content part)"
     return None
 

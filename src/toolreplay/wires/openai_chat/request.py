@@ -4,7 +4,8 @@ Reads a whole body (``messages``, ``tools``) or just its ``messages`` list: ``sy
 messages, ``user`` messages, ``assistant`` messages with ``content`` and ``tool_calls`` (``arguments`` a
 JSON string, or an object as some compatible servers take it), ``tool`` messages answering by
 ``tool_call_id``, and the legacy ``function_call`` / ``function`` pair (answered by position). Kimi's and
-DeepSeek's ``reasoning_content`` (and vLLM's ``reasoning``) are kept as provider data under
+DeepSeek's ``reasoning_content`` (and vLLM's ``reasoning``), OpenRouter's ``reasoning_details`` and
+Mistral's ``thinking`` content parts (kept whole, as ``thinking_parts``) are kept as provider data under
 ``"openai-chat"`` on the message's first call (or on the reply when it made none), never in an id.
 
 The turn rules (one agent turn is one stored reply, pairing, deterministic ids) are
@@ -50,8 +51,9 @@ def _fail(problem: str) -> WireError:
     return WireError(f"{WIRE} request: {problem}")
 
 
-def content_text(content: Any, where: str, warnings: list[str]) -> str:
-    """A message's ``content`` as text: a string, null, or a list of parts (text parts joined)."""
+def content_text(content: Any, where: str, warnings: list[str], *, thinking_kept: bool = False) -> str:
+    """A message's ``content`` as text: a string, null, or a list of parts (text parts joined).
+    ``thinking_kept``: the caller keeps ``thinking`` parts as reasoning, so they are not reported."""
     if content is None:
         return ""
     if isinstance(content, str):
@@ -66,6 +68,8 @@ def content_text(content: Any, where: str, warnings: list[str]) -> str:
         if not isinstance(part, Mapping):
             raise _fail(f"{where}.content[{j}] is {type(part).__name__}, not a content part")
         p = cast(Mapping[str, Any], part)
+        if thinking_kept and is_thinking_part(p):
+            continue
         key = _TEXT_PARTS.get(str(p.get("type")))
         if key is not None and isinstance(p.get(key), str):
             texts.append(str(p[key]))
@@ -86,8 +90,22 @@ def _calls(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call
     return out
 
 
+def is_thinking_part(part: Any) -> bool:
+    """Mistral's ``thinking`` content part (its ``thinking`` a list of text chunks, or a string)."""
+    return isinstance(part, Mapping) and part.get("type") == "thinking" and "thinking" in part
+
+
 def _reasoning(msg: Mapping[str, Any]) -> dict[str, Any] | None:
-    data = {k: msg[k] for k in _REASONING_KEYS if isinstance(msg.get(k), str) and msg[k]}
+    """The message's reasoning, as the issuer sent it: ``reasoning_content``/``reasoning`` text,
+    ``reasoning_details`` entries, ``thinking`` content parts."""
+    data: dict[str, Any] = {k: msg[k] for k in _REASONING_KEYS if isinstance(msg.get(k), str) and msg[k]}
+    details = msg.get("reasoning_details")
+    if isinstance(details, list) and details:
+        data["reasoning_details"] = list(details)
+    content = msg.get("content")
+    parts = [dict(p) for p in content if is_thinking_part(p)] if isinstance(content, list) else []
+    if parts:
+        data["thinking_parts"] = parts
     return {WIRE: data} if data else None
 
 
@@ -101,7 +119,7 @@ def message_events(
     if role == "user":
         return [UserText(content_text(msg.get("content"), where, warnings), where, created_at)]
     if role == "assistant":
-        text = content_text(msg.get("content"), where, warnings)
+        text = content_text(msg.get("content"), where, warnings, thinking_kept=True)
         parts: list[str | Call] = [text] if text else []
         parts.extend(_calls(msg, where, warnings))
         return [AgentSaid(parts, where, _reasoning(msg), created_at)]
@@ -140,4 +158,12 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
 
 
-__all__ = ["WIRE", "content_text", "message_events", "parse_request", "parse_tools", "split_body"]
+__all__ = [
+    "WIRE",
+    "content_text",
+    "is_thinking_part",
+    "message_events",
+    "parse_request",
+    "parse_tools",
+    "split_body",
+]
