@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 import toolreplay
-from toolreplay._audit.validate_specs import SHIPPED, check_specs
+from toolreplay._audit.validate import check_specs
 from toolreplay._vessels import get_vessel
+from toolreplay.wires import all_wires
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "src" / "toolreplay" / "data" / "schemas"
@@ -61,12 +62,24 @@ def test_the_shipped_schema_catches_a_broken_body(vessel: str, demo_path: Path, 
     assert any("shipped schema" in p for p in problems), problems
 
 
+def _shipped() -> dict[str, tuple[str, str]]:
+    """wire -> (schema file, request type), from each wire's own ``specs`` module."""
+    out = {}
+    for w in all_wires():
+        if w.specs is not None and hasattr(module := sys.modules[w.specs.__module__], "SHIPPED"):
+            out[w.name] = module.SHIPPED
+    return out
+
+
 def test_the_shipped_schemas_are_trimmed_and_sourced() -> None:
     sources = (SCHEMAS / "SOURCES.md").read_text(encoding="utf-8")
-    for wire, (name, root) in SHIPPED.items():
+    shipped = _shipped()
+    assert set(shipped) == {"openai-chat", "openai-responses", "anthropic", "gemini"}
+    assert sorted(n for n, _ in shipped.values()) == sorted(p.name for p in SCHEMAS.glob("*.json"))
+    for wire, (name, root) in shipped.items():
         doc = json.loads((SCHEMAS / name).read_text(encoding="utf-8"))
         assert doc["$ref"] == f"#/$defs/{root}", wire
         text = json.dumps(doc)
         assert "#/components/" not in text  # every reference resolves inside the file
         assert f"`{name}`" in sources and "licence" in sources.lower()
-    assert sum((SCHEMAS / n).stat().st_size for n, _ in SHIPPED.values()) < 400_000
+    assert sum((SCHEMAS / n).stat().st_size for n, _ in shipped.values()) < 400_000

@@ -11,11 +11,13 @@ Two layers, both pure (no network):
   signed, Chat ``content: null`` on call-only messages, arguments that are JSON objects, every called
   tool declared, and only the keys the wire takes, plus the vessel's own extensions (Kimi ``name`` on
   tool messages), nothing else.
-* :func:`spec_report` checks against the providers' definitions (each wire's ``Wire.specs``):
-  OpenAI's OpenAPI spec with jsonschema, the official SDKs' types through pydantic (extra keys
-  forbidden, lazy iterables forced), Ollama's Go ``api.Message`` shape. What it could not check (a
-  dependency or the specs directory missing) is listed in :attr:`Report.unchecked`, never silently
-  passed.
+* :func:`spec_report` checks against the providers' definitions, each wire's own ``Wire.specs`` (in
+  ``toolreplay.wires.<wire>.specs``): the request schemas shipped with the package (or OpenAI's full
+  OpenAPI spec when a specs directory has it) with jsonschema, the official SDKs' types through pydantic
+  (extra keys forbidden, lazy iterables forced), Ollama's Go ``api.Message`` shape. What it could not
+  check (a dependency missing, a schema that cannot be read) is listed in :attr:`Report.unchecked`,
+  never silently passed. A wire registered without published definitions (a toy wire) has its rules
+  alone.
 
 :func:`validate_body` runs both and returns the problems (empty: valid). Each problem is one line that
 names the place: ``messages[3].tool_calls[0].id: 41 characters, the vessel allows at most 40``.
@@ -23,6 +25,7 @@ names the place: ``messages[3].tool_calls[0].id: 41 characters, the vessel allow
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,12 +57,33 @@ def rule_problems(vessel: str | Vessel, body: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def spec_report(vessel: str | Vessel, body: Mapping[str, Any], *, specs_dir: Path | None = None) -> Report:
-    """``body`` checked against the provider's own definitions (see :mod:`.validate_specs`)."""
-    from toolreplay._audit.validate_specs import check_specs
+def default_specs_dir() -> Path | None:
+    """Where the providers' full definitions are, when at hand: ``$TOOLREPLAY_SPECS``, else ``specs`` in
+    the reference material named by ``$TOOLREPLAY_SHARED``; None without either (the shipped schemas
+    are used)."""
+    env = os.environ.get("TOOLREPLAY_SPECS")
+    if env:
+        return Path(env)
+    shared = os.environ.get("TOOLREPLAY_SHARED")
+    path = Path(shared) / "specs" if shared else None
+    return path if path is not None and path.is_dir() else None
 
-    v = get_vessel(vessel)
-    problems, unchecked = check_specs(v, body, specs_dir)
+
+def check_specs(
+    v: Vessel, body: Mapping[str, Any], specs_dir: Path | None = None
+) -> tuple[list[str], list[str]]:
+    """``(problems, unchecked)`` of ``body`` against the definitions of ``v``'s wire."""
+    problems: list[str] = []
+    unchecked: list[str] = []
+    check = get_wire(v.wire).specs
+    if check is not None:  # a wire registered without published definitions has only its rules
+        check(v, body, specs_dir if specs_dir is not None else default_specs_dir(), problems, unchecked)
+    return problems, unchecked
+
+
+def spec_report(vessel: str | Vessel, body: Mapping[str, Any], *, specs_dir: Path | None = None) -> Report:
+    """``body`` checked against the provider's own definitions (the wire's ``specs``)."""
+    problems, unchecked = check_specs(get_vessel(vessel), body, specs_dir)
     return Report(tuple(problems), tuple(unchecked))
 
 
@@ -78,4 +102,12 @@ def validate_body(
     return list(check_body(vessel, body, specs_dir=specs_dir).problems)
 
 
-__all__ = ["Report", "check_body", "rule_problems", "spec_report", "validate_body"]
+__all__ = [
+    "Report",
+    "check_body",
+    "check_specs",
+    "default_specs_dir",
+    "rule_problems",
+    "spec_report",
+    "validate_body",
+]

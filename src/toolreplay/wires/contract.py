@@ -22,6 +22,7 @@ Nothing here imports a wire: a wire imports this module, never the other way rou
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -63,6 +64,18 @@ class StreamParser(Protocol):
         ...
 
 
+def stream_key(body: dict[str, Any], stream: bool) -> None:
+    """``"stream": true`` when streamed, no key otherwise (the providers' default is a whole answer)."""
+    if stream:
+        body["stream"] = True
+    else:
+        body.pop("stream", None)
+
+
+def stream_by_url(body: dict[str, Any], stream: bool) -> None:
+    """A wire that streams by its URL (Gemini's ``streamGenerateContent``) has no body flag."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Http:
     """How a wire's request travels over HTTP."""
@@ -72,7 +85,7 @@ class Http:
     #: (vessel, key or None) -> the headers that carry the key and the wire's version headers.
     auth_headers: Callable[[Vessel, str | None], dict[str, str]]
     #: (body copy, streamed) -> sets or removes the body's own stream flag, in place.
-    stream_flag: Callable[[dict[str, Any], bool], None]
+    stream_flag: Callable[[dict[str, Any], bool], None] = stream_key
     #: SSE (``text/event-stream``) or NDJSON lines.
     framing: Framing = "sse"
     #: The body carries the model (Gemini's is in the URL).
@@ -129,6 +142,19 @@ class Double:
     refuse_url: Callable[[bool, str], str | None] = lambda stream, query: None
     #: The Chat id limit applied when a request names no vessel (OpenAI's own server: 40).
     default_max_id_len: int | None = None
+
+
+def lazy_double(module: str) -> Callable[[], Double]:
+    """``Wire.double`` for a wire whose ``DOUBLE`` lives in ``module``: imported on first use, so the
+    doubles' answer shapes load only for a test or ``toolreplay double``, never to render."""
+
+    def load() -> Double:
+        double = importlib.import_module(module).DOUBLE
+        if not isinstance(double, Double):
+            raise TypeError(f"{module}.DOUBLE is not a Double")
+        return double
+
+    return load
 
 
 def list_elements(body: Mapping[str, Any], key: str) -> list[Any]:
@@ -213,5 +239,8 @@ __all__ = [
     "StreamParser",
     "TurnPiece",
     "Wire",
+    "lazy_double",
     "list_elements",
+    "stream_by_url",
+    "stream_key",
 ]

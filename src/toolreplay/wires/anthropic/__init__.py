@@ -7,10 +7,10 @@ history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies ar
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from toolreplay.wires.anthropic import detect, render, request, response, rules
-from toolreplay.wires.contract import Double, Http, ImportForm, Wire
+from toolreplay.wires.anthropic import detect, render, request, response, rules, specs
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
@@ -30,19 +30,6 @@ def _auth(vessel: Vessel, key: str | None) -> dict[str, str]:
     return headers
 
 
-def _stream_flag(body: dict[str, Any], stream: bool) -> None:
-    if stream:
-        body["stream"] = True
-    else:
-        body.pop("stream", None)
-
-
-def _double() -> Double:
-    from toolreplay.wires.anthropic.double import DOUBLE
-
-    return DOUBLE
-
-
 WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
@@ -52,7 +39,7 @@ WIRE = Wire(
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,
-    http=Http(endpoint=_endpoint, auth_headers=_auth, stream_flag=_stream_flag),
+    http=Http(endpoint=_endpoint, auth_headers=_auth),
     url_endings=("/messages",),
     sniff=detect.sniff,
     importing=ImportForm(
@@ -62,7 +49,8 @@ WIRE = Wire(
         marks=detect.marks,
     ),
     rules=rules.rules,
-    double=_double,
+    specs=specs.specs,
+    double=lazy_double("toolreplay.wires.anthropic.double"),
 )
 
 __all__ = ["ANTHROPIC_VERSION", "WIRE"]

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case
-from toolreplay.wires.contract import Double, Http, ImportForm, Wire
-from toolreplay.wires.gemini import detect, render, request, response, rules
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
+from toolreplay.wires.gemini import detect, render, request, response, rules, specs
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
@@ -27,10 +27,6 @@ def _endpoint(base: str, model: str, stream: bool) -> str:
 def _auth(vessel: Vessel, key: str | None) -> dict[str, str]:
     # A header, never a ?key= query: keys must not land in URLs, logs or dumps.
     return {"x-goog-api-key": key} if key else {}
-
-
-def _stream_flag(body: dict[str, Any], stream: bool) -> None:
-    """Gemini streams by its URL (``streamGenerateContent``), not by a body flag."""
 
 
 def _call_notes(body: Mapping[str, Any]) -> dict[int, str]:
@@ -51,12 +47,6 @@ def _call_notes(body: Mapping[str, Any]) -> dict[int, str]:
     return out
 
 
-def _double() -> Double:
-    from toolreplay.wires.gemini.double import DOUBLE
-
-    return DOUBLE
-
-
 WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
@@ -65,7 +55,7 @@ WIRE = Wire(
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,
-    http=Http(endpoint=_endpoint, auth_headers=_auth, stream_flag=_stream_flag, model_in_body=False),
+    http=Http(endpoint=_endpoint, auth_headers=_auth, stream_flag=stream_by_url, model_in_body=False),
     url_endings=(":generatecontent", ":streamgeneratecontent"),
     sniff=detect.sniff,
     importing=ImportForm(
@@ -76,7 +66,8 @@ WIRE = Wire(
         content_key="parts",
     ),
     rules=rules.rules,
-    double=_double,
+    specs=specs.specs,
+    double=lazy_double("toolreplay.wires.gemini.double"),
     call_notes=_call_notes,
 )
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolreplay.wires.contract import Double, Http, ImportForm, Wire
-from toolreplay.wires.ollama import detect, render, request, response, rules
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
+from toolreplay.wires.ollama import detect, render, request, response, rules, specs
 from toolreplay.wires.openai_chat import bearer
 
 
@@ -20,12 +20,6 @@ def _endpoint(base: str, model: str, stream: bool) -> str:
 
 def _stream_flag(body: dict[str, Any], stream: bool) -> None:
     body["stream"] = stream  # Ollama streams when the flag is absent
-
-
-def _double() -> Double:
-    from toolreplay.wires.ollama.double import DOUBLE
-
-    return DOUBLE
 
 
 WIRE = Wire(
@@ -47,7 +41,8 @@ WIRE = Wire(
         marks=detect.marks,
     ),
     rules=rules.rules,
-    double=_double,
+    specs=specs.specs,
+    double=lazy_double("toolreplay.wires.ollama.double"),
     chat_template=True,
 )
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.wires.contract import Double, Http, ImportForm, Wire
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_key
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
-from toolreplay.wires.openai_chat import detect, render, request, response, rules
+from toolreplay.wires.openai_chat import detect, render, request, response, rules, specs
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -26,19 +26,11 @@ def bearer(vessel: Vessel, key: str | None) -> dict[str, str]:
 
 
 def _stream_flag(body: dict[str, Any], stream: bool) -> None:
+    stream_key(body, stream)
     if stream:
-        body["stream"] = True
         body.setdefault("stream_options", {"include_usage": True})
     else:
-        # OpenAI refuses stream_options without stream.
-        body.pop("stream", None)
-        body.pop("stream_options", None)
-
-
-def _double() -> Double:
-    from toolreplay.wires.openai_chat.double import DOUBLE
-
-    return DOUBLE
+        body.pop("stream_options", None)  # OpenAI refuses stream_options without stream
 
 
 WIRE = Wire(
@@ -60,7 +52,8 @@ WIRE = Wire(
         marks=detect.marks,
     ),
     rules=rules.rules,
-    double=_double,
+    specs=specs.specs,
+    double=lazy_double("toolreplay.wires.openai_chat.double"),
     chat_template=True,
 )
 

@@ -7,28 +7,13 @@ history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies ar
 
 from __future__ import annotations
 
-from typing import Any
-
-from toolreplay.wires.contract import Double, Http, ImportForm, Wire
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 from toolreplay.wires.openai_chat import bearer
-from toolreplay.wires.openai_responses import detect, render, request, response, rules
+from toolreplay.wires.openai_responses import detect, render, request, response, rules, specs
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
     return f"{base}/responses"
-
-
-def _stream_flag(body: dict[str, Any], stream: bool) -> None:
-    if stream:
-        body["stream"] = True
-    else:
-        body.pop("stream", None)
-
-
-def _double() -> Double:
-    from toolreplay.wires.openai_responses.double import DOUBLE
-
-    return DOUBLE
 
 
 WIRE = Wire(
@@ -40,7 +25,7 @@ WIRE = Wire(
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,
-    http=Http(endpoint=_endpoint, auth_headers=bearer, stream_flag=_stream_flag),
+    http=Http(endpoint=_endpoint, auth_headers=bearer),
     url_endings=("/responses",),
     sniff=detect.sniff,
     holds=detect.holds,
@@ -52,7 +37,8 @@ WIRE = Wire(
         elements=detect.elements,
     ),
     rules=rules.rules,
-    double=_double,
+    specs=specs.specs,
+    double=lazy_double("toolreplay.wires.openai_responses.double"),
 )
 
 __all__ = ["WIRE"]
