@@ -27,6 +27,27 @@ SEND_KEY_HELP = (
 )
 
 
+def prompt_template_options(dest: str, what: str) -> Callable[[F], F]:
+    """``--prompt-template FILE`` (stored as ``dest``) and ``--server``: the chat template a command renders
+    a Chat body with and whose normalisation runs first; ``what`` ends the template option's help."""
+    template = click.option(
+        "--prompt-template",
+        dest,
+        type=click.Path(dir_okay=False),
+        default=None,
+        metavar="FILE",
+        help=f"A chat template (.jinja, or tokenizer_config.json / chat_template.json): {what}",
+    )
+    server = click.option(
+        "--server",
+        type=click.Choice(["vllm", "llama.cpp", "transformers"]),
+        default="vllm",
+        show_default=True,
+        help="Whose normalisation runs before --prompt-template.",
+    )
+    return lambda fn: template(server(fn))
+
+
 def friendly(fn: F) -> F:
     """Turn a ToolreplayError into ``Error: <one line>`` (click's style) and exit status 1, no traceback."""
 

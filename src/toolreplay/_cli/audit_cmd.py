@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from toolreplay._cli._common import db_option, friendly, load_source
+from toolreplay._cli._common import db_option, friendly, load_source, prompt_template_options
 from toolreplay.wires import wire_names
 
 #: The registered wires (names only: no wire package is imported for --help).
@@ -48,22 +48,7 @@ def cache_diff(earlier: str, later: str, raw: bool, wire: str | None, as_json: b
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the audit as JSON.")
 @click.option("--wire", type=WIRE_CHOICE, default=None, help="The wire, when the shape cannot tell.")
-@click.option(
-    "--prompt-template",
-    "template",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="A chat template (.jinja, or tokenizer_config.json / chat_template.json): do the calls survive "
-    "into the prompt?",
-)
-@click.option(
-    "--server",
-    type=click.Choice(["transformers", "vllm", "llama.cpp"]),
-    default="vllm",
-    show_default=True,
-    help="Whose normalisation runs before the template.",
-)
+@prompt_template_options("template", "do the calls survive into the prompt?")
 @db_option
 @friendly
 def audit(

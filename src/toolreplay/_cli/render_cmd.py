@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from toolreplay._cli._common import db_option, friendly, load_source
+from toolreplay._cli._common import db_option, friendly, load_source, prompt_template_options
 from toolreplay._errors import ConfigError
 from toolreplay._replay import MODES, Mode
 
@@ -163,21 +163,8 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
 )
 @click.option("--upto", metavar="MESSAGE_ID", default=None, help="Cut the history after this message.")
 @click.option("--pretty", is_flag=True, help="Indent for reading (not the bytes sent).")
-@click.option(
-    "--prompt-template",
-    "prompt_template",
-    type=click.Path(dir_okay=False),
-    default=None,
-    metavar="FILE",
-    help="A chat template (.jinja, or tokenizer_config.json / chat_template.json): print the prompt it "
-    "makes of the (Chat) body instead of the body.",
-)
-@click.option(
-    "--server",
-    type=click.Choice(["vllm", "llama.cpp", "transformers"]),
-    default="vllm",
-    show_default=True,
-    help="Whose normalisation runs before --prompt-template.",
+@prompt_template_options(
+    "prompt_template", "print the prompt it makes of the (Chat) body instead of the body."
 )
 @db_option
 @friendly
