@@ -1,4 +1,5 @@
-"""The bench's histories: a seeded synthetic generator and the real transcripts of ``../shared``.
+"""The bench's histories: a seeded synthetic generator and the real transcripts of the shared material
+(``$TOOLREPLAY_SHARED``).
 
 Synthetic shape (issue 7): ``turns`` turns, each a user message and an assistant reply that made
 ``calls`` calls (inputs of 100-300 characters of JSON text, answers of 200-600 characters) and then said

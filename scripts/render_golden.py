@@ -99,7 +99,10 @@ def main(argv: list[str]) -> int:
             print(f"differs: {k}")
         return 1 if bad else 0
     if _shared() is None:
-        print("../shared is absent: the transcript digests cannot be computed", file=sys.stderr)
+        print(
+            "the shared material ($TOOLREPLAY_SHARED) is absent: the transcript digests cannot be computed",
+            file=sys.stderr,
+        )
         return 2
     GOLDEN.write_text(json.dumps(got, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {len(got)} digests to {GOLDEN.relative_to(ROOT)}")

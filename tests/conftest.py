@@ -2,7 +2,9 @@
 
 * Tests never reach the internet: any socket connection to an address outside loopback fails the test.
   Live provider tests (marker ``live``) run only with ``TOOLREPLAY_LIVE=1`` and a key set.
-* ``shared_dir`` is ``../shared`` beside the checkout (or ``$TOOLREPLAY_SHARED``); tests that need it skip
+* ``shared_dir`` is the shared material: the providers' specs, real chat templates and recorded
+  transcripts, kept outside the repository in the directory ``$TOOLREPLAY_SHARED`` names (by default
+  ``shared`` next to the checkout); tests that need it skip
   with a clear reason when it is absent (a user's clone). Under CI (``CI`` set) its absence fails the run
   before any test: the validation against the providers' specs must not go quietly green.
 """
@@ -44,7 +46,10 @@ def _shared() -> Path | None:
 
 
 SHARED = _shared()
-NO_SHARED = "../shared is absent (a user's clone): the spec and transcript tests need it"
+NO_SHARED = (
+    "the shared material ($TOOLREPLAY_SHARED) is absent (a user's clone): "
+    "the spec, template and transcript tests need it"
+)
 
 
 def shared_missing_in_ci(shared: Path | None, env: Mapping[str, str]) -> str | None:
@@ -72,7 +77,7 @@ def shared_dir() -> Path:
 
 
 def load_transcripts() -> list[dict[str, Any]]:
-    """Every conversation of ../shared/data/transcripts/dev.jsonl (empty when ../shared is absent)."""
+    """Every conversation of ``data/transcripts/dev.jsonl`` in the shared material (empty without it)."""
     if SHARED is None:
         return []
     path = SHARED / "data" / "transcripts" / "dev.jsonl"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import SHARED
+from conftest import NO_SHARED, SHARED
 from toolreplay._api import render
 from toolreplay._audit.body import detect_wire, find_body, load_request
 from toolreplay._audit.report import audit_request, format_audit
@@ -223,7 +223,7 @@ def test_cli(tmp_path: Path, demo_path: Path) -> None:
 
 def test_cli_prompt_template(tmp_path: Path, demo_path: Path) -> None:
     if SHARED is None:
-        pytest.skip("../shared is absent: the chat templates live there")
+        pytest.skip(NO_SHARED)
     body = tmp_path / "chat.json"
     body.write_text(json.dumps(render(demo_path, "openai-compatible")), encoding="utf-8")
     template = SHARED / "specs" / "templates" / "mistralai-Mistral-Nemo-Instruct-2407.jinja"

@@ -1,8 +1,8 @@
 """Real transcripts as a standing test (issue 6 §4): every conversation of
-../shared/data/transcripts/dev.jsonl through import, the store, every vessel's render, validation
-and the calls-as-calls check.
+``data/transcripts/dev.jsonl`` in the shared material (``$TOOLREPLAY_SHARED``) through import, the store,
+every vessel's render, validation and the calls-as-calls check.
 
-Skipped with a reason when ../shared is absent (a user's clone).
+Skipped with a reason when the shared material is absent (a user's clone).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Chat templates render the way transformers does, per server; the template audit finds lost calls.
 
-The known behaviours are the table at the end of ../shared/WIRES.md; the templates are the real ones in
-../shared/specs/templates/ (tests that need them skip when ../shared is absent).
+The known behaviours are the ones measured on the real templates (Qwen3, Qwen3.5, Kimi K2, GLM 4.5/4.6,
+Llama 3.3, DeepSeek V3.1, Mistral Nemo, gpt-oss), read from ``specs/templates/`` in the shared material
+(``$TOOLREPLAY_SHARED``; tests that need them skip without it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHARED, load_transcripts
+from conftest import NO_SHARED, SHARED, load_transcripts
 from toolreplay._api import render
 from toolreplay._audit.template_audit import format_template_audit, template_audit
 from toolreplay._audit.templates import (
@@ -43,7 +44,7 @@ ALL = (QWEN3, QWEN3_OLD, QWEN35, *KIMI, *GLM, LLAMA, DEEPSEEK, MISTRAL, GPT_OSS,
 
 def tpl(name: str) -> Path:
     if SHARED is None:
-        pytest.skip("../shared is absent (a user's clone): the real chat templates live there")
+        pytest.skip(NO_SHARED)
     return SHARED / "specs" / "templates" / name
 
 
@@ -81,7 +82,7 @@ def audit(body: dict[str, Any], name: str, server: str = "transformers") -> Any:
     return template_audit(body, tpl(name), server, now=NOW)
 
 
-# ---------------------------------------------------------------- the environment, without ../shared
+# ------------------------------------------------------------ the environment, without the shared material
 
 MINI = (
     "{% for m in messages %}{% if loop.index > 3 %}{% break %}{% endif %}"
@@ -161,7 +162,7 @@ def test_tokenizer_config(tmp_path: Path) -> None:
         load_template(tmp_path / "absent.jinja")
 
 
-# ---------------------------------------------------------------- the WIRES.md table
+# ---------------------------------------------------------------- the measured behaviours
 
 
 def test_qwen3_keeps_everything() -> None:
@@ -307,7 +308,7 @@ def transcript_bodies() -> Iterator[tuple[str, dict[str, Any]]]:
 def test_real_transcripts_through_every_template() -> None:
     bodies = list(transcript_bodies())
     if not bodies:
-        pytest.skip("../shared is absent: no transcripts")
+        pytest.skip(NO_SHARED)
     for source, body in bodies:
         multi = any(len(m.get("tool_calls") or []) > 1 for m in body["messages"])
         firsts = sum(1 for m in body["messages"] if m.get("tool_calls"))

@@ -1,4 +1,5 @@
-"""Every vessel's body validates for real transcripts (../shared dev.jsonl) and for generated histories."""
+"""Every vessel's body validates for real transcripts (``data/transcripts/dev.jsonl`` of the shared
+material) and for generated histories."""
 
 from __future__ import annotations
 

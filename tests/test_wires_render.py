@@ -44,7 +44,7 @@ def body_for(vessel: str, data: dict[str, Any] | None = None, **kw: Any) -> dict
     return render(history_from_dict(data or paris()), vessel, tools=kw.pop("tools", [WEATHER]), **kw)
 
 
-# The examples of WIRES.md, rendered exactly.
+# The providers' documented examples, rendered exactly.
 
 
 def test_chat_matches_wires_md() -> None:

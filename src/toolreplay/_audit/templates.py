@@ -1,8 +1,9 @@
 """What an open model really sees: a Chat body turned into the prompt by the model's own Jinja template.
 
 Open-weight servers (vLLM, llama.cpp, transformers) render ``messages`` and ``tools`` with the model's chat
-template; some templates lose replayed calls whatever the body says (see the table at the end of
-``WIRES.md``). :func:`render_prompt` renders the way transformers' ``render_jinja_template`` does:
+template; some templates lose replayed calls whatever the body says (``tests/test_templates.py`` pins
+the behaviours measured on real templates). :func:`render_prompt` renders the way transformers'
+``render_jinja_template`` does:
 
 * ``jinja2.sandbox.ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)`` with the
   ``loopcontrols`` extension and a ``{% generation %}`` tag that renders its body (transformers' assistant

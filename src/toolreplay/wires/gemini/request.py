@@ -50,7 +50,7 @@ from toolreplay.wires.turns import (
 )
 
 WIRE = "gemini"
-#: Google's documented stand-ins for a signature Gemini never made (WIRES.md).
+#: Google's documented stand-ins for a signature Gemini never made (its thought-signature guide).
 DUMMY_SIGNATURES = frozenset({"skip_thought_signature_validator", "context_engineering_is_the_way_to_go"})
 
 
