@@ -72,6 +72,11 @@ def stream_key(body: dict[str, Any], stream: bool) -> None:
         body.pop("stream", None)
 
 
+def stream_asked(body: Any, streamed: bool) -> bool:
+    """The double's reading of :func:`stream_key`: the body says ``"stream": true``."""
+    return isinstance(body, Mapping) and body.get("stream") is True
+
+
 def stream_by_url(body: dict[str, Any], stream: bool) -> None:
     """A wire that streams by its URL (Gemini's ``streamGenerateContent``) has no body flag."""
 
@@ -137,7 +142,7 @@ class Double:
     #: (answer number, call index) -> the call id the provider makes up (None: the wire has none).
     call_id: Callable[[int, int], str | None]
     #: (parsed body or None, path asks for a stream) -> the request streams.
-    wants_stream: Callable[[Any, bool], bool]
+    wants_stream: Callable[[Any, bool], bool] = stream_asked
     #: (path asks for a stream, query string) -> why the double refuses the URL, or None.
     refuse_url: Callable[[bool, str], str | None] = lambda stream, query: None
     #: The Chat id limit applied when a request names no vessel (OpenAI's own server: 40).
@@ -241,6 +246,7 @@ __all__ = [
     "Wire",
     "lazy_double",
     "list_elements",
+    "stream_asked",
     "stream_by_url",
     "stream_key",
 ]

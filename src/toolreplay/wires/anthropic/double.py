@@ -1,7 +1,7 @@
-"""The provider double's side of this wire: the server-side checks (with the provider's own error text), the
-answer bodies and stream events, and the error shapes (see :class:`toolreplay.wires.contract.Double`).
-
-Only what a real server enforces is checked here; the wire's ``rules`` hold the rest.
+"""The Anthropic Messages double (a :class:`toolreplay.wires.contract.Double`): ``message`` bodies and the
+``message_start`` ... ``message_stop`` event stream, Anthropic's error envelopes, and the request checks
+with Anthropic's own texts (required fields, tools defined, each ``tool_use`` answered by
+``tool_result`` blocks that open the next user message, id patterns, thinking signatures).
 """
 
 from __future__ import annotations
@@ -217,10 +217,6 @@ def error_event(kind: str, message: str) -> Event:
     return "error", {"type": "error", "error": {"type": ERROR_KINDS[kind][2], "message": message}}
 
 
-def _wants_stream(body: Any, streamed: bool) -> bool:
-    return isinstance(body, Mapping) and body.get("stream") is True
-
-
 DOUBLE = Double(
     route=re.compile(r"^/v1/messages$"),
     base_suffix="",
@@ -230,5 +226,4 @@ DOUBLE = Double(
     error_event=error_event,
     check=check_anthropic,
     call_id=lambda seq, k: f"toolu_double{seq}_{k}",
-    wants_stream=_wants_stream,
 )

@@ -1,7 +1,7 @@
-"""The provider double's side of this wire: the server-side checks (with the provider's own error text), the
-answer bodies and stream events, and the error shapes (see :class:`toolreplay.wires.contract.Double`).
-
-Only what a real server enforces is checked here; the wire's ``rules`` hold the rest.
+"""The Gemini double (a :class:`toolreplay.wires.contract.Double`): ``GenerateContentResponse`` bodies and
+SSE chunks (Gemini 3's closing chunk and usage included), Google's error status objects, and the request
+checks with Google's own texts (contents given, roles, function responses matching the calls, thought
+signatures on Gemini 3).
 """
 
 from __future__ import annotations

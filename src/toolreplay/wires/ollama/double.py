@@ -1,7 +1,7 @@
-"""The provider double's side of this wire: the server-side checks (with the provider's own error text), the
-answer bodies and stream events, and the error shapes (see :class:`toolreplay.wires.contract.Double`).
-
-Only what a real server enforces is checked here; the wire's ``rules`` hold the rest.
+"""The Ollama double (a :class:`toolreplay.wires.contract.Double`): ``/api/chat`` bodies and NDJSON lines
+in the server's shapes (omitempty metrics, its call-id form), its ``{"error": ...}`` answers, and the one
+check only the server makes (a model); the messages are held to the wire's own rules (``rules.py``),
+whose refusals carry Go's decoding texts.
 """
 
 from __future__ import annotations

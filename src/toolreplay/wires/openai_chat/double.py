@@ -1,7 +1,7 @@
-"""The provider double's side of this wire: the server-side checks (with the provider's own error text), the
-answer bodies and stream events, and the error shapes (see :class:`toolreplay.wires.contract.Double`).
-
-Only what a real server enforces is checked here; the wire's ``rules`` hold the rest.
+"""The OpenAI Chat double (a :class:`toolreplay.wires.contract.Double`): ``chat.completion`` bodies and
+``chat.completion.chunk`` streams (``stream_options.include_usage`` honoured), OpenAI's error objects, and
+what only the server checks (the model, ``stream_options`` without ``stream``). The messages are held to
+the wire's own rules (``rules.py``), whose refusals carry OpenAI's texts.
 """
 
 from __future__ import annotations
@@ -166,10 +166,6 @@ def error_event(kind: str, message: str) -> Event:
     return None, {"error": {"message": message, "type": ERROR_KINDS[kind][1], "param": None, "code": None}}
 
 
-def _wants_stream(body: Any, streamed: bool) -> bool:
-    return isinstance(body, Mapping) and body.get("stream") is True
-
-
 DOUBLE = Double(
     route=re.compile(r"^(?:/v1)?/chat/completions$"),
     base_suffix="/v1",
@@ -179,6 +175,5 @@ DOUBLE = Double(
     error_event=error_event,
     check=check_chat,
     call_id=lambda seq, k: f"call_double{seq}_{k}",
-    wants_stream=_wants_stream,
     default_max_id_len=40,
 )

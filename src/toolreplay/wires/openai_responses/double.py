@@ -1,7 +1,7 @@
-"""The provider double's side of this wire: the server-side checks (with the provider's own error text), the
-answer bodies and stream events, and the error shapes (see :class:`toolreplay.wires.contract.Double`).
-
-Only what a real server enforces is checked here; the wire's ``rules`` hold the rest.
+"""The OpenAI Responses double (a :class:`toolreplay.wires.contract.Double`): ``response`` objects and the
+typed event stream (``response.created`` to ``response.completed``), OpenAI's error objects, and the
+request checks with OpenAI's own texts: the model, Codex's ``store``/``stream`` demands, call ids and
+their outputs, function-call item ids without their reasoning item.
 """
 
 from __future__ import annotations
@@ -217,10 +217,6 @@ def error_event(kind: str, message: str) -> Event:
     return "error", {"type": "error", "code": ERROR_KINDS[kind][1], "message": message, "param": None}
 
 
-def _wants_stream(body: Any, streamed: bool) -> bool:
-    return isinstance(body, Mapping) and body.get("stream") is True
-
-
 DOUBLE = Double(
     route=re.compile(r"^(?:/v1)?/responses$"),
     base_suffix="/v1",
@@ -230,5 +226,4 @@ DOUBLE = Double(
     error_event=error_event,
     check=check_responses,
     call_id=lambda seq, k: f"call_double{seq}_{k}",
-    wants_stream=_wants_stream,
 )
