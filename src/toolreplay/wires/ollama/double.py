@@ -1,7 +1,6 @@
 """The Ollama double (a :class:`toolreplay.wires.contract.Double`): ``/api/chat`` bodies and NDJSON lines
-in the server's shapes (omitempty metrics, its call-id form), its ``{"error": ...}`` answers, and the one
-check only the server makes (a model); the messages are held to the wire's own rules (``rules.py``),
-whose refusals carry Go's decoding texts.
+in the server's shapes (omitempty metrics, its call-id form), its ``{"error": ...}`` answers, and the
+request checks with the server's own texts (a model; arguments that decode into the Go map).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The OpenAI Chat double (a :class:`toolreplay.wires.contract.Double`): ``chat.completion`` bodies and
 ``chat.completion.chunk`` streams (``stream_options.include_usage`` honoured), OpenAI's error objects, and
-what only the server checks (the model, ``stream_options`` without ``stream``). The messages are held to
-the wire's own rules (``rules.py``), whose refusals carry OpenAI's texts.
+the request checks with OpenAI's own texts (the model, ``stream_options`` without ``stream``, tool
+messages answering open calls, every call answered, id lengths, string arguments).
 """
 
 from __future__ import annotations
