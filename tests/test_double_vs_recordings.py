@@ -194,11 +194,14 @@ SHAPES = {
 }
 MODEL = {"gemini-2": "gemini-2.5-flash", "gemini-3": "gemini-3-pro-preview"}
 ASKED = {"stream": True, "stream_options": {"include_usage": True}}
+# Responses: the reasoning summary and the encrypted reasoning asked for, so the double sends them
+ASKED_REASONING = {**ASKED, "reasoning": {"summary": "auto"}, "include": ["reasoning.encrypted_content"]}
 
 
 def doubled(group: str, shape: str) -> list[Any]:
     text, calls, reasoning = SHAPES[shape]
-    answer = Answer(7, MODEL.get(group, "gpt-5"), text, calls, reasoning, Usage(120, 30, 64), ASKED)
+    request = ASKED_REASONING if group == "openai-responses" else ASKED
+    answer = Answer(7, MODEL.get(group, "gpt-5"), text, calls, reasoning, Usage(120, 30, 64), request)
     return [p if p != "[DONE]" else DONE for _, p in answer_events(_wire(group), answer)]
 
 

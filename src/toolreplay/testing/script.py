@@ -31,7 +31,8 @@ class Call:
 @dataclass(frozen=True, slots=True)
 class Text:
     """A text answer. ``usage`` None: counts derived from the sizes; ``reasoning``: thinking text sent
-    the wire's way (Chat ``reasoning_content``, Responses reasoning item with ``encrypted_content``,
+    the wire's way (Chat ``reasoning_content``, Responses reasoning item: its summary and
+    ``encrypted_content`` when the request asks for them, as OpenAI sends them,
     Anthropic signed thinking block, Gemini thought part, Ollama ``thinking``)."""
 
     text: str

@@ -400,8 +400,12 @@ class _Handler(BaseHTTPRequestHandler):
         answer = self.double._answer(item.then, wire, model, req)
         events = double_of(wire).events(answer, answer.cut or token_pieces)
         events = events[: item.after_events]
+        name, error = error_event(wire, item.kind, item.message)
+        if isinstance(error, dict) and "sequence_number" in error:
+            # a numbered stream (Responses) goes on counting through its error event
+            error = {**error, "sequence_number": len(events)}
         self._start(req, 200, content_type(wire))
-        for event in [*events, error_event(wire, item.kind, item.message)]:
+        for event in [*events, (name, error)]:
             self._write(frame(wire, event))
 
     def _reset_now(self) -> None:

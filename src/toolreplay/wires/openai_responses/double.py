@@ -72,18 +72,26 @@ def check_responses(body: Mapping[str, Any], rules: Rules) -> str | None:
     return None
 
 
+def _asked(a: Answer) -> tuple[bool, bool]:
+    """(a reasoning summary, the encrypted reasoning): OpenAI sends each only when the request asks for it
+    (``reasoning.summary``; ``include: ["reasoning.encrypted_content"]``)."""
+    reasoning = a.request.get("reasoning")
+    summary = isinstance(reasoning, Mapping) and reasoning.get("summary") is not None
+    return summary, "reasoning.encrypted_content" in as_list(a.request.get("include"))
+
+
+def _reasoning_item(a: Answer) -> dict[str, Any]:
+    summary, secret = _asked(a)
+    item: dict[str, Any] = {"id": f"rs_double{a.seq}", "type": "reasoning"}
+    if secret:
+        sealed = base64.b64encode((a.reasoning or "").encode("utf-8")).decode("ascii")
+        item["encrypted_content"] = f"enc:{sealed}"
+    item["summary"] = [{"type": "summary_text", "text": a.reasoning}] if summary else []
+    return item
+
+
 def _responses_items(a: Answer) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    if a.reasoning:
-        secret = base64.b64encode(a.reasoning.encode("utf-8")).decode("ascii")
-        items.append(
-            {
-                "type": "reasoning",
-                "id": f"rs_double{a.seq}",
-                "summary": [{"type": "summary_text", "text": a.reasoning}],
-                "encrypted_content": f"enc:{secret}",
-            }
-        )
+    items: list[dict[str, Any]] = [_reasoning_item(a)] if a.reasoning else []
     if a.text:
         items.append(
             {
@@ -150,7 +158,10 @@ def responses_body(a: Answer, *, status: str = "completed", output: bool = True)
         "input_tokens": i,
         "input_tokens_details": {"cached_tokens": c, "cache_write_tokens": 0},
         "output_tokens": o,
-        "output_tokens_details": {"reasoning_tokens": len(a.reasoning or "") // 4},
+        # reasoning is billed as output: its share of the output count
+        "output_tokens_details": {
+            "reasoning_tokens": min(o, len(a.reasoning) // 4 + 1) if a.reasoning else 0
+        },
         "total_tokens": i + o,
     }
     return {
@@ -189,6 +200,19 @@ def _call_events(ev: Any, index: int, item: dict[str, Any], cut: Splitter) -> li
     ]
 
 
+def _reasoning_events(ev: Any, index: int, item: dict[str, Any], cut: Splitter) -> list[Event]:
+    """The reasoning item opens with an empty summary; each summary part streams as a part added, its text
+    in deltas, the text done and the part done (real order, OpenAI's reasoning models)."""
+    out = [ev("response.output_item.added", output_index=index, item={**item, "summary": []})]
+    for k, part in enumerate(item["summary"]):
+        at = {"item_id": item["id"], "output_index": index, "summary_index": k}
+        out.append(ev("response.reasoning_summary_part.added", **at, part={**part, "text": ""}))
+        out += [ev("response.reasoning_summary_text.delta", **at, delta=p) for p in cut(part["text"])]
+        out.append(ev("response.reasoning_summary_text.done", **at, text=part["text"]))
+        out.append(ev("response.reasoning_summary_part.done", **at, part=part))
+    return out
+
+
 def responses_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     seq = iter(range(10**6))
 
@@ -203,7 +227,7 @@ def responses_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
         elif item["type"] == "function_call":
             out += _call_events(ev, index, item, cut)
         else:
-            out.append(ev("response.output_item.added", output_index=index, item={**item, "summary": []}))
+            out += _reasoning_events(ev, index, item, cut)
         out.append(ev("response.output_item.done", output_index=index, item=item))
     out.append(ev("response.completed", response=responses_body(a)))
     return out
@@ -214,7 +238,9 @@ def error_body(status: int, message: str) -> dict[str, Any]:
 
 
 def error_event(kind: str, message: str) -> Event:
-    return "error", {"type": "error", "code": ERROR_KINDS[kind][1], "message": message, "param": None}
+    # sequence_number: the server numbers it after the events sent before it
+    error = {"type": "error", "code": ERROR_KINDS[kind][1], "message": message, "param": None}
+    return "error", {**error, "sequence_number": 0}
 
 
 DOUBLE = Double(
