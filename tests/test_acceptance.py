@@ -167,7 +167,7 @@ def test_a_429_with_retry_after_is_retried(store: SQLiteStore, double: ProviderD
     assert retry.delay == 1.0 and "Rate limit reached" in retry.error
 
 
-def test_a_400_surfaces_the_providers_message_and_stores_nothing_half_done(
+def test_a_400_surfaces_the_providers_message_and_leaves_nothing_behind(
     store: SQLiteStore, double: ProviderDouble
 ) -> None:
     message = "messages.1.content.0: unexpected `tool_use_id` found in `tool_result` blocks: x"
@@ -176,14 +176,12 @@ def test_a_400_surfaces_the_providers_message_and_stores_nothing_half_done(
         _turn(store, double, "anthropic", "Close #1.")
     assert message in str(err.value) and err.value.status == 400
     assert len(double.requests) == 1  # never retried
-    user, reply = store.load("accept").messages
-    assert user.text == "Close #1."
-    assert (reply.status, reply.text, reply.tool_uses) == ("interrupted", "", ())
+    assert not store.exists("accept")  # refused before anything was answered: nothing is left (design 28)
     assert board_of(store).get(1).status == "open"  # type: ignore[union-attr]
-    # the next turn sends no trace of the failed one besides the user's words
+    # the next turn sends no trace of the failed one
     double.script(Text("Ok."))
     _turn(store, double, "anthropic", "Try again.")
-    assert [m["role"] for m in double.requests[-1].body["messages"]] == ["user", "user"]
+    assert [m["role"] for m in double.requests[-1].body["messages"]] == ["user"]
     assert calls_in("anthropic", double.requests[-1].body) == []
 
 

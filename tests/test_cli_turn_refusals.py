@@ -12,7 +12,7 @@ from helpers_cli import conversations, one_line_error, run
 from toolreplay._cli import cli
 from toolreplay._errors import ConfigError
 from toolreplay._store.sqlite import SQLiteStore
-from toolreplay.testing import Error, ProviderDouble, Text
+from toolreplay.testing import Error, NotJSON, ProviderDouble, Text
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +67,7 @@ def test_a_turn_refused_before_sending_says_nothing_was_stored(tmp_path: Path) -
     assert conversations(db) == []
 
 
-def test_a_failed_turn_says_its_reply_is_stored_interrupted(double: ProviderDouble, tmp_path: Path) -> None:
+def test_a_turn_refused_with_a_400_says_nothing_was_stored(double: ProviderDouble, tmp_path: Path) -> None:
     db = tmp_path / "t.db"
     double.script(Error(400, "messages: bad shape"))
     res = run(
@@ -75,7 +75,19 @@ def test_a_failed_turn_says_its_reply_is_stored_interrupted(double: ProviderDoub
         "--base-url", double.base_url_for("anthropic"),
     )  # fmt: skip
     line = one_line_error(res)
-    assert "messages: bad shape" in line and line.endswith("(the reply a2 is stored as interrupted)")
+    assert "messages: bad shape" in line and line.endswith("(nothing was stored)")
+    assert conversations(db) == []
+
+
+def test_a_failed_turn_says_its_reply_is_stored_interrupted(double: ProviderDouble, tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    double.script(NotJSON())  # answered, if unreadably: the provider may have worked on (and billed) it
+    res = run(
+        "turn", "hi", "--vessel", "anthropic", "--conversation", "c", "--db", str(db),
+        "--base-url", double.base_url_for("anthropic"),
+    )  # fmt: skip
+    line = one_line_error(res)
+    assert "Bad Gateway" in line and line.endswith("(the reply a2 is stored as interrupted)")
     with SQLiteStore(db) as s:
         assert [(m.id, m.status) for m in s.load("c").messages] == [("u1", "complete"), ("a2", "interrupted")]
 

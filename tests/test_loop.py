@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 
-from toolreplay._errors import BadRequestError, ConfigError
+from toolreplay._errors import (
+    BadRequestError,
+    ConfigError,
+    ConnectionFault,
+    ProviderTimeout,
+    ResponseFormatError,
+    ServerError,
+)
 from toolreplay._history import History, Message, ToolCall, ToolSpec
 from toolreplay._loop import (
     CallFinished,
@@ -205,19 +212,54 @@ def test_a_failure_mid_turn_leaves_an_interrupted_reply_that_replays(store: SQLi
     assert msgs[2]["content"] == "status: closed"
 
 
-def test_an_error_on_the_first_request_stores_nothing_half_done(store: SQLiteStore) -> None:
+def test_an_error_on_the_first_request_leaves_nothing_behind(store: SQLiteStore) -> None:
     t = Scripted(BadRequestError("anthropic: HTTP 400: messages: bad", status=400))
     with pytest.raises(BadRequestError):
         turn(store, t, "Hello", vessel="anthropic")
+    assert not store.exists("c1")  # the turn made the conversation: it goes too
+    turn(store, Scripted(text("Hi.")), "First", vessel="anthropic")
+    t = Scripted(BadRequestError("anthropic: HTTP 400: messages: bad", status=400))
+    with pytest.raises(BadRequestError):
+        turn(store, t, "Hello", vessel="anthropic")
+    assert [m.id for m in store.load("c1").messages] == ["u1", "a2"]
+    t2 = Scripted(text("Hi."))
+    turn(store, t2, "Hello again", vessel="anthropic")
+    assert [m["content"] for m in t2.bodies[0]["messages"] if m["role"] == "user"] == ["First", "Hello again"]
+    assert [m.id for m in store.load("c1").messages] == ["u1", "a2", "u3", "a4"]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ServerError("kimi: HTTP 500: down", status=500),
+        ProviderTimeout("kimi: the turn took longer than 1 s"),
+        ResponseFormatError("kimi: the answer is not JSON"),
+    ],
+)
+def test_a_failure_the_provider_may_have_worked_on_keeps_the_interrupted_reply(
+    store: SQLiteStore, error: Exception
+) -> None:
+    with pytest.raises(type(error)):
+        turn(store, Scripted(error), "Hello")
     h = store.load("c1")
     assert [(m.role, m.status, m.tool_uses, m.text) for m in h.messages] == [
         ("user", "complete", (), "Hello"),
         ("assistant", "interrupted", (), ""),
     ]
-    t2 = Scripted(text("Hi."))
-    turn(store, t2, "Hello again", vessel="anthropic")
-    # the empty interrupted reply is not replayed; both user messages are
-    assert [m["role"] for m in t2.bodies[0]["messages"]] == ["user", "user"]
+
+
+def test_streamed_text_before_a_cut_keeps_the_interrupted_reply(store: SQLiteStore) -> None:
+    class CutAfterText(Scripted):
+        async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Reply:
+            kw["on_text"]("Half an ans")
+            raise ConnectionFault("kimi: the stream was cut")
+
+    with pytest.raises(ConnectionFault):
+        turn(store, CutAfterText(), "Hello")
+    assert [(m.id, m.status) for m in store.load("c1").messages] == [
+        ("u1", "complete"),
+        ("a2", "interrupted"),
+    ]
 
 
 def test_a_crashing_tool_is_kept_unanswered(store: SQLiteStore) -> None:

@@ -151,7 +151,9 @@ def test_chat_keeps_going_after_a_provider_error(double: ProviderDouble, db: Pat
         input="hi\nhi again\n",
     )
     assert res.exit_code == 0, res.output
-    assert "error: anthropic: HTTP 401: invalid x-api-key" in res.output and "interrupted" in res.output
+    assert (
+        "error: anthropic: HTTP 401: invalid x-api-key" in res.output and "nothing was stored" in res.output
+    )
     assert "anthropic> Hello." in res.output
     assert "conversation chat-" in res.output
 

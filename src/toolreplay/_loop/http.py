@@ -71,6 +71,7 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
     bodies = RenderCache()
 
     def on_text(piece: str) -> None:
+        rec.heard = True
         streamed.append(piece)
         rec.emit(TextDelta(piece))
 

@@ -11,7 +11,8 @@ order that keeps a killed process's work:
    :meth:`Recorder.call_answered` fills its answer in as it completes;
 3. :meth:`Recorder.finish`: text, status, provider data and meta in one transaction, after the
    "said without doing" check; or :meth:`Recorder.interrupt` when the turn failed, keeping the calls
-   and the text it had.
+   and the text it had; or, when the turn failed before the provider answered anything and nothing ran,
+   :meth:`Recorder.discard`, which removes the user message and the empty reply (design 28).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import StoreError
+from toolreplay._errors import ConfigError, ConnectionFault, ProviderError, ResponseFormatError, StoreError
 from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
 from toolreplay._ids import StemAllocator, call_id
 from toolreplay._loop.events import (
@@ -117,6 +118,8 @@ class Recorder:
         self.model: str | None = None
         self.finish_reason: str | None = None
         self.extra_meta: dict[str, Any] = {}
+        self.heard = False
+        """The provider answered something this turn: a reply parsed, or streamed text (design 28)."""
 
     def emit(self, event: TurnEvent) -> None:
         if self.on_event is not None:
@@ -147,6 +150,7 @@ class Recorder:
         def begin(mid: str) -> None:
             self.store.begin_reply(self.cid, mid, vessel=self.vessel.name, created_at=self.started_at)
 
+        self.existed = self.store.exists(self.cid)
         uid = self._claim_id("u", store_user)
         self.user = Message(uid, "user", user_text, created_at=stamp)
         history = self.store.load(self.cid)
@@ -201,6 +205,7 @@ class Recorder:
 
     def take(self, reply: Reply) -> None:
         """Keep what one answer of the model adds to the reply: its text, usage, provider data, model."""
+        self.heard = True
         if reply.text:
             self.texts.append(reply.text)
         self.usage = add_usage(self.usage, reply.usage)
@@ -251,6 +256,27 @@ class Recorder:
             meta=meta,
         )
         return TurnResult(self.cid, self.user, reply, self.steps, self.usage, stopped, flag)
+
+    def sent_nothing(self, error: BaseException) -> bool:
+        """The turn failed before the provider answered anything and before any call: no connection, a
+        refused key or host, a 4xx (design 28). A timeout, a 5xx or an answer that could not be read
+        may have been worked on (and billed): those keep the interrupted reply."""
+        if self.heard or self.calls or self.texts or self.steps > 1:
+            return False
+        if isinstance(error, (ConnectionFault, ConfigError)):
+            return True
+        if isinstance(error, ResponseFormatError) or not isinstance(error, ProviderError):
+            return False
+        return error.status is not None and 400 <= error.status < 500
+
+    def discard(self) -> None:
+        """Remove what :meth:`start` stored (the reply first: a process killed in between leaves the user
+        message alone, as a turn killed before its reply was claimed does), and the conversation when
+        this turn made it and it is empty again."""
+        self.store.delete_message(self.cid, self.reply_id)
+        self.store.delete_message(self.cid, self.user.id)
+        if not self.existed and not self.store.load(self.cid).messages:
+            self.store.delete_conversation(self.cid)
 
     def interrupt(self, error: BaseException) -> None:
         """Mark the reply interrupted, keeping its calls and text (the error is re-raised by the caller)."""

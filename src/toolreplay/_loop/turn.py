@@ -66,7 +66,8 @@ async def run_turn_async(
     ``store`` defaults to :func:`~toolreplay._store.open_store` (opened and closed here); ``transport``
     to a :class:`~toolreplay._transport.client.Transport` made here (dumping to ``options.dump_requests``).
     ``on_event`` gets :data:`TurnEvent` values as they happen. Raises what the provider or a tool raised,
-    after marking the reply interrupted.
+    after marking the reply interrupted; or, when the provider answered nothing and no call ran, after
+    removing the turn's user message and reply (design 28).
     """
     opts = options or TurnOptions()
     # Refused before anything is stored: the wires drop an empty user message, so the request would end
@@ -108,7 +109,11 @@ async def run_turn_async(
                 async with within(opts.timeout, v.name, "the turn"):
                     stopped = await run_http(rec, transport)
         except BaseException as exc:
-            rec.interrupt(exc)
+            # The Claude Code CLI's own tool server may have written calls the recorder never saw.
+            if v.wire != "claude-prompt" and rec.sent_nothing(exc):
+                rec.discard()
+            else:
+                rec.interrupt(exc)
             raise
         return rec.finish(stopped)
     finally:
