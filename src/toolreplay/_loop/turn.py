@@ -94,8 +94,9 @@ async def run_turn_async(
         preflight(v, registry, opts, store)
         rec = Recorder(store, conversation, v, registry, opts, on_event)
         rec.start(user_text)
+        http = get_wire(v.wire).http is not None
         try:
-            if get_wire(v.wire).http is None:
+            if not http:
                 from toolreplay._loop.claude import run_claude_turn
 
                 stopped = await run_claude_turn(rec)
@@ -110,7 +111,7 @@ async def run_turn_async(
                     stopped = await run_http(rec, transport)
         except BaseException as exc:
             # The Claude Code CLI's own tool server may have written calls the recorder never saw.
-            if v.wire != "claude-prompt" and rec.sent_nothing(exc):
+            if http and rec.sent_nothing(exc):
                 rec.discard()
             else:
                 rec.interrupt(exc)
