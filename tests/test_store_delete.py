@@ -80,3 +80,29 @@ def test_unknown_ids_are_refused_and_nothing_changes(store: Store) -> None:
         store.delete_message("c", "zz")
     assert not store.exists("nope")
     assert [m.id for m in store.load("c").messages] == ["u1", "a2", "u3", "a4", "u5"]
+
+
+def test_delete_messages_takes_a_turn_back_whole_or_not_at_all(store: Store) -> None:
+    store.import_history(_conversation("c"))
+    store.append_message("c", Message("u6", "user", "six"))
+    store.begin_reply("c", "a7", vessel="kimi", created_at=None)
+    # an unknown id anywhere in the list refuses the whole removal: a7 is not removed alone
+    with pytest.raises(StoreError, match="conversation 'c': no message 'zz'"):
+        store.delete_messages("c", ["a7", "zz"])
+    assert [m.id for m in store.load("c").messages][-2:] == ["u6", "a7"]
+    # a conversation with other messages stays, whatever drop_if_empty says
+    store.delete_messages("c", ["a7", "u6"], drop_if_empty=True)
+    assert [m.id for m in store.load("c").messages] == ["u1", "a2", "u3", "a4", "u5"]
+    store.append_message("c", Message("u6", "user", "six"))  # positions are gapless again
+    assert store.load("c").messages[-1].id == "u6"
+
+
+def test_delete_messages_drops_the_conversation_it_empties_only_when_asked(store: Store) -> None:
+    for cid in ("new", "kept"):
+        store.append_message(cid, Message("u1", "user", "hi"))
+        store.begin_reply(cid, "a2", vessel="kimi", created_at=None)
+    store.delete_messages("new", ["a2", "u1"], drop_if_empty=True)
+    store.delete_messages("kept", ["a2", "u1"])
+    assert not store.exists("new")
+    assert store.exists("kept") and store.load("kept").messages == ()
+    assert [r.id for r in store.list_conversations()] == ["kept"]

@@ -270,13 +270,10 @@ class Recorder:
         return error.status is not None and 400 <= error.status < 500
 
     def discard(self) -> None:
-        """Remove what :meth:`start` stored (the reply first: a process killed in between leaves the user
-        message alone, as a turn killed before its reply was claimed does), and the conversation when
-        this turn made it and it is empty again."""
-        self.store.delete_message(self.cid, self.reply_id)
-        self.store.delete_message(self.cid, self.user.id)
-        if not self.existed and not self.store.load(self.cid).messages:
-            self.store.delete_conversation(self.cid)
+        """Remove what :meth:`start` stored, and the conversation when this turn made it and nothing else
+        was written to it meanwhile: one transaction, so a killed process leaves all of it or none."""
+        ids = [self.reply_id, self.user.id]
+        self.store.delete_messages(self.cid, ids, drop_if_empty=not self.existed)
 
     def interrupt(self, error: BaseException) -> None:
         """Mark the reply interrupted, keeping its calls and text (the error is re-raised by the caller)."""

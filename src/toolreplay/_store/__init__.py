@@ -24,7 +24,7 @@ the transactions), ``board`` (the coop todo board, its own small interface in th
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -115,6 +115,14 @@ class Store(Protocol):
     def delete_message(self, conversation_id: str, message_id: str) -> None:
         """Remove one message and its calls in one transaction; the later messages move up one place, so
         positions stay gapless (StoreError for an unknown conversation or message)."""
+        ...
+
+    def delete_messages(
+        self, conversation_id: str, message_ids: Sequence[str], *, drop_if_empty: bool = False
+    ) -> None:
+        """Remove several messages and their calls in one transaction (positions stay gapless) and, with
+        ``drop_if_empty``, the conversation too when no message is left (StoreError as for
+        :meth:`delete_message`; then nothing is removed)."""
         ...
 
     def close(self) -> None: ...

@@ -385,26 +385,45 @@ class SQLStore(ABC):
 
         self.transact(run, f"conversation {conversation_id!r} was not removed")
 
+    def _delete_message(self, c: Tx, conversation_id: str, message_id: str) -> None:
+        """Remove one message and its calls and move the later messages up one place; the caller holds
+        the conversation's lock and has checked that the conversation exists."""
+        q = self.queries
+        row = c.execute(q.message_position, (conversation_id, message_id)).fetchone()
+        if row is None:
+            raise StoreError(f"conversation {conversation_id!r}: no message {message_id!r}")
+        c.execute(q.delete_message_tool_uses, (conversation_id, message_id))
+        c.execute(q.delete_message, (conversation_id, message_id))
+        c.execute(q.park_later_messages, (conversation_id, int(row[0])))
+        c.execute(q.unpark_later_messages, (conversation_id,))
+
     def delete_message(self, conversation_id: str, message_id: str) -> None:
         """Remove one message and its calls; the later messages move up one place (positions stay
         gapless), all in one transaction."""
+        self.delete_messages(conversation_id, [message_id])
+
+    def delete_messages(
+        self, conversation_id: str, message_ids: Sequence[str], *, drop_if_empty: bool = False
+    ) -> None:
+        """Remove the messages and their calls (positions stay gapless) and, with ``drop_if_empty``, the
+        conversation when no message is left, all in one transaction: a turn that sent nothing takes
+        back its user message and reply this way (design 27), and nothing is left half removed."""
         q = self.queries
         cid = (conversation_id,)
+        ids = ", ".join(repr(m) for m in message_ids)
 
         def run(c: Tx) -> None:
             if self.dialect.row_locks:
                 c.execute(q.lock_conversation, cid)
             if c.execute(q.conversation_exists, cid).fetchone() is None:
                 raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
-            row = c.execute(q.message_position, (conversation_id, message_id)).fetchone()
-            if row is None:
-                raise StoreError(f"conversation {conversation_id!r}: no message {message_id!r}")
-            c.execute(q.delete_message_tool_uses, (conversation_id, message_id))
-            c.execute(q.delete_message, (conversation_id, message_id))
-            c.execute(q.park_later_messages, (conversation_id, int(row[0])))
-            c.execute(q.unpark_later_messages, cid)
+            for mid in message_ids:
+                self._delete_message(c, conversation_id, mid)
+            if drop_if_empty and c.execute(q.next_position, cid).fetchone()[0] == 0:
+                c.execute(q.delete_conversation, cid)
 
-        self.transact(run, f"conversation {conversation_id!r}: message {message_id!r} was not removed")
+        what = "message {} was" if len(message_ids) == 1 else "messages {} were"
+        self.transact(run, f"conversation {conversation_id!r}: {what.format(ids)} not removed")
 
 
 __all__ = ["Dialect", "Queries", "Rows", "SQLStore", "Tx", "now", "surrogate_error"]
