@@ -74,8 +74,9 @@ def turn(
     """Run one turn of a conversation on a vessel and print the reply.
 
     TEXT is the user's message (- or left out with stdin piped: read from stdin). It and the reply are
-    stored; calls are run and recorded as they happen. A turn that fails after it was stored leaves its
-    reply marked interrupted (the error says so).
+    stored; calls are run and recorded as they happen. A turn that fails before the provider answered
+    anything (no connection, a refused key, a 4xx) leaves nothing stored; one that fails later leaves its
+    reply marked interrupted (the error says which).
 
     \b
     Examples:
