@@ -58,12 +58,13 @@ def test_text_without_a_piece_is_untouched() -> None:
     assert redact_bytes(data) is data
 
 
-def test_a_401_quoting_most_of_the_key_leaves_no_piece_anywhere(tmp_path: Path) -> None:
+@pytest.mark.parametrize("status", [401, 500])
+def test_an_error_quoting_most_of_the_key_leaves_no_piece_anywhere(tmp_path: Path, status: int) -> None:
     echo = {"error": {"message": f"Incorrect API key provided: {KEY[:-4]}****. Or {_escaped(KEY)}"}}
     raw = json.dumps(echo).replace("\\\\u", "\\u").encode()
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(401, content=raw, headers={"content-type": "application/json"})
+        return httpx.Response(status, content=raw, headers={"content-type": "application/json"})
 
     async def go(store: SQLiteStore) -> str:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
@@ -74,7 +75,13 @@ def test_a_401_quoting_most_of_the_key_leaves_no_piece_anywhere(tmp_path: Path) 
 
     with SQLiteStore(tmp_path / "t.db") as store:
         said = asyncio.run(go(store))
-        stored = json.dumps([m.meta for m in store.load("c").messages])
+        if status == 401:  # refused before anything was answered: nothing is stored at all (design 27)
+            assert not store.exists("c")
+            stored = ""
+        else:  # a 5xx keeps the interrupted reply, and the error it stores is redacted
+            reply = store.load("c").messages[-1]
+            assert reply.status == "interrupted" and reply.meta and "error" in reply.meta
+            stored = json.dumps([m.meta for m in store.load("c").messages])
     assert not _pieces(said) and not _pieces(stored)
     for f in (tmp_path / "dumps").iterdir():
         text = f.read_text(encoding="utf-8")
