@@ -75,7 +75,7 @@ def test_an_error_quoting_most_of_the_key_leaves_no_piece_anywhere(tmp_path: Pat
 
     with SQLiteStore(tmp_path / "t.db") as store:
         said = asyncio.run(go(store))
-        if status == 401:  # refused before anything was answered: nothing is stored at all (design 27)
+        if status == 401:  # refused before anything was answered: nothing is stored at all (design 28)
             assert not store.exists("c")
             stored = ""
         else:  # a 5xx keeps the interrupted reply, and the error it stores is redacted

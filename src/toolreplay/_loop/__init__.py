@@ -16,7 +16,7 @@
 A turn that fails part-way (a provider error, a crashed tool, Ctrl-C) marks its reply ``interrupted``
 with the calls it executed and the text it had, and re-raises; the next turn replays those calls. A turn
 whose first request failed before the provider answered anything, with no call run, removes its user
-message and reply instead, and the conversation if it made it (design 27).
+message and reply instead, and the conversation if it made it (design 28).
 Message ids are ``u<n>``/``a<n>`` with ``n`` the (1-based) position the message takes (the next free
 one when an imported message already has that id): short, deterministic per conversation, stable once
 stored.

@@ -407,7 +407,7 @@ class SQLStore(ABC):
     ) -> None:
         """Remove the messages and their calls (positions stay gapless) and, with ``drop_if_empty``, the
         conversation when no message is left, all in one transaction: a turn that sent nothing takes
-        back its user message and reply this way (design 27), and nothing is left half removed."""
+        back its user message and reply this way (design 28), and nothing is left half removed."""
         q = self.queries
         cid = (conversation_id,)
         ids = ", ".join(repr(m) for m in message_ids)
