@@ -148,6 +148,13 @@ def like_with_like(peers: Sequence[Peer], named: Sequence[tuple[str, History]]) 
 # render against LiteLLM and against json.dumps
 
 
+def _wire_whole(vessel: str, h: History) -> dict[str, Any]:
+    """The path ``render()`` took before it was the render cache (design 29): the wire's own render of
+    every prepared turn, from the vessel's name."""
+    v = get_vessel(vessel)
+    return render_wire(v.wire, prepare_turn_messages(h), render_options(v, tools=h.tools or ()))
+
+
 def _contenders(peer: Peer, prev: History, h: History) -> list[Contender]:
     """LiteLLM's converter, and toolreplay's render of ``h`` (which is ``prev`` plus one turn) four ways:
     from scratch, plus encode, the wire step alone, and per turn of a conversation (a cache that
@@ -172,6 +179,7 @@ def _contenders(peer: Peer, prev: History, h: History) -> list[Contender]:
         Contender("render", lambda _: toolreplay.render(h, vessel)),
         Contender("render+encode", lambda _: encode(toolreplay.render(h, vessel))),
         Contender("wire only", lambda _: render_wire(v.wire, turns, opts)),
+        Contender("wire whole", lambda _: _wire_whole(vessel, h)),
         Contender("per turn", lambda c: c.render(h, vessel), setup=primed),
         Contender("json.dumps", lambda _: json.dumps(body, ensure_ascii=False, separators=(",", ":"))),
     ]
@@ -202,6 +210,19 @@ def _render_rows(peer: Peer, label: str, s: Samples, target: bool) -> list[Row]:
                 r >= 5 if judged else None,
             )
         )
+    # design 29: render() is the render cache with nothing cached; it must not cost more than the wire's
+    # own render of every prepared turn (the path render() took before)
+    path = s.median("render") / s.median("wire whole")
+    rows.append(
+        Row(
+            "one path",
+            f"{peer.wire}, {label}: render() (the cache, nothing cached) vs the wire's own render of "
+            "every prepared turn",
+            "≤ 1.05x" if target else "",
+            f"{path:.3f}x (render {ms(s.median('render'))}, wire's own {ms(s.median('wire whole'))})",
+            path <= 1.05 if target else None,
+        )
+    )
     floor = s.ratio("render+encode", "json.dumps")
     rows.append(
         Row(

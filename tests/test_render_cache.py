@@ -1,4 +1,5 @@
-"""The incremental render cache: always the bytes of a full render, whatever changed earlier."""
+"""The incremental render cache: always the bytes of the wire's own render of the whole history, whatever
+changed earlier; and ``render()`` is that cache with nothing cached (one render path, design 29)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,10 @@ from toolreplay._api import render_options
 from toolreplay._errors import ToolreplayError
 from toolreplay._history import History, Message, ToolCall, ToolSpec, message_to_dict
 from toolreplay._render_cache import RenderCache
-from toolreplay._replay import MODES, ReplaySettings, prepare_turn_messages
+from toolreplay._replay import DEFAULT_SETTINGS, MODES, Mode, ReplaySettings, prepare_turn_messages
 from toolreplay._vessels import BUILTIN
-from toolreplay.wires import render_wire
+from toolreplay.wires import get_wire, register_wire, render_wire, unregister_wire
+from toolreplay.wires.common import declared_tools, render_warnings
 
 if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside it
     sys.path.insert(0, str(ROOT))
@@ -127,14 +129,44 @@ def reloaded(h: History) -> History:
     return History(h.id, tuple(dataclasses.replace(m) for m in h.messages), h.tools)
 
 
+def whole(
+    h: History,
+    vessel: str = "gemini",
+    mode: Mode = "native",
+    system: str | None = None,
+    tools: list[ToolSpec] | None = None,
+    model: str | None = None,
+    upto: str | None = None,
+    *,
+    settings: ReplaySettings = DEFAULT_SETTINGS,
+    warnings: list[str] | None = None,
+) -> dict[str, Any]:
+    """The reference: the wire's own ``render`` of every prepared turn (design 8: every mode declares
+    the tools the native replay would), with the warnings of that render."""
+    v = BUILTIN[vessel]
+    turns = prepare_turn_messages(h, mode, upto=upto, settings=settings)
+    given = tuple(tools) if tools is not None else (h.tools or ())
+    if mode != "native":
+        given = declared_tools(prepare_turn_messages(h, "native", upto=upto, settings=settings), given)
+    opts = render_options(v, system=system, tools=given, model=model)
+    body = render_wire(v.wire, turns, opts)
+    if warnings is not None:
+        warnings.extend(h.warnings)
+        warnings.extend(render_warnings(turns, opts.tools, v.wire))
+    return body
+
+
 def same_bytes(cache: RenderCache, h: History, kw: dict[str, Any]) -> None:
     try:
-        want = encode(render(h, **kw))
+        want = encode(whole(h, **kw))
     except ToolreplayError as exc:
         with pytest.raises(type(exc)):
             cache.render(h, **kw)
+        with pytest.raises(type(exc)):
+            render(h, **kw)
         return
     assert encode(cache.render(h, **kw)) == want
+    assert encode(render(h, **kw)) == want  # the cold render: the same path with nothing cached
 
 
 @given(
@@ -218,7 +250,7 @@ def test_an_appended_turn_renders_only_the_new_messages(vessel: str) -> None:
     cache.render(h, vessel)
     before = cache.stats
     h2 = History("c", h.messages + tuple(msgs[40:]))
-    assert encode(cache.render(h2, vessel)) == encode(render(h2, vessel))
+    assert encode(cache.render(h2, vessel)) == encode(whole(h2, vessel))
     after = cache.stats
     assert after.rendered_messages - before.rendered_messages == 2
     assert after.reused_messages - before.reused_messages == 40
@@ -234,7 +266,7 @@ def test_an_earlier_edit_resumes_at_the_edited_message() -> None:
     edited[7] = dataclasses.replace(edited[7], text="changed")
     h2 = History("c", tuple(edited))
     before = cache.stats
-    assert encode(cache.render(h2, "anthropic")) == encode(render(h2, "anthropic"))
+    assert encode(cache.render(h2, "anthropic")) == encode(whole(h2, "anthropic"))
     assert cache.stats.rendered_messages - before.rendered_messages == 13
     assert cache.stats.reused_messages - before.reused_messages == 7
 
@@ -248,7 +280,7 @@ def test_a_reply_in_progress_that_gains_a_call_rerenders_only_itself() -> None:
     grown = dataclasses.replace(reply, tool_uses=(*reply.tool_uses, ToolCall("coop", {"id": 2}, None)))
     h2 = History("c", (*h.messages[:-1], grown))
     before = cache.stats
-    assert encode(cache.render(h2, "gemini")) == encode(render(h2, "gemini"))
+    assert encode(cache.render(h2, "gemini")) == encode(whole(h2, "gemini"))
     assert cache.stats.rendered_messages - before.rendered_messages == 1
 
 
@@ -268,9 +300,9 @@ def test_an_equal_input_that_renders_differently_is_rendered_again(
     cache = RenderCache()
     h1 = History("c", (msgs[0], first, *msgs[2:]))
     h2 = History("c", (msgs[0], second, *msgs[2:]))
-    assert encode(cache.render(h1, vessel)) == encode(render(h1, vessel))
-    assert encode(cache.render(h2, vessel)) == encode(render(h2, vessel))
-    assert encode(render(h1, vessel)) != encode(render(h2, vessel))
+    assert encode(cache.render(h1, vessel)) == encode(whole(h1, vessel))
+    assert encode(cache.render(h2, vessel)) == encode(whole(h2, vessel))
+    assert encode(whole(h1, vessel)) != encode(whole(h2, vessel))
 
 
 def test_upto_and_warnings_match_the_full_render() -> None:
@@ -281,9 +313,12 @@ def test_upto_and_warnings_match_the_full_render() -> None:
     got: list[str] = []
     want: list[str] = []
     assert encode(cache.render(h, "openai", upto="u2", warnings=got)) == encode(
-        render(h, "openai", upto="u2", warnings=want)
+        whole(h, "openai", upto="u2", warnings=want)
     )
     assert got == want and got
+    cold: list[str] = []
+    render(h, "openai", upto="u2", warnings=cold)
+    assert cold == want
     with pytest.raises(ToolreplayError):
         cache.render(h, "openai", upto="nope")
 
@@ -298,4 +333,36 @@ def test_real_transcripts_grown_message_by_message() -> None:
             cache = RenderCache()
             for k in range(1, len(h.messages) + 1):
                 part = History(h.id, h.messages[:k])
-                assert encode(cache.render(part, vessel)) == encode(render(part, vessel)), (n, vessel, k)
+                assert encode(cache.render(part, vessel)) == encode(whole(part, vessel)), (n, vessel, k)
+
+
+def test_render_is_the_cache_with_nothing_cached(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One render path: ``render()`` renders each turn with the wire's per-turn renderer and asks the
+    wire's whole ``render`` only for the skeleton around the list (never for every turn again)."""
+    msgs = _turns(30)
+    h = History("c", (Message("s", "system", "Be brief."), *msgs))
+    base = get_wire("openai-responses")
+    seen: list[int] = []
+    pieces = [0]
+
+    def counting_render(turns: Any, opts: Any) -> dict[str, Any]:
+        seen.append(len(turns))
+        return base.render(turns, opts)
+
+    def counting_turn(opts: Any, ids: Any) -> Any:
+        piece = base.render_turn(opts, ids)
+
+        def run(t: Any, items: list[Any]) -> list[Any]:
+            pieces[0] += 1
+            return piece(t, items)
+
+        return run
+
+    register_wire(dataclasses.replace(base, render=counting_render, render_turn=counting_turn))
+    try:
+        body = render(h, "openai-responses")
+    finally:
+        unregister_wire("openai-responses")
+    assert encode(body) == encode(whole(h, "openai-responses"))
+    assert pieces[0] == len(msgs)  # every stored turn once, by the per-turn renderer
+    assert seen == [2]  # the skeleton: the system turn and the first turn that renders anything

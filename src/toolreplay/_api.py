@@ -11,10 +11,9 @@ from typing import Any
 
 from toolreplay._history import History, ToolSpec, load_history
 from toolreplay._jsonenc import encode
-from toolreplay._replay import DEFAULT_SETTINGS, Mode, ReplaySettings, prepare_turn_messages
-from toolreplay._vessels import Vessel, get_vessel, vessels
-from toolreplay.wires import render_wire
-from toolreplay.wires.common import RenderOptions, declared_tools, render_warnings
+from toolreplay._replay import DEFAULT_SETTINGS, Mode, ReplaySettings
+from toolreplay._vessels import Vessel, vessels
+from toolreplay.wires.common import RenderOptions
 
 
 def render_options(
@@ -68,28 +67,13 @@ def render(
     stored Gemini thought signature that is not base64 (not replayed), and the history's own load
     warnings. Nothing is logged; the body is valid either way.
     """
-    h = history if isinstance(history, History) else load_history(history)
-    v = get_vessel(vessel)
-    turns = prepare_turn_messages(h, mode, upto=upto, settings=settings)
-    given = tuple(tools) if tools is not None else (h.tools or ())
-    if mode != "native":
-        # design 8: every mode declares the same tools (those the native replay would), so lab
-        # requests differ only in how the history is replayed.
-        given = declared_tools(prepare_turn_messages(h, "native", upto=upto, settings=settings), given)
-    opts = render_options(
-        v,
-        system=system,
-        tools=given,
-        model=model,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        stream=stream,
-    )
-    body = render_wire(v.wire, turns, opts)
-    if warnings is not None:
-        warnings.extend(h.warnings)
-        warnings.extend(render_warnings(turns, opts.tools, v.wire))
-    return body
+    # design 29: one render path; a render is the incremental renderer with nothing cached
+    from toolreplay._render_cache import RenderCache
+
+    return RenderCache().render(
+        history, vessel, mode, system, tools, model, upto, settings=settings, temperature=temperature,
+        max_tokens=max_tokens, stream=stream, warnings=warnings,
+    )  # fmt: skip
 
 
 __all__ = ["encode", "load_history", "render", "render_options", "vessels"]

@@ -14,12 +14,20 @@ on; everything before it is reused. So:
   resumes at the first changed message, and everything after it is rendered again;
 * a different vessel, mode, model, system prompt, tool list or replay setting: its own cache entry.
 
-The body is the body :func:`toolreplay.render` returns, equal byte for byte after
+There is one render path (design 29): :func:`toolreplay.render` is a :class:`RenderCache` with nothing
+cached, so a cold render and a turn's incremental render run the same code and give the same bytes. The
+body equals the wire's own ``render`` of every prepared turn, byte for byte after
 :func:`toolreplay.encode` (property-tested over every wire and vessel). It uses each wire's own
 per-turn function (``render_turn``) and the wire's own ``render`` for everything around the message
 list, so no wire shape is written twice; what it needs of a wire (the body key that holds the list, the
 id policy hook, the per-turn renderer, how a list that is not a list is put back) is the wire's
-:class:`~toolreplay.wires.contract.Wire`.
+:class:`~toolreplay.wires.contract.Wire`. A wire whose body cannot be put together that way (a toy wire
+whose list is elsewhere) is rendered whole by its own ``render``.
+
+What a cold render pays beyond the wire's own work is kept to a few C-speed steps per render, not per
+message (design 29): the state for resuming is one count per stored message, and everything else that
+resuming needs (the call-id index, the tools declared, the system turns, the stems) is recorded where it
+changes or rebuilt when a render resumes.
 
 The returned body shares its elements with the cache: treat it as read-only (copy what you change,
 e.g. before adding an Anthropic ``cache_control`` marker). A cache is not thread-safe.
@@ -38,7 +46,6 @@ from toolreplay._ids import StemAllocator, stems_for
 from toolreplay._replay import (
     DEFAULT_SETTINGS,
     Mode,
-    ReplayCall,
     ReplaySettings,
     TurnMessage,
     prepare_turn_messages,
@@ -80,19 +87,22 @@ class _Entry:
     settings: ReplaySettings
     native_tools: bool
     messages: tuple[Message, ...] = ()
+    #: per stored message: its turn message (None: not replayed) and how many elements exist after it
     turns: list[TurnMessage | None] = field(default_factory=lambda: [])
+    items_after: list[int] = field(default_factory=lambda: [])
     items: list[Any] = field(default_factory=lambda: [])
     declared: list[ToolSpec] = field(default_factory=lambda: [])
     declared_names: set[str] = field(default_factory=lambda: set[str]())
+    #: (stored message, how many tools are declared after it), where a message declared new tools
+    declared_at: list[tuple[int, int]] = field(default_factory=lambda: [])
     system: list[TurnMessage] = field(default_factory=lambda: [])
+    #: the stored message of each system turn
+    system_at: list[int] = field(default_factory=lambda: [])
     first: tuple[TurnMessage, int] | None = None
-    # state after each stored message, for resuming at any message
-    items_after: list[int] = field(default_factory=lambda: [])
-    index_after: list[int] = field(default_factory=lambda: [])
-    declared_after: list[int] = field(default_factory=lambda: [])
-    system_after: list[int] = field(default_factory=lambda: [])
     first_at: int = -1
+    #: the stems of the first ``fed`` stored messages (fed when a render resumes, not by a cold render)
     alloc: StemAllocator = field(default_factory=StemAllocator)
+    fed: int = 0
     piece: TurnPiece | None = None
     ids: IdMapper | None = None
 
@@ -105,6 +115,9 @@ class _Entry:
             and self.opts == opts
             and self.settings == settings
         )
+
+
+_ID = operator.attrgetter("id")
 
 
 def _strict(a: Any, b: Any) -> bool:
@@ -166,15 +179,18 @@ def _first_difference(old: tuple[Message, ...], new: tuple[Message, ...]) -> int
     return n
 
 
-Tail = list[tuple[TurnMessage | None, TurnMessage | None]]
+#: Per stored message of a tail: its turn message in the entry's mode, and the one that declares tools.
+Tail = tuple[list[TurnMessage | None], list[TurnMessage | None]]
 
 
-def _matched(
-    prepared: Sequence[TurnMessage], messages: Sequence[Message], skip: int
-) -> list[TurnMessage | None]:
+def _matched(prepared: list[TurnMessage], messages: Sequence[Message], skip: int) -> list[TurnMessage | None]:
     """Each message's turn message (None where it is not replayed), after the first ``skip`` prepared
     ones (the context's); prepare emits at most one per message, in order."""
-    out: list[TurnMessage | None] = []
+    out: list[TurnMessage | None]
+    if len(prepared) - skip == len(messages):  # one each (the common case): they pair in order
+        out = list(prepared[skip:])
+        return out
+    out = []
     pos = skip
     for m in messages:
         if pos < len(prepared) and prepared[pos].message_id == m.id:
@@ -198,7 +214,7 @@ def _prepared(
         while skip < len(prepared) and prepared[skip].message_id in context:
             skip += 1
         rows.append(_matched(prepared, window[len(window) - tail :], skip))
-    return list(zip(rows[0], rows[-1], strict=True))
+    return rows[0], rows[-1]
 
 
 def _tail_turns(messages: tuple[Message, ...], start: int, e: _Entry) -> Tail | None:
@@ -206,20 +222,26 @@ def _tail_turns(messages: tuple[Message, ...], start: int, e: _Entry) -> Tail | 
 
     Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
     the last user message before ``start`` (the ``prose`` records made there land in the next user
-    message). ``e.alloc`` holds the stems of ``messages[:start]`` and is continued; when the stems the
-    tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
+    message). ``e.alloc`` is brought to the stems of ``messages[:start]`` and continued; when the stems
+    the tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
+    From the start (a cold render) the tail's own stems are the conversation's: nothing to compare, and
+    the allocator is left to be fed if a later render resumes.
     """
     c = start
     while c > 0 and messages[c - 1].role != "user":
         c -= 1
     window = messages[c:]
-    ids = [m.id for m in window]
+    ids = list(map(_ID, window))
     if len(set(ids)) != len(ids):
         return None
-    stems = [e.alloc.stem(m.id) for m in messages[start:]]
-    # From the start (a cold render), the allocator and the tail's own stems are the same computation.
-    if start and stems_for(ids)[start - c :] != stems:
-        return None
+    if start:
+        stem = e.alloc.stem
+        for m in messages[e.fed : start]:
+            stem(m.id)
+        stems = [stem(i) for i in ids[start - c :]]
+        e.fed = len(messages)
+        if stems_for(ids)[start - c :] != stems:
+            return None
     return _prepared(window, len(messages) - start, e.mode, e.settings, e.native_tools)
 
 
@@ -234,13 +256,23 @@ def _cut(h: History, upto: str | None, mode: Mode, settings: ReplaySettings) -> 
     raise AssertionError("unreachable: prepare_turn_messages accepted a missing upto")
 
 
-def _advance(ids: IdMapper, to: int, turns: Sequence[TurnMessage | None]) -> None:
-    """Move a fresh mapper's running index to ``to`` (only Kimi ids depend on it)."""
-    if ids.index >= to:
-        return
-    some: ReplayCall | None = next((c for t in turns if t is not None for c in t.calls), None)
-    while some is not None and ids.index < to:
-        ids(some)
+def _mapped(turns: Sequence[TurnMessage | None]) -> int:
+    """How many calls the wire's call-id mapper named for ``turns`` (once per call of each rendered turn,
+    the mapper's contract)."""
+    return sum(len(t.calls) for t in turns if t is not None and t.role != "system")
+
+
+def _whole_body(
+    messages: Sequence[Message], wire: str, opts: RenderOptions, mode: Mode, settings: ReplaySettings
+) -> tuple[dict[str, Any], list[TurnMessage], RenderOptions]:
+    """The wire's own render of every prepared turn (and the turns and options it got), for a wire whose
+    list the cache cannot splice. Design 8, as the cache: plain and prose declare the tools the native
+    replay would."""
+    turns = prepare_turn_messages(messages, mode, settings=settings)
+    if mode != "native":
+        native = prepare_turn_messages(messages, "native", settings=settings)
+        opts = replace(opts, tools=declared_tools(native, opts.tools))
+    return render_wire(wire, turns, opts), turns, opts
 
 
 class RenderCache:
@@ -297,16 +329,16 @@ class RenderCache:
         # design 8, as api.render does: plain and prose declare the tools the native replay would
         native_tools = mode != "native"
         got = self._render(messages, v.wire, opts, mode, settings, native_tools)
-        if got is None:  # the wire did not render as this cache expects: the plain render decides
-            return api.render(
-                h, v, mode, system, tools, model, upto, settings=settings, temperature=temperature,
-                max_tokens=max_tokens, stream=stream, warnings=warnings,
-            )  # fmt: skip
-        body, entry = got
+        if got is None:  # the wire did not render as this cache expects: its own render decides
+            body, turns, whole = _whole_body(messages, v.wire, opts, mode, settings)
+            declared = whole.tools
+        else:
+            body, entry = got
+            turns = [t for t in entry.turns if t is not None] if warnings is not None else []
+            declared = tuple(entry.declared) if native_tools else opts.tools
         if warnings is not None:
             warnings.extend(h.warnings)
-            declared = tuple(entry.declared) if native_tools else opts.tools
-            warnings.extend(render_warnings([t for t in entry.turns if t is not None], declared, v.wire))
+            warnings.extend(render_warnings(turns, declared, v.wire))
         return body
 
     def render_body(
@@ -382,7 +414,8 @@ class RenderCache:
         if tail is None:  # message ids repeat: matched in order, and no resuming from this state
             tail = _prepared(messages, len(messages), e.mode, e.settings, e.native_tools)
         self._count(resumed=j > 0, reused=j, rendered=len(messages) - j)
-        self._extend(e, tail)
+        self._extend(e, tail[0])
+        self._declare(e, tail[1], j)
         e.messages = messages
         if repeated:
             e.piece = None
@@ -400,47 +433,68 @@ class RenderCache:
     @staticmethod
     def _truncate(e: _Entry, messages: tuple[Message, ...], j: int) -> None:
         """Drop everything ``e`` holds from stored message ``j`` on; rebuild the running state at ``j``."""
+        index = e.ids.index - _mapped(e.turns[j:]) if e.ids is not None and j else 0
         del e.turns[j:]
-        for arr in (e.items_after, e.index_after, e.declared_after, e.system_after):
-            del arr[j:]
+        del e.items_after[j:]
         del e.items[e.items_after[-1] if j else 0 :]
-        del e.declared[e.declared_after[-1] if j else 0 :]
-        if not j:
-            e.declared.extend(e.opts.tools)
+        while e.declared_at and e.declared_at[-1][0] >= j:
+            e.declared_at.pop()
+        if j:
+            del e.declared[e.declared_at[-1][1] if e.declared_at else len(e.opts.tools) :]
+        else:
+            e.declared[:] = e.opts.tools
         e.declared_names = {t.name for t in e.declared}
-        del e.system[e.system_after[-1] if j else 0 :]
+        while e.system_at and e.system_at[-1] >= j:
+            e.system_at.pop()
+        del e.system[len(e.system_at) :]
         if e.first_at >= j:
             e.first, e.first_at = None, -1
-        e.alloc = StemAllocator()
-        for m in messages[:j]:
-            e.alloc.stem(m.id)
+        if e.fed > j:  # the allocator holds later stems: built again for the kept messages
+            e.alloc = StemAllocator()
+            for m in messages[:j]:
+                e.alloc.stem(m.id)
+            e.fed = j
         e.piece, e.ids = _piece_renderer(e.wire, e.opts)
-        if e.ids is not None and j:
-            _advance(e.ids, e.index_after[-1], e.turns)
+        if e.ids is not None:
+            e.ids.resume(index)
 
     @staticmethod
-    def _extend(e: _Entry, tail: Tail) -> None:
-        """Render ``tail`` (per stored message: its turn message, and the one declaring tools) onto ``e``."""
+    def _extend(e: _Entry, turns: list[TurnMessage | None]) -> None:
+        """Render ``turns`` (one per stored message, None where nothing is replayed) onto ``e``: the loop a
+        wire's own render runs, plus one count per message."""
         piece = e.piece
         assert piece is not None
-        items = e.items
-        for t, declaring in tail:
-            e.turns.append(t)
+        items, after = e.items, e.items_after
+        count = after.append
+        e.turns.extend(turns)
+        first = e.first is None
+        for t in turns:
             if t is not None:
                 if t.role == "system":
+                    e.system_at.append(len(after))
                     e.system.append(t)
                 else:
                     made = piece(t, items)
-                    if made and e.first is None:
-                        e.first, e.first_at = (t, len(made)), len(e.turns) - 1
-                    items.extend(made)
-            if declaring is not None and any(c.name not in e.declared_names for c in declaring.calls):
-                e.declared[:] = declared_tools([declaring], e.declared)
-                e.declared_names = {s.name for s in e.declared}
-            e.items_after.append(len(items))
-            e.index_after.append(e.ids.index if e.ids is not None else 0)
-            e.declared_after.append(len(e.declared))
-            e.system_after.append(len(e.system))
+                    if made:
+                        if first:
+                            e.first, e.first_at, first = (t, len(made)), len(after), False
+                        items += made
+            count(len(items))
+
+    @staticmethod
+    def _declare(e: _Entry, declaring: list[TurnMessage | None], start: int) -> None:
+        """Declare the tools the calls of ``declaring`` (stored messages ``start`` on) use that are not
+        declared yet, in order of first use (see :func:`declared_tools`)."""
+        names = e.declared_names
+        missing = {c.name for t in declaring if t is not None for c in t.calls} - names
+        for k, t in enumerate(declaring):
+            if not missing:
+                return
+            if t is not None and not missing.isdisjoint([c.name for c in t.calls]):
+                e.declared[:] = declared_tools([t], e.declared)
+                names.update(s.name for s in e.declared)
+                missing -= names
+                e.declared_at.append((start + k, len(e.declared)))
 
     @staticmethod
     def _body(e: _Entry) -> dict[str, Any] | None:

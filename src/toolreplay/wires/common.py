@@ -140,6 +140,11 @@ class IdMapper:
         """How many calls were mapped so far (Kimi's running index of the next call)."""
         return self._index
 
+    def resume(self, index: int) -> None:
+        """Continue as if ``index`` calls had been mapped (a render resumed part-way: the calls before it
+        keep the ids they had; only Kimi's running index depends on how many there were)."""
+        self._index = index
+
     def __call__(self, call: ReplayCall) -> str:
         if self._policy == "kimi":
             out = f"functions.{wire_tool_name(call.name)}:{self._index}"
