@@ -38,8 +38,9 @@ from __future__ import annotations
 import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
+from itertools import accumulate, chain, islice
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from toolreplay._history import History, Message, ToolCall, ToolSpec, load_history
 from toolreplay._ids import StemAllocator, stems_for
@@ -118,6 +119,9 @@ class _Entry:
 
 
 _ID = operator.attrgetter("id")
+_ROLE = operator.attrgetter("role")
+_NAME = operator.attrgetter("name")
+_CALLS = operator.attrgetter("calls")
 
 
 def _strict(a: Any, b: Any) -> bool:
@@ -273,6 +277,24 @@ def _whole_body(
         native = prepare_turn_messages(messages, "native", settings=settings)
         opts = replace(opts, tools=declared_tools(native, opts.tools))
     return render_wire(wire, turns, opts), turns, opts
+
+
+def _extend_each(e: _Entry, piece: TurnPiece, turns: list[TurnMessage | None]) -> None:
+    """:meth:`RenderCache._extend` for turns that hold system turns or messages not replayed."""
+    items, after = e.items, e.items_after
+    first = e.first is None
+    for t in turns:
+        if t is not None:
+            if t.role == "system":
+                e.system_at.append(len(after))
+                e.system.append(t)
+            else:
+                made = piece(t, items)
+                if made:
+                    if first:
+                        e.first, e.first_at, first = (t, len(made)), len(after), False
+                    items += made
+        after.append(len(items))
 
 
 class RenderCache:
@@ -460,33 +482,38 @@ class RenderCache:
 
     @staticmethod
     def _extend(e: _Entry, turns: list[TurnMessage | None]) -> None:
-        """Render ``turns`` (one per stored message, None where nothing is replayed) onto ``e``: the loop a
-        wire's own render runs, plus one count per message."""
+        """Render ``turns`` (one per stored message, None where nothing is replayed) onto ``e``."""
         piece = e.piece
         assert piece is not None
         items, after = e.items, e.items_after
-        count = after.append
         e.turns.extend(turns)
-        first = e.first is None
-        for t in turns:
-            if t is not None:
-                if t.role == "system":
-                    e.system_at.append(len(after))
-                    e.system.append(t)
-                else:
-                    made = piece(t, items)
-                    if made:
-                        if first:
-                            e.first, e.first_at, first = (t, len(made)), len(after), False
-                        items += made
-            count(len(items))
+        if None in turns or "system" in map(_ROLE, turns):
+            _extend_each(e, piece, turns)
+            return
+        # Every stored message has a turn and none is a system turn (the common case): the loop a wire's
+        # own render runs, and the counts taken afterwards at C speed.
+        before = len(items)
+        made_by: list[list[Any]] = []
+        keep = made_by.append
+        for t in cast(list[TurnMessage], turns):
+            made = piece(t, items)
+            items += made
+            keep(made)
+        after.extend(islice(accumulate(map(len, made_by), initial=before), 1, None))
+        if e.first is None:
+            k = next((k for k, made in enumerate(made_by) if made), -1)
+            if k >= 0:
+                e.first, e.first_at = (
+                    (cast(TurnMessage, turns[k]), len(made_by[k])),
+                    len(after) - len(turns) + k,
+                )
 
     @staticmethod
     def _declare(e: _Entry, declaring: list[TurnMessage | None], start: int) -> None:
         """Declare the tools the calls of ``declaring`` (stored messages ``start`` on) use that are not
         declared yet, in order of first use (see :func:`declared_tools`)."""
         names = e.declared_names
-        missing = {c.name for t in declaring if t is not None for c in t.calls} - names
+        missing = set(map(_NAME, chain.from_iterable(map(_CALLS, filter(None, declaring))))) - names
         for k, t in enumerate(declaring):
             if not missing:
                 return
@@ -509,7 +536,7 @@ class RenderCache:
         w = get_wire(e.wire)
         body = w.render(skeleton, opts)
         if w.assemble is not None:
-            return w.assemble(body, [t for t in e.turns if t is not None], e.items)
+            return w.assemble(body, list(filter(None, e.turns)), e.items)
         key = w.list_key
         shown = body.get(key)
         if not isinstance(shown, list) or len(shown) < n_first:

@@ -8,6 +8,7 @@ history, ``rules.py`` what the transcript must look like, ``detect.py`` how its 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -16,15 +17,18 @@ from toolreplay.wires.claude_prompt import detect, render, request, rules
 from toolreplay.wires.contract import Wire
 from toolreplay.wires.reply import Reply
 
+_ROLE = operator.attrgetter("role")
+
 
 def _assemble(body: dict[str, Any], turns: Sequence[TurnMessage], lines: list[Any]) -> dict[str, Any] | None:
     """The prompt from the cached transcript lines (``render_prompt``'s layout, one join: the prompt is
     megabytes long at 1,000 turns)."""
-    rest = [t for t in turns if t.role != "system"]
-    if len(lines) != len(rest):
+    roles = list(map(_ROLE, turns))  # at C speed: the prompt's turns are those that are not system turns
+    if len(lines) != len(roles) - roles.count("system"):
         return None
-    if rest and rest[-1].role == "user" and not rest[-1].calls:
-        prior, message = lines[:-1], rest[-1].text
+    last = next((t for t in reversed(turns) if t.role != "system"), None)
+    if last is not None and last.role == "user" and not last.calls:
+        prior, message = lines[:-1], last.text
     else:
         prior, message = lines, render.CONTINUE
     if prior:
