@@ -25,7 +25,8 @@ from toolreplay.testing import (
     serve,
 )
 from toolreplay.wires.anthropic.double import MUST_DEFINE_TOOLS
-from toolreplay.wires.gemini.double import GEMINI_COUNT, GEMINI_ORDER
+from toolreplay.wires.gemini.double import GEMINI_ORDER
+from toolreplay.wires.gemini.rules import GEMINI_COUNT
 from toolreplay.wires.openai_chat.double import ORPHAN_TOOL
 from toolreplay.wires.openai_responses.double import NO_CALL_FOR_OUTPUT, NO_OUTPUT_FOR_CALL
 

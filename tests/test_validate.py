@@ -141,7 +141,7 @@ RULE_CASES: list[tuple[str, Edit, str]] = [
     ("kimi", _set(("messages", 2, "reasoning_content"), "x"), "not allowed"),
     # OpenAI Responses
     ("codex", _both_ids(("input", 1, "call_id"), ("input", 2, "call_id"), "c" * 65), "at most 64"),
-    ("codex", _set(("input", 1, "id"), "fc_1"), "no item id"),
+    ("codex", _set(("input", 1, "id"), "fc_1"), "without its reasoning item"),
     ("codex", _swap("input", 1, 2), "output with no call"),
     ("codex", _delete(("store",)), "store: must be false"),
     ("codex", _delete(("tools", 0, "strict")), "strict"),

@@ -10,7 +10,6 @@ string sent as is (Chat's ``[DONE]``). Ollama's events are NDJSON objects (the n
 
 from __future__ import annotations
 
-import base64
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
+from toolreplay.wires.common import double_signature
 from toolreplay.wires.reply import Usage
 
 if TYPE_CHECKING:
@@ -113,9 +113,10 @@ def usage_counts(usage: Usage) -> tuple[int, int, int]:
     return usage.input_tokens or 0, usage.output_tokens or 0, usage.cached_tokens or 0
 
 
-def signature_for(seq: int, index: int) -> str:
-    """A stable, opaque-looking thought signature."""
-    return base64.b64encode(f"toolreplay-double:{seq}:{index}".encode()).decode("ascii")
+def signature_for(seq: int, index: int, model: str) -> str:
+    """A stable, opaque-looking thought signature that names the model it comes from (the doubles refuse
+    a signature another model issued, as Gemini does)."""
+    return double_signature(seq, index, model)
 
 
 # -- errors ---------------------------------------------------------------------------------------------

@@ -9,17 +9,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolreplay._vessels import Vessel
 
 
 @dataclass(frozen=True, slots=True)
 class Rules:
     """Vessel-dependent rules: the Chat id limit (OpenAI's own server: 40), Codex's stream/store demands,
-    Gemini 3's thought signatures."""
+    Gemini 3's thought signatures; the vessel the request names (its wire's rules may depend on whose
+    server it is: Moonshot's reasoning rule) and the model the URL names (Gemini's signatures)."""
 
     max_id_len: int | None = 40
     codex: bool = False
     require_signatures: bool = True
+    vessel: Vessel | None = None
+    model: str | None = None
 
 
 def too_long(where: str, value: str, limit: int) -> str:

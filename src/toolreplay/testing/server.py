@@ -252,7 +252,9 @@ class ProviderDouble:
                     c.name,
                     dict(c.input),
                     c.call_id or double_of(wire).call_id(seq, k),
-                    c.signature if c.signature is not None else (signature_for(seq, k) if k == 0 else None),
+                    c.signature
+                    if c.signature is not None
+                    else (signature_for(seq, k, model) if k == 0 else None),
                 )
                 for k, c in enumerate(item.calls)
             )
@@ -267,14 +269,13 @@ class ProviderDouble:
         return Answer(seq, model, text, calls, reasoning, usage, request, cut)
 
 
-def _rules(double: ProviderDouble, wire: str, vessel: str | None) -> Rules:
+def _rules(double: ProviderDouble, wire: str, vessel: str | None, model: str | None) -> Rules:
     v = BUILTIN.get(vessel or "")
+    signatures = double.require_signatures
     if v is None:
         limit = double_of(wire).default_max_id_len
-        return Rules(max_id_len=limit, require_signatures=double.require_signatures)
-    return Rules(
-        max_id_len=v.max_id_len, codex=v.has("stream_only"), require_signatures=double.require_signatures
-    )
+        return Rules(max_id_len=limit, require_signatures=signatures, model=model)
+    return Rules(v.max_id_len, v.has("stream_only"), signatures, vessel=v, model=model)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -319,7 +320,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, Mapping):
             self._reject(req, wire, "We could not parse the JSON body of your request.")
             return
-        problem = double_of(wire).check(body, _rules(self.double, wire, vessel))
+        named = model or (body.get("model") if isinstance(body.get("model"), str) else None)
+        problem = double_of(wire).check(body, _rules(self.double, wire, vessel, named))
         if problem:
             self._reject(req, wire, problem)
             return

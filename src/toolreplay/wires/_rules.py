@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from toolreplay.wires.common import ID_SAFE as ANTHROPIC_ID_RE
@@ -98,6 +99,28 @@ def check_name(out: list[str], where: str, name: Any, declared: set[str], rx: re
         out.append(f"{where}: tool {name!r} is not declared in tools")
 
 
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A provider rule a body breaks, said once for both readers of the wire's rules: ``where`` and
+    ``problem`` make the validator's line (``check --offline``, ``toolreplay validate``), ``provider`` is
+    the text the provider's server answers with (and so the provider double, with ``status``): design 30."""
+
+    where: str
+    problem: str
+    provider: str
+    status: int = 400
+
+    @property
+    def line(self) -> str:
+        return f"{self.where}: {self.problem}"
+
+
+def say(out: list[str], refusal: Refusal | None) -> None:
+    """The validator's line for ``refusal``, when there is one."""
+    if refusal is not None:
+        out.append(refusal.line)
+
+
 # --------------------------------------------------------------------------------------------------
 
 __all__ = [
@@ -105,10 +128,12 @@ __all__ = [
     "KIMI_ID_RE",
     "NAME_RE",
     "Ids",
+    "Refusal",
     "check_name",
     "declared_names",
     "extra_keys",
     "is_obj",
     "json_object_text",
     "nonempty_list",
+    "say",
 ]

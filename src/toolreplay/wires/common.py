@@ -6,6 +6,8 @@ another wire.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import hashlib
 import re
@@ -311,3 +313,24 @@ def declared_tools(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> t
         for name, first in seen.items()
     )
     return tuple(tools) + extra
+
+
+#: The provider doubles sign what their models "wrote" (thought signatures, thinking blocks) with the model
+#: that wrote it, so the rules can tell whose a signature is; a real provider's signatures are opaque.
+_DOUBLE_SIGNED = "toolreplay-double"
+
+
+def double_signature(seq: int, index: int, model: str) -> str:
+    """The signature a provider double gives answer ``seq``'s piece ``index``, issued by ``model``."""
+    return base64.b64encode(f"{_DOUBLE_SIGNED}:{seq}:{index}:{model}".encode()).decode("ascii")
+
+
+def signature_issuer(signature: str) -> str | None:
+    """The model that issued a provider double's signature; None for any other (opaque) signature."""
+    try:
+        text = base64.b64decode(signature.encode("ascii"), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError):
+        return None
+    head, _, rest = text.partition(":")
+    parts = rest.split(":", 2)
+    return parts[2] if head == _DOUBLE_SIGNED and len(parts) == 3 else None

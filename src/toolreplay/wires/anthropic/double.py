@@ -21,6 +21,7 @@ from toolreplay.testing.answers import (
     usage_counts,
 )
 from toolreplay.testing.checks import Rules, as_list, as_map
+from toolreplay.wires.anthropic.rules import thinking_first
 from toolreplay.wires.common import ID_SAFE
 from toolreplay.wires.contract import Double
 
@@ -59,6 +60,14 @@ def _merged(messages: Sequence[Any]) -> list[tuple[str, list[Mapping[str, Any]]]
 
 
 def check_anthropic(body: Mapping[str, Any], rules: Rules) -> str | None:
+    problem = _check_shape(body)
+    if problem:
+        return problem
+    refused = thinking_first(body)  # the wire's rule, with Anthropic's own text
+    return refused.provider if refused else None
+
+
+def _check_shape(body: Mapping[str, Any]) -> str | None:
     if not body.get("model"):
         return "model: Field required"
     if not isinstance(body.get("max_tokens"), int):
@@ -114,7 +123,9 @@ def _anthropic_results(blocks: list[Mapping[str, Any]], expected: list[str], i: 
 def _anthropic_blocks(a: Answer) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = []
     if a.reasoning:
-        blocks.append({"type": "thinking", "thinking": a.reasoning, "signature": signature_for(a.seq, -1)})
+        blocks.append(
+            {"type": "thinking", "thinking": a.reasoning, "signature": signature_for(a.seq, -1, a.model)}
+        )
     if a.text:
         blocks.append({"type": "text", "text": a.text})
     blocks += [{"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.args} for c in a.calls]

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.wires._rules import (
     NAME_RE,
     Ids,
+    Refusal,
     check_name,
     declared_names,
     extra_keys,
     is_obj,
     nonempty_list,
+    say,
 )
 from toolreplay.wires.anthropic.render import LIST_KEY
 
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 
 
 _BLOCK_KEYS = {
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
     "text": frozenset({"type", "text", "cache_control"}),
     "tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
     "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"}),
@@ -108,6 +112,62 @@ def _uses(turn: Turn, ids: Ids, declared: set[str], out: list[str]) -> list[Any]
     return open_ids
 
 
+#: Anthropic's answer (400 invalid_request_error) to a thinking continuation whose turn does not open with
+#: its thinking block (the extended-thinking documentation: thinking blocks must be passed back during
+#: tool use).
+THINKING_FIRST = (
+    "messages.{i}.content.0.type: Expected `thinking` or `redacted_thinking`, but found `{found}`. When "
+    "`thinking` is enabled, a final `assistant` message must start with a thinking block (preceeding the "
+    "lastmost set of `tool_use` and `tool_result` blocks). We recommend you include thinking blocks from "
+    "previous turns. To avoid this requirement, disable `thinking`. Please consult our documentation at "
+    "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+)
+
+
+def _holds(m: Any, kind: str) -> bool:
+    content = m.get("content") if is_obj(m) else None
+    return isinstance(content, list) and any(is_obj(b) and b.get("type") == kind for b in content)
+
+
+def _loop_start(msgs: list[Any]) -> int | None:
+    """The tool loop's first assistant message: the first after the last user message that is not
+    ``tool_result`` blocks (the one that asked)."""
+    asked = -1
+    for i, m in enumerate(msgs):
+        if is_obj(m) and m.get("role") == "user" and not _holds(m, "tool_result"):
+            asked = i
+    for i in range(asked + 1, len(msgs)):
+        if is_obj(msgs[i]) and msgs[i].get("role") == "assistant":
+            return i
+    return None
+
+
+def thinking_first(body: Mapping[str, Any]) -> Refusal | None:
+    """With thinking on (``"type": "enabled"``: adaptive thinking may answer without thinking), a request
+    that continues a tool loop (it ends with a user message of ``tool_result`` blocks) must open the loop's
+    first assistant message with the thinking block the model wrote there."""
+    msgs = body.get(LIST_KEY)
+    thinking = body.get("thinking")
+    if not isinstance(msgs, list) or not msgs or not (is_obj(thinking) and thinking.get("type") == "enabled"):
+        return None
+    if not (is_obj(msgs[-1]) and msgs[-1].get("role") == "user" and _holds(msgs[-1], "tool_result")):
+        return None
+    first = _loop_start(msgs)
+    if first is None:
+        return None
+    content = msgs[first].get("content")
+    head = content[0] if isinstance(content, list) and content else {"type": "text"}
+    found = head.get("type") if is_obj(head) else None
+    if found in ("thinking", "redacted_thinking"):
+        return None
+    return Refusal(
+        f"messages[{first}].content[0]",
+        f"thinking is on and the request continues a tool loop, but the loop's first assistant message "
+        f"starts with {found!r}, not its thinking block",
+        THINKING_FIRST.format(i=first, found=found),
+    )
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     msgs = nonempty_list(body, LIST_KEY, out)
     if msgs is None:
@@ -123,6 +183,7 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     for turn in turns:
         _results(turn[1], open_ids, out)
         open_ids = _uses(turn, ids, declared, out)
+    say(out, thinking_first(body))
 
 
-__all__ = ["rules"]
+__all__ = ["THINKING_FIRST", "rules", "thinking_first"]

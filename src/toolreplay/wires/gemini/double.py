@@ -22,18 +22,13 @@ from toolreplay.testing.answers import (
 from toolreplay.testing.checks import Rules, as_list, as_map
 from toolreplay.wires.common import either_case
 from toolreplay.wires.contract import Double
+from toolreplay.wires.gemini.rules import foreign_signature, response_count
 
 MISSING_SIGNATURE = (
     "Function call is missing a thought_signature in functionCall parts. This is required for tools to "
     "work correctly, and missing thought_signature may lead to degraded model performance. Additional "
     "data, function call `default_api:{name}` , position {pos}. Please refer to "
     "https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
-)
-
-
-GEMINI_COUNT = (
-    "Please ensure that the number of function response parts is equal to the number of function call "
-    "parts of the function call turn."
 )
 
 
@@ -68,13 +63,17 @@ def check_gemini(body: Mapping[str, Any], rules: Rules) -> str | None:
         calls = [p for p in parts if either_case(p, "functionCall", "function_call") is not None]
         if role != "model" or not calls:
             continue
-        problem = _gemini_step(shaped, i, calls, rules, current=i > turn_start)
+        problem = _gemini_step(contents, shaped, i, calls, rules, current=i > turn_start)
         if problem:
             return problem
+    if rules.model:
+        refused = foreign_signature(contents, rules.model)  # the wire's rule, with Gemini's own text
+        return refused.provider if refused else None
     return None
 
 
 def _gemini_step(
+    contents: list[Any],
     shaped: list[tuple[str, list[Mapping[str, Any]]]],
     i: int,
     calls: list[Mapping[str, Any]],
@@ -95,12 +94,13 @@ def _gemini_step(
     ):
         name = as_map(either_case(first, "functionCall", "function_call")).get("name")
         return MISSING_SIGNATURE.format(name=name, pos=i + 1)
+    refused = response_count(contents, i)  # the wire's rule, with Gemini's own text
+    if refused:
+        return refused.provider
     if i + 1 < len(shaped):
         answers = [
             p for p in shaped[i + 1][1] if either_case(p, "functionResponse", "function_response") is not None
         ]
-        if shaped[i + 1][0] != "user" or len(answers) != len(calls):
-            return GEMINI_COUNT
         for p in answers:
             response = as_map(either_case(p, "functionResponse", "function_response")).get("response")
             if not isinstance(response, Mapping):

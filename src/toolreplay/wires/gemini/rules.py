@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.wires._rules import check_name, extra_keys, is_obj, nonempty_list
-from toolreplay.wires.common import either_case
+from toolreplay.wires._rules import Refusal, check_name, extra_keys, is_obj, nonempty_list, say
+from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case, signature_issuer
 from toolreplay.wires.gemini.render import LIST_KEY
 
 if TYPE_CHECKING:
@@ -115,6 +115,57 @@ def _gemini_calls(
     return names
 
 
+#: Gemini's answers (400 INVALID_ARGUMENT) to a function-call turn answered by another number of
+#: function responses, and to a thought signature it did not issue for this model.
+GEMINI_COUNT = (
+    "Please ensure that the number of function response parts is equal to the number of function call "
+    "parts of the function call turn."
+)
+CORRUPTED_SIGNATURE = "Corrupted thought signature."
+#: The placeholders Google documents for calls Gemini did not make (Vertex takes only the first).
+DUMMY_SIGNATURES = (GEMINI_DUMMY_SIGNATURE, "context_engineering_is_the_way_to_go")
+
+
+def _count(c: Any, key: str) -> int:
+    parts = c.get("parts") if is_obj(c) else None
+    if not isinstance(parts, list):
+        return 0
+    return sum(1 for p in parts if is_obj(p) and either_case(p, key, _snake(key)) is not None)
+
+
+def response_count(contents: list[Any], i: int) -> Refusal | None:
+    """The function-call turn ``contents[i]`` is answered, in the content right after it, by a user
+    content of as many ``functionResponse`` parts as it has ``functionCall`` parts. (The validator's own
+    check of the answers, :func:`_gemini_answers`, is stricter: names and order too.)"""
+    calls = _count(contents[i], "functionCall")
+    if not calls or i + 1 >= len(contents):
+        return None
+    nxt = contents[i + 1]
+    answers = _count(nxt, "functionResponse")
+    if is_obj(nxt) and nxt.get("role", "user") == "user" and answers == calls:
+        return None
+    problem = f"{answers} functionResponse parts answer the {calls} functionCall parts of contents[{i}]"
+    return Refusal(f"contents[{i + 1}]", problem, GEMINI_COUNT)
+
+
+def foreign_signature(contents: list[Any], model: str) -> Refusal | None:
+    """A thought signature goes back only to the model that issued it (design 17); Google's documented
+    placeholders are anyone's. Whose a signature is can be read only from the provider doubles' own
+    (``signature_issuer``); a real provider's signature is opaque here and passes."""
+    for i, c in enumerate(contents):
+        parts = c.get("parts") if is_obj(c) else None
+        for k, p in enumerate(parts if isinstance(parts, list) else []):
+            sig = either_case(p, "thoughtSignature", "thought_signature") if is_obj(p) else None
+            if not isinstance(sig, str) or not sig or sig in DUMMY_SIGNATURES:
+                continue
+            issuer = signature_issuer(sig)
+            if issuer is None or issuer == model:
+                continue
+            problem = f"a thought signature issued by {issuer!r}, sent to {model!r}"
+            return Refusal(f"contents[{i}].parts[{k}].thoughtSignature", problem, CORRUPTED_SIGNATURE)
+    return None
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     contents = nonempty_list(body, LIST_KEY, out)
     if contents is None:
@@ -134,6 +185,7 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
         prev_role = c.get("role")
     if pending:
         out.append(f"contents: the last calls {pending} have no functionResponse")
+    say(out, foreign_signature(contents, v.model))
 
 
 #: The fields of the REST ``GenerateContentRequest`` besides ``model`` (which is in the URL).
@@ -150,4 +202,11 @@ GEMINI_BODY_KEYS = frozenset(
 )
 
 
-__all__ = ["rules"]
+__all__ = [
+    "CORRUPTED_SIGNATURE",
+    "DUMMY_SIGNATURES",
+    "GEMINI_COUNT",
+    "foreign_signature",
+    "response_count",
+    "rules",
+]

@@ -21,6 +21,7 @@ from toolreplay.testing.answers import (
 )
 from toolreplay.testing.checks import Rules, as_list, as_map, too_long
 from toolreplay.wires.contract import Double
+from toolreplay.wires.openai_chat.rules import kimi_reasoning, moonshot
 
 #: The rules that differ between vessels speaking one wire.
 ORPHAN_TOOL = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'."
@@ -64,6 +65,9 @@ def check_chat(body: Mapping[str, Any], rules: Rules) -> str | None:
             pending.append(str(as_map(tc).get("id")))
     if pending:
         return UNANSWERED_CHAT.format(ids=", ".join(pending))
+    if rules.vessel is not None and moonshot(rules.vessel):
+        refused = kimi_reasoning(body)  # the wire's rule, with Moonshot's own text
+        return refused.provider if refused else None
     return None
 
 

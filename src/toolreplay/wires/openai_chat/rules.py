@@ -6,18 +6,22 @@ tests. Each problem is one line naming the place.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from toolreplay.wires._rules import (
     NAME_RE,
     Ids,
+    Refusal,
     check_name,
     declared_names,
     extra_keys,
     is_obj,
     json_object_text,
     nonempty_list,
+    say,
 )
 from toolreplay.wires.openai_chat.render import LIST_KEY
 
@@ -34,10 +38,56 @@ _CHAT_KEYS = {
 }
 
 
+#: Moonshot's answer (400, invalid_request_error) to a thinking request whose history holds an assistant
+#: tool-call message without the model's reasoning.
+KIMI_REASONING = (
+    "thinking is enabled but reasoning_content is missing in assistant tool call message at index {i}"
+)
+#: Moonshot's thinking models (thinking on unless the body turns it off): kimi-k2-thinking(-turbo), the K2.5
+#: generation on, and later generations.
+_KIMI_THINKING_MODEL = re.compile(r"^kimi-(k2-thinking|k2\.[5-9]|k[3-9])")
+_MOONSHOT_HOSTS = ("moonshot.ai", "moonshot.cn")
+
+
+def moonshot(v: Vessel) -> bool:
+    """Moonshot's own server (Kimi): the ``kimi`` id policy or a base URL on Moonshot's hosts."""
+    host = urlsplit(v.base_url).hostname or ""
+    return v.id_policy == "kimi" or host.endswith(_MOONSHOT_HOSTS)
+
+
+def kimi_thinking(body: Mapping[str, Any]) -> bool:
+    """Whether Moonshot thinks for ``body``: its ``thinking`` parameter when it says, else the model."""
+    thinking = body.get("thinking")
+    if is_obj(thinking) and thinking.get("type") in ("enabled", "disabled"):
+        return bool(thinking["type"] == "enabled")
+    model = body.get("model")
+    return isinstance(model, str) and _KIMI_THINKING_MODEL.match(model) is not None
+
+
+def kimi_reasoning(body: Mapping[str, Any]) -> Refusal | None:
+    """Moonshot with thinking on: every assistant message with ``tool_calls`` carries the model's
+    ``reasoning_content`` (Kimi's own reasoning, which only it can give back)."""
+    msgs = body.get(LIST_KEY)
+    if not isinstance(msgs, list) or not kimi_thinking(body):
+        return None
+    for i, m in enumerate(msgs):
+        if not (is_obj(m) and m.get("role") == "assistant" and m.get("tool_calls")):
+            continue
+        if not isinstance(m.get("reasoning_content"), str):
+            return Refusal(
+                f"messages[{i}]",
+                "thinking is on (Moonshot) but this assistant tool-call message has no reasoning_content",
+                KIMI_REASONING.format(i=i),
+            )
+    return None
+
+
 def _chat_keys(v: Vessel, role: str) -> frozenset[str]:
     keys = _CHAT_KEYS[role]
     if role == "tool" and v.has("tool_message_name"):
         keys = keys | {"name"}  # Kimi's extension, allowed deliberately for this vessel only
+    if role == "assistant" and (moonshot(v) or v.has("reasoning_content")):
+        keys = keys | {"reasoning_content"}  # the thinking models' own reasoning, sent back to them
     if v.has("no_message_name"):
         keys = keys - {"name"}
     return keys
@@ -98,6 +148,8 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
             out.append(f"{where}: tool message with no assistant tool_calls right before it")
         elif m["role"] == "assistant" and m.get("tool_calls"):
             i = _answers(v, msgs, i, _calls(m, where, ids, declared, out), where, out)
+    if moonshot(v):
+        say(out, kimi_reasoning(body))
 
 
-__all__ = ["rules"]
+__all__ = ["KIMI_REASONING", "kimi_reasoning", "kimi_thinking", "moonshot", "rules"]

@@ -22,14 +22,12 @@ from toolreplay.testing.answers import (
 )
 from toolreplay.testing.checks import Rules, as_list, as_map, too_long
 from toolreplay.wires.contract import Double
+from toolreplay.wires.openai_responses.rules import reasoning_items
 
 NO_CALL_FOR_OUTPUT = "No tool call found for function call output with call_id {id}."
 
 
 NO_OUTPUT_FOR_CALL = "No tool output found for function call {id}."
-
-
-_RS = "'reasoning' item."
 
 
 def check_responses(body: Mapping[str, Any], rules: Rules) -> str | None:
@@ -43,23 +41,20 @@ def check_responses(body: Mapping[str, Any], rules: Rules) -> str | None:
     items = body.get("input")
     if isinstance(items, str):
         return None
+    refused = reasoning_items(body)  # the wire's rule, with OpenAI's own text
+    if refused:
+        return refused.provider
     calls: list[str] = []
     answered: set[str] = set()
-    reasoning_seen = False
     for i, raw in enumerate(as_list(items)):
         item = as_map(raw)
         kind = item.get("type")
-        if kind == "reasoning":
-            reasoning_seen = True
-        elif kind == "function_call":
+        if kind == "function_call":
             cid = str(item.get("call_id") or "")
             if not cid:
                 return f"Missing required parameter: 'input[{i}].call_id'."
             if len(cid) > 64:
                 return too_long(f"input[{i}].call_id", cid, 64)
-            item_id = item.get("id")
-            if isinstance(item_id, str) and item_id.startswith("fc_") and not reasoning_seen:
-                return f"Item '{item_id}' of type 'function_call' was provided without its required {_RS}"
             calls.append(cid)
         elif kind == "function_call_output":
             cid = str(item.get("call_id") or "")

@@ -6,17 +6,20 @@ tests. Each problem is one line naming the place.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires._rules import (
     NAME_RE,
     Ids,
+    Refusal,
     check_name,
     declared_names,
     extra_keys,
     is_obj,
     json_object_text,
+    say,
 )
 from toolreplay.wires.openai_responses.render import LIST_KEY, MAX_CALL_ID
 
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 
 
 _RESP_KEYS = {
+    "reasoning": frozenset({"type", "id", "summary", "encrypted_content", "content", "status"}),
     "function_call": frozenset({"type", "call_id", "name", "arguments"}),
     "function_call_output": frozenset({"type", "call_id", "output"}),
     "message": frozenset({"type", "role", "content"}),
@@ -68,6 +72,49 @@ def _top(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
             out.append(f"tools[{k}].strict: missing (the spec requires it; design 8)")
 
 
+#: OpenAI's answer (400 invalid_request_error, param ``input``) to a ``function_call`` item that carries
+#: its item id (``fc_...``) without the reasoning item the model produced with it; the reasoning item's
+#: id follows when the server knows it.
+NO_REASONING_ITEM = "Item '{id}' of type 'function_call' was provided without its required 'reasoning' item"
+#: Item ids the provider double gives one answer's items (``fc_double3_0`` goes with ``rs_double3``).
+_DOUBLE_CALL_ITEM = re.compile(r"^fc_(?P<answer>double[0-9]+)_[0-9]+\Z")
+#: Items the model produced in one answer (a step): reasoning, words, calls.
+_MODEL_ITEMS = ("reasoning", "function_call")
+
+
+def _produced(item: Any) -> bool:
+    if not is_obj(item):
+        return False
+    kind = item.get("type")
+    return kind in _MODEL_ITEMS or (kind in (None, "message") and item.get("role") == "assistant")
+
+
+def reasoning_items(body: Mapping[str, Any]) -> Refusal | None:
+    """A request that carries its own history (no ``previous_response_id``: nothing is looked up on
+    the server) may send a ``function_call`` with its item id only beside the reasoning item of the same
+    answer: a ``reasoning`` item among the model's items right before it."""
+    items = body.get(LIST_KEY)
+    if not isinstance(items, list) or body.get("previous_response_id"):
+        return None
+    for i, item in enumerate(items):
+        fc = item.get("id") if is_obj(item) and item.get("type") == "function_call" else None
+        if not (isinstance(fc, str) and fc.startswith("fc_")):
+            continue
+        j = i
+        while j > 0 and _produced(items[j - 1]):
+            j -= 1
+        seen = {items[k].get("id") for k in range(j, i) if items[k].get("type") == "reasoning"}
+        own = _DOUBLE_CALL_ITEM.match(fc)
+        needed = f"rs_{own.group('answer')}" if own else None
+        if (needed in seen) if needed else seen:
+            continue
+        text = NO_REASONING_ITEM.format(id=fc) + (f": '{needed}'." if needed else ".")
+        return Refusal(
+            f"{LIST_KEY}[{i}].id", "a function_call item id (fc_...) without its reasoning item", text
+        )
+    return None
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     items = body.get(LIST_KEY)
     if not isinstance(items, list):
@@ -84,8 +131,6 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
             out.append(f"{where}: not an item this wire renders ({kind!r})")
             i += 1
             continue
-        if "id" in it and kind == "function_call":
-            out.append(f"{where}.id: a replayed call carries no item id (it demands its reasoning item)")
         extra_keys(out, where, it, _RESP_KEYS[kind] | ({"id"} if kind == "function_call" else set()))
         if kind == "function_call_output":
             out.append(f"{where}: output with no call right before it")
@@ -94,6 +139,7 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
             continue
         i, group = _calls(items, i, ids, declared, out)
         i = _outputs(items, i, group, out)
+    say(out, reasoning_items(body))
 
 
-__all__ = ["rules"]
+__all__ = ["NO_REASONING_ITEM", "reasoning_items", "rules"]
