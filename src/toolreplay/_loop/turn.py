@@ -50,6 +50,19 @@ def preflight(vessel: Vessel, registry: ToolRegistry, options: TurnOptions, stor
     resolve_key(vessel, vessel.base_url, send_key=options.send_key)
 
 
+def _refuse_empty(conversation: str, user_text: str) -> None:
+    """Refused before anything is stored: the wires drop an empty user message, so the request would end
+    on the previous reply (read as a prefill) or hold no message at all (Anthropic: 400 "messages: Field
+    required"; Gemini: "contents is not specified")."""
+    if not isinstance(conversation, str) or not conversation.strip():
+        raise ConfigError(f"a turn needs a conversation id, not {conversation!r}")
+    if not user_text.strip():
+        raise ConfigError("a turn needs the user's text: it is empty")
+    for what, value in (("conversation id", conversation), ("user's text", user_text)):
+        if jsonenc.scrub(value) != value:
+            raise ConfigError(f"the {what} is not UTF-8 text (it holds a lone surrogate)")
+
+
 async def run_turn_async(
     conversation: str,
     user_text: str,
@@ -70,16 +83,7 @@ async def run_turn_async(
     removing the turn's user message and reply (design 28).
     """
     opts = options or TurnOptions()
-    # Refused before anything is stored: the wires drop an empty user message, so the request would end
-    # on the previous reply (read as a prefill) or hold no message at all (Anthropic: 400 "messages:
-    # Field required"; Gemini: "contents is not specified").
-    if not isinstance(conversation, str) or not conversation.strip():
-        raise ConfigError(f"a turn needs a conversation id, not {conversation!r}")
-    if not user_text.strip():
-        raise ConfigError("a turn needs the user's text: it is empty")
-    for what, value in (("conversation id", conversation), ("user's text", user_text)):
-        if jsonenc.scrub(value) != value:
-            raise ConfigError(f"the {what} is not UTF-8 text (it holds a lone surrogate)")
+    _refuse_empty(conversation, user_text)
     v = get_vessel(vessel)
     if opts.base_url or opts.model:
         v = replace(v, base_url=opts.base_url or v.base_url, model=opts.model or v.model)
