@@ -5,7 +5,7 @@ over real HTTP on 127.0.0.1, and the validator's line names the place; a body th
 The rules, as the providers document or answer them:
 
 * Anthropic: with thinking on, a request that continues a tool loop opens the loop's first assistant
-  message with its thinking block.
+  message with its thinking block; a thinking block goes back only to the model that wrote it.
 * Moonshot (Kimi thinking models): every assistant tool-call message carries ``reasoning_content``.
 * Responses: a ``function_call`` sent with its item id (``fc_...``) needs the reasoning item of the same
   answer before it, when the request carries its own history.
@@ -25,7 +25,7 @@ import pytest
 from toolreplay._audit.validate import rule_problems
 from toolreplay._vessels import BUILTIN
 from toolreplay.testing import Call, Calls, ProviderDouble
-from toolreplay.wires.anthropic.rules import THINKING_FIRST
+from toolreplay.wires.anthropic.rules import FOREIGN_THINKING, THINKING_FIRST
 from toolreplay.wires.common import double_signature
 from toolreplay.wires.gemini.rules import CORRUPTED_SIGNATURE, GEMINI_COUNT
 from toolreplay.wires.openai_chat.rules import KIMI_REASONING
@@ -129,6 +129,33 @@ def test_anthropic_without_thinking_the_rule_does_not_apply(double: ProviderDoub
     body = {**_claude({"role": "assistant", "content": [USE]}, RESULT), "thinking": {"type": "disabled"}}
     assert _post(double, "anthropic", body).status_code == 200
     assert rule_problems("anthropic", body) == []
+
+
+def test_anthropic_thinking_goes_back_only_to_the_model_that_wrote_it(double: ProviderDouble) -> None:
+    double.script(
+        Calls([Call("coop", {"action": "close", "id": 12}, call_id="toolu_1")], reasoning="Close it.")
+    )
+    first = {**_claude(), "model": "claude-opus-4-5"}
+    answer = httpx.post(_url(double, "anthropic"), json=first, timeout=5).json()
+    assert [b["type"] for b in answer["content"]] == ["thinking", "tool_use"]
+    body = {
+        **_claude({"role": "assistant", "content": answer["content"]}, RESULT),
+        "model": "claude-opus-4-5",
+    }
+    assert _post(double, "anthropic", body).status_code == 200
+    assert rule_problems("anthropic", body) == []
+    other = {**body, "model": "claude-sonnet-4-5"}
+    message = _refusal(double, "anthropic", other)["error"]["message"]
+    assert (
+        message
+        == FOREIGN_THINKING.format(i=1, j=0)
+        == "messages.1.content.0: Invalid `signature` in `thinking` block"
+    )
+    (line,) = [p for p in rule_problems("anthropic", other) if "signature" in p]
+    assert (
+        line == "messages[1].content[0].signature: a thinking block 'claude-opus-4-5' wrote, "
+        "sent to 'claude-sonnet-4-5'"
+    )
 
 
 # ------------------------------------------------------------------ Moonshot: reasoning_content on calls

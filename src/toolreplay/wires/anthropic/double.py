@@ -21,7 +21,7 @@ from toolreplay.testing.answers import (
     usage_counts,
 )
 from toolreplay.testing.checks import Rules, as_list, as_map
-from toolreplay.wires.anthropic.rules import thinking_first
+from toolreplay.wires.anthropic.rules import foreign_thinking, thinking_first
 from toolreplay.wires.common import ID_SAFE
 from toolreplay.wires.contract import Double
 
@@ -63,7 +63,7 @@ def check_anthropic(body: Mapping[str, Any], rules: Rules) -> str | None:
     problem = _check_shape(body)
     if problem:
         return problem
-    refused = thinking_first(body)  # the wire's rule, with Anthropic's own text
+    refused = thinking_first(body) or foreign_thinking(body)  # the wire's rules, with Anthropic's text
     return refused.provider if refused else None
 
 

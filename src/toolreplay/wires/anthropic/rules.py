@@ -21,6 +21,7 @@ from toolreplay.wires._rules import (
     say,
 )
 from toolreplay.wires.anthropic.render import LIST_KEY
+from toolreplay.wires.common import signature_issuer
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
@@ -168,6 +169,28 @@ def thinking_first(body: Mapping[str, Any]) -> Refusal | None:
     )
 
 
+#: Anthropic's answer (400 invalid_request_error) to a thinking block it did not sign for this model
+#: (edited, or written by another model).
+FOREIGN_THINKING = "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
+
+
+def foreign_thinking(body: Mapping[str, Any]) -> Refusal | None:
+    """A thinking block goes back only to the model that wrote it (design 17). Whose a signature is can be
+    read only from the provider doubles' own (``signature_issuer``); a real one is opaque here and passes."""
+    msgs, model = body.get(LIST_KEY), body.get("model")
+    for i, m in enumerate(msgs if isinstance(msgs, list) else []):
+        content = m.get("content") if is_obj(m) and m.get("role") == "assistant" else None
+        for j, b in enumerate(content if isinstance(content, list) else []):
+            sig = b.get("signature") if is_obj(b) and b.get("type") == "thinking" else None
+            issuer = signature_issuer(sig) if isinstance(sig, str) else None
+            if issuer is not None and issuer != model:
+                problem = f"a thinking block {issuer!r} wrote, sent to {model!r}"
+                return Refusal(
+                    f"messages[{i}].content[{j}].signature", problem, FOREIGN_THINKING.format(i=i, j=j)
+                )
+    return None
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     msgs = nonempty_list(body, LIST_KEY, out)
     if msgs is None:
@@ -184,6 +207,7 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
         _results(turn[1], open_ids, out)
         open_ids = _uses(turn, ids, declared, out)
     say(out, thinking_first(body))
+    say(out, foreign_thinking(body))
 
 
-__all__ = ["THINKING_FIRST", "rules", "thinking_first"]
+__all__ = ["FOREIGN_THINKING", "THINKING_FIRST", "foreign_thinking", "rules", "thinking_first"]
