@@ -8,7 +8,8 @@ The rules, as the providers document or answer them:
   message with its thinking block; a thinking block goes back only to the model that wrote it.
 * Moonshot (Kimi thinking models): every assistant tool-call message carries ``reasoning_content``.
 * Responses: a ``function_call`` sent with its item id (``fc_...``) needs the reasoning item of the same
-  answer before it, when the request carries its own history.
+  answer before it, when the request carries its own history; a reasoning item needs what the model
+  produced after it.
 * Gemini: a function-call turn is answered by as many function responses as it has calls; a thought
   signature goes back only to the model that issued it.
 """
@@ -269,6 +270,31 @@ def test_responses_output_items_sent_back_whole_pass_and_without_reasoning_fail(
         message == f"Item '{call['id']}' of type 'function_call' was provided without its required "
         f"'reasoning' item: '{reasoning['id']}'."
     )
+
+
+@pytest.mark.parametrize(
+    "items",
+    [(FC, FCO, REASONING), (REASONING, {"role": "user", "content": "and 13?"}), (REASONING, FCO)],
+    ids=["at-the-end", "before-a-user-message", "before-an-answer"],
+)
+def test_responses_reasoning_item_without_what_followed_it(
+    double: ProviderDouble, items: tuple[Any, ...]
+) -> None:
+    body = _responses(*items)
+    error = _refusal(double, "openai-responses", body)["error"]
+    assert (
+        error["message"]
+        == "Item 'rs_1' of type 'reasoning' was provided without its required following item."
+    )
+    where = f"input[{1 + items.index(REASONING)}]: a reasoning item with nothing the model produced after it"
+    assert where in rule_problems("openai-responses", body)
+
+
+def test_responses_reasoning_before_words_passes(double: ProviderDouble) -> None:
+    said = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Closed."}]}
+    body = _responses(REASONING, said, {"role": "user", "content": "thanks"})
+    assert _post(double, "openai-responses", body).status_code == 200
+    assert [p for p in rule_problems("openai-responses", body) if "reasoning" in p] == []
 
 
 # ------------------------------------------------------------------ Gemini: counts and whose signature

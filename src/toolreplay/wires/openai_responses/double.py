@@ -22,7 +22,7 @@ from toolreplay.testing.answers import (
 )
 from toolreplay.testing.checks import Rules, as_list, as_map, too_long
 from toolreplay.wires.contract import Double
-from toolreplay.wires.openai_responses.rules import reasoning_items
+from toolreplay.wires.openai_responses.rules import lone_reasoning, reasoning_items
 
 NO_CALL_FOR_OUTPUT = "No tool call found for function call output with call_id {id}."
 
@@ -41,7 +41,7 @@ def check_responses(body: Mapping[str, Any], rules: Rules) -> str | None:
     items = body.get("input")
     if isinstance(items, str):
         return None
-    refused = reasoning_items(body)  # the wire's rule, with OpenAI's own text
+    refused = reasoning_items(body) or lone_reasoning(body)  # the wire's rules, with OpenAI's own text
     if refused:
         return refused.provider
     calls: list[str] = []

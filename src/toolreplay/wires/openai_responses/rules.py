@@ -115,6 +115,27 @@ def reasoning_items(body: Mapping[str, Any]) -> Refusal | None:
     return None
 
 
+#: OpenAI's answer (400 invalid_request_error) to a reasoning item sent without the item the model
+#: produced right after it (its words or its call).
+NO_FOLLOWING_ITEM = "Item '{id}' of type 'reasoning' was provided without its required following item."
+
+
+def lone_reasoning(body: Mapping[str, Any]) -> Refusal | None:
+    """A ``reasoning`` item is followed by what the model produced with it (a message or a call, or more
+    reasoning), never by the end of the input, a user message or an answer."""
+    raw = body.get(LIST_KEY)
+    items: list[Any] = raw if isinstance(raw, list) else []
+    for i, item in enumerate(items):
+        if not (is_obj(item) and item.get("type") == "reasoning"):
+            continue
+        nxt = items[i + 1] if i + 1 < len(items) else None
+        if _produced(nxt) or (is_obj(nxt) and nxt.get("type") == "message" and nxt.get("role") != "user"):
+            continue
+        problem = "a reasoning item with nothing the model produced after it"
+        return Refusal(f"{LIST_KEY}[{i}]", problem, NO_FOLLOWING_ITEM.format(id=item.get("id")))
+    return None
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     items = body.get(LIST_KEY)
     if not isinstance(items, list):
@@ -140,6 +161,7 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
         i, group = _calls(items, i, ids, declared, out)
         i = _outputs(items, i, group, out)
     say(out, reasoning_items(body))
+    say(out, lone_reasoning(body))
 
 
-__all__ = ["NO_REASONING_ITEM", "reasoning_items", "rules"]
+__all__ = ["NO_FOLLOWING_ITEM", "NO_REASONING_ITEM", "lone_reasoning", "reasoning_items", "rules"]
