@@ -6,99 +6,9 @@ fix makes them fail until their entries are removed here: remove the entries you
 
 from __future__ import annotations
 
-_ANTHROPIC_TOOLS_ONLY = (
-    "anthropic/crewai/cassettes.test_anthropic_function_calling.0",
-    "anthropic/crewai/test_anthropic_async_with_response_model.0",
-    "anthropic/crewai/test_anthropic_async_with_tools.0",
-    "anthropic/crewai/test_anthropic_function_calling.0",
-    "anthropic/crewai/test_anthropic_tool_execution_returns_tool_result_directly.0",
-    "anthropic/crewai/test_anthropic_tool_execution_with_available_functions.0",
-    "anthropic/crewai/test_tool_search_discovers_and_calls_tool.0",
-    "anthropic/crewai/test_tool_search_saves_input_tokens.0",
-    "anthropic/crewai/test_tool_search_saves_input_tokens.1",
-    "anthropic/llm-anthropic/test_fixed_version_tool_chain_regression.0",
-    "anthropic/llm-anthropic/test_fixed_version_tool_chain_with_thinking_display_regression.0",
-    "anthropic/llm-anthropic/test_stream_events_tool_calls.0",
-    "anthropic/llm-anthropic/test_tools.0",
-    "anthropic/llm-anthropic/test_web_search.0",
-    "anthropic/llm-anthropic/test_web_search_tool_result_ordering.0",
-)
-_ANTHROPIC_TEXT_BLOCKS = (
-    "anthropic/llm-anthropic/test_async_prompt.0",
-    "anthropic/llm-anthropic/test_async_prompt.1",
-    "anthropic/llm-anthropic/test_image_prompt.0",
-    "anthropic/llm-anthropic/test_image_with_no_prompt.0",
-    "anthropic/llm-anthropic/test_opus_46_prompt.0",
-    "anthropic/llm-anthropic/test_opus_46_schema.0",
-    "anthropic/llm-anthropic/test_prompt.0",
-    "anthropic/llm-anthropic/test_prompt_with_prefill_and_stop_sequences.0",
-    "anthropic/llm-anthropic/test_schema_prompt.0",
-    "anthropic/llm-anthropic/test_schema_prompt_async.0",
-    "anthropic/llm-anthropic/test_sonnet_46_effort_without_thinking.0",
-    "anthropic/llm-anthropic/test_sonnet_46_prompt.0",
-    "anthropic/llm-anthropic/test_stream_events_text.0",
-    "anthropic/llm-anthropic/test_url_prompt.2",
-)
-_ANTHROPIC_THINKING_PARAM = (
-    "anthropic/crewai/cassettes.test_anthropic_thinking.0",
-    "anthropic/crewai/cassettes.test_anthropic_thinking_blocks_preserved_across_turns.0",
-    "anthropic/crewai/test_anthropic_thinking.0",
-    "anthropic/crewai/test_anthropic_thinking_blocks_preserved_across_turns.0",
-    "anthropic/llm-anthropic/test_opus_46_adaptive_thinking.0",
-    "anthropic/llm-anthropic/test_parts_thinking.0",
-    "anthropic/llm-anthropic/test_stream_events_thinking.0",
-    "anthropic/llm-anthropic/test_thinking_prompt.0",
-)
-_AUDIT_ANTHROPIC_THINKING_PARAM = (
-    "anthropic/crewai/cassettes.test_anthropic_thinking.0",
-    "anthropic/crewai/cassettes.test_anthropic_thinking_blocks_preserved_across_turns.0",
-    "anthropic/crewai/test_anthropic_thinking.0",
-    "anthropic/crewai/test_anthropic_thinking_blocks_preserved_across_turns.0",
-)
-_AUDIT_CHAT_PARTS = (
-    "openai-chat/crewai/TestCrewMultimodalUnsupportedTypes.test_video_with_openai_uses_tool.0",
-)
-_AUDIT_CHAT_STREAM_FALSE = (
-    "openai-chat/llm/test_tool_use_chain_of_two_calls.0",
-    "openai-chat/llm/test_tool_use_chain_of_two_calls.1",
-    "openai-chat/llm/test_tool_use_chain_of_two_calls.2",
-)
-
-_TOOLS_ONLY = (
-    "issue 12 item 6: an Anthropic body whose only marks are its input_schema tools (no tool_use/tool_result "
-    "blocks yet, no top-level system) is imported as openai-chat; the audit reads it as anthropic"
-)
-_TEXT_BLOCKS = (
-    "issue 12 item 6: import and audit disagree: an Anthropic body of text/image blocks only (no tools, no "
-    "top-level system) is imported as openai-chat; the audit reads it as anthropic"
-)
-_THINKING_PARAM = (
-    "issue 12 item 6: an Anthropic body whose marks are its top-level 'thinking' parameter (thinking "
-    "on) is imported as openai-chat"
-)
-_AUDIT_THINKING_PARAM = (
-    "issue 12 item 6: the audit reads an Anthropic body of string messages with a top-level 'thinking' "
-    "parameter as openai-chat"
-)
-_CHAT_PARTS = (
-    "issue 12 item 6: the audit reads a Chat body with part-list content and no tool messages as Anthropic "
-    "(the importer reads it as openai-chat)"
-)
-_OLLAMA_TOOLS_ONLY = (
-    'issue 12 item 6: import and audit disagree: an Ollama body whose marks are "stream": false and no '
-    "Chat sampling fields (its calls not yet made) is imported as openai-chat; the audit reads it as ollama"
-)
 _MISTRAL_BODY = "openai-chat/llm-mistral/magistral-completion-replay"
-_MISTRAL_READ_AS_ANTHROPIC = (
-    "issue 12 item 6: a Chat body whose assistant message holds a Mistral 'thinking' content part is read as "
-    "Anthropic (import and audit)"
-)
 _MISTRAL_REPLAY = (
     "issue 12 items 3 and 6: a Mistral 'thinking' content part of a Chat body is not replayed to its issuer"
-)
-_STREAM_FALSE = (
-    'issue 12 item 6: the audit reads a Chat body with "stream": false and no sampling fields as Ollama '
-    "(the importer reads it as openai-chat)"
 )
 _MISTRAL_THINKING = (
     "issue 12 item 6: a Mistral-style 'thinking' content part in a Chat answer is neither read nor kept "
