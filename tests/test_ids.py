@@ -56,14 +56,25 @@ def test_close_ids_get_different_stems(pair: tuple[str, str]) -> None:
 
 
 def test_collisions_get_a_deterministic_suffix(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ids that are not their own stem (a short ASCII alphanumeric id is, without asking message_stem)
     monkeypatch.setattr(ids, "message_stem", lambda _mid: "same-000000000000")
     alloc = StemAllocator()
-    assert [alloc.stem(m) for m in ("a", "b", "c")] == [
+    assert [alloc.stem(m) for m in ("msg-a", "msg-b", "msg-c")] == [
         "same-000000000000",
         "same-000000000000_2",
         "same-000000000000_3",
     ]
-    assert alloc.stem("b") == "same-000000000000_2"  # asking again gives the same stem
+    assert alloc.stem("msg-b") == "same-000000000000_2"  # asking again gives the same stem
+
+
+def test_a_plain_id_taken_as_another_ids_stem_gets_a_suffix() -> None:
+    """A short alphanumeric id is its own stem unless an earlier id's stem already took it."""
+    alloc = StemAllocator()
+    assert alloc.stem("m1") == "m1"
+    assert alloc.stem("m1") == "m1"
+    alloc._used.add("m2")  # as if an earlier message's stem were "m2"
+    assert alloc.stem("m2") == "m2_2"
+    assert alloc.stem("conversation-0001") == ids.message_stem("conversation-0001")
 
 
 def test_ids_fit_openai_limit() -> None:

@@ -58,6 +58,14 @@ class StemAllocator:
         got = self._by_id.get(message_id)
         if got is not None:
             return got
+        used = self._used
+        # The common id (short, ASCII letters and digits, not taken) is its own stem: decided here, without
+        # a call (every render stems every stored message).
+        plain = len(message_id) <= KEEP_MAX and message_id.isascii() and message_id.isalnum()
+        if plain and message_id not in used:
+            used.add(message_id)
+            self._by_id[message_id] = message_id
+            return message_id
         base = message_stem(message_id)
         stem = base
         k = 2

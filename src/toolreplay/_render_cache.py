@@ -125,8 +125,9 @@ _NAME = operator.attrgetter("name")
 _CALLS = operator.attrgetter("calls")
 
 
-#: Per stored message of a tail: its turn message in the entry's mode, and the one that declares tools.
-Tail = tuple[list[TurnMessage | None], list[TurnMessage | None]]
+#: Per stored message of a tail: its turn message in the entry's mode, and the one that declares tools;
+#: then whether every message of the tail has a turn message in the entry's mode (no None).
+Tail = tuple[list[TurnMessage | None], list[TurnMessage | None], bool]
 
 
 def _matched(prepared: list[TurnMessage], messages: Sequence[Message], skip: int) -> list[TurnMessage | None]:
@@ -154,13 +155,15 @@ def _prepared(
     messages of ``window``: with ``native``, the native mode's (design 8), else the same one."""
     context = {m.id for m in window[: len(window) - tail]}
     rows: list[list[TurnMessage | None]] = []
+    every: list[bool] = []
     for md in dict.fromkeys((mode, "native" if native else mode)):
         prepared = prepare_turn_messages(window, md, settings=settings)
         skip = 0
         while skip < len(prepared) and prepared[skip].message_id in context:
             skip += 1
         rows.append(_matched(prepared, window[len(window) - tail :], skip))
-    return rows[0], rows[-1]
+        every.append(len(prepared) - skip == tail)
+    return rows[0], rows[-1], every[0]
 
 
 def _tail_turns(messages: tuple[Message, ...], start: int, e: _Entry) -> Tail | None:
@@ -378,7 +381,7 @@ class RenderCache:
         if tail is None:  # message ids repeat: matched in order, and no resuming from this state
             tail = _prepared(messages, len(messages), e.mode, e.settings, e.native_tools)
         self._count(resumed=j > 0, reused=j, rendered=len(messages) - j)
-        self._extend(e, tail[0])
+        self._extend(e, tail[0], tail[2])
         self._declare(e, tail[1], j)
         e.messages = messages
         if repeated:
@@ -423,13 +426,13 @@ class RenderCache:
             e.ids.resume(index)
 
     @staticmethod
-    def _extend(e: _Entry, turns: list[TurnMessage | None]) -> None:
+    def _extend(e: _Entry, turns: list[TurnMessage | None], every: bool) -> None:
         """Render ``turns`` (one per stored message, None where nothing is replayed) onto ``e``."""
         piece = e.piece
         assert piece is not None
         items, after = e.items, e.items_after
         e.turns.extend(turns)
-        if None in turns or "system" in map(_ROLE, turns):
+        if not every or "system" in map(_ROLE, turns):
             _extend_each(e, piece, turns)
             return
         # Every stored message has a turn and none is a system turn (the common case): the loop a wire's
