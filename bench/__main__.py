@@ -20,13 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import cases, early_stop, handoff, histories, lab, system
+from bench import cases, early_stop, handoff, histories, lab, render_cold, system
 from bench.cases import QUICK, Config, Row
 from bench.peers import Peer, PeerMissing, litellm_version, load_peers
 
 SECTIONS = (
     "check",
     "render",
+    "cold",
     "transcripts",
     "handoff",
     "incremental",
@@ -51,6 +52,8 @@ def machine() -> dict[str, str]:
     import toolreplay
 
     return {
+        # other processes share the cores: the ratios hold (contenders alternate), the milliseconds do not
+        "load": ", ".join(f"{x:.1f}" for x in os.getloadavg()),
         "cpus": str(os.cpu_count()),
         "cpu": cpu,
         "python": f"{platform.python_implementation()} {platform.python_version()}",
@@ -70,6 +73,7 @@ def run(cfg: Config, only: Sequence[str], peers: list[Peer], log: Callable[[str]
     steps: list[tuple[str, Callable[[], list[Row]]]] = [
         ("check", lambda: cases.like_with_like(peers, named)),  # type: ignore[arg-type]
         ("render", lambda: cases.render_vs_peer(peers, cfg)),
+        ("cold", lambda: render_cold.cold_rows(peers, cfg)),
         ("transcripts", lambda: cases.transcripts_vs_peer(peers, cfg, real) if real else []),
         ("handoff", lambda: handoff.handoff_rows(cfg)),
         ("incremental", lambda: cases.incremental(cfg)),
@@ -82,7 +86,7 @@ def run(cfg: Config, only: Sequence[str], peers: list[Peer], log: Callable[[str]
     for name, step in steps:
         if name not in only:
             continue
-        if name in ("check", "render", "transcripts") and not peers:
+        if name in ("check", "render", "cold", "transcripts") and not peers:
             rows.append(Row(name, f"{name}: LiteLLM comparison", "", "skipped: LiteLLM not installed", None))
             continue
         log(f"bench: {name} ...")
@@ -129,7 +133,8 @@ def markdown(rows: Sequence[Row], info: dict[str, str], command: str, peers: Seq
         "",
         f"Command: `{command}`",
         "",
-        f"Machine: {info['cpus']} CPUs, {info['cpu']}; {info['python']}; {info['platform']}",
+        f"Machine: {info['cpus']} CPUs, {info['cpu']}; {info['python']}; {info['platform']}; "
+        f"load average when the table was written (1, 5, 15 min): {info.get('load', 'not recorded')}",
         "",
         f"Versions: toolreplay {info['toolreplay']}, litellm {info['litellm']}",
         "",
@@ -161,12 +166,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--results", type=Path, help="also write the table as markdown (bench/RESULTS.md)")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON")
+    ap.add_argument(
+        "--chat-history",
+        type=Path,
+        help="the cold section's OpenAI Chat history (a JSON array of messages); default: generated",
+    )
     args = ap.parse_args(argv)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
     unknown = sorted(set(only) - set(SECTIONS))
     if unknown:
         ap.error(f"unknown section(s) {', '.join(unknown)}; known: {', '.join(SECTIONS)}")
     cfg = QUICK if args.quick else Config()
+    if args.chat_history is not None:
+        cfg = dataclasses.replace(cfg, chat_history=str(args.chat_history))
     try:
         peers = load_peers()
     except PeerMissing as exc:

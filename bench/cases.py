@@ -66,6 +66,8 @@ class Config:
     lab_latency: float = 0.05
     lab_runs: int = 3
     quick: bool = False
+    #: The cold section's OpenAI Chat history file (None: the bench's own generator makes one).
+    chat_history: str | None = None
 
 
 QUICK = Config(
@@ -148,7 +150,7 @@ def like_with_like(peers: Sequence[Peer], named: Sequence[tuple[str, History]]) 
 # render against LiteLLM and against json.dumps
 
 
-def _wire_whole(vessel: str, h: History) -> dict[str, Any]:
+def wire_whole(vessel: str, h: History) -> dict[str, Any]:
     """The path ``render()`` took before it was the render cache (design 29): the wire's own render of
     every prepared turn, from the vessel's name."""
     v = get_vessel(vessel)
@@ -179,7 +181,7 @@ def _contenders(peer: Peer, prev: History, h: History) -> list[Contender]:
         Contender("render", lambda _: toolreplay.render(h, vessel)),
         Contender("render+encode", lambda _: encode(toolreplay.render(h, vessel))),
         Contender("wire only", lambda _: render_wire(v.wire, turns, opts)),
-        Contender("wire whole", lambda _: _wire_whole(vessel, h)),
+        Contender("wire whole", lambda _: wire_whole(vessel, h)),
         Contender("per turn", lambda c: c.render(h, vessel), setup=primed),
         Contender("json.dumps", lambda _: json.dumps(body, ensure_ascii=False, separators=(",", ":"))),
     ]

@@ -216,3 +216,26 @@ def test_results_markdown_keeps_the_notes(tmp_path: Any) -> None:
     write_results(path, text.replace("6x", "7x"))
     again = path.read_text()
     assert "7x" in again and "my notes" in again and again.count(NOTES_MARK) == 1
+
+
+def test_cold_section_history_is_chat_and_loads_afresh(tmp_path: Any) -> None:
+    """The cold section's own Chat history: the importer reads each turn as a user message and one reply
+    with its calls answered; every load gives new objects that render the same bytes."""
+    from bench.render_cold import chat_input, chat_messages, imported
+
+    msgs = chat_messages(turns=4, calls=3, seed=7)
+    assert [m["role"] for m in msgs[:6]] == ["user", "assistant", "tool", "tool", "tool", "assistant"]
+    assert all(isinstance(c["function"]["arguments"], str) for c in msgs[1]["tool_calls"])
+    assert msgs == chat_messages(turns=4, calls=3, seed=7) != chat_messages(turns=4, calls=3, seed=8)
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps(msgs), encoding="utf-8")
+    assert chat_input(path, 99)[0] == msgs
+    fresh = imported(msgs)
+    a, b = fresh(), fresh()
+    assert a is not b and a.messages[1] is not b.messages[1]
+    assert [len(m.tool_uses) for m in a.messages] == [0, 3] * 4
+    assert all(c.answer for m in a.messages for c in m.tool_uses)
+    for vessel in ("codex", "gemini", "anthropic", "openai", "ollama"):
+        assert toolreplay.encode(toolreplay.render(a, vessel)) == toolreplay.encode(
+            toolreplay.render(b, vessel)
+        )
