@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -178,6 +179,41 @@ def _rows(wire: str, peer: Peer | None, vessel: str, label: str, s: Samples, jud
     return rows
 
 
+def bytecodes(fn: Callable[[], object]) -> int:
+    """How many Python bytecode instructions ``fn()`` executes (``sys.settrace`` opcode events): a count
+    that does not move with the machine's load. C code (orjson, list copies) is not counted."""
+    count = 0
+
+    def trace(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            count += 1
+        return trace
+
+    before = sys.gettrace()
+    sys.settrace(trace)
+    try:
+        fn()
+    finally:
+        sys.settrace(before)
+    return count
+
+
+def _counted(wire: str, vessel: str, h: History, judged: bool) -> Row:
+    """render() against the wire's own render of every prepared turn, in bytecodes executed."""
+    ours, old = bytecodes(lambda: render(h, vessel)), bytecodes(lambda: wire_whole(vessel, h))
+    turns = sum(1 for m in h.messages if m.role == "user")
+    return Row(
+        "cold",
+        f"{wire} ({vessel}), {turns} turns: render() vs the wire's own render of every prepared turn, in "
+        "Python bytecodes executed (deterministic)",
+        "≤ 1.0x" if judged else "",
+        f"{ours / old:.3f}x ({ours:,} vs {old:,})",
+        ours <= old if judged else None,
+    )
+
+
 def _check(
     peer: Peer, vessel: str, label: str, given: list[dict[str, Any]], fresh: Callable[[], History]
 ) -> None:
@@ -209,6 +245,9 @@ def cold_rows(peers: Sequence[Peer], cfg: Config) -> list[Row]:
             _contenders(peer, vessel, given, fresh), repeats=cfg.repeats, min_seconds=cfg.min_seconds
         )
         rows.extend(_rows(wire, peer, vessel, label, s, judged=n >= TURNS and not cfg.quick))
+        h = fresh()
+        # the first 100 turns: counting every instruction is slow, and the count grows with the length alike
+        rows.append(_counted(wire, vessel, History(h.id, h.messages[:200], h.tools), not cfg.quick))
     return rows
 
 

@@ -239,3 +239,16 @@ def test_cold_section_history_is_chat_and_loads_afresh(tmp_path: Any) -> None:
         assert toolreplay.encode(toolreplay.render(a, vessel)) == toolreplay.encode(
             toolreplay.render(b, vessel)
         )
+
+
+def test_bytecodes_counts_work_and_repeats_exactly() -> None:
+    from bench.render_cold import bytecodes
+
+    def work(n: int) -> int:
+        return sum(i * i for i in range(n))
+
+    before = sys.gettrace()
+    small, big = bytecodes(lambda: work(10)), bytecodes(lambda: work(100))
+    assert 0 < small < big
+    assert bytecodes(lambda: work(100)) == big
+    assert sys.gettrace() is before
