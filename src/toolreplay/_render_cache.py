@@ -90,16 +90,16 @@ class _Entry:
     native_tools: bool
     messages: tuple[Message, ...] = ()
     #: per stored message: its turn message (None: not replayed) and how many elements exist after it
-    turns: list[TurnMessage | None] = field(default_factory=lambda: [])
-    items_after: list[int] = field(default_factory=lambda: [])
-    items: list[Any] = field(default_factory=lambda: [])
-    declared: list[ToolSpec] = field(default_factory=lambda: [])
-    declared_names: set[str] = field(default_factory=lambda: set[str]())
+    turns: list[TurnMessage | None] = field(default_factory=list)
+    items_after: list[int] = field(default_factory=list)
+    items: list[Any] = field(default_factory=list)
+    declared: list[ToolSpec] = field(default_factory=list)
+    declared_names: set[str] = field(default_factory=set)
     #: (stored message, how many tools are declared after it), where a message declared new tools
-    declared_at: list[tuple[int, int]] = field(default_factory=lambda: [])
-    system: list[TurnMessage] = field(default_factory=lambda: [])
+    declared_at: list[tuple[int, int]] = field(default_factory=list)
+    system: list[TurnMessage] = field(default_factory=list)
     #: the stored message of each system turn
-    system_at: list[int] = field(default_factory=lambda: [])
+    system_at: list[int] = field(default_factory=list)
     first: tuple[TurnMessage, int] | None = None
     first_at: int = -1
     #: the stems of the first ``fed`` stored messages (fed when a render resumes, not by a cold render)
@@ -477,7 +477,9 @@ class RenderCache:
         if e.first is not None:
             skeleton.append(e.first[0])
             n_first = e.first[1]
-        opts = replace(e.opts, tools=tuple(e.declared))
+        # the declared tools only ever grow from the given ones: as many means the same (no copy to make)
+        same = len(e.declared) == len(e.opts.tools)
+        opts = e.opts if same else replace(e.opts, tools=tuple(e.declared))
         w = get_wire(e.wire)
         body = w.render(skeleton, opts)
         if w.assemble is not None:
