@@ -85,5 +85,7 @@ def test_rm_unknown_ids_one_line(db: str, args: list[str], said: str) -> None:
 def test_rm_is_in_the_help() -> None:
     res = CliRunner().invoke(cli, ["history", "--help"])
     assert res.exit_code == 0 and "rm" in res.output and "remove" in res.output
-    res = CliRunner().invoke(cli, ["history", "rm", "--help"])
-    assert "--yes" in res.output and "--db" in res.output and "MESSAGE" in res.output
+    res = CliRunner().invoke(cli, ["history", "rm", "--help"], prog_name="toolreplay")
+    assert "--yes" in res.output and "--db" in res.output
+    assert "Usage: toolreplay history rm [OPTIONS] CONVERSATION [MESSAGE]" in res.output  # MESSAGE optional
+    assert "``" not in res.output  # help is plain text, not reStructuredText

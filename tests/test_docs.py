@@ -4,11 +4,14 @@ the quickstart's console examples run against `toolreplay double` as written."""
 from __future__ import annotations
 
 import importlib.util
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from test_readme_examples import Session, console_blocks
 
@@ -35,7 +38,6 @@ def test_vessel_pages_are_what_the_table_generates() -> None:
     assert all(f"vessels/{name}" in nav for name in pages), "every vessel page is in the mkdocs nav"
 
 
-@pytest.mark.slow
 @pytest.mark.slow
 def test_the_site_builds_strictly(tmp_path: Path) -> None:
     if importlib.util.find_spec("mkdocs") is None:
@@ -69,3 +71,28 @@ def test_the_quickstart_runs_as_written(tmp_path: Path) -> None:
     finally:
         session.close()
     assert ran == 4 and len(session.doubles) == 1
+
+
+def test_every_vessel_pages_example_runs_against_the_double(tmp_path: Path) -> None:
+    """Each vessel page's "Try it" command, copied as written, gets the echo's call answered by the real
+    coop tool (the claude page says why the double cannot stand in for the Claude Code CLI)."""
+    from toolreplay._cli import cli
+    from toolreplay.testing import ProviderDouble
+    from toolreplay.testing.playbook import Playbook
+
+    pages = sorted(p for p in (ROOT / "docs" / "vessels").glob("*.md") if p.name != "index.md")
+    ran = []
+    with ProviderDouble(responder=Playbook.of([])) as double:  # what `toolreplay double` serves
+        for page in pages:
+            found = re.search(r"## Try it\n.*?```sh\n(.*?)\n```", page.read_text(encoding="utf-8"), re.S)
+            assert found, f"{page}: no Try it example"
+            args = shlex.split(found.group(1).replace("http://127.0.0.1:8765", double.url))
+            assert args[0] == "toolreplay", page
+            if page.stem == "claude":
+                assert "-u" not in args and "double cannot stand" in page.read_text(encoding="utf-8")
+                continue
+            res = CliRunner().invoke(cli, [*args[1:], "--db", str(tmp_path / "t.db")])
+            assert res.exit_code == 0, (page.name, res.output)
+            assert "coop answered: no open todos" in res.output, (page.name, res.output)
+            ran.append(page.stem)
+    assert len(ran) == 10

@@ -154,7 +154,17 @@ def test_help_names_the_short_options() -> None:
         "chat": ["-v, --vessel", "-c, --continue", "--cid, --conversation"],
         "check": ["-v, --vessel", "--offline"],
         "double": ["-p, --port", "--script", "--stand-in"],
+        "history list": ["-n INTEGER", "-q, --query", "--json"],
+        "history rm": ["-y, --yes"],
+        "keys": ["set", "list", "path"],
+        "lab": ["-v, --vessel", "-T, --tools", "-s, --system", "-m, --model", "-u, --base-url"],
     }.items():
-        out = run(command, "--help").output
+        out = run(*command.split(), "--help").output
         for name in names:
             assert name in out, (command, name)
+    # the top-level help names the commands and the habits they share
+    out = " ".join(run("--help").output.split())
+    for name in ("double ", "default ", "keys ", "-v vessel", "-m model", "-s system prompt", "-T tools"):
+        assert name in out, name
+    for name in ("-u base URL", "-c continue", "--cid ID", "-p the double's port", "stdin"):
+        assert name in out, name

@@ -91,7 +91,16 @@ class LazyGroup(click.Group):
                 formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+# The habits every command shares, named once where a newcomer looks first.
+EPILOG = (
+    "Short options, the same wherever they appear: -v vessel, -m model, -s system prompt, -T tools, -u base "
+    "URL, -c continue the most recent conversation (--cid ID names one), -p the double's port. Without -v "
+    "a command uses the conversation's last vessel, then `toolreplay default`. A turn reads its prompt from "
+    "stdin when it is - or piped. No key? Start `toolreplay double` and pass -u its URL."
+)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
 @click.version_option(__version__, prog_name="toolreplay")
 def cli() -> None:
     """Replay an agent's earlier tool calls as calls, in each provider's own wire shape."""

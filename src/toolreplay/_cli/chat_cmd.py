@@ -188,10 +188,11 @@ def chat(
 ) -> None:
     """Chat with a vessel: calls are run, stored and replayed; switch vessels with /vessel.
 
-    \b
     In the chat: /vessel NAME [BASE_URL [--send-key]] to switch (the chat's base URL is kept),
     /history, /help, /exit (or Ctrl-D). Ctrl-C cancels the reply in progress; Ctrl-C twice at the
     prompt leaves.
+
+    \b
     Examples:
       toolreplay chat -v gemini --cid chief -T coop
       toolreplay chat -c                        # the most recent conversation

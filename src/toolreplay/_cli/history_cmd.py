@@ -116,8 +116,8 @@ def show_cmd(conversation_id: str, as_json: bool, db: str | None) -> None:
     """Show one stored conversation, its calls and their answers.
 
     Every message in stored order, each call with its answer; marks replies that said they acted
-    without a call, and replies a failed turn left interrupted. ``--json`` prints the history file
-    format (``toolreplay import`` reads it back).
+    without a call, and replies a failed turn left interrupted. --json prints the history file
+    format (toolreplay import reads it back).
     """
     from toolreplay._store import open_store
 
@@ -138,14 +138,14 @@ def show_cmd(conversation_id: str, as_json: bool, db: str | None) -> None:
 
 @history.command("rm")
 @click.argument("conversation_id", metavar="CONVERSATION")
-@click.argument("message_id", metavar="MESSAGE", required=False)
+@click.argument("message_id", metavar="[MESSAGE]", required=False)
 @click.option("-y", "--yes", is_flag=True, help="Remove without asking.")
 @db_option
 @friendly
 def rm_cmd(conversation_id: str, message_id: str | None, yes: bool, db: str | None) -> None:
     """Remove a stored conversation, or one message of it, with their calls.
 
-    Asks first, naming how many messages and calls go; ``--yes`` skips the question. The messages after
+    Asks first, naming how many messages and calls go; --yes skips the question. The messages after
     a removed one move up one place.
 
     \b
