@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -17,15 +18,25 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+def _env(**extra: str) -> dict[str, str]:
+    src = str(ROOT / "src")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]), **extra}
+
+
 def _block_after(marker: str) -> str:
     start = README.index(marker) + len(marker)
     return README[start : README.index("```", start)].strip("\n")
 
 
 def test_readme_help_is_current() -> None:
-    result = CliRunner().invoke(cli, ["--help"], prog_name="toolreplay", terminal_width=80)
+    # what an 80-column terminal shows: click keeps 2 columns free (text 78 wide)
+    result = CliRunner().invoke(cli, ["--help"], prog_name="toolreplay", terminal_width=78)
     assert result.exit_code == 0
     assert _block_after("$ toolreplay --help\n").strip() == result.output.strip()
+    done = subprocess.run(
+        [sys.executable, "-m", "toolreplay", "--help"], capture_output=True, text=True, env=_env(COLUMNS="80")
+    )
+    assert done.stdout.strip() == result.output.strip()
 
 
 def test_readme_vessel_list_is_current() -> None:

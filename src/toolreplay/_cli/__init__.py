@@ -1,18 +1,20 @@
 """The ``toolreplay`` command line: a thin layer over the library, one module per command group.
 
-Command modules are imported only when their command runs, so ``toolreplay --help`` stays fast.
+Command modules are imported only when their command runs, and ``toolreplay --help`` itself does not
+import click (:mod:`toolreplay._cli._help` writes the same text click would), so it stays fast: it costs
+little more than the interpreter's own start. The click group is :data:`cli` (from
+:mod:`toolreplay._cli._group`, imported on first use).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import click
+if TYPE_CHECKING:
+    from toolreplay._cli._group import LazyGroup
 
-from toolreplay import __version__
+SUMMARY = "Replay an agent's earlier tool calls as calls, in each provider's own wire shape."
 
 # command name -> (module, attribute, one-line help shown by --help without importing the module)
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -36,61 +38,6 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _refuse_undecoded(args: list[str]) -> None:
-    """A command-line argument holding bytes that are not UTF-8 (Python keeps them as lone surrogates)
-    cannot be stored, printed or sent: refused in one line before any command runs. A path to an existing
-    file may hold such bytes (file names are bytes on POSIX), so it passes."""
-    for n, arg in enumerate(args, 1):
-        try:
-            arg.encode("utf-8")
-        except UnicodeEncodeError:
-            if _is_existing_path(arg):
-                continue
-            raise click.UsageError(
-                f"argument {n} is not UTF-8 text (undecodable bytes from the shell); toolreplay keeps text "
-                "as UTF-8"
-            ) from None
-
-
-def _is_existing_path(arg: str) -> bool:
-    from pathlib import Path
-
-    try:
-        return Path(arg).exists()
-    except (OSError, ValueError):
-        return False
-
-
-class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use."""
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return [name for name in COMMANDS if self._available(name)]
-
-    @staticmethod
-    def _available(name: str) -> bool:
-        module = COMMANDS[name][0]
-        return importlib.util.find_spec(module) is not None
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = COMMANDS.get(cmd_name)
-        if entry is None or not self._available(cmd_name):
-            return None
-        module, attr, _ = entry
-        cmd: click.Command = getattr(importlib.import_module(module), attr)
-        return cmd
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        _refuse_undecoded(args)
-        return super().parse_args(ctx, args)
-
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
-        if rows:
-            with formatter.section("Commands"):
-                formatter.write_dl(rows)
-
-
 # The habits every command shares, named once where a newcomer looks first.
 EPILOG = (
     "Short options, the same wherever they appear: -v vessel, -m model, -s system prompt, -T tools, -u base "
@@ -100,14 +47,24 @@ EPILOG = (
 )
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]}, epilog=EPILOG)
-@click.version_option(__version__, prog_name="toolreplay")
-def cli() -> None:
-    """Replay an agent's earlier tool calls as calls, in each provider's own wire shape."""
+def available(name: str) -> bool:
+    """The command's module is there (a trimmed install may leave one out): only those are listed."""
+    import importlib.util
+
+    return importlib.util.find_spec(COMMANDS[name][0]) is not None
 
 
 def main(argv: list[str] | None = None) -> Any:
     """The console entry point: library errors become one clear line and exit status 1."""
+    args = sys.argv[1:] if argv is None else argv
+    if args in (["--help"], ["-h"]):
+        from toolreplay._cli._help import top_help
+
+        sys.stdout.write(top_help())
+        return 0
+    import click
+
+    from toolreplay._cli._group import cli
     from toolreplay._errors import ToolreplayError
 
     try:
@@ -115,3 +72,11 @@ def main(argv: list[str] | None = None) -> Any:
     except ToolreplayError as exc:  # raised outside click's own handling (e.g. in result callbacks)
         click.echo(f"Error: {exc}", err=True)  # click's own style, as every command prints
         sys.exit(1)
+
+
+def __getattr__(name: str) -> LazyGroup:
+    if name == "cli":
+        from toolreplay._cli._group import cli
+
+        return cli
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
