@@ -49,6 +49,20 @@ def test_default_vessel_is_written_to_the_config_file_and_used(
     assert double.requests[-1].body["model"] == "k2"
 
 
+def test_lab_without_vessel_asks_the_default_one(
+    double: ProviderDouble, tmp_path: Path, demo_path: Path
+) -> None:
+    base = ["lab", str(demo_path), "--at", "m12", "--expect", "coop:close", "--trials", "1"]
+    res = run(*base, "--modes", "native", "--no-chart", "-u", double.url, "--out", str(tmp_path / "o"))
+    assert res.exit_code == 1 and "no vessel: pass --vessel NAME" in res.output, res.output
+    assert double.requests == []
+    assert run("default", "gemini").exit_code == 0
+    double.script(Text("Closed it."))
+    res = run(*base, "--modes", "native", "--no-chart", "-u", double.url, "--out", str(tmp_path / "o"))
+    assert res.exit_code == 0, res.output
+    assert [r.wire for r in double.requests] == ["gemini"] and "gemini" in res.output
+
+
 def test_no_vessel_anywhere_says_how_to_set_one(tmp_path: Path) -> None:
     res = run("turn", "hi", "--db", str(tmp_path / "t.db"))
     assert res.exit_code == 1

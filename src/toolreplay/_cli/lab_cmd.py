@@ -44,10 +44,9 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
     "-v",
     "--vessel",
     "vessel_names",
-    required=True,
     multiple=True,
     metavar="NAME[,NAME...]",
-    help="Vessels to ask (repeat or comma-separate).",
+    help="Vessels to ask (repeat or comma-separate; default: `toolreplay default`).",
 )
 @click.option("--modes", default="plain,prose,native", show_default=True, help="Replay modes to compare.")
 @click.option(
@@ -121,6 +120,7 @@ def lab(
     with 95% Wilson intervals and Fisher's exact test of native against the other modes.
     """
     from toolreplay._cli.render_cmd import read_system, read_tools
+    from toolreplay._config import pick_vessel
     from toolreplay._lab.plan import LabConfig, parse_expect, parse_modes, parse_vessels
 
     tool, action = parse_expect(expect)
@@ -128,7 +128,7 @@ def lab(
     config = LabConfig(
         history=load_source(source, db),
         at=at,
-        vessels=parse_vessels(",".join(vessel_names)),
+        vessels=parse_vessels(",".join(vessel_names) or pick_vessel(None)),
         modes=parse_modes(modes),
         trials=trials,
         expect_tool=tool,
