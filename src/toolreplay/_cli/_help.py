@@ -1,7 +1,7 @@
-"""``toolreplay --help`` without importing click: the same text click's group prints, built from the same
-command table, summary and epilog (a test compares the two at every width). Importing click and
-formatting with it costs more than the interpreter's own start, and ``--help`` is what a newcomer runs
-first; every other help text (``toolreplay CMD --help``) is click's own."""
+"""``toolreplay --help`` without importing click (design 31): the same text click's group prints, built
+from the same command table, summary and epilog (a test compares the two at every width). Importing click
+and formatting with it costs more than the interpreter's own start, and ``--help`` is what a newcomer
+runs first; every other help text (``toolreplay CMD --help``) is click's own."""
 
 from __future__ import annotations
 
