@@ -384,10 +384,10 @@ def test_unknown_format_names_the_closest_format_once(tmp_path: Path) -> None:
     with pytest.raises(ImportFormatError) as err:
         read_file(path)
     text = str(err.value)
-    assert (
-        text
-        == f"{path}: in no known format: closest is toolreplay (messages is null, not a list of messages)"
-    )
+    assert text == f"{path}: in no known format: closest is toolreplay (the object has no 'messages' list)"
+    _write(path, {"messages": None})  # there, but not a list
+    with pytest.raises(ImportFormatError, match=r"closest is toolreplay \(messages is null, not a list"):
+        read_file(path)
     text_file = tmp_path / "notes.txt"
     text_file.write_text("hello\n", encoding="utf-8")
     with pytest.raises(ImportFormatError) as err:

@@ -49,6 +49,8 @@ def sniff(doc: Document) -> str | None:
     if doc.kind == "json":
         value = doc.records[0].value
         if isinstance(value, Mapping):
+            if "messages" not in value:
+                return "the object has no 'messages' list"
             return _why_not_messages(value.get("messages"), "messages")
         return _why_not_messages(value, "the list")
     if _conversation_lines(doc):
