@@ -99,7 +99,9 @@ def page(v: object) -> str:
             "-T coop -u http://127.0.0.1:8765",
             "```",
             "",
-            "Leave out `-u` (with the key set) to send to the real endpoint.",
+            "Leave out `-u`"
+            + (" (with the key set)" if v.key_env else "")
+            + " to send to the real endpoint.",
         ]
     return "\n".join(lines) + "\n"
 
