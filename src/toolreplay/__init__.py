@@ -29,7 +29,10 @@ Errors (all derive from ToolreplayError):
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+# Not `from typing import TYPE_CHECKING`: typing (and re, which it imports) would be most of what
+# `import toolreplay` and `toolreplay --help` cost (design 31). Type checkers read this name as True.
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 
@@ -121,6 +124,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolreplay._api import render
     from toolreplay._errors import (
         AuthenticationError,

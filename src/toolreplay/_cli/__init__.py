@@ -9,9 +9,14 @@ little more than the interpreter's own start. The click group is :data:`cli` (fr
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+
+# Not `from typing import TYPE_CHECKING`: typing (and re, which it imports) would be most of what
+# `import toolreplay` and `toolreplay --help` cost (design 31). Type checkers read this name as True.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from toolreplay._cli._group import LazyGroup
 
 SUMMARY = "Replay an agent's earlier tool calls as calls, in each provider's own wire shape."
