@@ -60,8 +60,8 @@ def test_missing_key_for_a_given_remote_base_url_does_not_suggest_base_url(tmp_p
     )  # fmt: skip
     assert r.exit_code == 1
     assert r.stderr == (
-        "Error: openai: OPENAI_API_KEY is for api.openai.com, not example.com: pass --send-key to send it "
-        "there, or set base_url in the vessel's profile (nothing was stored)\n"
+        "Error: openai: OPENAI_API_KEY is for api.openai.com, not example.com: pass send_key=True "
+        "(--send-key) to send it there, or set base_url in the vessel's profile (nothing was stored)\n"
     )
     r = invoke(
         "turn", "hi", "--vessel", "openai", "--conversation", "c", "--base-url", "https://example.com/v1",
@@ -74,7 +74,7 @@ def test_missing_key_for_a_given_remote_base_url_does_not_suggest_base_url(tmp_p
     default = invoke(
         "turn", "hi", "--vessel", "openai", "--conversation", "c", "--db", str(tmp_path / "t.db")
     )
-    assert "set OPENAI_API_KEY or use --base-url for a local server" in default.stderr
+    assert "set OPENAI_API_KEY or point base_url (--base-url) at a local server" in default.stderr
 
 
 # -- an explicitly named vessel file that does not exist ---------------------------------------
@@ -105,8 +105,8 @@ def test_check_of_a_named_vessel_that_cannot_be_checked_fails(monkeypatch: pytes
     r = invoke("check", "--vessel", "openai")
     assert r.exit_code == 1
     assert (
-        "openai  cannot be checked: openai: set OPENAI_API_KEY or use --base-url for a local server"
-        in r.stdout
+        "openai  cannot be checked: openai: set OPENAI_API_KEY or point base_url (--base-url) at a local "
+        "server" in r.stdout
     )
     # chosen because its key is set: a vessel that cannot be sent to is skipped, as before
     monkeypatch.setenv("MOONSHOT_API_KEY", "sk-test-not-real")

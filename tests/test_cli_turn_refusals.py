@@ -62,7 +62,8 @@ def test_a_turn_refused_before_sending_says_nothing_was_stored(tmp_path: Path) -
     res = run("turn", "hi", "--vessel", "openai", "--conversation", "c", "--db", str(db))
     line = one_line_error(res)
     assert (
-        line == "Error: openai: set OPENAI_API_KEY or use --base-url for a local server (nothing was stored)"
+        line == "Error: openai: set OPENAI_API_KEY or point base_url (--base-url) at a local server "
+        "(nothing was stored)"
     )
     assert conversations(db) == []
 

@@ -74,13 +74,13 @@ def test_another_remote_host_is_refused_without_send_key(keyed: None) -> None:
     with pytest.raises(ConfigError) as err:
         prepare("kimi", CHAT, base_url="https://proxy.example.com/v1")
     assert str(err.value) == (
-        "kimi: MOONSHOT_API_KEY is for api.moonshot.ai, not proxy.example.com: pass --send-key to send it "
-        "there, or set base_url in the vessel's profile"
+        "kimi: MOONSHOT_API_KEY is for api.moonshot.ai, not proxy.example.com: pass send_key=True "
+        "(--send-key) to send it there, or set base_url in the vessel's profile"
     )
     sent = prepare("kimi", CHAT, base_url="https://proxy.example.com/v1", send_key=True)
     assert sent.headers["authorization"] == f"Bearer {KEY}"
     # a different port of the same host is another server
-    with pytest.raises(ConfigError, match="pass --send-key"):
+    with pytest.raises(ConfigError, match=r"pass send_key=True \(--send-key\)"):
         prepare("kimi", CHAT, base_url="https://api.moonshot.ai:8443/v1")
 
 
@@ -143,7 +143,11 @@ def test_turn_to_another_remote_host_is_refused_before_storing(keyed: None, tmp_
     r = _run("turn", "hi", "--vessel", "kimi", "--conversation", "c", "--base-url", "https://evil.example/v1",
              "--db", str(db))  # fmt: skip
     assert r.exit_code == 1
-    assert r.stderr.count("\n") == 1 and "pass --send-key" in r.stderr and "nothing was stored" in r.stderr
+    assert (
+        r.stderr.count("\n") == 1
+        and "pass send_key=True (--send-key)" in r.stderr
+        and "nothing was stored" in r.stderr
+    )
     assert _rows(db) == 0
     r = _run("turn", "hi", "--vessel", "kimi", "--conversation", "c", "--base-url", "http://evil.example/v1",
              "--send-key", "--db", str(db))  # fmt: skip
@@ -179,7 +183,7 @@ def test_check_with_a_base_url_sends_no_key_to_it(keyed: None, double: ProviderD
     # a remote URL: every vessel is skipped before anything is sent (the test guard refuses connections)
     r = _run("check", "--base-url", "http://198.51.100.7:8080/v1")
     assert "Traceback" not in r.output and "tests must not reach" not in r.output
-    assert "pass --send-key" in r.output or "plain http" in r.output
+    assert "pass send_key=True (--send-key)" in r.output or "plain http" in r.output
 
 
 def test_check_send_key_needs_one_key(keyed: None, double: ProviderDouble) -> None:

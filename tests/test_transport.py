@@ -167,7 +167,7 @@ def test_keyless_loopback_sends_no_key_and_remote_refuses() -> None:
     assert "authorization" not in prep.headers
     assert "x-api-key" not in prepare("anthropic", {}, base_url="http://localhost:1").headers
     with pytest.raises(
-        ConfigError, match=r"^kimi: set MOONSHOT_API_KEY or use --base-url for a local server$"
+        ConfigError, match=r"^kimi: set MOONSHOT_API_KEY or point base_url \(--base-url\) at a local server$"
     ):
         prepare("kimi", CHAT)
     with pytest.raises(ConfigError, match="GEMINI_API_KEY"):

@@ -133,7 +133,7 @@ def _may_carry_key(vessel: Vessel, base_url: str, send_key: bool) -> bool:
             return False  # a local server needs no key, and another vessel's server gets none
         raise ConfigError(
             f"{vessel.name}: {vessel.key_env} is for {_host(own_url)}, not {_host(base_url)}: pass "
-            "--send-key to send it there, or set base_url in the vessel's profile"
+            "send_key=True (--send-key) to send it there, or set base_url in the vessel's profile"
         )
     if not loopback and _origin(base_url)[0] != "https":
         raise ConfigError(
@@ -161,7 +161,7 @@ def resolve_key(vessel: Vessel, base_url: str, *, send_key: bool = False) -> str
             f"{vessel.name}: set {vessel.key_env} to send to {base_url} "
             "(a key is sent only to remote URLs; loopback URLs need none)"
         )
-    raise ConfigError(f"{vessel.name}: set {vessel.key_env} or use --base-url for a local server")
+    raise ConfigError(f"{vessel.name}: set {vessel.key_env} or point base_url (--base-url) at a local server")
 
 
 def one_key_per_url(vessels: Iterable[Vessel]) -> None:
