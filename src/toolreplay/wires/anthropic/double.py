@@ -1,7 +1,8 @@
 """The Anthropic Messages double (a :class:`toolreplay.wires.contract.Double`): ``message`` bodies and the
 ``message_start`` ... ``message_stop`` event stream, Anthropic's error envelopes, and the request checks
-with Anthropic's own texts (required fields, tools defined, each ``tool_use`` answered by
-``tool_result`` blocks that open the next user message, id patterns, thinking signatures).
+with Anthropic's own texts (required fields, no empty content or blank words, tools defined, each
+``tool_use`` answered by ``tool_result`` blocks that open the next user message, id patterns, thinking
+signatures).
 """
 
 from __future__ import annotations
@@ -59,6 +60,42 @@ def _merged(messages: Sequence[Any]) -> list[tuple[str, list[Mapping[str, Any]]]
     return out
 
 
+EMPTY_MESSAGE = (
+    "messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+)
+
+
+EMPTY_TEXT = "messages: text content blocks must be non-empty"
+
+
+BLANK_TEXT = "messages: text content blocks must contain non-whitespace text"
+
+
+def _empty_content(messages: Sequence[Any]) -> str | None:
+    """Anthropic's 400s for empty content (design 32): a message with no content (only the last one may be
+    an empty assistant prefill), an empty text block, a message whose only words are blank (a blank text
+    block beside a tool_use is taken: tests/corpus llm-anthropic/test_tools.1)."""
+    for i, raw in enumerate(messages):
+        m = as_map(raw)
+        content = m.get("content")
+        if content in ("", []):
+            if i == len(messages) - 1 and m.get("role") == "assistant":
+                continue
+            return EMPTY_MESSAGE.format(i=i)
+        blocks = _blocks(content)
+        texts = [b.get("text") for b in blocks if b.get("type") == "text"]
+        if "" in texts and isinstance(content, list):
+            return EMPTY_TEXT
+        last = i == len(messages) - 1 and m.get("role") == "assistant"
+        if (
+            not last
+            and len(texts) == len(blocks)
+            and all(isinstance(t, str) and not t.strip() for t in texts)
+        ):
+            return BLANK_TEXT
+    return None
+
+
 def check_anthropic(body: Mapping[str, Any], rules: Rules) -> str | None:
     problem = _check_shape(body)
     if problem:
@@ -75,6 +112,9 @@ def _check_shape(body: Mapping[str, Any]) -> str | None:
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "messages: Field required"
+    empty = _empty_content(messages)
+    if empty:
+        return empty
     merged = _merged(messages)
     uses_tools = any(b.get("type") in ("tool_use", "tool_result") for _, blocks in merged for b in blocks)
     if uses_tools and not body.get("tools"):

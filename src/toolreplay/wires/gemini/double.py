@@ -87,9 +87,12 @@ def _gemini_step(
         if not isinstance(as_map(either_case(p, "functionCall", "function_call")).get("args", {}), Mapping):
             return f"Invalid value at 'contents[{i}].parts.function_call.args' {_STRUCT}"
     first = calls[0]
+    # Signatures are Gemini 3's demand: gemini-2.5-flash took a call without one (tests/corpus
+    # llm-gemini/test_tools.2; design 32)
     if (
         rules.require_signatures
         and current
+        and _gemini_3(rules.model or "")
         and not either_case(first, "thoughtSignature", "thought_signature")
     ):
         name = as_map(either_case(first, "functionCall", "function_call")).get("name")

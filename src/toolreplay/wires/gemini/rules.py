@@ -134,15 +134,21 @@ def _count(c: Any, key: str) -> int:
 
 
 def response_count(contents: list[Any], i: int) -> Refusal | None:
-    """The function-call turn ``contents[i]`` is answered, in the content right after it, by a user
-    content of as many ``functionResponse`` parts as it has ``functionCall`` parts. (The validator's own
+    """The function-call turn ``contents[i]`` is answered, in the user content(s) right after it, by as
+    many ``functionResponse`` parts as it has ``functionCall`` parts. (The validator's own
     check of the answers, :func:`_gemini_answers`, is stricter: names and order too.)"""
     calls = _count(contents[i], "functionCall")
     if not calls or i + 1 >= len(contents):
         return None
-    nxt = contents[i + 1]
-    answers = _count(nxt, "functionResponse")
-    if is_obj(nxt) and nxt.get("role", "user") == "user" and answers == calls:
+    # Gemini joins consecutive user contents: parallel calls answered by one user content each were taken
+    # (tests/corpus crewai test_gemini_parallel_native_tool_calling_*.1)
+    answers, k = 0, i + 1
+    while k < len(contents) and is_obj(contents[k]) and contents[k].get("role", "user") == "user":
+        found = _count(contents[k], "functionResponse")
+        if not found:
+            break
+        answers, k = answers + found, k + 1
+    if answers == calls:
         return None
     problem = f"{answers} functionResponse parts answer the {calls} functionCall parts of contents[{i}]"
     return Refusal(f"contents[{i + 1}]", problem, GEMINI_COUNT)

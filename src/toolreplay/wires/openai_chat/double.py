@@ -39,6 +39,7 @@ STREAM_OPTIONS_ALONE = "The 'stream_options' parameter is only allowed when 'str
 def check_chat(body: Mapping[str, Any], rules: Rules) -> str | None:
     if not body.get("model"):
         return "you must provide a model parameter"
+    # OpenAI's own 400 for stream options on a request that does not stream (design 32)
     if body.get("stream_options") is not None and body.get("stream") is not True:
         return STREAM_OPTIONS_ALONE
     messages = body.get("messages")
@@ -134,7 +135,7 @@ def _call_chunks(a: Answer, cut: Splitter) -> list[dict[str, Any]]:
 
 
 def chat_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
-    # OpenAI's order (design: the doubles answer in real shapes): a text reply opens with the role and
+    # OpenAI's order (design 32: the doubles answer in real shapes): a text reply opens with the role and
     # content ""; a reply that starts with a call opens with the role, content null and the first call
     # together. Every chunk has usage null, and the usage chunk comes only when stream_options asked.
     usage = _wants_usage(a)
