@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from toolreplay._api import render
+from toolreplay._audit.validate import rule_problems
 from toolreplay._vessels import BUILTIN
 from toolreplay.testing import (
     Call,
@@ -25,9 +26,10 @@ from toolreplay.testing import (
     serve,
 )
 from toolreplay.wires.anthropic.double import MUST_DEFINE_TOOLS
+from toolreplay.wires.contract import first_refusal
 from toolreplay.wires.gemini.double import GEMINI_ORDER
 from toolreplay.wires.gemini.rules import GEMINI_COUNT
-from toolreplay.wires.openai_chat.double import ORPHAN_TOOL
+from toolreplay.wires.openai_chat.rules import ORPHAN_TOOL
 from toolreplay.wires.openai_responses.double import NO_CALL_FOR_OUTPUT, NO_OUTPUT_FOR_CALL
 
 HTTP_VESSELS = sorted(n for n, v in BUILTIN.items() if v.wire != "claude-prompt")
@@ -148,6 +150,29 @@ def test_chat_arguments_must_be_a_string(double: ProviderDouble) -> None:
         {"role": "tool", "tool_call_id": "call_1", "content": "ok"},
     )
     assert "expected a string" in refused(double, "openai-chat", body)
+
+
+def test_chat_refusals_are_the_wire_rules_own(double: ProviderDouble) -> None:
+    # the double answers the first Refusal the wire's rules find, with OpenAI's text; the validator reads
+    # the same problem as a line naming the place
+    body = chat({"role": "tool", "tool_call_id": "x", "content": "r"})
+    problems = rule_problems("openai", body)
+    assert first_refusal(problems) == ORPHAN_TOOL == refused(double, "openai-chat", body)
+    assert problems[0].startswith("messages[1]: tool message with no assistant tool_calls")
+
+
+def test_chat_takes_what_openai_takes_though_the_validator_is_stricter(double: ProviderDouble) -> None:
+    # answers out of call order: OpenAI takes them (and so does the double), the replay never sends them
+    second = {**CALL, "id": "call_2"}
+    body = chat(
+        {"role": "assistant", "content": None, "tool_calls": [CALL, second]},
+        {"role": "tool", "tool_call_id": "call_2", "content": "two"},
+        {"role": "tool", "tool_call_id": "call_1", "content": "one"},
+    )
+    assert post(path_for(double, "openai-chat"), body).status_code == 200
+    problems = rule_problems("openai", body)
+    assert any("out of call order" in p for p in problems)
+    assert first_refusal(problems) is None
 
 
 def test_chat_both_paths(double: ProviderDouble) -> None:

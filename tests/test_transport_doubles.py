@@ -36,7 +36,7 @@ from toolreplay.testing import (
     Text,
     Usage,
 )
-from toolreplay.wires.openai_chat.double import ORPHAN_TOOL
+from toolreplay.wires.openai_chat.rules import ORPHAN_TOOL
 
 FAKE_KEY = "sk-FAKE-double-key-9f8e7d6c5b4a"
 

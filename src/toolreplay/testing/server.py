@@ -28,7 +28,7 @@ from toolreplay.testing.answers import (
     signature_for,
     token_pieces,
 )
-from toolreplay.testing.checks import Rules
+from toolreplay.testing.checks import Rules, check_request
 from toolreplay.testing.script import (
     BrokenArgs,
     Calls,
@@ -321,7 +321,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._reject(req, wire, "We could not parse the JSON body of your request.")
             return
         named = model or (body.get("model") if isinstance(body.get("model"), str) else None)
-        problem = double_of(wire).check(body, _rules(self.double, wire, vessel, named))
+        problem = check_request(wire, body, _rules(self.double, wire, vessel, named))
         if problem:
             self._reject(req, wire, problem)
             return

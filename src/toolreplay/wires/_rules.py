@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from toolreplay.wires.common import ID_SAFE as ANTHROPIC_ID_RE
+from toolreplay.wires.contract import Refused
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
@@ -37,11 +38,29 @@ def json_object_text(text: Any) -> bool:
         return False
 
 
-class Ids:
-    """The id rules of one request: unique, the vessel's length and shape rules."""
+#: (where, the id) -> the provider's own error text for it.
+ProviderText = Callable[[str, str], str]
+#: (where, the id, the limit) -> the provider's own error text for an id over the limit.
+TooLongText = Callable[[str, str, int], str]
 
-    def __init__(self, v: Vessel, out: list[str], *, max_len: int | None = None, pattern: bool = False):
+
+class Ids:
+    """The id rules of one request: unique, the vessel's length and shape rules. ``missing`` and
+    ``too_long`` give the provider's own texts, when the provider refuses those (then the line is a
+    :class:`~toolreplay.wires.contract.Refused` one)."""
+
+    def __init__(
+        self,
+        v: Vessel,
+        out: list[str],
+        *,
+        max_len: int | None = None,
+        pattern: bool = False,
+        missing: ProviderText | None = None,
+        too_long: TooLongText | None = None,
+    ):
         self.v, self.out, self.pattern = v, out, pattern
+        self.missing, self.too_long = missing, too_long
         limits = [n for n in (v.max_id_len, max_len) if n is not None]
         self.max_len = min(limits) if limits else None
         self.seen: set[str] = set()
@@ -50,7 +69,7 @@ class Ids:
     def check(self, where: str, wid: Any, name: Any) -> None:
         index, self.index = self.index, self.index + 1
         if not isinstance(wid, str) or not wid:
-            self.out.append(f"{where}: missing or not a string")
+            self.out.append(refusal(f"{where}: missing or not a string", self.missing, where, ""))
             return
         if wid in self.seen:
             self.out.append(f"{where}: {wid!r} is used twice in this request")
@@ -61,9 +80,17 @@ class Ids:
                 self.out.append(f"{where}: {wid!r} is not functions.{name}:{index} (Kimi's running form)")
             return  # design 7: Kimi ids go in full, whatever their length
         if self.max_len is not None and len(wid) > self.max_len:
-            self.out.append(f"{where}: {len(wid)} characters, the vessel allows at most {self.max_len}")
+            line = f"{where}: {len(wid)} characters, the vessel allows at most {self.max_len}"
+            text = self.too_long(where, wid, self.max_len) if self.too_long else None
+            self.out.append(Refused(line, text) if text else line)
         if self.pattern and not ANTHROPIC_ID_RE.match(wid):
             self.out.append(f"{where}: {wid!r} does not match ^[a-zA-Z0-9_-]+$")
+
+
+def refusal(line: str, provider: ProviderText | None, where: str, value: str) -> str:
+    """``line`` as a :class:`~toolreplay.wires.contract.Refused` line with the provider's text when
+    ``provider`` gives one."""
+    return Refused(line, provider(where, value)) if provider is not None else line
 
 
 def extra_keys(out: list[str], where: str, obj: Mapping[str, Any], allowed: frozenset[str]) -> None:
@@ -83,11 +110,15 @@ def declared_names(body: Mapping[str, Any], names: Callable[[Any], list[Any]]) -
     return got
 
 
-def nonempty_list(body: Mapping[str, Any], key: str, out: list[str]) -> list[Any] | None:
-    """The body's ``key`` list, or None (and the problem said) when it is missing or empty."""
+def nonempty_list(
+    body: Mapping[str, Any], key: str, out: list[str], provider: str | None = None
+) -> list[Any] | None:
+    """The body's ``key`` list, or None (and the problem said, a refusal with ``provider``'s text when
+    given) when it is missing or empty."""
     value = body.get(key)
     if not isinstance(value, list) or not value:
-        out.append(f"{key}: must be a non-empty list")
+        line = f"{key}: must be a non-empty list"
+        out.append(Refused(line, provider) if provider else line)
         return None
     return value
 
@@ -116,9 +147,10 @@ class Refusal:
 
 
 def say(out: list[str], refusal: Refusal | None) -> None:
-    """The validator's line for ``refusal``, when there is one."""
+    """The validator's line for ``refusal``, when there is one: a
+    :class:`~toolreplay.wires.contract.Refused` line, so the double answers the provider's text."""
     if refusal is not None:
-        out.append(refusal.line)
+        out.append(Refused(refusal.line, refusal.provider))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -128,12 +160,15 @@ __all__ = [
     "KIMI_ID_RE",
     "NAME_RE",
     "Ids",
+    "ProviderText",
     "Refusal",
+    "TooLongText",
     "check_name",
     "declared_names",
     "extra_keys",
     "is_obj",
     "json_object_text",
     "nonempty_list",
+    "refusal",
     "say",
 ]

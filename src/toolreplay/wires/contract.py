@@ -42,10 +42,30 @@ if TYPE_CHECKING:
 Framing = Literal["sse", "ndjson"]
 #: One turn message -> the list elements it renders into, given the elements rendered before it.
 TurnPiece = Callable[["TurnMessage", list[Any]], list[Any]]
-#: The rules of a wire: (vessel, body, problems) -> appends one line per problem, naming the place.
+#: The rules of a wire: (vessel, body, problems) -> appends one line per problem, naming the place; a
+#: problem the provider itself refuses the request for is a :class:`Refused` line.
 RuleCheck = Callable[["Vessel", Mapping[str, Any], list[str]], None]
 #: The provider definitions: (vessel, body, specs directory, problems, unchecked).
 SpecCheck = Callable[["Vessel", Mapping[str, Any], "Path | None", list[str], list[str]], None]
+
+
+class Refused(str):
+    """A rule problem the provider itself refuses the request for (its HTTP 400): the line people read, and
+    ``provider``, the provider's own error text. The rules are stricter than the providers (they also
+    hold what toolreplay's replay promises); the loopback doubles answer only these lines, with the
+    provider's text, so a double takes what the real server takes (design 30)."""
+
+    provider: str
+
+    def __new__(cls, line: str, provider: str) -> Refused:
+        self = super().__new__(cls, line)
+        self.provider = provider
+        return self
+
+
+def first_refusal(problems: Sequence[str]) -> str | None:
+    """The provider's text of the first :class:`Refused` line among a rule check's problems, or None."""
+    return next((p.provider for p in problems if isinstance(p, Refused)), None)
 
 
 class StreamParser(Protocol):
@@ -136,8 +156,9 @@ class Double:
     error_body: Callable[[int, str], dict[str, Any]]
     #: (kind, message) -> an error event inside a stream (kinds: :data:`testing.answers.ERROR_KINDS`).
     error_event: Callable[[str, str], Event]
-    #: (body, vessel rules) -> the provider's error text when it refuses the request (server-side only
-    #: checks beside the wire's :attr:`Wire.rules`), or None.
+    #: (body, vessel rules) -> the provider's error text when it refuses the request, or None: what only
+    #: a server sees (the model, stream settings, a vessel's demands); the double then answers the first
+    #: :class:`Refused` line of the wire's own :attr:`Wire.rules`.
     check: Callable[[Mapping[str, Any], DoubleRules], str | None]
     #: (answer number, call index) -> the call id the provider makes up (None: the wire has none).
     call_id: Callable[[int, int], str | None]
@@ -239,11 +260,13 @@ __all__ = [
     "Framing",
     "Http",
     "ImportForm",
+    "Refused",
     "RuleCheck",
     "SpecCheck",
     "StreamParser",
     "TurnPiece",
     "Wire",
+    "first_refusal",
     "lazy_double",
     "list_elements",
     "stream_asked",

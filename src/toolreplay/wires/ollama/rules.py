@@ -1,7 +1,9 @@
 """The Ollama native (the Go type api.Message) provider rules: what the provider refuses, read from a body.
 
-:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), and by the render
-tests. Each problem is one line naming the place.
+:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), by the render
+tests and by the loopback double. Each problem is one line naming the place; what the server itself
+refuses (arguments that do not decode into the Go map) is a :class:`~toolreplay.wires.contract.Refusal`
+carrying its error text.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from toolreplay.wires._rules import (
     is_obj,
     nonempty_list,
 )
+from toolreplay.wires.contract import Refused
 from toolreplay.wires.ollama.render import LIST_KEY
 
 if TYPE_CHECKING:
@@ -25,6 +28,23 @@ if TYPE_CHECKING:
 
 
 _OLLAMA_KEYS = frozenset({"role", "content", "thinking", "images", "tool_calls", "tool_name", "tool_call_id"})
+
+
+def _undecodable(value: Any) -> str:
+    """Go's encoding/json text for arguments that are not an object."""
+    kind = (
+        "string" if isinstance(value, str) else "array" if isinstance(value, list)
+        else "bool" if isinstance(value, bool) else "number"
+    )  # fmt: skip
+    return (
+        f"json: cannot unmarshal {kind} into Go struct field "
+        "ToolCallFunction.messages.tool_calls.function.arguments of type api.ToolCallFunctionArguments"
+    )
+
+
+def _tool_names(tool: Mapping[str, Any]) -> list[Any]:
+    fn = tool.get("function")
+    return [fn.get("name")] if is_obj(fn) else []
 
 
 def _ollama_calls(out: list[str], where: str, calls: Any, ids: Ids, declared: set[str]) -> list[Any]:
@@ -42,8 +62,10 @@ def _ollama_calls(out: list[str], where: str, calls: Any, ids: Ids, declared: se
         if "index" in fn and (not isinstance(fn["index"], int) or isinstance(fn["index"], bool)):
             out.append(f"{cw}.function.index: not an integer")
         check_name(out, f"{cw}.function.name", fn.get("name"), declared, NAME_RE)
-        if not is_obj(fn.get("arguments")):
-            out.append(f"{cw}.function.arguments: must be an object (a string does not decode)")
+        args = fn.get("arguments")
+        if not is_obj(args):
+            line = f"{cw}.function.arguments: must be an object (a string does not decode)"
+            out.append(Refused(line, _undecodable(args)) if args is not None else line)
         got.append((c.get("id"), fn.get("name")))
     return got
 
@@ -54,7 +76,7 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
         return
     if not isinstance(body.get("stream"), bool):
         out.append("stream: must be given (Ollama streams unless told false)")
-    declared = declared_names(body, lambda t: [t.get("function", {}).get("name")])
+    declared = declared_names(body, _tool_names)
     ids = Ids(v, out)
     i = 0
     while i < len(msgs):

@@ -1,7 +1,7 @@
 """The OpenAI Chat double (a :class:`toolreplay.wires.contract.Double`): ``chat.completion`` bodies and
 ``chat.completion.chunk`` streams (``stream_options.include_usage`` honoured), OpenAI's error objects, and
-the request checks with OpenAI's own texts (the model, ``stream_options`` without ``stream``, tool
-messages answering open calls, every call answered, id lengths, string arguments).
+what only the server checks (the model, ``stream_options`` without ``stream``). The messages are held to
+the wire's own rules (``rules.py``), whose refusals carry OpenAI's and Moonshot's texts.
 """
 
 from __future__ import annotations
@@ -19,69 +19,19 @@ from toolreplay.testing.answers import (
     token_pieces,
     usage_counts,
 )
-from toolreplay.testing.checks import Rules, as_list, as_map, too_long
+from toolreplay.testing.checks import Rules
 from toolreplay.wires.contract import Double
-from toolreplay.wires.openai_chat.rules import kimi_reasoning, moonshot
-
-#: The rules that differ between vessels speaking one wire.
-ORPHAN_TOOL = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'."
-
-
-UNANSWERED_CHAT = (
-    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
-    "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
-)
-
 
 STREAM_OPTIONS_ALONE = "The 'stream_options' parameter is only allowed when 'stream' is enabled."
 
 
 def check_chat(body: Mapping[str, Any], rules: Rules) -> str | None:
+    """What only the server sees: the model and the stream settings (the messages are the rules')."""
     if not body.get("model"):
         return "you must provide a model parameter"
     # OpenAI's own 400 for stream options on a request that does not stream (design 32)
     if body.get("stream_options") is not None and body.get("stream") is not True:
         return STREAM_OPTIONS_ALONE
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "Missing required parameter: 'messages'."
-    pending: list[str] = []
-    for i, raw in enumerate(messages):
-        m = as_map(raw)
-        role = m.get("role")
-        if role == "tool":
-            tid = m.get("tool_call_id")
-            if tid not in pending:
-                return ORPHAN_TOOL
-            pending.remove(tid)
-            continue
-        if pending:
-            return UNANSWERED_CHAT.format(ids=", ".join(pending))
-        if role not in ("system", "developer", "user", "assistant"):
-            return f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool'."
-        for j, tc in enumerate(as_list(m.get("tool_calls")) if role == "assistant" else ()):
-            problem = _chat_call(as_map(tc), i, j, rules)
-            if problem:
-                return problem
-            pending.append(str(as_map(tc).get("id")))
-    if pending:
-        return UNANSWERED_CHAT.format(ids=", ".join(pending))
-    if rules.vessel is not None and moonshot(rules.vessel):
-        refused = kimi_reasoning(body)  # the wire's rule, with Moonshot's own text
-        return refused.provider if refused else None
-    return None
-
-
-def _chat_call(tc: Mapping[str, Any], i: int, j: int, rules: Rules) -> str | None:
-    where = f"messages[{i}].tool_calls[{j}]"
-    tid = tc.get("id")
-    if not isinstance(tid, str) or not tid:
-        return f"Missing required parameter: '{where}.id'."
-    if rules.max_id_len is not None and len(tid) > rules.max_id_len:
-        return too_long(f"{where}.id", tid, rules.max_id_len)
-    args = as_map(tc.get("function")).get("arguments")
-    if not isinstance(args, str):
-        return f"Invalid type for '{where}.function.arguments': expected a string, but got an object instead."
     return None
 
 

@@ -1,7 +1,10 @@
 """The OpenAI Chat provider rules: what the provider refuses, read from a body.
 
-:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), and by the render
-tests. Each problem is one line naming the place.
+:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), by the render
+tests and by the loopback double. Each problem is one line naming the place; what OpenAI's server itself
+refuses is a :class:`~toolreplay.wires.contract.Refusal` carrying its error text (the double answers
+that). The rest is what the replay promises on top: answers in call order, ``null`` content beside
+calls, arguments that are JSON objects, declared tools, only the keys the wire takes.
 """
 
 from __future__ import annotations
@@ -23,10 +26,35 @@ from toolreplay.wires._rules import (
     nonempty_list,
     say,
 )
+from toolreplay.wires.contract import Refused
 from toolreplay.wires.openai_chat.render import LIST_KEY
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
+
+
+# OpenAI's own error texts.
+ORPHAN_TOOL = "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'."
+UNANSWERED_CHAT = (
+    "An assistant message with 'tool_calls' must be followed by tool messages responding to each "
+    "'tool_call_id'. The following tool_call_ids did not have response messages: {ids}"
+)
+
+
+def _bad_role(role: Any) -> str:
+    return f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'tool'."
+
+
+def _missing(where: str, value: str) -> str:
+    return f"Missing required parameter: '{where}'."
+
+
+def too_long(where: str, value: str, limit: int) -> str:
+    """OpenAI's text for a string over its limit (the id limits: 40 in Chat, 64 in Responses)."""
+    return (
+        f"Invalid '{where}': string too long. Expected a string with maximum length {limit}, "
+        f"but got a string with length {len(value)} instead."
+    )
 
 
 _CHAT_KEYS = {
@@ -103,53 +131,87 @@ def _calls(m: Mapping[str, Any], where: str, ids: Ids, declared: set[str], out: 
         cw = f"{where}.tool_calls[{k}]"
         fn = c.get("function") if is_obj(c) else None
         if not is_obj(fn) or c.get("type") != "function":
-            out.append(f"{cw}: not a function call")
+            out.append(Refused(f"{cw}: not a function call", _missing(f"{cw}.function", "")))
             continue
         ids.check(f"{cw}.id", c.get("id"), fn.get("name"))
         check_name(out, f"{cw}.function.name", fn.get("name"), declared, NAME_RE)
-        if not json_object_text(fn.get("arguments")):
+        args = fn.get("arguments")
+        if not isinstance(args, str):
+            out.append(
+                Refused(
+                    f"{cw}.function.arguments: not a string (JSON text)",
+                    f"Invalid type for '{cw}.function.arguments': expected a string, but got an object "
+                    "instead.",
+                )
+            )
+        elif not json_object_text(args):
             out.append(f"{cw}.function.arguments: not the JSON text of an object")
         wanted.append((c.get("id"), fn.get("name")))
     return wanted
 
 
 def _answers(v: Vessel, msgs: list[Any], i: int, wanted: list[Any], where: str, out: list[str]) -> int:
-    """The tool messages owed right after ``where``, same ids, same order: where they end."""
-    for wid, name in wanted:
-        nxt = msgs[i] if i < len(msgs) else None
-        tw = f"messages[{i}]"
-        if not is_obj(nxt) or nxt.get("role") != "tool" or nxt.get("tool_call_id") != wid:
-            out.append(f"{tw}: call {wid!r} of {where} is not answered right after it")
-            break
+    """The tool messages right after ``where``: each answers one of its calls (OpenAI refuses anything
+    else), and the replay sends them in call order. Where they end."""
+    open_ids = [str(wid) for wid, _ in wanted]
+    names = {str(wid): name for wid, name in wanted}
+    while i < len(msgs) and is_obj(msgs[i]) and msgs[i].get("role") == "tool":
+        nxt, tw = msgs[i], f"messages[{i}]"
+        tid = nxt.get("tool_call_id")
+        if tid not in open_ids:
+            out.append(Refused(f"{tw}: tool message answers no open call of {where}", ORPHAN_TOOL))
+            return i + 1
+        if tid != open_ids[0]:
+            out.append(f"{tw}: answers {tid!r} out of call order (the replay answers in call order)")
+        open_ids.remove(tid)
         extra_keys(out, tw, nxt, _chat_keys(v, "tool"))
-        if "name" in nxt and nxt["name"] != name:
-            out.append(f"{tw}.name: {nxt['name']!r} but the call is to {name!r}")
+        if "name" in nxt and nxt["name"] != names[tid]:
+            out.append(f"{tw}.name: {nxt['name']!r} but the call is to {names[tid]!r}")
         if not isinstance(nxt.get("content"), str):
             out.append(f"{tw}.content: not a string")
         i += 1
+    if open_ids:
+        line = f"messages[{i}]: call {open_ids[0]!r} of {where} is not answered right after it"
+        out.append(Refused(line, UNANSWERED_CHAT.format(ids=", ".join(open_ids))))
     return i
 
 
+def _tool_names(tool: Mapping[str, Any]) -> list[Any]:
+    fn = tool.get("function")
+    return [fn.get("name")] if is_obj(fn) else []
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
-    msgs = nonempty_list(body, LIST_KEY, out)
+    msgs = nonempty_list(body, LIST_KEY, out, "Missing required parameter: 'messages'.")
     if msgs is None:
         return
-    declared = declared_names(body, lambda t: [t.get("function", {}).get("name")])
-    ids = Ids(v, out)
+    declared = declared_names(body, _tool_names)
+    ids = Ids(v, out, missing=_missing, too_long=too_long)
     i = 0
     while i < len(msgs):
         m, where = msgs[i], f"messages[{i}]"
         i += 1
-        if not is_obj(m) or m.get("role") not in _CHAT_KEYS:
-            out.append(f"{where}: not a message with a known role")
+        role = m.get("role") if is_obj(m) else None
+        if role not in _CHAT_KEYS:
+            out.append(Refused(f"{where}: not a message with a known role", _bad_role(role)))
             continue
-        extra_keys(out, where, m, _chat_keys(v, m["role"]))
-        if m["role"] == "tool":
-            out.append(f"{where}: tool message with no assistant tool_calls right before it")
-        elif m["role"] == "assistant" and m.get("tool_calls"):
+        extra_keys(out, where, m, _chat_keys(v, role))
+        if role == "tool":
+            line = f"{where}: tool message with no assistant tool_calls right before it"
+            out.append(Refused(line, ORPHAN_TOOL))
+        elif role == "assistant" and m.get("tool_calls"):
             i = _answers(v, msgs, i, _calls(m, where, ids, declared, out), where, out)
     if moonshot(v):
         say(out, kimi_reasoning(body))
 
 
-__all__ = ["KIMI_REASONING", "kimi_reasoning", "kimi_thinking", "moonshot", "rules"]
+__all__ = [
+    "KIMI_REASONING",
+    "ORPHAN_TOOL",
+    "UNANSWERED_CHAT",
+    "kimi_reasoning",
+    "kimi_thinking",
+    "moonshot",
+    "rules",
+    "too_long",
+]

@@ -20,8 +20,9 @@ from toolreplay.testing.answers import (
     token_pieces,
     usage_counts,
 )
-from toolreplay.testing.checks import Rules, as_list, as_map, too_long
+from toolreplay.testing.checks import Rules, as_list, as_map
 from toolreplay.wires.contract import Double
+from toolreplay.wires.openai_chat.rules import too_long
 from toolreplay.wires.openai_responses.rules import lone_reasoning, reasoning_items
 
 NO_CALL_FOR_OUTPUT = "No tool call found for function call output with call_id {id}."
