@@ -30,7 +30,7 @@ from toolreplay.wires.contract import first_refusal
 from toolreplay.wires.gemini.double import GEMINI_ORDER
 from toolreplay.wires.gemini.rules import GEMINI_COUNT
 from toolreplay.wires.openai_chat.rules import ORPHAN_TOOL
-from toolreplay.wires.openai_responses.double import NO_CALL_FOR_OUTPUT, NO_OUTPUT_FOR_CALL
+from toolreplay.wires.openai_responses.rules import NO_CALL_FOR_OUTPUT, NO_OUTPUT_FOR_CALL
 
 HTTP_VESSELS = sorted(n for n, v in BUILTIN.items() if v.wire != "claude-prompt")
 
@@ -196,6 +196,18 @@ def test_responses_output_without_call_and_call_without_output(double: ProviderD
     assert refused(double, "openai-responses", responses(FCO)) == NO_CALL_FOR_OUTPUT.format(id="call_1")
     assert refused(double, "openai-responses", responses(FC)) == NO_OUTPUT_FOR_CALL.format(id="call_1")
     assert post(path_for(double, "openai-responses"), responses(FC, FCO)).status_code == 200
+
+
+def test_responses_takes_an_output_away_from_its_call_the_validator_does_not(double: ProviderDouble) -> None:
+    # OpenAI pairs an output with any call before it; the replay puts outputs right after their calls
+    body = responses(FC, {"role": "user", "content": "meanwhile"}, FCO)
+    assert post(path_for(double, "openai-responses"), body).status_code == 200
+    problems = rule_problems("openai-responses", body)
+    assert any("not answered right after the calls" in p for p in problems)
+    assert first_refusal(problems) is None
+    assert first_refusal(rule_problems("openai-responses", responses(FCO))) == NO_CALL_FOR_OUTPUT.format(
+        id="call_1"
+    )
 
 
 def test_responses_fc_id_needs_its_reasoning_item(double: ProviderDouble) -> None:

@@ -1,7 +1,11 @@
 """The OpenAI Responses provider rules: what the provider refuses, read from a body.
 
-:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), and by the render
-tests. Each problem is one line naming the place.
+:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), by the render
+tests and by the loopback double. Each problem is one line naming the place; what OpenAI's server itself
+refuses is a :class:`~toolreplay.wires.contract.Refused` line carrying its error text (the double answers
+that): missing or over-long call ids, an output whose call no earlier item made, a call no output
+answers, a call item id without its reasoning item. The rest is what the replay promises on top (outputs
+right after their calls, in call order; JSON-object arguments; declared tools; only the keys it sends).
 """
 
 from __future__ import annotations
@@ -21,10 +25,21 @@ from toolreplay.wires._rules import (
     json_object_text,
     say,
 )
+from toolreplay.wires.contract import Refused
+from toolreplay.wires.openai_chat.rules import too_long
 from toolreplay.wires.openai_responses.render import LIST_KEY, MAX_CALL_ID
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
+
+
+# OpenAI's own error texts.
+NO_CALL_FOR_OUTPUT = "No tool call found for function call output with call_id {id}."
+NO_OUTPUT_FOR_CALL = "No tool output found for function call {id}."
+
+
+def _missing(where: str, value: str) -> str:
+    return f"Missing required parameter: '{where}'."
 
 
 _RESP_KEYS = {
@@ -35,32 +50,64 @@ _RESP_KEYS = {
 }
 
 
-def _calls(items: list[Any], i: int, ids: Ids, declared: set[str], out: list[str]) -> tuple[int, list[Any]]:
+def _calls(items: list[Any], i: int, ids: Ids, declared: set[str], out: list[str]) -> tuple[int, list[str]]:
     """The run of ``function_call`` items from ``i``, checked: where it ends, and its call ids."""
-    group: list[Any] = []
+    group: list[str] = []
     while i < len(items) and is_obj(items[i]) and items[i].get("type") == "function_call":
         c, cw = items[i], f"input[{i}]"
         ids.check(f"{cw}.call_id", c.get("call_id"), c.get("name"))
         check_name(out, f"{cw}.name", c.get("name"), declared, NAME_RE)
         if not json_object_text(c.get("arguments")):
             out.append(f"{cw}.arguments: not the JSON text of an object")
-        group.append(c.get("call_id"))
+        group.append(str(c.get("call_id") or ""))
         i += 1
     return i, group
 
 
-def _outputs(items: list[Any], i: int, group: list[Any], out: list[str]) -> int:
-    """The outputs that must follow a run of calls, same ids, same order: where they end."""
-    for cid in group:
-        nxt = items[i] if i < len(items) else None
-        if not is_obj(nxt) or nxt.get("type") != "function_call_output" or nxt.get("call_id") != cid:
-            out.append(f"input[{i}]: call {cid!r} is not answered right after the calls")
-            break
-        extra_keys(out, f"input[{i}]", nxt, _RESP_KEYS["function_call_output"])
-        if not isinstance(nxt.get("output"), str):
-            out.append(f"input[{i}].output: not a string")
-        i += 1
-    return i
+class _Outputs:
+    """The calls a request made so far and which of them an output answered (OpenAI's view: an output
+    answers any call before it), and what the replay promises (right after the calls, in call order)."""
+
+    def __init__(self, out: list[str]) -> None:
+        self.out = out
+        self.made: list[str] = []
+        self.answered: set[str] = set()
+
+    def run(self, items: list[Any], i: int, group: list[str]) -> int:
+        """The ``function_call_output`` items from ``i`` (owed to ``group``, the calls right before them):
+        where they end."""
+        self.made += group
+        expected = list(group)
+        while i < len(items) and is_obj(items[i]) and items[i].get("type") == "function_call_output":
+            self._one(items[i], f"input[{i}]", expected)
+            i += 1
+        if expected:
+            self.out.append(f"input[{i}]: call {expected[0]!r} is not answered right after the calls")
+        return i
+
+    def _one(self, o: Mapping[str, Any], where: str, expected: list[str]) -> None:
+        cid = str(o.get("call_id") or "")
+        if cid not in self.made:
+            self.out.append(
+                Refused(f"{where}: output with no call before it", NO_CALL_FOR_OUTPUT.format(id=cid))
+            )
+            return
+        self.answered.add(cid)
+        if expected and expected[0] == cid:
+            expected.pop(0)
+        else:
+            self.out.append(f"{where}: the output for {cid!r} is not right after its call, in call order")
+            if cid in expected:
+                expected.remove(cid)
+        extra_keys(self.out, where, o, _RESP_KEYS["function_call_output"])
+        if not isinstance(o.get("output"), str):
+            self.out.append(f"{where}.output: not a string")
+
+    def finish(self) -> None:
+        left = [c for c in self.made if c not in self.answered]
+        if left:
+            line = f"{LIST_KEY}: call {left[0]!r} has no function_call_output"
+            self.out.append(Refused(line, NO_OUTPUT_FOR_CALL.format(id=left[0])))
 
 
 def _top(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
@@ -143,7 +190,8 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
         return
     _top(v, body, out)
     declared = declared_names(body, lambda t: [t.get("name")])
-    ids = Ids(v, out, max_len=MAX_CALL_ID)
+    ids = Ids(v, out, max_len=MAX_CALL_ID, missing=_missing, too_long=too_long)
+    outputs = _Outputs(out)
     i = 0
     while i < len(items):
         it, where = items[i], f"input[{i}]"
@@ -152,16 +200,26 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
             out.append(f"{where}: not an item this wire renders ({kind!r})")
             i += 1
             continue
-        extra_keys(out, where, it, _RESP_KEYS[kind] | ({"id"} if kind == "function_call" else set()))
-        if kind == "function_call_output":
-            out.append(f"{where}: output with no call right before it")
-        if kind != "function_call":
-            i += 1
+        if kind == "function_call_output":  # its keys are checked with it
+            i = outputs.run(items, i, [])
             continue
-        i, group = _calls(items, i, ids, declared, out)
-        i = _outputs(items, i, group, out)
+        extra_keys(out, where, it, _RESP_KEYS[kind] | ({"id"} if kind == "function_call" else set()))
+        if kind == "function_call":
+            i, group = _calls(items, i, ids, declared, out)
+            i = outputs.run(items, i, group)
+        else:
+            i += 1
+    outputs.finish()
     say(out, reasoning_items(body))
     say(out, lone_reasoning(body))
 
 
-__all__ = ["NO_FOLLOWING_ITEM", "NO_REASONING_ITEM", "lone_reasoning", "reasoning_items", "rules"]
+__all__ = [
+    "NO_CALL_FOR_OUTPUT",
+    "NO_FOLLOWING_ITEM",
+    "NO_OUTPUT_FOR_CALL",
+    "NO_REASONING_ITEM",
+    "lone_reasoning",
+    "reasoning_items",
+    "rules",
+]
