@@ -49,6 +49,16 @@ def _missing(where: str, value: str) -> str:
     return f"Missing required parameter: '{where}'."
 
 
+def _not_a_function(c: Any, where: str) -> str:
+    """OpenAI's text for a tool call that is not a function call: which part is missing or wrong."""
+    kind = c.get("type") if is_obj(c) else None
+    if kind is None:
+        return _missing(f"{where}.type" if is_obj(c) else where, "")
+    if kind != "function":
+        return f"Invalid value: '{kind}'. Supported values are: 'function'."
+    return _missing(f"{where}.function", "")
+
+
 def too_long(where: str, value: str, limit: int) -> str:
     """OpenAI's text for a string over its limit (the id limits: 40 in Chat, 64 in Responses)."""
     return (
@@ -131,7 +141,7 @@ def _calls(m: Mapping[str, Any], where: str, ids: Ids, declared: set[str], out: 
         cw = f"{where}.tool_calls[{k}]"
         fn = c.get("function") if is_obj(c) else None
         if not is_obj(fn) or c.get("type") != "function":
-            out.append(Refused(f"{cw}: not a function call", _missing(f"{cw}.function", "")))
+            out.append(Refused(f"{cw}: not a function call", _not_a_function(c, cw)))
             continue
         ids.check(f"{cw}.id", c.get("id"), fn.get("name"))
         check_name(out, f"{cw}.function.name", fn.get("name"), declared, NAME_RE)
