@@ -128,20 +128,27 @@ def _check_shape(body: Mapping[str, Any]) -> str | None:
             previous_ids = []
         elif role == "assistant":
             previous_ids = []
-            for j, b in enumerate(blocks):
-                if b.get("type") != "tool_use":
-                    continue
-                bid = str(b.get("id") or "")
-                if not ID_SAFE.match(bid):
-                    where = f"messages.{i}.content.{j}.tool_use.id"
-                    return f"{where}: String should match pattern '^[a-zA-Z0-9_-]+$'"
-                if not isinstance(b.get("input"), Mapping):
-                    return f"messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary"
-                previous_ids.append(bid)
+            problem = _anthropic_uses(blocks, i, previous_ids)
+            if problem:
+                return problem
             if previous_ids and i + 1 >= len(merged):
                 return NO_RESULT_AFTER.format(i=i, ids=", ".join(previous_ids))
         else:
             return f"messages.{i}.role: Input should be 'user' or 'assistant'"
+    return None
+
+
+def _anthropic_uses(blocks: list[Mapping[str, Any]], i: int, ids: list[str]) -> str | None:
+    """The ``tool_use`` blocks of merged assistant message ``i``: each id (appended to ``ids``) and input."""
+    for j, b in enumerate(blocks):
+        if b.get("type") != "tool_use":
+            continue
+        bid = str(b.get("id") or "")
+        if not ID_SAFE.match(bid):
+            return f"messages.{i}.content.{j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"
+        if not isinstance(b.get("input"), Mapping):
+            return f"messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary"
+        ids.append(bid)
     return None
 
 
