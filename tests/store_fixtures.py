@@ -20,13 +20,16 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+from toolreplay._history import Message, ToolCall
 from toolreplay._store import Store, open_store
+from toolreplay._store import rows as R
 
 BACKENDS = ("sqlite", "postgres")
 # The PostgreSQL half of the store suite is a slow tier (design 26): in the full suite, not in --quick.
@@ -123,3 +126,25 @@ def backend_of(url: str) -> str:
 
 
 __all__ = ["BACKENDS", "backend_of", "pg_database", "store", "store_factory", "store_url"]
+
+
+# --------------------------------------------------------------------------------------------------
+# rows of the schema before migration 0005 (no ``steps``, no ``parts``), for tests that build an older
+# database and upgrade it
+
+OLD_INSERT_MESSAGE = """INSERT INTO messages
+    (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+OLD_INSERT_TOOL_USE = """INSERT INTO tool_uses
+    (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
+def old_message_row(conversation_id: str, position: int, m: Message) -> tuple[Any, ...]:
+    return R.message_row(conversation_id, position, m)[:-1]
+
+
+def old_tool_use_rows(
+    conversation_id: str, message_id: str, calls: Sequence[ToolCall]
+) -> list[tuple[Any, ...]]:
+    return [r[:-1] for r in R.tool_use_rows(conversation_id, message_id, calls)]

@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from store_fixtures import pg_database  # noqa: F401
+from store_fixtures import (
+    OLD_INSERT_MESSAGE,
+    OLD_INSERT_TOOL_USE,
+    old_message_row,
+    old_tool_use_rows,
+    pg_database,  # noqa: F401
+)
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, ToolCall, load_history
 from toolreplay._store import open_store
@@ -45,8 +51,8 @@ def test_clustered_migration_keeps_the_calls_of_an_older_sqlite_database(tmp_pat
             conn.execute(S.RECORD_MIGRATION, (m.name, "2026-01-01T00:00:00Z"))
         conn.execute(S.ENSURE_CONVERSATION, (h.id, R.tools_text(h.tools)))
         for pos, m in enumerate(h.messages):
-            conn.execute(S.INSERT_MESSAGE, R.message_row(h.id, pos, m))
-            conn.executemany(S.INSERT_TOOL_USE, R.tool_use_rows(h.id, m.id, m.tool_uses))
+            conn.execute(OLD_INSERT_MESSAGE, old_message_row(h.id, pos, m))
+            conn.executemany(OLD_INSERT_TOOL_USE, old_tool_use_rows(h.id, m.id, m.tool_uses))
     finally:
         conn.close()
     with SQLiteStore(db) as s:
@@ -56,7 +62,9 @@ def test_clustered_migration_keeps_the_calls_of_an_older_sqlite_database(tmp_pat
         assert sql.rstrip().endswith("WITHOUT ROWID")
         # the foreign key to messages still holds on the new table
         with pytest.raises(Exception, match="FOREIGN KEY"):
-            s._conn.execute(S.INSERT_TOOL_USE, (h.id, "no-such-message", 0, "x", "{}", None, None, 0, None))
+            s._conn.execute(
+                S.INSERT_TOOL_USE, (h.id, "no-such-message", 0, "x", "{}", None, None, 0, None, None)
+            )
         reply = Message("late", "assistant", "more", (ToolCall("coop", {"a": 1}, "ok"),))
         s.append_message(h.id, reply)
         assert s.load(h.id).messages[-1] == reply
@@ -76,8 +84,8 @@ def test_clustered_migration_on_postgres(pg_database: str) -> None:
                 cur.execute(S.pg(S.RECORD_MIGRATION), (m.name, "2026-01-01T00:00:00Z"))
             cur.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, R.tools_text(h.tools)))
             for pos, m in enumerate(h.messages):
-                cur.execute(S.pg(S.INSERT_MESSAGE), R.message_row(h.id, pos, m))
-                cur.executemany(S.pg(S.INSERT_TOOL_USE), R.tool_use_rows(h.id, m.id, m.tool_uses))
+                cur.execute(S.pg(OLD_INSERT_MESSAGE), old_message_row(h.id, pos, m))
+                cur.executemany(S.pg(OLD_INSERT_TOOL_USE), old_tool_use_rows(h.id, m.id, m.tool_uses))
     with open_store(pg_database) as s:
         assert CLUSTERED in s.applied_migrations()
         assert s.load(h.id) == h

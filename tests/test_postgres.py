@@ -17,7 +17,13 @@ from typing import Any
 import pytest
 
 from helpers_load import pg_positions
-from store_fixtures import _fresh_pg_database
+from store_fixtures import (
+    OLD_INSERT_MESSAGE,
+    OLD_INSERT_TOOL_USE,
+    _fresh_pg_database,
+    old_message_row,
+    old_tool_use_rows,
+)
 from toolreplay._errors import ConfigError, StoreError
 from toolreplay._history import History, Message, ToolCall, load_history
 from toolreplay._store import open_store
@@ -127,9 +133,9 @@ def test_upgrade_from_the_first_schema(pg_url: str) -> None:
         conn.execute(S.pg(S.RECORD_MIGRATION), (S.MIGRATIONS[0].name, "2026-01-01T00:00:00Z"))  # type: ignore[arg-type]
         conn.execute(S.pg(S.ENSURE_CONVERSATION), (h.id, R.tools_text(h.tools)))  # type: ignore[arg-type]
         for pos, m in enumerate(h.messages):
-            conn.execute(S.pg(S.INSERT_MESSAGE), R.message_row(h.id, pos, m))  # type: ignore[arg-type]
-            for row in R.tool_use_rows(h.id, m.id, m.tool_uses):
-                conn.execute(S.pg(S.INSERT_TOOL_USE), row)  # type: ignore[arg-type]
+            conn.execute(S.pg(OLD_INSERT_MESSAGE), old_message_row(h.id, pos, m))  # type: ignore[arg-type]
+            for row in old_tool_use_rows(h.id, m.id, m.tool_uses):
+                conn.execute(S.pg(OLD_INSERT_TOOL_USE), row)  # type: ignore[arg-type]
     with PostgresStore(pg_url) as s:
         assert s.applied_migrations() == sorted(S.MIGRATION_NAMES)
         assert s.load(h.id) == h

@@ -20,7 +20,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store_fixtures import backend_of, pg_database, store, store_factory, store_url  # noqa: F401
+from store_fixtures import (  # noqa: F401
+    OLD_INSERT_MESSAGE,
+    OLD_INSERT_TOOL_USE,
+    backend_of,
+    old_message_row,
+    old_tool_use_rows,
+    pg_database,
+    store,
+    store_factory,
+    store_url,
+)
 from toolreplay._errors import StoreError
 from toolreplay._history import History, Message, ToolCall, ToolSpec, load_history
 from toolreplay._store import ConversationInfo, ImportResult, Store, board, open_store
@@ -506,8 +516,8 @@ def test_upgrade_from_the_first_schema(tmp_path: Path) -> None:
         h = demo()
         conn.execute(S.ENSURE_CONVERSATION, (h.id, R.tools_text(h.tools)))
         for pos, m in enumerate(h.messages):
-            conn.execute(S.INSERT_MESSAGE, R.message_row(h.id, pos, m))
-            conn.executemany(S.INSERT_TOOL_USE, R.tool_use_rows(h.id, m.id, m.tool_uses))
+            conn.execute(OLD_INSERT_MESSAGE, old_message_row(h.id, pos, m))
+            conn.executemany(OLD_INSERT_TOOL_USE, old_tool_use_rows(h.id, m.id, m.tool_uses))
     finally:
         conn.close()
     with SQLiteStore(db) as s:

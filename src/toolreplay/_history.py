@@ -11,35 +11,45 @@ File format (JSON)::
                      {"tool_name": "result", "tool_input": "status: closed"}]}]}
 
 or JSON Lines with one message per line. ``tool_uses`` accepts every shape :func:`normalize_tool_uses` knows.
+A reply may also carry ``steps``: how its calls were grouped and the reasoning and words before each group
+(see :mod:`toolreplay._steps`); a result entry may carry the answer's ``parts``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import HistoryError
+from toolreplay._steps import (
+    Issuer,
+    Part,
+    Piece,
+    Reasoning,
+    Step,
+    Text,
+    steps_from,
+    steps_problem,
+    steps_to_json,
+)
+from toolreplay._tool_uses import (
+    RESULT,
+    ToolCall,
+    _refuse_constant,
+    normalize_tool_uses,
+    pair_tool_uses,
+    shown,
+    tool_uses_to_entries,
+)
 
 Role = Literal["system", "user", "assistant"]
 Status = Literal["complete", "interrupted", "in_progress"]
 ROLES: frozenset[str] = frozenset({"system", "user", "assistant"})
 STATUSES: frozenset[str] = frozenset({"complete", "interrupted", "in_progress"})
-
-#: The ``tool_name`` that marks a stored entry as the answer to a call.
-RESULT = "result"
-
-
-class _NotJSON(ValueError):
-    """NaN or Infinity: Python's json reads them, JSON has no such values."""
-
-
-def _refuse_constant(name: str) -> Any:
-    # Kept, NaN and Infinity would be written out as null (orjson, the store), silently changing an input.
-    raise _NotJSON(f"{name} is not a JSON value")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,38 +62,14 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One call a reply made, paired with its answer.
-
-    ``input`` is the stored input: normally a JSON object; a string when the store kept raw text (a
-    cut-short JSON input, plain text). ``answer`` is None when no answer was recorded (e.g. the process
-    died while the tool ran). ``call_id`` is the provider's own id when known (never replayed blindly:
-    the replay derives its own ids). ``provider_data`` holds what must be echoed back to the provider that
-    made the call, namespaced by wire, e.g. ``{"gemini": {"thoughtSignature": "..."}}``.
-    ``input_text`` is the input's JSON text, serialized once here and reused by every render.
-    """
-
-    name: str
-    input: Any
-    answer: str | None = None
-    call_id: str | None = None
-    is_error: bool = False
-    provider_data: Mapping[str, Any] | None = None
-    input_text: str = field(default="", compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if not self.input_text:
-            text = self.input if isinstance(self.input, str) else jsonenc.dumps(self.input)
-            object.__setattr__(self, "input_text", text)
-
-
-@dataclass(frozen=True, slots=True)
 class Message:
     """One stored message. Only assistant messages carry ``tool_uses``.
 
     ``status`` is ``complete`` for finished messages; the turn loop writes ``in_progress`` while a reply is
     being made and ``interrupted`` when a turn failed part-way (its executed calls are kept). ``meta`` holds
-    annotations that are not sent (e.g. the said-without-doing flag, where imported text pieces stood).
+    annotations that are not sent (e.g. the said-without-doing flag). ``steps`` is the reply's record of
+    what the model produced, in order (design 16): empty for a reply stored before steps existed, which
+    reads as one step of all its calls. ``text`` is the reply's final words, after its last step.
     """
 
     id: str
@@ -95,6 +81,18 @@ class Message:
     provider_data: Mapping[str, Any] | None = None
     status: Status = "complete"
     meta: Mapping[str, Any] | None = None
+    steps: tuple[Step, ...] = ()
+
+    def step_calls(self) -> list[tuple[Step, tuple[ToolCall, ...]]]:
+        """Each step with its calls; a reply without a step record is one step of all its calls."""
+        if not self.steps:
+            return [(Step((), len(self.tool_uses)), self.tool_uses)] if self.tool_uses else []
+        out: list[tuple[Step, tuple[ToolCall, ...]]] = []
+        pos = 0
+        for s in self.steps:
+            out.append((s, self.tool_uses[pos : pos + s.calls]))
+            pos += s.calls
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,217 +109,6 @@ class History:
             if m.id == message_id:
                 return i
         raise HistoryError(f"no message with id {message_id!r} in conversation {self.id!r}")
-
-
-# --------------------------------------------------------------------------------------------------
-# normalize_tool_uses
-
-
-def shown(text: str) -> str:
-    """``text`` as it appears inside a one-line message: escaped when it holds line breaks or controls."""
-    return text if text.isprintable() else repr(text)[1:-1]
-
-
-def _result_text(content: Any) -> str:
-    """An answer as text: strings as they are, Anthropic block lists joined, anything else as JSON."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(isinstance(b, Mapping) and b.get("type") == "text" for b in content):
-        return "\n".join(str(cast(Mapping[str, Any], b).get("text", "")) for b in content)
-    return jsonenc.dumps(content)
-
-
-def _entry(name: Any, value: Any, **extra: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"tool_name": name, "tool_input": value}
-    for k, v in extra.items():
-        if v is not None and v is not False:
-            out[k] = v
-    return out
-
-
-def _with_inline_answer(call: dict[str, Any], raw: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A call entry written with its answer inline (``"answer"``) becomes the call and its result.
-
-    ``"answer": null`` says explicitly that no answer was recorded: the call is closed (``no_answer``) so
-    that a later result, paired by position, cannot be taken for its answer.
-    """
-    if "answer" not in raw:
-        return [call]
-    if raw["answer"] is None:
-        call["no_answer"] = True
-        return [call]
-    is_error = call.pop("is_error", False)
-    return [call, _entry(RESULT, _result_text(raw["answer"]), is_error=is_error)]
-
-
-def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
-    kind = raw.get("type")
-    if kind == "tool_use":
-        return [_entry(raw.get("name"), raw.get("input"), id=raw.get("id"))]
-    if kind == "tool_result":
-        return [
-            _entry(
-                RESULT,
-                _result_text(raw.get("content")),
-                tool_use_id=raw.get("tool_use_id"),
-                is_error=bool(raw.get("is_error")),
-            )
-        ]
-    pdata = raw.get("provider_data")
-    if pdata is not None and not isinstance(pdata, Mapping):
-        raise HistoryError(f"provider_data must be an object, not {type(pdata).__name__}", field=where)
-    if "tool_name" in raw:
-        out = _entry(
-            raw["tool_name"],
-            raw.get("tool_input"),
-            id=raw.get("id") or raw.get("call_id"),
-            tool_use_id=raw.get("tool_use_id"),
-            is_error=bool(raw.get("is_error")),
-            provider_data=pdata,
-        )
-        if raw["tool_name"] == RESULT:
-            out["tool_input"] = _result_text(raw.get("tool_input"))
-            return [out]
-        return _with_inline_answer(out, raw)
-    if isinstance(raw.get("function"), Mapping):  # OpenAI Chat tool_calls entry
-        fn = cast(Mapping[str, Any], raw["function"])
-        return [_entry(fn.get("name"), fn.get("arguments"), id=raw.get("id"))]
-    if "name" in raw:
-        out = _entry(
-            raw["name"],
-            raw.get("input", raw.get("arguments")),
-            id=raw.get("id"),
-            is_error=bool(raw.get("is_error")),
-            provider_data=pdata,
-        )
-        return _with_inline_answer(out, raw)
-    keys = ", ".join(sorted(shown(str(k)) for k in raw)) or "none"
-    raise HistoryError(f"not a tool use or result in any known shape (keys: {keys})", field=where)
-
-
-#: Keys that mark an object as a tool use or result in one of the shapes :func:`normalize_tool_uses` reads.
-_ENTRY_KEYS = frozenset({"type", "tool_name", "function", "name"})
-
-
-def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict[str, Any]]:
-    """Turn any stored shape of a reply's tool uses into one list of ``{tool_name, tool_input}`` entries.
-
-    Accepted: ``None`` or empty; a list; a JSON string holding such a list; entries shaped
-    ``{"tool_name", "tool_input"}``, ``{"name", "input"}``, ``{"name", "input", "answer"}``, Anthropic
-    ``{"type": "tool_use", ...}`` / ``{"type": "tool_result", ...}`` blocks, or OpenAI ``tool_calls``
-    entries. Answers become ``{"tool_name": "result", "tool_input": <text>}`` entries, in stored order.
-    Ids (``id``, ``tool_use_id``), ``is_error`` and ``provider_data`` are kept on the entry when present.
-    An inline ``"answer": null`` marks a call recorded with no answer (entry flag ``no_answer``).
-    Raises :class:`HistoryError` naming the field for anything else.
-    """
-    if raw is None or raw == "" or raw == []:
-        return []
-    if isinstance(raw, str):
-        try:
-            raw = jsonenc.parse(raw, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            raise HistoryError(
-                f"a string that is not JSON ({exc.msg} at character {exc.pos})", field=field_name
-            ) from None
-        except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
-            raise HistoryError(f"a string that is not JSON ({exc})", field=field_name) from None
-        if raw is None:
-            return []
-    if isinstance(raw, Mapping):
-        # One tool use stored without its list is read as a list of one; an object in no tool-use shape
-        # is refused as what it is (tool_uses is not a list), not as a bad first entry.
-        if not _ENTRY_KEYS.intersection(raw):
-            keys = ", ".join(sorted(shown(str(k)) for k in raw)) or "none"
-            raise HistoryError(f"must be a list, not an object (keys: {keys})", field=field_name)
-        raw = [raw]
-    if not isinstance(raw, list):
-        raise HistoryError(f"must be a list, not {type(raw).__name__}", field=field_name)
-    out: list[dict[str, Any]] = []
-    for i, item in enumerate(raw):
-        where = f"{field_name}[{i}]"
-        if not isinstance(item, Mapping):
-            raise HistoryError(f"not an object ({type(item).__name__})", field=where)
-        entries = _normalize_one(cast(Mapping[str, Any], item), where)
-        for e in entries:
-            if not isinstance(e["tool_name"], str) or not e["tool_name"]:
-                raise HistoryError("the tool name is missing or not a string", field=where)
-        out.extend(entries)
-    return out
-
-
-def pair_tool_uses(
-    entries: Sequence[Mapping[str, Any]], *, where: str = ""
-) -> tuple[tuple[ToolCall, ...], list[str]]:
-    """Pair normalized entries into calls with answers; returns ``(calls, warnings)``.
-
-    A result that carries a ``tool_use_id`` answers the call with that id. Otherwise a result answers the
-    earliest call before it that has no answer yet, so ``call A, call B, result 1, result 2`` pairs A-1 and
-    B-2 (design 1). A result with no unanswered call before it, or a second result for the same call,
-    is not replayed and is reported as a warning naming the entry.
-    """
-    names: list[str] = []
-    inputs: list[Any] = []
-    ids: list[str | None] = []
-    pdata: list[Mapping[str, Any] | None] = []
-    answers: list[str | None] = []
-    closed: list[bool] = []  # answered, or recorded as having no answer: no later result pairs with it
-    errors: list[bool] = []
-    warnings: list[str] = []
-    first_open = 0
-    prefix = f"{where}: " if where else ""
-    for i, e in enumerate(entries):
-        if e["tool_name"] != RESULT:
-            names.append(e["tool_name"])
-            inputs.append(e.get("tool_input"))
-            cid = e.get("id")
-            # An empty id is no id (the file form writes it so and reads it back as none).
-            ids.append(str(cid) if cid is not None and cid != "" else None)
-            pdata.append(e.get("provider_data"))
-            answers.append(None)
-            closed.append(bool(e.get("no_answer")))
-            errors.append(bool(e.get("is_error")))
-            continue
-        target: int | None = None
-        ref = e.get("tool_use_id")
-        if ref is not None:
-            # The latest call with that id: providers reuse ids across turns (seen in real data).
-            for j in range(len(ids) - 1, -1, -1):
-                if ids[j] == str(ref):
-                    target = j
-                    break
-            if target is None:
-                warnings.append(f"{prefix}tool_uses[{i}]: result for unknown call id {ref!r}, not replayed")
-                continue
-            if closed[target]:
-                warnings.append(f"{prefix}tool_uses[{i}]: second result for call {ref!r}, not replayed")
-                continue
-        else:
-            # ``first_open`` only moves forward: answers are never taken back (O(n) for 10,000 calls).
-            while first_open < len(closed) and closed[first_open]:
-                first_open += 1
-            target = first_open if first_open < len(closed) else None
-            if target is None:
-                warnings.append(
-                    f"{prefix}tool_uses[{i}]: result with no unanswered call before it, not replayed"
-                )
-                continue
-        answers[target] = str(e.get("tool_input") or "")
-        closed[target] = True
-        errors[target] = errors[target] or bool(e.get("is_error"))
-    calls = tuple(
-        ToolCall(
-            name=names[k],
-            input=inputs[k],
-            answer=answers[k],
-            call_id=ids[k],
-            is_error=errors[k],
-            provider_data=pdata[k],
-        )
-        for k in range(len(names))
-    )
-    return calls, warnings
 
 
 # --------------------------------------------------------------------------------------------------
@@ -370,6 +157,12 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         v = d.get(opt)
         if v is not None and not isinstance(v, Mapping):
             raise err(f"must be an object, not {type(v).__name__}", opt)
+    try:
+        steps = steps_from(d.get("steps"), len(calls))
+    except HistoryError as exc:
+        raise err(exc.problem, exc.field or "steps") from None
+    if steps and role != "assistant":
+        raise err("only assistant messages carry steps", "steps")
     return Message(
         id=mid,
         role=cast(Role, role),
@@ -380,6 +173,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         provider_data=d.get("provider_data"),
         status=cast(Status, status),
         meta=d.get("meta"),
+        steps=steps,
     )
 
 
@@ -492,31 +286,6 @@ def load_history(
     return hist
 
 
-def tool_uses_to_entries(calls: Iterable[ToolCall]) -> list[dict[str, Any]]:
-    """The file form of a reply's calls: each call entry followed by its result entry."""
-    out: list[dict[str, Any]] = []
-    for c in calls:
-        entry: dict[str, Any] = {"tool_name": c.name, "tool_input": c.input}
-        if c.call_id is not None:
-            entry["id"] = c.call_id
-        if c.provider_data is not None:
-            entry["provider_data"] = dict(c.provider_data)
-        if c.answer is None:
-            # explicit, so that a later call's result is never paired with this one when read back
-            entry["answer"] = None
-            if c.is_error:
-                entry["is_error"] = True
-        out.append(entry)
-        if c.answer is not None:
-            res: dict[str, Any] = {"tool_name": RESULT, "tool_input": c.answer}
-            if c.call_id is not None:
-                res["tool_use_id"] = c.call_id
-            if c.is_error:
-                res["is_error"] = True
-            out.append(res)
-    return out
-
-
 def message_to_dict(m: Message) -> dict[str, Any]:
     """A message in the file format (optional fields only when set)."""
     out: dict[str, Any] = {"id": m.id, "role": m.role, "text": m.text}
@@ -532,6 +301,8 @@ def message_to_dict(m: Message) -> dict[str, Any]:
         out["status"] = m.status
     if m.meta is not None:
         out["meta"] = dict(m.meta)
+    if m.steps:
+        out["steps"] = steps_to_json(m.steps)
     return out
 
 
@@ -544,3 +315,31 @@ def history_to_dict(h: History) -> dict[str, Any]:
         ]
     out["messages"] = [message_to_dict(m) for m in h.messages]
     return out
+
+
+__all__ = [
+    "RESULT",
+    "ROLES",
+    "STATUSES",
+    "History",
+    "Issuer",
+    "Message",
+    "Part",
+    "Piece",
+    "Reasoning",
+    "Role",
+    "Status",
+    "Step",
+    "Text",
+    "ToolCall",
+    "ToolSpec",
+    "history_from_dict",
+    "history_to_dict",
+    "load_history",
+    "message_to_dict",
+    "normalize_tool_uses",
+    "pair_tool_uses",
+    "shown",
+    "steps_problem",
+    "tool_uses_to_entries",
+]

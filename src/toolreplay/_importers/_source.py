@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ImportFormatError
-from toolreplay._history import History, _refuse_constant
+from toolreplay._history import History
+from toolreplay._tool_uses import _refuse_constant
 from toolreplay.wires.turns import kind_of
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from toolreplay._history import History, Message, ToolCall
+from toolreplay._history import History, Message, Step, ToolCall
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +103,9 @@ class Store(Protocol):
         status: str = "complete",
         provider_data: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        steps: Sequence[Step] = (),
     ) -> None:
-        """Set a reply's text, status and data in one transaction."""
+        """Set a reply's text, status, data and step record in one transaction."""
         ...
 
     def delete_conversation(self, conversation_id: str) -> None:

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from toolreplay._errors import StoreError
-from toolreplay._history import History, Message, ToolCall
+from toolreplay._history import History, Message, Step, ToolCall
 from toolreplay._store import ConversationInfo, ImportResult
 from toolreplay._store import rows as R
 from toolreplay._store import schema as S
@@ -339,7 +339,8 @@ class SQLStore(ABC):
                 if call.answer is not None:
                     pdata = R.json_text(call.provider_data)
                     where = (conversation_id, message_id, row[0])
-                    c.execute(q.set_call_answer, (call.answer, int(call.is_error), pdata, *where))
+                    parts = R.parts_text(call.parts)
+                    c.execute(q.set_call_answer, (call.answer, int(call.is_error), pdata, parts, *where))
                 return
             pos = c.execute(q.next_tool_position, (conversation_id, message_id)).fetchone()
             start = int(pos[0]) if pos else 0
@@ -356,9 +357,11 @@ class SQLStore(ABC):
         status: str = "complete",
         provider_data: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
+        steps: Sequence[Step] = (),
     ) -> None:
         R.status_of(status)
-        values = (text, status, R.json_text(provider_data), R.json_text(meta), conversation_id, message_id)
+        pdata, mdata, sdata = R.json_text(provider_data), R.json_text(meta), R.steps_text(steps)
+        values = (text, status, pdata, mdata, sdata, conversation_id, message_id)
 
         def run(c: Tx) -> None:
             self._open_reply(c, conversation_id, message_id)

@@ -17,13 +17,22 @@ from typing import Any
 import orjson
 
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import StoreError
+from toolreplay._errors import HistoryError, StoreError
 from toolreplay._history import ROLES, STATUSES, History, Message, Status, ToolCall, ToolSpec
+from toolreplay._steps import (
+    Part,
+    Step,
+    parts_from,
+    parts_to_json,
+    steps_from,
+    steps_problem,
+    steps_to_json,
+)
 
 MessageRow = tuple[Any, ...]
-"""``(id, role, text, status, created_at, vessel, provider_data, meta)``, as :data:`LOAD_MESSAGES` reads."""
+"""``(id, role, text, status, created_at, vessel, provider_data, meta, steps)`` (:data:`LOAD_MESSAGES`)."""
 ToolUseRow = tuple[Any, ...]
-"""``(message_id, name, input, answer, call_id, is_error, provider_data)`` (:data:`LOAD_TOOL_USES`)."""
+"""``(message_id, name, input, answer, call_id, is_error, provider_data, parts)`` (:data:`LOAD_TOOL_USES`)."""
 
 
 def json_text(value: Mapping[str, Any] | None) -> str | None:
@@ -107,6 +116,7 @@ def message_row(conversation_id: str, position: int, m: Message) -> tuple[Any, .
         m.vessel,
         json_text(m.provider_data),
         json_text(m.meta),
+        steps_text(m.steps),
     )
 
 
@@ -125,13 +135,39 @@ def tool_use_rows(
             c.call_id,
             int(c.is_error),
             json_text(c.provider_data),
+            parts_text(c.parts),
         )
         for k, c in enumerate(calls)
     ]
 
 
+def steps_text(steps: Sequence[Step]) -> str | None:
+    """The ``steps`` column of a reply: NULL when it has no step record."""
+    return jsonenc.dumps(steps_to_json(steps)) if steps else None
+
+
+def steps_value(text: str | None, n_calls: int) -> tuple[Step, ...]:
+    """A stored step record; one that no longer fits the reply's calls (calls recorded after it) is
+    ignored, so the reply reads as one step of all its calls rather than failing to load."""
+    if text is None:
+        return ()
+    try:
+        return steps_from(loads(text), n_calls)
+    except HistoryError:
+        return ()
+
+
+def parts_text(parts: Sequence[Part]) -> str | None:
+    """The ``parts`` column of a call: NULL when its answer is text only."""
+    return jsonenc.dumps(parts_to_json(parts)) if parts else None
+
+
+def parts_value(text: str | None) -> tuple[Part, ...]:
+    return () if text is None else parts_from(loads(text))
+
+
 def tool_call_from_row(row: ToolUseRow) -> ToolCall:
-    _mid, name, text, answer, call_id, is_error, pdata = row
+    _mid, name, text, answer, call_id, is_error, pdata, parts = row
     value = loads(text)
     # The stored text is the input's JSON text, so it is reused as the call's ``input_text`` (serialized
     # once, when stored); a string input's ``input_text`` is the string itself.
@@ -143,11 +179,12 @@ def tool_call_from_row(row: ToolUseRow) -> ToolCall:
         is_error=bool(is_error),
         provider_data=json_value(pdata),
         input_text="" if isinstance(value, str) else text,
+        parts=parts_value(parts),
     )
 
 
 def message_from_row(row: MessageRow, calls: Sequence[ToolCall] = ()) -> Message:
-    mid, role, text, status, created_at, vessel, pdata, meta = row
+    mid, role, text, status, created_at, vessel, pdata, meta, steps = row
     return Message(
         id=mid,
         role=role,
@@ -158,6 +195,7 @@ def message_from_row(row: MessageRow, calls: Sequence[ToolCall] = ()) -> Message
         provider_data=json_value(pdata),
         status=status,
         meta=json_value(meta),
+        steps=steps_value(steps, len(calls)),
     )
 
 
@@ -178,7 +216,7 @@ def history_from_rows(
     last: str | None = None
     parse = loads
     call = ToolCall
-    for mid, name, text, answer, call_id, is_error, pdata in tool_rows:
+    for mid, name, text, answer, call_id, is_error, pdata, parts in tool_rows:
         if mid != last:
             group = calls.setdefault(mid, [])
             last = mid
@@ -192,6 +230,7 @@ def history_from_rows(
                 bool(is_error),
                 None if pdata is None else parse(pdata),
                 "" if type(value) is str else text,
+                () if parts is None else parts_value(parts),
             )
         )
     message = Message
@@ -201,14 +240,15 @@ def history_from_rows(
             mid,
             role,
             text,
-            tuple(calls.get(mid, empty)),
+            mcalls := tuple(calls.get(mid, empty)),
             created_at,
             vessel,
             None if pdata is None else parse(pdata),
             status,
             None if meta is None else parse(meta),
+            () if steps is None else steps_value(steps, len(mcalls)),
         )
-        for mid, role, text, status, created_at, vessel, pdata, meta in message_rows
+        for mid, role, text, status, created_at, vessel, pdata, meta, steps in message_rows
     )
     return History(id=conversation_id, messages=messages, tools=tools_value(tools))
 
@@ -224,6 +264,8 @@ def _call_differences(i: int, old: ToolCall, new: ToolCall) -> list[str]:
             out.append(f"tool_uses[{i}].{attr}")
     if json_text(old.provider_data) != json_text(new.provider_data):
         out.append(f"tool_uses[{i}].provider_data")
+    if parts_text(old.parts) != parts_text(new.parts):
+        out.append(f"tool_uses[{i}].parts")
     return out
 
 
@@ -235,6 +277,8 @@ def message_differences(old: Message, new: Message) -> list[str]:
     for attr in ("provider_data", "meta"):
         if json_text(getattr(old, attr)) != json_text(getattr(new, attr)):
             out.append(attr)
+    if steps_text(old.steps) != steps_text(new.steps):
+        out.append("steps")
     if len(old.tool_uses) != len(new.tool_uses):
         out.append(f"tool_uses (stored {len(old.tool_uses)} calls, given {len(new.tool_uses)})")
     else:
@@ -261,6 +305,9 @@ def check_message(conversation_id: str, m: Message) -> None:
         raise StoreError(f"{where}: status {m.status!r} is not one of {', '.join(sorted(STATUSES))}")
     if m.tool_uses and m.role != "assistant":
         raise StoreError(f"{where}: only assistant messages carry tool uses")
+    problem = steps_problem(m.steps, len(m.tool_uses))
+    if problem is not None:
+        raise StoreError(f"{where}: {problem}")
 
 
 def conflict(conversation_id: str, message_id: str, fields: Sequence[str]) -> StoreError:

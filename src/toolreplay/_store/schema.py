@@ -134,6 +134,18 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         postgres=_same("CLUSTER tool_uses USING tool_uses_pkey"),
     ),
+    Migration(
+        "0005_reply_steps_answer_parts",
+        # A reply's record of its steps (reasoning and words before each group of calls, with the issuer,
+        # design 16-17) and an answer's parts (images, documents). Both NULL for everything stored
+        # before: such a reply reads as one step of all its calls, such an answer as its text.
+        sqlite=_same(
+            "ALTER TABLE messages ADD COLUMN steps TEXT", "ALTER TABLE tool_uses ADD COLUMN parts TEXT"
+        ),
+        postgres=_same(
+            "ALTER TABLE messages ADD COLUMN steps TEXT", "ALTER TABLE tool_uses ADD COLUMN parts TEXT"
+        ),
+    ),
 )
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in MIGRATIONS)
@@ -162,9 +174,9 @@ ORDER BY c.id{collate}"""
 
 LIST_CONVERSATIONS = list_conversations()
 
-MESSAGE_COLUMNS = "id, role, text, status, created_at, vessel, provider_data, meta"
+MESSAGE_COLUMNS = "id, role, text, status, created_at, vessel, provider_data, meta, steps"
 LOAD_MESSAGES = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY position"
-TOOL_USE_COLUMNS = "message_id, name, input, answer, call_id, is_error, provider_data"
+TOOL_USE_COLUMNS = "message_id, name, input, answer, call_id, is_error, provider_data, parts"
 LOAD_TOOL_USES = (
     f"SELECT {TOOL_USE_COLUMNS} FROM tool_uses WHERE conversation_id = ? ORDER BY message_id, position"
 )
@@ -175,11 +187,11 @@ LOAD_MESSAGE_TOOL_USES = (
 
 NEXT_POSITION = "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE conversation_id = ?"
 INSERT_MESSAGE = """INSERT INTO messages
-    (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta, steps)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 INSERT_TOOL_USE = """INSERT INTO tool_uses
-    (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data, parts)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 NEXT_TOOL_POSITION = (
     "SELECT COALESCE(MAX(position), -1) + 1 FROM tool_uses WHERE conversation_id = ? AND message_id = ?"
 )
@@ -192,7 +204,7 @@ FIND_LAST_IDLESS_CALL = """SELECT position, name, input, answer FROM (
     SELECT position, name, input, answer, call_id FROM tool_uses
     WHERE conversation_id = ? AND message_id = ? ORDER BY position DESC LIMIT 1
 ) AS latest WHERE call_id IS NULL"""
-SET_CALL_ANSWER = """UPDATE tool_uses SET answer = ?, is_error = ?, provider_data = ?
+SET_CALL_ANSWER = """UPDATE tool_uses SET answer = ?, is_error = ?, provider_data = ?, parts = ?
     WHERE conversation_id = ? AND message_id = ? AND position = ?"""
 # Removing a message: its calls first (they reference it), then the message; the later messages then move
 # up one place in two steps, through negative positions, because UNIQUE (conversation_id, position) is
@@ -210,7 +222,7 @@ DELETE_CONVERSATION = "DELETE FROM conversations WHERE id = ?"
 # Taken first by every write to a conversation where the database locks rows (PostgreSQL, FOR UPDATE).
 LOCK_CONVERSATION = "SELECT 1 FROM conversations WHERE id = ?"
 MESSAGE_STATE = "SELECT role, status FROM messages WHERE conversation_id = ? AND id = ?"
-FINISH_REPLY = """UPDATE messages SET text = ?, status = ?, provider_data = ?, meta = ?
+FINISH_REPLY = """UPDATE messages SET text = ?, status = ?, provider_data = ?, meta = ?, steps = ?
     WHERE conversation_id = ? AND id = ?"""
 
 

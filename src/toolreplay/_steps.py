@@ -1,0 +1,295 @@
+"""What a reply holds besides its calls: its steps, their reasoning and words, the issuer, answer parts.
+
+A reply is an ordered record of what the model produced (design 16). Its calls stay in
+:attr:`~toolreplay._history.Message.tool_uses` (in order, each paired with its answer); its steps say how
+they were grouped and what came before each group::
+
+    Step(said=(Reasoning(...), Text("Let me look the order up first.")), calls=1, issuer=...)
+    Step(said=(Reasoning(...),), calls=1, issuer=...)
+    Step(said=(Reasoning(...),), calls=0, issuer=...)   # the closing step: what led to the final words
+
+A step's ``calls`` counts the reply's calls it made, in order; only the last step may have none (the
+reasoning that led to the reply's final words, which stay in ``Message.text``). A reply stored before
+steps existed has none: it reads as one step holding all its calls, its text after them.
+
+The **issuer** of a step (design 17) is who produced it: the wire, the host of the base URL the request
+went to, and the model string as the provider reported it. Everything provider-made in the step (its
+reasoning, a signature on a text part, the calls' ``provider_data``) is replayed only to that same issuer.
+
+An answer may hold **parts** (text, image, document) instead of only a string: :class:`Part`.
+
+File form (inside a message of the history file)::
+
+    "steps": [{"said": [{"kind": "reasoning", "text": "...", "data": {"anthropic": {...}}},
+                        {"kind": "text", "text": "Let me look."}],
+               "calls": 1, "issuer": {"wire": "anthropic", "host": "api.anthropic.com", "model": "..."}}]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+from urllib.parse import urlsplit
+
+from toolreplay._errors import HistoryError
+
+
+@dataclass(frozen=True, slots=True)
+class Issuer:
+    """Who produced a piece of reasoning or a signature: (wire, host, model), design 17."""
+
+    wire: str
+    host: str
+    model: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"wire": self.wire, "host": self.host, "model": self.model}
+
+    def describe(self) -> str:
+        return f"{self.wire} {self.host or '(no host)'} {self.model}"
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """A piece of reasoning the model produced, kept verbatim.
+
+    ``text`` is its readable text (a thinking block's text, a summary; empty when the provider sent only
+    opaque data). ``data`` is what the provider must get back, namespaced by wire and kept byte for byte:
+    ``{"anthropic": {"type": "thinking", "thinking": "...", "signature": "..."}}``,
+    ``{"openai-responses": {"type": "reasoning", "id": "rs_1", "encrypted_content": "..."}}``,
+    ``{"openai-chat": {"reasoning_content": "..."}}``, ``{"gemini": {"text": "...", "thought": true,
+    "thoughtSignature": "..."}}``.
+    """
+
+    text: str = ""
+    data: Mapping[str, Any] | None = None
+    kind: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Words the model wrote; ``data`` holds what the provider put on that text part (a Gemini
+    ``thoughtSignature``), namespaced by wire."""
+
+    text: str
+    data: Mapping[str, Any] | None = None
+    kind: Literal["text"] = "text"
+
+
+Piece = Reasoning | Text
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a reply: what the model produced before its calls (in order), and how many calls."""
+
+    said: tuple[Piece, ...] = ()
+    calls: int = 0
+    issuer: Issuer | None = None
+    kind: Literal["step"] = "step"
+
+    @property
+    def reasoning(self) -> tuple[Reasoning, ...]:
+        return tuple(p for p in self.said if isinstance(p, Reasoning))
+
+    @property
+    def words(self) -> str:
+        """The step's words before its calls, joined with a blank line."""
+        return "\n\n".join(p.text for p in self.said if isinstance(p, Text) and p.text)
+
+
+PartKind = Literal["text", "image", "document"]
+PART_KINDS: frozenset[str] = frozenset({"text", "image", "document"})
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One part of an answer: text, or an image or document given inline (base64 ``data``) or by ``url``.
+
+    ``media_type`` names the content (``image/png``, ``application/pdf``); ``name`` a document's title.
+    """
+
+    kind: PartKind
+    text: str = ""
+    media_type: str = ""
+    data: str = ""
+    url: str = ""
+    name: str = ""
+
+    def label(self) -> str:
+        """How the part is named where it cannot travel: ``image (image/png, 1,234 bytes of base64)``."""
+        what = self.media_type or "unknown type"
+        size = f", {len(self.data):,} characters of base64" if self.data else ""
+        where = f", {self.url}" if self.url else ""
+        return f"{self.kind} ({what}{size}{where})"
+
+    def as_json(self) -> dict[str, str]:
+        out: dict[str, str] = {"kind": self.kind}
+        for k in ("text", "media_type", "data", "url", "name"):
+            v = getattr(self, k)
+            if v:
+                out[k] = v
+        return out
+
+
+def parts_text(parts: Sequence[Part]) -> str:
+    """The text an answer of parts reads as on a wire that takes text only: text parts joined by a line
+    break, every other part named in brackets where it stood."""
+    return "\n".join(p.text if p.kind == "text" else f"[{p.label()}]" for p in parts)
+
+
+def host_of(base_url: str) -> str:
+    """The host of a base URL, lowercased (``https://API.x.ai/v1`` -> ``api.x.ai``); "" when it has none."""
+    try:
+        return (urlsplit(base_url).hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+# --------------------------------------------------------------------------------------------------
+# the file form
+
+
+def _issuer_from(raw: Any, where: str) -> Issuer | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise HistoryError(
+            f"must be an object with wire, host and model, not {type(raw).__name__}", field=where
+        )
+    d = cast(Mapping[str, Any], raw)
+    vals = [d.get(k, "") for k in ("wire", "host", "model")]
+    if not all(isinstance(v, str) for v in vals) or not vals[0]:
+        raise HistoryError("wire, host and model must be strings (wire not empty)", field=where)
+    return Issuer(vals[0], vals[1], vals[2])
+
+
+def _data_from(raw: Any, where: str) -> Mapping[str, Any] | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping):
+        raise HistoryError(f"must be an object, not {type(raw).__name__}", field=where)
+    return cast(Mapping[str, Any], raw)
+
+
+def _piece_from(raw: Any, where: str) -> Piece:
+    if not isinstance(raw, Mapping):
+        raise HistoryError(f"not an object ({type(raw).__name__})", field=where)
+    d = cast(Mapping[str, Any], raw)
+    text = d.get("text", "")
+    if not isinstance(text, str):
+        raise HistoryError(f"must be a string, not {type(text).__name__}", field=f"{where}.text")
+    data = _data_from(d.get("data"), f"{where}.data")
+    kind = d.get("kind")
+    if kind == "reasoning":
+        return Reasoning(text, data)
+    if kind == "text":
+        return Text(text, data)
+    raise HistoryError(f"kind {kind!r} is not 'reasoning' or 'text'", field=f"{where}.kind")
+
+
+def steps_from(raw: Any, n_calls: int, where: str = "steps") -> tuple[Step, ...]:
+    """A reply's steps from the file form, checked against its number of calls."""
+    if raw is None or raw == []:
+        return ()
+    if not isinstance(raw, list):
+        raise HistoryError(f"must be a list, not {type(raw).__name__}", field=where)
+    out: list[Step] = []
+    for i, s in enumerate(raw):
+        at = f"{where}[{i}]"
+        if not isinstance(s, Mapping):
+            raise HistoryError(f"not an object ({type(s).__name__})", field=at)
+        d = cast(Mapping[str, Any], s)
+        calls = d.get("calls", 0)
+        if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
+            raise HistoryError("must be a count of calls (0 or more)", field=f"{at}.calls")
+        said = d.get("said", [])
+        if not isinstance(said, list):
+            raise HistoryError("must be a list", field=f"{at}.said")
+        pieces = tuple(_piece_from(p, f"{at}.said[{k}]") for k, p in enumerate(said))
+        out.append(Step(pieces, calls, _issuer_from(d.get("issuer"), f"{at}.issuer")))
+    problem = steps_problem(out, n_calls)
+    if problem is not None:
+        raise HistoryError(problem, field=where)
+    return tuple(out)
+
+
+def steps_problem(steps: Sequence[Step], n_calls: int) -> str | None:
+    """Why ``steps`` cannot be the record of a reply with ``n_calls`` calls, or None."""
+    if not steps:
+        return None
+    total = sum(s.calls for s in steps)
+    if total != n_calls:
+        return f"the steps hold {total} calls, the reply {n_calls}"
+    for s in steps[:-1]:
+        if s.calls == 0:
+            return "only the last step may have no calls (the one before the final words)"
+    return None
+
+
+def _piece_json(p: Piece) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": p.kind}
+    if p.text or p.kind == "text":
+        out["text"] = p.text
+    if p.data is not None:
+        out["data"] = dict(p.data)
+    return out
+
+
+def steps_to_json(steps: Sequence[Step]) -> list[dict[str, Any]]:
+    """The file form of a reply's steps (also the stored column's value)."""
+    out: list[dict[str, Any]] = []
+    for s in steps:
+        d: dict[str, Any] = {}
+        if s.said:
+            d["said"] = [_piece_json(p) for p in s.said]
+        d["calls"] = s.calls
+        if s.issuer is not None:
+            d["issuer"] = s.issuer.as_json()
+        out.append(d)
+    return out
+
+
+def parts_from(raw: Any, where: str = "parts") -> tuple[Part, ...]:
+    """An answer's parts from the file form (``[{"kind": "image", "media_type": ..., "data": ...}]``)."""
+    if raw is None or raw == []:
+        return ()
+    if not isinstance(raw, list):
+        raise HistoryError(f"must be a list, not {type(raw).__name__}", field=where)
+    out: list[Part] = []
+    for i, p in enumerate(raw):
+        at = f"{where}[{i}]"
+        if not isinstance(p, Mapping):
+            raise HistoryError(f"not an object ({type(p).__name__})", field=at)
+        d = cast(Mapping[str, Any], p)
+        kind = d.get("kind")
+        if kind not in PART_KINDS:
+            raise HistoryError(f"kind {kind!r} is not text, image or document", field=f"{at}.kind")
+        vals = {k: d.get(k, "") for k in ("text", "media_type", "data", "url", "name")}
+        for k, v in vals.items():
+            if not isinstance(v, str):
+                raise HistoryError(f"must be a string, not {type(v).__name__}", field=f"{at}.{k}")
+        out.append(Part(cast(PartKind, kind), **cast(dict[str, str], vals)))
+    return tuple(out)
+
+
+def parts_to_json(parts: Sequence[Part]) -> list[dict[str, str]]:
+    return [p.as_json() for p in parts]
+
+
+__all__ = [
+    "Issuer",
+    "Part",
+    "Piece",
+    "Reasoning",
+    "Step",
+    "Text",
+    "host_of",
+    "parts_from",
+    "parts_text",
+    "parts_to_json",
+    "steps_from",
+    "steps_problem",
+    "steps_to_json",
+]
