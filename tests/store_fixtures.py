@@ -21,13 +21,14 @@ import hashlib
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
-from toolreplay._history import Message, ToolCall
+from toolreplay._history import History, Message, ToolCall
 from toolreplay._store import Store, open_store
 from toolreplay._store import rows as R
 
@@ -138,6 +139,14 @@ OLD_INSERT_MESSAGE = """INSERT INTO messages
 OLD_INSERT_TOOL_USE = """INSERT INTO tool_uses
     (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+
+
+def before_steps(h: History) -> History:
+    """``h`` as a database from before migration 0005 holds it: no step record, no answer parts."""
+    messages = tuple(
+        replace(m, steps=(), tool_uses=tuple(replace(c, parts=()) for c in m.tool_uses)) for m in h.messages
+    )
+    return replace(h, messages=messages)
 
 
 def old_message_row(conversation_id: str, position: int, m: Message) -> tuple[Any, ...]:

@@ -18,7 +18,7 @@ from toolreplay._errors import (
     ResponseFormatError,
     ServerError,
 )
-from toolreplay._history import History, Message, ToolCall, ToolSpec
+from toolreplay._history import History, Issuer, Message, Step, Text, ToolCall, ToolSpec
 from toolreplay._loop import (
     CallFinished,
     CallStarted,
@@ -313,11 +313,16 @@ def test_text_pieces_and_provider_data_of_several_steps(store: SQLiteStore) -> N
         first, Reply(text="Closed #1.", provider_data={"openai-chat": {"reasoning_content": "think 2"}})
     )
     res = turn(store, t, "Close #1.")
-    assert res.reply.text == "Let me close it.\n\nClosed #1."
+    # design 16: the words before the call ride with it in its step; the reply's text is its final words
+    assert res.reply.text == "Closed #1."
+    kimi = Issuer("openai-chat", "api.moonshot.ai", "kimi-k2-0905-preview")
+    assert res.reply.steps == (Step((Text("Let me close it."),), 1, kimi),)
     assert res.reply.meta is not None and res.reply.meta["text_pieces"] == ["Let me close it.", "Closed #1."]
-    assert store.load("c1").messages[1].provider_data == {"openai-chat": {"reasoning_content": "think 2"}}
-    # the continuation request carries no text of the reply in progress (no prefill)
-    assert all(m.get("content") != "Let me close it." for m in t.bodies[1]["messages"])
+    stored = store.load("c1").messages[1]
+    assert stored.steps == res.reply.steps and stored.text == "Closed #1."
+    assert stored.provider_data == {"openai-chat": {"reasoning_content": "think 2"}}
+    # the continuation request ends with the tool results (no prefill text after them)
+    assert t.bodies[1]["messages"][-1]["role"] == "tool"
 
 
 def test_ids_and_helpers() -> None:

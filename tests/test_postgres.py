@@ -21,6 +21,7 @@ from store_fixtures import (
     OLD_INSERT_MESSAGE,
     OLD_INSERT_TOOL_USE,
     _fresh_pg_database,
+    before_steps,
     old_message_row,
     old_tool_use_rows,
 )
@@ -125,7 +126,7 @@ def test_many_processes_opening_a_blank_database_migrate_it_once(pg_url: str) ->
 def test_upgrade_from_the_first_schema(pg_url: str) -> None:
     import psycopg
 
-    h = load_history("src/toolreplay/data/demo.json")
+    h = before_steps(load_history("src/toolreplay/data/demo.json"))
     with psycopg.connect(pg_url, autocommit=True) as conn, conn.transaction():
         conn.execute(S.MIGRATIONS_TABLE["postgres"])  # type: ignore[arg-type]
         for statement in S.MIGRATIONS[0].postgres:

@@ -22,6 +22,7 @@ from toolreplay._replay import (
     replay_name,
     reply_calls,
 )
+from toolreplay._vessels import get_vessel
 
 
 def reply(*calls: ToolCall, mid: str = "m", text: str = "done") -> Message:
@@ -205,13 +206,26 @@ def test_upto_cuts_after_the_message() -> None:
 
 
 def test_demo_replay() -> None:
-    turns = {t.message_id: t for t in prepare_turn_messages(load_history(DEMO), "native")}
+    gemini = ReplaySettings(audience=get_vessel("gemini").audience())
+    turns = {t.message_id: t for t in prepare_turn_messages(load_history(DEMO), "native", settings=gemini)}
     assert turns["m07"].calls[0].name == "coop"
     assert turns["m09"].calls[0].patches == ("input_excerpt",)
     assert turns["m09"].calls[0].provider_data == {
         "gemini": {"thoughtSignature": "CiRkZW1vLXRob3VnaHQtc2lnbmF0dXJlLXN0b3JlZC1ieS1nZW1pbmktbTA5"}
     }
     assert turns["m11"].calls == ()
+    # the signature goes back only to the model that made it (design 17), and the warning names it
+    other = ReplaySettings(audience=get_vessel("anthropic").audience())
+    m09 = next(
+        t
+        for t in prepare_turn_messages(load_history(DEMO), "native", settings=other)
+        if t.message_id == "m09"
+    )
+    assert m09.calls[0].provider_data is None
+    assert m09.warnings == (
+        "message m09: step 1: its calls' provider data (signatures) not replayed: made by gemini "
+        "generativelanguage.googleapis.com gemini-2.5-flash, not this vessel",
+    )
 
 
 def test_ten_thousand_calls_replay_the_last_12() -> None:

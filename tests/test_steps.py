@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,15 @@ from toolreplay._history import (
     history_to_dict,
     load_history,
 )
-from toolreplay._steps import host_of, parts_text
+from toolreplay._replay import (
+    Mode,
+    ReplaySettings,
+    ReplayStep,
+    TurnMessage,
+    prepare_turn_messages,
+    turn_steps,
+)
+from toolreplay._steps import Audience, answer_text, host_of
 from toolreplay._store import Store
 from toolreplay._store import schema as S
 from toolreplay._store.sqlite import SQLiteStore
@@ -63,7 +72,7 @@ def two_steps() -> History:
 def test_a_parts_answer_reads_as_text_where_only_text_travels() -> None:
     c = two_steps().messages[1].tool_uses[1]
     assert c.answer == "the page\n[image (image/png, 12 characters of base64)]"
-    assert parts_text((Part("document", media_type="application/pdf", url="https://x/a.pdf"),)) == (
+    assert answer_text((Part("document", media_type="application/pdf", url="https://x/a.pdf"),)) == (
         "[document (application/pdf, https://x/a.pdf)]"
     )
 
@@ -178,3 +187,91 @@ def test_host_of() -> None:
     assert host_of("https://API.x.ai/v1") == "api.x.ai"
     assert host_of("claude") == ""
     assert host_of("http://[::1]:8000/v1") == "::1"
+
+
+# --------------------------------------------------------------------------------------------------
+# the replay seam: steps replay as steps, reasoning only to its issuer (design 16-19)
+
+
+def _audience(issuer: Issuer, *shared: str) -> ReplaySettings:
+    return ReplaySettings(audience=Audience(issuer.wire, issuer.host, issuer.model, frozenset(shared)))
+
+
+def _reply_turn(h: History, settings: ReplaySettings, mode: Mode = "native") -> TurnMessage:
+    return next(t for t in prepare_turn_messages(h, mode, settings=settings) if t.role == "assistant")
+
+
+def test_same_issuer_gets_every_step_whole() -> None:
+    h = two_steps()
+    t = _reply_turn(h, _audience(CLAUDE))
+    assert [len(s.calls) for s in t.steps] == [1, 1, 0]
+    assert t.steps[0].said == h.messages[1].steps[0].said  # reasoning verbatim, words beside it
+    assert t.calls == tuple(c for s in t.steps for c in s.calls)
+    assert t.text == "Order 7 has shipped." and t.warnings == ()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        _audience(Issuer("anthropic", "api.z.ai", "claude-sonnet-4-5")),  # another host
+        _audience(Issuer("anthropic", "api.anthropic.com", "claude-opus-4-1")),  # another model
+        _audience(Issuer("openai-chat", "api.anthropic.com", "claude-sonnet-4-5")),  # another wire
+        ReplaySettings(),  # no audience: to no one
+    ],
+)
+def test_every_other_vessel_gets_no_reasoning_and_a_warning_names_it(settings: ReplaySettings) -> None:
+    t = _reply_turn(two_steps(), settings)
+    assert [len(s.calls) for s in t.steps] == [1, 1, 0]
+    assert all(isinstance(p, Text) for s in t.steps for p in s.said)
+    assert t.steps[0].said == (Text("Let me look the order up."),)  # the words still ride with the call
+    assert len(t.warnings) == 3 and all("1 piece of reasoning not replayed" in w for w in t.warnings)
+
+
+def test_models_a_profile_says_share_signatures_get_them() -> None:
+    settings = _audience(
+        Issuer("anthropic", "api.anthropic.com", "claude-x"), "claude-sonnet-4-5", "claude-x"
+    )
+    assert _reply_turn(two_steps(), settings).warnings == ()
+
+
+def test_plain_and_prose_replay_no_reasoning_and_show_every_word() -> None:
+    for mode in ("plain", "prose"):
+        t = _reply_turn(two_steps(), _audience(CLAUDE), mode)  # type: ignore[arg-type]
+        assert t.steps == () and t.calls == ()
+        assert t.text == "Let me look the order up.\n\nOrder 7 has shipped."
+
+
+def test_the_window_cuts_a_step_keeping_its_last_calls_without_its_reasoning() -> None:
+    calls = tuple(ToolCall("t", {"n": n}, f"r{n}") for n in range(5))
+    steps = (Step((Reasoning("a", THINK),), 3, CLAUDE), Step((Reasoning("b", THINK), Text("two")), 2, CLAUDE))
+    h = History("c", (Message("u", "user", "go"), Message("a", "assistant", "done", calls, steps=steps)))
+    t = _reply_turn(h, replace(_audience(CLAUDE), max_calls=3))
+    assert [[c.input["n"] for c in s.calls] for s in t.steps] == [[2], [3, 4]]
+    assert t.steps[0].said == () and t.steps[1].said == steps[1].said
+    assert t.warnings == (
+        "message a: step 1: 1 piece of reasoning not replayed: cut by the call window (design 19)",
+    )
+    # a step wholly before the window is left out with its words
+    t = _reply_turn(h, replace(_audience(CLAUDE), max_calls=2))
+    assert len(t.steps) == 1 and t.warnings == ()
+    # ids stay derived from the position in the reply
+    assert [c.call_id for c in t.calls] == ["replay_a_3", "replay_a_4"]
+
+
+def test_a_reply_without_steps_replays_as_before() -> None:
+    calls = (ToolCall("t", {}, "x"), ToolCall("t", {"b": 1}, "y"))
+    h = History("c", (Message("u", "user", "go"), Message("a", "assistant", "ok", calls)))
+    t = _reply_turn(h, _audience(CLAUDE))
+    assert t.steps == () and len(t.calls) == 2
+    assert turn_steps(t) == (ReplayStep((), t.calls),)
+
+
+def test_a_reply_in_progress_replays_its_steps_in_every_mode() -> None:
+    h = two_steps()
+    reply = replace(h.messages[1], text="", status="in_progress", steps=h.messages[1].steps[:2])
+    h = History("c", (h.messages[0], reply))
+    for mode in ("native", "plain"):
+        t = _reply_turn(h, _audience(CLAUDE), mode)  # type: ignore[arg-type]
+        assert [len(s.calls) for s in t.steps] == [1, 1] and t.text == ""
+        has_reasoning = any(isinstance(p, Reasoning) for s in t.steps for p in s.said)
+        assert has_reasoning == (mode == "native")

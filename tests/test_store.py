@@ -24,6 +24,7 @@ from store_fixtures import (  # noqa: F401
     OLD_INSERT_MESSAGE,
     OLD_INSERT_TOOL_USE,
     backend_of,
+    before_steps,
     old_message_row,
     old_tool_use_rows,
     pg_database,
@@ -513,7 +514,7 @@ def test_upgrade_from_the_first_schema(tmp_path: Path) -> None:
         for statement in S.MIGRATIONS[0].sqlite:
             conn.execute(statement)
         conn.execute(S.RECORD_MIGRATION, (S.MIGRATIONS[0].name, "2026-01-01T00:00:00Z"))
-        h = demo()
+        h = before_steps(demo())
         conn.execute(S.ENSURE_CONVERSATION, (h.id, R.tools_text(h.tools)))
         for pos, m in enumerate(h.messages):
             conn.execute(OLD_INSERT_MESSAGE, old_message_row(h.id, pos, m))
@@ -522,9 +523,9 @@ def test_upgrade_from_the_first_schema(tmp_path: Path) -> None:
         conn.close()
     with SQLiteStore(db) as s:
         assert s.applied_migrations() == sorted(S.MIGRATION_NAMES)
-        assert s.load("demo-chief") == demo()  # data intact
+        assert s.load("demo-chief") == h  # data intact
         assert board_of(s).add("after the upgrade").id == 1  # the new table works
-        assert s.import_history(demo()).unchanged == 12
+        assert s.import_history(h).unchanged == 12
 
 
 def test_a_newer_schema_is_refused(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ These names stay; everything else may move.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,14 @@ def render_options(
     )
 
 
+def for_vessel(settings: ReplaySettings, vessel: Vessel, model: str | None = None) -> ReplaySettings:
+    """``settings`` aimed at ``vessel`` (and ``model``): reasoning goes back only to its issuer (design 17).
+    Settings that already name an audience keep it."""
+    if settings.audience is not None:
+        return settings
+    return replace(settings, audience=vessel.audience(model))
+
+
 def render(
     history: History | str | Path | Mapping[str, Any],
     vessel: str | Vessel = "gemini",
@@ -64,8 +73,9 @@ def render(
     Warnings: pass a list as ``warnings`` and it receives one line per thing the render changed that
     the caller may want to know: a tool name no wire accepts (sent under the deterministic name of
     :func:`toolreplay.wires.common.wire_tool_name`, for calls, answers and definitions alike), a
-    stored Gemini thought signature that is not base64 (not replayed), and the history's own load
-    warnings. Nothing is logged; the body is valid either way.
+    stored Gemini thought signature that is not base64 (not replayed), reasoning and signatures left
+    out because another vessel issued them (design 17), and the history's own load warnings. Nothing is
+    logged; the body is valid either way.
     """
     # design 29: one render path; a render is the incremental renderer with nothing cached
     from toolreplay._render_cache import RenderCache

@@ -18,7 +18,7 @@ A reply may also carry ``steps``: how its calls were grouped and the reasoning a
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -115,6 +115,16 @@ class History:
 # reading and writing the file format
 
 
+def _steps_of(raw: Any, role: str, n_calls: int, err: Callable[[str, str], HistoryError]) -> tuple[Step, ...]:
+    try:
+        steps = steps_from(raw, n_calls)
+    except HistoryError as exc:
+        raise err(exc.problem, exc.field or "steps") from None
+    if steps and role != "assistant":
+        raise err("only assistant messages carry steps", "steps")
+    return steps
+
+
 def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnings: list[str]) -> Message:
     if not isinstance(raw, Mapping):
         raise HistoryError(f"not an object ({type(raw).__name__})", source=source, index=index)
@@ -157,12 +167,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         v = d.get(opt)
         if v is not None and not isinstance(v, Mapping):
             raise err(f"must be an object, not {type(v).__name__}", opt)
-    try:
-        steps = steps_from(d.get("steps"), len(calls))
-    except HistoryError as exc:
-        raise err(exc.problem, exc.field or "steps") from None
-    if steps and role != "assistant":
-        raise err("only assistant messages carry steps", "steps")
+    steps = _steps_of(d.get("steps"), role, len(calls), err)
     return Message(
         id=mid,
         role=cast(Role, role),

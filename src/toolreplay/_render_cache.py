@@ -292,6 +292,7 @@ class RenderCache:
             max_tokens=max_tokens,
             stream=stream,
         )
+        settings = api.for_vessel(settings, v, model)
         messages = _cut(h, upto, mode, settings)
         # design 8, as api.render does: plain and prose declare the tools the native replay would
         native_tools = mode != "native"

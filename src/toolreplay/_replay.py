@@ -4,10 +4,16 @@
 values; :func:`prepare_turn_messages` turns a whole history into :class:`TurnMessage` values under one of
 three replay modes:
 
-* ``native``: each reply carries its calls; wires render them ahead of the reply's text, as calls.
-* ``plain``: words only (what agents sent before the fix; kept for comparison).
+* ``native``: each reply carries its calls, step by step (design 16): each step's reasoning (only to its
+  issuer, design 17), its words and its calls, then their answers; the reply's final text after its last
+  step. Wires render :attr:`TurnMessage.steps` in that order.
+* ``plain``: words only (what agents sent before the fix; kept for comparison). No reasoning.
 * ``prose``: no calls on the reply, but a text record of them at the head of the next user message
-  (the first fix, which measurably did not work; kept for experiments).
+  (the first fix, which measurably did not work; kept for experiments). No reasoning.
+
+A reply in progress (or interrupted) renders as it was made in every mode, so a continuation request
+ends with the answers of its last step. What the replay leaves out besides the bounds (reasoning for
+another vessel, the reasoning of a step cut by the call window) is named in :attr:`TurnMessage.warnings`.
 
 All functions here are pure: the same history gives the same values on every run and machine.
 """
@@ -24,6 +30,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, HistoryError
 from toolreplay._history import History, Message, Role, ToolCall
 from toolreplay._ids import StemAllocator, call_id, message_stem
+from toolreplay._steps import Audience, Piece, Step, Text
 
 Mode = Literal["native", "plain", "prose"]
 MODES: tuple[Mode, ...] = ("native", "plain", "prose")
@@ -46,6 +53,9 @@ class ReplaySettings:
     """Extra renames, applied after the ``mcp__<server>__<tool>`` rule (stored name or renamed name)."""
     skip_textless: bool = True
     """A finished reply with no text is left out of the replay entirely (calls included)."""
+    audience: Audience | None = None
+    """The vessel the replay is for: reasoning and signatures go back only to their issuer (design 17).
+    None: to no one (nothing provider-made is replayed)."""
 
     def __post_init__(self) -> None:
         if self.max_calls < 1:
@@ -88,10 +98,22 @@ class ReplayCall(NamedTuple):
         }
 
 
+class ReplayStep(NamedTuple):
+    """One step of a replayed reply: what the model produced before its calls (reasoning only for its
+    issuer; words), in order, then the calls (each with its answer). The closing step has no calls."""
+
+    said: tuple[Piece, ...]
+    calls: tuple[ReplayCall, ...]
+
+
 class TurnMessage(NamedTuple):
     """One message of the next request, before any wire shape: role, words, and (native) the calls.
 
-    A NamedTuple for the same reason as :class:`ReplayCall`.
+    ``calls`` holds every replayed call of the reply; ``steps`` groups them when the reply has a step
+    record or anything provider-made to replay (empty: one step of all ``calls``, nothing said before
+    them; see :func:`turn_steps`). ``text`` is the final words, after the last step. ``warnings`` names
+    what the replay left out of this message besides the bounds. A NamedTuple for the same reason as
+    :class:`ReplayCall`.
     """
 
     role: Role
@@ -100,6 +122,8 @@ class TurnMessage(NamedTuple):
     calls: tuple[ReplayCall, ...] = ()
     vessel: str | None = None
     provider_data: Mapping[str, Any] | None = None
+    steps: tuple[ReplayStep, ...] = ()
+    warnings: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -230,6 +254,88 @@ def reply_calls(
     return tuple(out)
 
 
+def turn_steps(t: TurnMessage) -> tuple[ReplayStep, ...]:
+    """The steps a wire renders for ``t``: its own, or one step of all its calls (a reply without a step
+    record renders exactly as before steps existed)."""
+    if t.steps:
+        return t.steps
+    return (ReplayStep((), t.calls),) if t.calls else ()
+
+
+def flat_text(m: Message) -> str:
+    """All of a reply's words in order (each step's words, then the final text), joined with a blank line:
+    what the ``plain`` and ``prose`` modes show, as agents sent it before steps existed."""
+    if not m.steps:
+        return m.text
+    words = [s.words for s in m.steps if s.said]
+    return "\n\n".join(w for w in (*words, m.text) if w)
+
+
+def _data_names(step: Step, calls: Sequence[ReplayCall]) -> list[str]:
+    """What of a step's provider-made content a replay would send: its reasoning, signatures, data."""
+    out: list[str] = []
+    n = len(step.reasoning)
+    if n:
+        out.append(f"{n} piece{'s' if n > 1 else ''} of reasoning")
+    if any(isinstance(p, Text) and p.data for p in step.said):
+        out.append("data on its text")
+    if any(c.provider_data for c in calls):
+        out.append("its calls' provider data (signatures)")
+    return out
+
+
+def _plain_step(step: Step, calls: Sequence[ReplayCall]) -> ReplayStep:
+    """A step with nothing provider-made: its words only, its calls without provider data."""
+    said = tuple(Text(p.text) for p in step.said if isinstance(p, Text) and p.text)
+    return ReplayStep(said, tuple(c._replace(provider_data=None) if c.provider_data else c for c in calls))
+
+
+def _step_for(
+    step: Step, calls: tuple[ReplayCall, ...], cut: bool, allowed: bool, where: str, warns: list[str]
+) -> ReplayStep:
+    """One step as replayed: whole to its issuer; else (another vessel, a mode that replays no reasoning,
+    a step cut by the call window) without anything provider-made, named in a warning."""
+    if allowed and not cut:
+        return ReplayStep(step.said, calls)
+    lost = _data_names(step, calls)
+    if lost:
+        if cut:
+            why = "cut by the call window (design 19)"
+        elif step.issuer is None:
+            why = "its issuer is not recorded"
+        else:
+            why = f"made by {step.issuer.describe()}, not this vessel"
+        warns.append(f"{where}: {' and '.join(lost)} not replayed: {why}")
+    return _plain_step(step, calls)
+
+
+def reply_steps(
+    m: Message, calls: tuple[ReplayCall, ...], settings: ReplaySettings, reasoning: bool
+) -> tuple[tuple[ReplayStep, ...], tuple[str, ...]]:
+    """The replayed steps of reply ``m`` whose windowed calls are ``calls`` (the last ones), and warnings.
+
+    Steps wholly before the window are left out; a step the window cuts keeps its calls inside the
+    window and loses its reasoning (design 19). With ``reasoning`` (native mode), a step goes whole to its
+    issuer (design 17); otherwise, and for every other vessel, without reasoning or signatures.
+    """
+    audience = settings.audience
+    first = len(m.tool_uses) - len(calls)  # the reply position of calls[0]
+    out: list[ReplayStep] = []
+    warns: list[str] = []
+    pos = 0
+    for k, (step, _made) in enumerate(m.step_calls()):
+        end = pos + step.calls
+        if step.calls and end <= first:
+            pos = end
+            continue
+        kept = calls[max(pos, first) - first : end - first]
+        allowed = reasoning and audience is not None and audience.accepts(step.issuer)
+        where = f"message {m.id}: step {k + 1}"
+        out.append(_step_for(step, kept, pos < first, allowed, where, warns))
+        pos = end
+    return tuple(out), tuple(warns)
+
+
 def prose_record(calls: Sequence[ReplayCall]) -> str:
     """The text record of a reply's calls used by the ``prose`` mode."""
     lines = ["[Tool calls made in the previous reply]"]
@@ -243,8 +349,8 @@ def _replayable(m: Message, settings: ReplaySettings) -> bool:
     if m.role != "assistant":
         return True
     if m.status != "complete":
-        return bool(m.text) or bool(m.tool_uses)
-    return bool(m.text) or not settings.skip_textless
+        return bool(m.text) or bool(m.tool_uses) or bool(m.steps)
+    return bool(m.text) or (bool(m.steps) and bool(flat_text(m))) or not settings.skip_textless
 
 
 def prepare_turn_messages(
@@ -256,8 +362,8 @@ def prepare_turn_messages(
 ) -> list[TurnMessage]:
     """The turn messages of the next request for ``history`` (cut after message ``upto`` when given).
 
-    A reply's in-progress or interrupted state keeps its calls (design 4): they always travel as calls,
-    whatever the mode, because the model must see its own results to continue.
+    A reply in progress or interrupted renders as it was made, whatever the mode (design 16): the model
+    must see its own steps and results to continue, so the request ends with the last step's answers.
     """
     if mode not in MODES:
         raise ConfigError(f"unknown replay mode {mode!r}; use one of {', '.join(MODES)}")
@@ -284,18 +390,30 @@ def prepare_turn_messages(
                 record = "\n\n".join(pending)
                 text = f"{record}\n\n{text}" if text else record
                 pending = []
-            out.append(new(TurnMessage, (m.role, m.id, text, (), m.vessel, m.provider_data)))
+            out.append(new(TurnMessage, (m.role, m.id, text, (), m.vessel, m.provider_data, (), ())))
             continue
         if not _replayable(m, settings):
             continue
         if mode == "native" or m.status != "complete":
-            calls = reply_calls(m, settings=settings, stem=stem)
-            out.append(new(TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data)))
+            out.append(_native_turn(m, stem, settings, reasoning=mode == "native"))
             continue
         if mode == "prose" and m.tool_uses:
             pending.append(prose_record(reply_calls(m, settings=settings, stem=stem)))
-        out.append(TurnMessage("assistant", m.id, m.text, (), m.vessel, m.provider_data))
+        out.append(TurnMessage("assistant", m.id, flat_text(m), (), m.vessel, m.provider_data))
     return out
+
+
+def _native_turn(m: Message, stem: str, settings: ReplaySettings, *, reasoning: bool) -> TurnMessage:
+    """A reply with its calls, step by step; a reply without a step record and without provider data
+    (the common case) takes the short path: one step of all its calls, as before steps existed."""
+    calls = reply_calls(m, settings=settings, stem=stem)
+    if not m.steps and not any(c.provider_data for c in calls):
+        return tuple.__new__(
+            TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data, (), ())
+        )
+    steps, warns = reply_steps(m, calls, settings, reasoning)
+    flat = tuple(c for s in steps for c in s.calls)
+    return TurnMessage("assistant", m.id, m.text, flat, m.vessel, m.provider_data, steps, warns)
 
 
 def split_system(turns: Sequence[TurnMessage], system: str | None) -> tuple[str | None, list[TurnMessage]]:

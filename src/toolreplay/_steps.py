@@ -51,6 +51,29 @@ class Issuer:
 
 
 @dataclass(frozen=True, slots=True)
+class Audience:
+    """The vessel a replay is for, as an issuer would be recorded on it, and the model names its profile
+    says share signatures (none by default). Only what its own triple issued goes back to it (design 17).
+    """
+
+    wire: str
+    host: str
+    model: str
+    shared_models: frozenset[str] = frozenset()
+
+    def accepts(self, issuer: Issuer | None) -> bool:
+        if issuer is None or issuer.wire != self.wire or issuer.host != self.host:
+            return False
+        if issuer.model == self.model:
+            return True
+        return issuer.model in self.shared_models and self.model in self.shared_models
+
+    def issuer(self) -> Issuer:
+        """The issuer this vessel records on what it produces."""
+        return Issuer(self.wire, self.host, self.model)
+
+
+@dataclass(frozen=True, slots=True)
 class Reasoning:
     """A piece of reasoning the model produced, kept verbatim.
 
@@ -133,7 +156,7 @@ class Part:
         return out
 
 
-def parts_text(parts: Sequence[Part]) -> str:
+def answer_text(parts: Sequence[Part]) -> str:
     """The text an answer of parts reads as on a wire that takes text only: text parts joined by a line
     break, every other part named in brackets where it stood."""
     return "\n".join(p.text if p.kind == "text" else f"[{p.label()}]" for p in parts)
@@ -279,15 +302,16 @@ def parts_to_json(parts: Sequence[Part]) -> list[dict[str, str]]:
 
 
 __all__ = [
+    "Audience",
     "Issuer",
     "Part",
     "Piece",
     "Reasoning",
     "Step",
     "Text",
+    "answer_text",
     "host_of",
     "parts_from",
-    "parts_text",
     "parts_to_json",
     "steps_from",
     "steps_problem",

@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import HistoryError
-from toolreplay._steps import Part, parts_from, parts_text, parts_to_json
+from toolreplay._steps import Part, answer_text, parts_from, parts_to_json
 
 #: The ``tool_name`` that marks a stored entry as the answer to a call.
 RESULT = "result"
@@ -40,7 +40,7 @@ class ToolCall:
     made the call, namespaced by wire, e.g. ``{"gemini": {"thoughtSignature": "..."}}``.
     ``input_text`` is the input's JSON text, serialized once here and reused by every render.
     ``parts`` is the answer as parts (text, image, document) when it was more than text; ``answer`` is
-    then its text form (:func:`~toolreplay._steps.parts_text`), what a text-only wire carries.
+    then its text form (:func:`~toolreplay._steps.answer_text`), what a text-only wire carries.
     """
 
     name: str
@@ -57,7 +57,7 @@ class ToolCall:
             text = self.input if isinstance(self.input, str) else jsonenc.dumps(self.input)
             object.__setattr__(self, "input_text", text)
         if self.parts and self.answer is None:
-            object.__setattr__(self, "answer", parts_text(self.parts))
+            object.__setattr__(self, "answer", answer_text(self.parts))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ else ``~/.config/toolreplay/vessels.toml``)::
     key_env = "LOCAL_KEY"        # optional
     max_id_len = 40              # optional
     flags = ["tool_message_name"]
+    signature_models = ["m-1", "m-1-fast"]   # optional: models that accept each other's reasoning
 
 Flags (quirks) a wire reads:
 
@@ -18,6 +19,20 @@ Flags (quirks) a wire reads:
 * ``store_false``: Responses bodies carry ``"store": false`` (Codex requires it; nothing is kept server-side).
 * ``stream_only``: the endpoint answers only streaming requests (Codex).
 * ``no_message_name``: never send a ``name`` on a Chat message (GLM's OpenAI endpoint rejects it).
+
+Reasoning (design 17: what a vessel gets back is only what it issued itself):
+
+* ``reasoning_content``: its own reasoning goes back as ``reasoning_content`` on Chat assistant messages
+  (Kimi, DeepSeek, GLM thinking models; other Chat servers get none).
+* ``requires_reasoning``: with thinking on, a tool-call continuation without the model's reasoning is
+  refused (Kimi: 400 "thinking is enabled but reasoning_content is missing in assistant tool call
+  message"; Anthropic: the last assistant message must start with its thinking block).
+* ``encrypted_reasoning``: a stateless Responses vessel (``store: false``) asks for
+  ``include: ["reasoning.encrypted_content"]`` in the turn loop, so the model's reasoning survives
+  between tool steps (Codex, OpenAI Responses).
+
+``signature_models`` lists model names that accept each other's reasoning and signatures (none by
+default: a piece goes back only to the exact model that issued it).
 """
 
 from __future__ import annotations
@@ -30,12 +45,21 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from toolreplay._errors import ConfigError
+from toolreplay._steps import Audience, host_of
 
 #: A registered wire's name (:func:`toolreplay.wires.wire_names`); a vessel row names its wire as data.
 WireName = str
 IdPolicy = Literal["derived", "kimi"]
 KNOWN_FLAGS: frozenset[str] = frozenset(
-    {"tool_message_name", "store_false", "stream_only", "no_message_name"}
+    {
+        "tool_message_name",
+        "store_false",
+        "stream_only",
+        "no_message_name",
+        "reasoning_content",
+        "requires_reasoning",
+        "encrypted_reasoning",
+    }
 )
 
 
@@ -52,23 +76,31 @@ class Vessel:
     max_id_len: int | None = None
     flags: frozenset[str] = field(default_factory=lambda: frozenset[str]())
     description: str = ""
+    signature_models: frozenset[str] = field(default_factory=lambda: frozenset[str]())
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
+
+    def audience(self, model: str | None = None, base_url: str | None = None) -> Audience:
+        """Who this vessel is as an issuer (wire, host of the base URL, model), for the replay: design 17."""
+        host = host_of(base_url or self.base_url)
+        return Audience(self.wire, host, model or self.model, self.signature_models)
 
 
 # name, wire, base URL, key variable, model, id policy, max id length, flags, description
 _TABLE: tuple[tuple[str, WireName, str, str | None, str, IdPolicy, int | None, str, str], ...] = (
     ("codex", "openai-responses", "https://chatgpt.com/backend-api/codex", "CODEX_API_KEY",
-     "gpt-5-codex", "derived", 64, "store_false stream_only", "OpenAI Codex (ChatGPT backend), Responses"),
+     "gpt-5-codex", "derived", 64, "store_false stream_only encrypted_reasoning",
+     "OpenAI Codex (ChatGPT backend), Responses"),
     ("grok", "openai-responses", "https://api.x.ai/v1", "XAI_API_KEY",
      "grok-4", "derived", 64, "", "xAI Grok, Responses"),
     ("openai-responses", "openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY",
-     "gpt-5", "derived", 64, "store_false", "OpenAI Responses API"),
+     "gpt-5", "derived", 64, "store_false encrypted_reasoning", "OpenAI Responses API"),
     ("openai", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY",
      "gpt-4.1", "derived", 40, "", "OpenAI Chat Completions"),
     ("kimi", "openai-chat", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY",
-     "kimi-k2-0905-preview", "kimi", None, "tool_message_name", "Moonshot Kimi K2, Chat"),
+     "kimi-k2-0905-preview", "kimi", None, "tool_message_name reasoning_content",
+     "Moonshot Kimi K2, Chat"),
     ("openai-compatible", "openai-chat", "http://127.0.0.1:8000/v1", "OPENAI_COMPATIBLE_API_KEY",
      "default", "derived", None, "", "any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
     ("ollama", "ollama", "http://127.0.0.1:11434", None,
@@ -101,7 +133,8 @@ def config_path() -> Path:
 
 def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, src: str) -> Vessel:
     where = f"{src}: [vessels.{name}]"
-    allowed = {"wire", "base_url", "key_env", "model", "id_policy", "max_id_len", "flags", "description"}
+    allowed = {"wire", "base_url", "key_env", "model", "id_policy", "max_id_len", "flags", "description",
+               "signature_models"}  # fmt: skip
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ConfigError(
@@ -134,6 +167,9 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
     for k in ("base_url", "model", "description", "key_env"):
         if k in raw and not isinstance(raw[k], str):
             raise ConfigError(f"{where}: {k} must be a string")
+    shared = raw.get("signature_models", sorted(base.signature_models))
+    if not isinstance(shared, list) or not all(isinstance(m, str) for m in shared):
+        raise ConfigError(f"{where}: signature_models must be a list of model names")
     return replace(
         base,
         name=name,
@@ -145,6 +181,7 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
         max_id_len=max_id,
         flags=frozenset(cast(list[str], flags)),
         description=str(raw.get("description", base.description)),
+        signature_models=frozenset(cast(list[str], shared)),
     )
 
 

@@ -15,6 +15,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import ToolCall
 from toolreplay._loop.events import Retrying, Stopped, TextDelta
 from toolreplay._loop.recorder import Recorder
+from toolreplay._loop.step_log import StepLog
 from toolreplay._tools import ToolOutcome
 from toolreplay.wires.reply import ParsedCall, Reply
 
@@ -61,6 +62,7 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
     from toolreplay._render_cache import RenderCache
 
     opts = _render_options(rec)
+    log = rec.log = StepLog(rec.vessel, rec.history, base_url=rec.options.base_url, model=rec.options.model)
 
     def on_retry(err: ProviderError, attempt: int, delay: float) -> None:
         rec.emit(Retrying(str(err), attempt, delay))
@@ -78,7 +80,8 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
     while rec.steps < rec.options.max_steps:
         rec.steps += 1
         messages = (*rec.history.messages, rec.in_progress())
-        body = bodies.render_body(messages, rec.vessel.wire, opts, settings=rec.options.replay)
+        settings = replace(rec.options.replay, audience=log.audience())
+        body = bodies.render_body(messages, rec.vessel.wire, opts, settings=settings)
         streamed.clear()
         reply: Reply = await transport.send(
             rec.vessel,

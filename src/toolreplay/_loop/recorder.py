@@ -9,7 +9,7 @@ order that keeps a killed process's work:
    id (``replay_a7_0``) at once;
 2. :meth:`Recorder.call_started`: each call committed before its tool runs (unanswered), then
    :meth:`Recorder.call_answered` fills its answer in as it completes;
-3. :meth:`Recorder.finish`: text, status, provider data and meta in one transaction, after the
+3. :meth:`Recorder.finish`: text, steps, status, provider data and meta in one transaction, after the
    "said without doing" check; or :meth:`Recorder.interrupt` when the turn failed, keeping the calls
    and the text it had; or, when the turn failed before the provider answered anything and nothing ran,
    :meth:`Recorder.discard`, which removes the user message and the empty reply (design 28).
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, ConnectionFault, ProviderError, ResponseFormatError, StoreError
-from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
+from toolreplay._history import History, Message, Status, Step, ToolCall, ToolSpec
 from toolreplay._ids import StemAllocator, call_id
 from toolreplay._loop.events import (
     CallFinished,
@@ -35,6 +35,7 @@ from toolreplay._loop.events import (
     TurnOptions,
     TurnResult,
 )
+from toolreplay._loop.step_log import StepLog, words
 from toolreplay._replay import replay_name
 from toolreplay._tools import ToolRegistry
 from toolreplay._vessels import Vessel
@@ -120,6 +121,7 @@ class Recorder:
         self.extra_meta: dict[str, Any] = {}
         self.heard = False
         """The provider answered something this turn: a reply parsed, or streamed text (design 28)."""
+        self.log: StepLog | None = None  # the HTTP driver's steps (the claude CLI runs its own loop)
 
     def emit(self, event: TurnEvent) -> None:
         if self.on_event is not None:
@@ -163,10 +165,13 @@ class Recorder:
         self.stem = alloc.stem(self.reply_id)
 
     def in_progress(self) -> Message:
-        # No text while in progress (design 4): text after the calls would end an Anthropic request
-        # with an assistant message, which the API reads as a prefill to continue.
+        # No final text while in progress (design 16): each step's words ride with its calls, so the
+        # request ends with the last step's answers (text after them would be an Anthropic prefill).
         v, pdata = self.vessel.name, self.provider_data
-        return Message(self.reply_id, "assistant", "", tuple(self.calls), None, v, pdata, "in_progress")
+        steps = self.log.fitted(len(self.calls)) if self.log is not None else ()
+        return Message(
+            self.reply_id, "assistant", "", tuple(self.calls), None, v, pdata, "in_progress", None, steps
+        )
 
     def tool_specs(self) -> tuple[ToolSpec, ...]:
         return self.registry.specs() if len(self.registry) else (self.history.tools or ())
@@ -212,6 +217,8 @@ class Recorder:
         self.provider_data = merge_provider_data(self.provider_data, reply.provider_data)
         self.model = reply.model or self.model
         self.finish_reason = reply.finish_reason
+        if self.log is not None:
+            self.log.took(reply)
 
     # -- the last write ---------------------------------------------------------------------------
 
@@ -230,18 +237,26 @@ class Recorder:
         out.update(self.extra_meta)
         return out
 
+    def reply_text(self) -> tuple[str, tuple[Step, ...]]:
+        """The reply's final words and its steps (design 16); without steps, all its words joined."""
+        steps = self.log.fitted(len(self.calls)) if self.log is not None else ()
+        if self.log is None or not steps:
+            return jsonenc.scrub("\n\n".join(self.texts)), steps
+        return jsonenc.scrub(self.log.final), steps
+
     def finish(self, stopped: Stopped) -> TurnResult:
-        text = jsonenc.scrub("\n\n".join(self.texts))
+        text, steps = self.reply_text()
         meta = self.meta(stopped)
-        flag = said_without_doing_flag(text, self.calls, self.registry, self.history)
+        flag = said_without_doing_flag(words(steps, text), self.calls, self.registry, self.history)
         if flag is not None:
             meta["said_without_doing"] = flag
         # A reply stopped by the step limit with no text is not finished: "interrupted" keeps its calls
         # in every later replay (a complete reply without text is left out, calls included).
         status: Status = "interrupted" if stopped == "step_limit" and not text else "complete"
         self.store.finish_reply(
-            self.cid, self.reply_id, text=text, status=status, provider_data=self.provider_data, meta=meta
-        )
+            self.cid, self.reply_id, text=text, status=status, provider_data=self.provider_data, meta=meta,
+            steps=steps,
+        )  # fmt: skip
         if flag is not None:
             self.emit(Flagged(flag))
         reply = Message(
@@ -254,6 +269,7 @@ class Recorder:
             provider_data=self.provider_data,
             status=status,
             meta=meta,
+            steps=steps,
         )
         return TurnResult(self.cid, self.user, reply, self.steps, self.usage, stopped, flag)
 
@@ -282,14 +298,11 @@ class Recorder:
         meta = self.meta("error")
         # Redacted and scrubbed: an error may quote a key, or text that cannot be stored as UTF-8.
         meta["error"] = jsonenc.scrub(redact(str(error) or type(error).__name__))[:500]
+        text, steps = self.reply_text()
         self.store.finish_reply(
-            self.cid,
-            self.reply_id,
-            text=jsonenc.scrub("\n\n".join(self.texts)),
-            status="interrupted",
-            provider_data=self.provider_data,
-            meta=meta,
-        )
+            self.cid, self.reply_id, text=text, status="interrupted", provider_data=self.provider_data,
+            meta=meta, steps=steps,
+        )  # fmt: skip
 
 
 __all__ = ["Recorder", "merge_provider_data", "next_id", "now", "said_without_doing_flag"]

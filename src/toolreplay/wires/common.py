@@ -196,9 +196,11 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
 
     One warning per tool name the wires cannot express, saying what it is sent as (the mapping of
     :func:`wire_tool_name` is the same on every wire, for calls, answers and definitions alike); on
-    Gemini, one per stored thought signature that is not base64 and so is not replayed.
+    Gemini, one per stored thought signature that is not base64 and so is not replayed; and what the
+    replay left out of each message (reasoning and signatures for another vessel, design 17).
     """
     out = name_warnings(turns, tools)
+    out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
     if wire == "gemini":
         for t in turns:
             for c in t.calls:

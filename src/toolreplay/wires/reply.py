@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolreplay._steps import Piece
+
 
 @dataclass(frozen=True, slots=True)
 class ParsedCall:
@@ -36,7 +38,11 @@ class Usage:
 @dataclass(frozen=True, slots=True)
 class Reply:
     """One answer: its text, the calls it made, why it stopped, usage, and message-level provider data
-    (e.g. Responses reasoning items, Anthropic thinking blocks, Kimi ``reasoning_content``)."""
+    (e.g. Responses reasoning items, Anthropic thinking blocks, Kimi ``reasoning_content``).
+
+    ``said`` is what the model produced before its calls, in order: its reasoning (kept verbatim for its
+    issuer, design 17) and its text pieces. Empty when the parser records no pieces: ``text`` then stands.
+    """
 
     text: str = ""
     calls: tuple[ParsedCall, ...] = ()
@@ -44,6 +50,7 @@ class Reply:
     usage: Usage = field(default_factory=Usage)
     provider_data: Mapping[str, Any] | None = None
     model: str | None = None
+    said: tuple[Piece, ...] = ()
 
 
 def add_usage(a: Usage, b: Usage) -> Usage:

@@ -1,0 +1,89 @@
+"""The steps of a live reply as they happen: one per provider answer, with who issued it (design 16-17).
+
+The turn loop feeds every answer to a :class:`StepLog`: an answer with calls becomes a step (its
+reasoning, then its words, then how many calls it made), the answer without calls the reply's closing
+step (the reasoning that led to the final words, which stay the reply's text). Each step records its
+issuer: the vessel's wire, the host of the base URL the request went to, and the model as the provider
+reported it (the requested name while it has reported none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from toolreplay._history import History
+from toolreplay._steps import Audience, Issuer, Piece, Reasoning, Step, Text, host_of
+from toolreplay._vessels import Vessel
+from toolreplay.wires.reply import Reply
+
+
+def _reported_models(history: History, vessel: str) -> set[str]:
+    """The models earlier replies on ``vessel`` were answered by (the loop keeps them in ``meta``)."""
+    out: set[str] = set()
+    for m in history.messages:
+        model = m.meta.get("model") if m.vessel == vessel and isinstance(m.meta, Mapping) else None
+        if isinstance(model, str) and model:
+            out.add(model)
+    return out
+
+
+class StepLog:
+    """What a live reply produced, step by step."""
+
+    def __init__(self, vessel: Vessel, history: History, *, base_url: str | None, model: str | None) -> None:
+        self.requested = model or vessel.model
+        self.host = host_of(base_url or vessel.base_url)
+        self.wire = vessel.wire
+        self._base = vessel.audience(self.requested, base_url)
+        # A provider reports the model it ran (``gpt-5-2025-08-07`` for ``gpt-5``): the names it gave
+        # for this vessel's earlier replies and this turn's answers are the requested model's own.
+        self.reported = _reported_models(history, vessel.name)
+        self.steps: list[Step] = []
+        self.final = ""
+
+    def took(self, reply: Reply) -> None:
+        """Record one answer: a step when it called, else the reply's closing step and final words."""
+        if reply.model:
+            self.reported.add(reply.model)
+        issuer = Issuer(self.wire, self.host, reply.model or self.requested)
+        said: tuple[Piece, ...] = tuple(reply.said)
+        if reply.text and not any(isinstance(p, Text) for p in said):
+            said += (Text(reply.text),)
+        if reply.calls:
+            self.steps.append(Step(said, len(reply.calls), issuer))
+            return
+        self.final = reply.text
+        reasoning = tuple(p for p in said if isinstance(p, Reasoning))
+        if reasoning and self.steps:
+            self.steps.append(Step(reasoning, 0, issuer))
+
+    def fitted(self, n_calls: int) -> tuple[Step, ...]:
+        """The steps, their counts fitted to the ``n_calls`` calls really recorded (a call that crashed
+        before it was recorded, a turn cut short): the last steps give up what was not recorded."""
+        out: list[Step] = []
+        left = n_calls
+        for s in self.steps:
+            if s.calls == 0:
+                out.append(s)
+                continue
+            take = min(s.calls, left)
+            if take == 0:
+                break
+            out.append(s if take == s.calls else replace(s, calls=take))
+            left -= take
+        if left:  # calls recorded without a step (none expected): one more step holds them
+            out.append(Step((), left))
+        if out and out[-1].calls == 0 and any(s.calls == 0 for s in out[:-1]):
+            out = [s for s in out[:-1] if s.calls] + [out[-1]]
+        return tuple(out) if any(s.calls for s in out) else ()
+
+    def audience(self) -> Audience:
+        """The vessel this turn's requests go to, accepting the models the provider reported for it."""
+        names = {self.requested, *self.reported} if self.reported else set[str]()
+        return replace(self._base, shared_models=self._base.shared_models | names)
+
+
+def words(steps: Iterable[Step], final: str) -> str:
+    """All the words of a reply in order (each step's words, then the final text), a blank line apart."""
+    return "\n\n".join(w for w in (*(s.words for s in steps), final) if w)
