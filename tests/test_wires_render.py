@@ -40,6 +40,19 @@ def paris(**call_extra: Any) -> dict[str, Any]:
     }
 
 
+#: The issuer of the gemini vessel's own replies (design 17): its signatures go back to it only.
+GEMINI_ISSUER = {"wire": "gemini", "host": "generativelanguage.googleapis.com", "model": "gemini-2.5-flash"}
+
+
+def issued_by_gemini(data: dict[str, Any]) -> dict[str, Any]:
+    """``data`` with each reply recorded as one step the gemini vessel made."""
+    for m in data["messages"]:
+        if m.get("tool_uses"):
+            n = sum(1 for u in m["tool_uses"] if u["tool_name"] != "result")
+            m["steps"] = [{"calls": n, "issuer": GEMINI_ISSUER}]
+    return data
+
+
 def body_for(vessel: str, data: dict[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
     return render(history_from_dict(data or paris()), vessel, tools=kw.pop("tools", [WEATHER]), **kw)
 
@@ -194,8 +207,17 @@ def test_claude_prompt_carries_calls_as_json_lines() -> None:
 
 def test_gemini_keeps_a_real_signature_and_reads_snake_case() -> None:
     for key in ("thoughtSignature", "thought_signature"):
-        body = body_for("gemini", paris(provider_data={"gemini": {key: "c2lnbmVk"}}))
+        body = body_for("gemini", issued_by_gemini(paris(provider_data={"gemini": {key: "c2lnbmVk"}})))
         assert body["contents"][1]["parts"][0]["thoughtSignature"] == "c2lnbmVk"
+        # from any other issuer (or none recorded) the dummy goes instead, and the warning says why
+        warnings: list[str] = []
+        body = render(history_from_dict(paris(provider_data={"gemini": {key: "c2lnbmVk"}})), "gemini",
+                      warnings=warnings)  # fmt: skip
+        assert body["contents"][1]["parts"][0]["thoughtSignature"] == "skip_thought_signature_validator"
+        assert warnings == [
+            "message m2: step 1: its calls' provider data (signatures) not replayed: "
+            "its issuer is not recorded"
+        ]
 
 
 def test_gemini_signs_the_first_call_only_and_marks_errors() -> None:
@@ -214,7 +236,7 @@ def test_gemini_signs_the_first_call_only_and_marks_errors() -> None:
             {"id": "r", "role": "assistant", "text": "done", "tool_uses": uses},
         ],
     }
-    contents = body_for("gemini", data, tools=[])["contents"]
+    contents = body_for("gemini", issued_by_gemini(data), tools=[])["contents"]
     calls, answers = contents[1]["parts"], contents[2]["parts"]
     assert calls[0]["thoughtSignature"] == "skip_thought_signature_validator"
     assert calls[1]["thoughtSignature"] == "c2ln"  # Gemini's own, kept
