@@ -144,18 +144,9 @@ def test_handoff_from_each_format_to_every_vessel(source: str, tmp_path: Path) -
 
 def test_gemini_keeps_the_real_signature_and_fills_the_rest(tmp_path: Path) -> None:
     h = read_file(DATA / "import_gemini_litellm.json").conversations[0]
-    signed = [c.provider_data for m in h.messages for c in m.tool_uses if c.provider_data]
-    assert signed == [
-        {"gemini": {"thoughtSignature": "CiQBcsjafGx3oQ5mPk0Z+8yEmX1cW2dhbm1lU2lnbmF0dXJlQQ=="}}
-    ]
-    # kept in the store; replayed only to the model that issued it (design 17), which this import does
-    # not record: the dummy goes in its place and a warning says why
-    warnings: list[str] = []
-    body = render(h, "gemini", warnings=warnings)
-    calls = [p for c in body["contents"] for p in c["parts"] if "functionCall" in p]
-    assert calls[0]["thoughtSignature"] == "skip_thought_signature_validator"
+    calls = [p for c in render(h, "gemini")["contents"] for p in c["parts"] if "functionCall" in p]
+    assert calls[0]["thoughtSignature"] == "CiQBcsjafGx3oQ5mPk0Z+8yEmX1cW2dhbm1lU2lnbmF0dXJlQQ=="
     assert "thoughtSignature" not in calls[1]
-    assert any("provider data (signatures) not replayed: its issuer is not recorded" in w for w in warnings)
     # the same conversation continued on Kimi: Kimi's own ids, every call answered
     chat = render(h, "kimi")["messages"]
     ids = [tc["id"] for m in chat for tc in m.get("tool_calls") or []]

@@ -64,7 +64,9 @@ class Audience:
     def accepts(self, issuer: Issuer | None) -> bool:
         if issuer is None or issuer.wire != self.wire or issuer.host != self.host:
             return False
-        if issuer.model == self.model:
+        if issuer.model == self.model or not issuer.model:
+            # no model recorded: the body that carried it named none (Gemini keeps the model in the URL);
+            # the same wire and host is all that is known of its issuer
             return True
         return issuer.model in self.shared_models and self.model in self.shared_models
 

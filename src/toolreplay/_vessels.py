@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from toolreplay._errors import ConfigError
-from toolreplay._steps import Audience, host_of
+from toolreplay._steps import Audience, Issuer, host_of
 
 #: A registered wire's name (:func:`toolreplay.wires.wire_names`); a vessel row names its wire as data.
 WireName = str
@@ -120,6 +120,21 @@ BUILTIN: dict[str, Vessel] = {
                    frozenset(row[7].split()), row[8])
     for row in _TABLE
 }  # fmt: skip
+
+
+#: The vessel whose host an imported body's issuer gets when no ``--issuer-url`` says otherwise (design 17).
+_PUBLIC_VESSEL = {"openai-chat": "openai", "openai-responses": "openai-responses", "anthropic": "anthropic",
+                  "gemini": "gemini", "ollama": "ollama"}  # fmt: skip
+
+
+def public_issuer(wire: str, model: Any, base_url: str | None = None) -> Issuer:
+    """The issuer of what an imported body of ``wire`` carries: its model as the body names it ("" when it
+    names none: Gemini bodies carry the model in the URL), the host of ``base_url``, else the wire's
+    public default host."""
+    if base_url is None:
+        vessel = BUILTIN.get(_PUBLIC_VESSEL.get(wire, ""))
+        base_url = vessel.base_url if vessel is not None else ""
+    return Issuer(wire, host_of(base_url), model if isinstance(model, str) else "")
 
 
 def config_path() -> Path:

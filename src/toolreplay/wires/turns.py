@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
 from toolreplay._ids import message_stem
+from toolreplay._steps import Issuer, Step
 
 #: A derived replay id (see :mod:`toolreplay._ids`): ``replay_<stem>_<position>``.
 _DERIVED_ID = re.compile(r"^replay_([A-Za-z0-9]{1,16})_(\d+)$")
@@ -386,6 +387,15 @@ def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tup
     return messages
 
 
+def _issued(m: Message, issuer: Issuer) -> Message:
+    """``m`` with its issuer recorded, when it carries anything its issuer alone may get back."""
+    if m.role != "assistant" or not m.tool_uses:
+        return m
+    if not (m.provider_data or any(c.provider_data for c in m.tool_uses)):
+        return m
+    return replace(m, steps=(Step((), len(m.tool_uses), issuer),))
+
+
 def assemble(
     events: Sequence[Event],
     *,
@@ -393,8 +403,13 @@ def assemble(
     tools: Sequence[ToolSpec] | None = None,
     warnings: Sequence[str] = (),
     id_prefix: str = "m",
+    issuer: Issuer | None = None,
 ) -> History:
-    """The stored history of a body's events (see the module docstring for the rules)."""
+    """The stored history of a body's events (see the module docstring for the rules).
+
+    ``issuer``: who made the body's replies (design 17); a reply carrying provider data (signatures,
+    reasoning) records it as one step, so that data goes back only to that issuer.
+    """
     warns = list(warnings)
     drafts: list[_Draft] = []
     turn = _Turn(warns)
@@ -424,6 +439,8 @@ def assemble(
             turn.answers(ev)
     drafts.extend(turn.finish(at_end=True))
     messages = _messages(drafts, id_prefix, warns)
+    if issuer is not None:
+        messages = tuple(_issued(m, issuer) for m in messages)
     return History(
         id=conversation_id,
         messages=messages,

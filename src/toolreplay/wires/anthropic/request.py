@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._vessels import public_issuer
 from toolreplay.wires.common import SEPARATOR
 from toolreplay.wires.request_common import (
     listed,
@@ -176,7 +177,9 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
         if not _is_separator(msgs, i):
             events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools"))
-    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
+    issuer = public_issuer(WIRE, rest.get("model"))
+    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
+                    issuer=issuer)  # fmt: skip
 
 
 __all__ = ["WIRE", "message_events", "parse_request", "parse_tools", "split_body"]

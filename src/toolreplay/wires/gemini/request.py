@@ -27,6 +27,7 @@ from typing import Any, cast
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._vessels import public_issuer
 from toolreplay.wires.common import SEPARATOR
 from toolreplay.wires.common import either_case as _get
 from toolreplay.wires.request_common import (
@@ -207,7 +208,9 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
         else:
             raise _fail(f"{where}.role is {role!r}; expected user or model")
     tools = parse_tools(rest.get("tools"))
-    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
+    issuer = public_issuer(WIRE, None)
+    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
+                    issuer=issuer)  # fmt: skip
 
 
 __all__ = ["DUMMY_SIGNATURES", "WIRE", "parse_request", "parse_tools", "response_answer", "split_body"]

@@ -15,6 +15,7 @@ from typing import Any
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._vessels import public_issuer
 from toolreplay.wires.request_common import (
     function_calls,
     listed,
@@ -95,7 +96,9 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     for _, where, msg in objects(msgs, "messages", _fail):
         events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools"))
-    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings)
+    issuer = public_issuer(WIRE, rest.get("model"))
+    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
+                    issuer=issuer)  # fmt: skip
 
 
 __all__ = ["WIRE", "message_events", "parse_request", "parse_tools", "split_body"]

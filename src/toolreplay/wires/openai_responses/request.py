@@ -22,6 +22,7 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._vessels import public_issuer
 from toolreplay.wires.request_common import listed, nonempty, objects, read_tools, split_list
 from toolreplay.wires.turns import (
     AgentSaid,
@@ -183,7 +184,9 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     if rest.get("previous_response_id"):
         warnings.append("previous_response_id: the earlier turns kept server-side are not in this body")
     tools = parse_tools(rest.get("tools"))
-    return assemble(reader.events, conversation_id=conversation_id, tools=tools, warnings=warnings)
+    issuer = public_issuer(WIRE, rest.get("model"))
+    return assemble(reader.events, conversation_id=conversation_id, tools=tools, warnings=warnings,
+                    issuer=issuer)  # fmt: skip
 
 
 __all__ = ["WIRE", "parse_request", "parse_tools", "split_body"]
