@@ -23,14 +23,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, NamedTuple, cast
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, HistoryError
 from toolreplay._history import History, Message, Role, ToolCall
 from toolreplay._ids import StemAllocator, call_id, message_stem
-from toolreplay._steps import Audience, Piece, Step, Text
+from toolreplay._steps import Audience, Part, Piece, Reasoning, Step, Text
 
 Mode = Literal["native", "plain", "prose"]
 MODES: tuple[Mode, ...] = ("native", "plain", "prose")
@@ -87,6 +87,8 @@ class ReplayCall(NamedTuple):
     provider_call_id: str | None = None
     provider_data: Mapping[str, Any] | None = None
     patches: tuple[str, ...] = ()
+    parts: tuple[Part, ...] = ()
+    """The answer's parts (images, documents) for wires that carry them; ``answer`` is its text form."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -104,6 +106,20 @@ class ReplayStep(NamedTuple):
 
     said: tuple[Piece, ...]
     calls: tuple[ReplayCall, ...]
+
+    @property
+    def words(self) -> str:
+        """The step's words before its calls, a blank line apart."""
+        return "\n\n".join(p.text for p in self.said if isinstance(p, Text) and p.text)
+
+    def reasoning(self, wire: str) -> list[Mapping[str, Any]]:
+        """The provider data of the step's reasoning pieces for ``wire``, in order, verbatim."""
+        out: list[Mapping[str, Any]] = []
+        for p in self.said:
+            d = p.data.get(wire) if isinstance(p, Reasoning) and p.data else None
+            if isinstance(d, Mapping):
+                out.append(cast(Mapping[str, Any], d))
+        return out
 
 
 class TurnMessage(NamedTuple):
@@ -248,6 +264,7 @@ def reply_calls(
                     c.call_id,
                     c.provider_data,
                     patches,
+                    c.parts,
                 ),
             )
         )
@@ -330,6 +347,10 @@ def reply_steps(
             continue
         kept = calls[max(pos, first) - first : end - first]
         allowed = reasoning and audience is not None and audience.accepts(step.issuer)
+        if allowed and audience is not None and not audience.takes_reasoning and step.reasoning:
+            warns.append(f"message {m.id}: step {k + 1}: reasoning not replayed: the vessel's profile "
+                         "takes none back (flag reasoning_content)")  # fmt: skip
+            step = replace(step, said=tuple(p for p in step.said if not isinstance(p, Reasoning)))
         where = f"message {m.id}: step {k + 1}"
         out.append(_step_for(step, kept, pos < first, allowed, where, warns))
         pos = end

@@ -60,6 +60,9 @@ class Audience:
     host: str
     model: str
     shared_models: frozenset[str] = frozenset()
+    takes_reasoning: bool = True
+    """False where the wire has no place the profile allows for reasoning (Chat without
+    ``reasoning_content``): signatures and data on text still go back, reasoning pieces do not."""
 
     def accepts(self, issuer: Issuer | None) -> bool:
         if issuer is None or issuer.wire != self.wire or issuer.host != self.host:

@@ -84,7 +84,9 @@ class Vessel:
     def audience(self, model: str | None = None, base_url: str | None = None) -> Audience:
         """Who this vessel is as an issuer (wire, host of the base URL, model), for the replay: design 17."""
         host = host_of(base_url or self.base_url)
-        return Audience(self.wire, host, model or self.model, self.signature_models)
+        # Chat has no standard place for reasoning: only profiles that say so get reasoning_content.
+        takes = self.wire != "openai-chat" or self.has("reasoning_content")
+        return Audience(self.wire, host, model or self.model, self.signature_models, takes)
 
 
 # name, wire, base URL, key variable, model, id policy, max id length, flags, description

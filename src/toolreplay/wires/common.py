@@ -201,6 +201,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     """
     out = name_warnings(turns, tools)
     out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
+    out.extend(part_warnings(turns, wire))
     if wire == "gemini":
         for t in turns:
             for c in t.calls:
@@ -211,6 +212,21 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
                         "not replayed"
                     )
     return out
+
+
+def part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
+    """One warning per answer part the wire cannot carry (it travels as its name in the answer's text)."""
+    from toolreplay.wires import get_wire
+
+    kinds = get_wire(wire).part_kinds
+    return [
+        f"message {t.message_id}: call {c.call_id}: the answer's {p.label()} cannot travel on {wire}: "
+        "sent as its name in the answer's text"
+        for t in turns
+        for c in t.calls
+        for p in c.parts
+        if p.kind not in kinds
+    ]
 
 
 def name_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> list[str]:

@@ -236,6 +236,9 @@ class Wire:
     call_notes: Callable[[Mapping[str, Any]], dict[int, str]] | None = None
     #: A note the audit prints for every body of this wire.
     audit_note: str = ""
+    #: The answer parts this wire carries in a tool result (design 16); any other part travels as its
+    #: name in the answer's text, with a warning.
+    part_kinds: frozenset[str] = frozenset({"text"})
 
     @property
     def label(self) -> str:

@@ -33,6 +33,7 @@ def _auth(vessel: Vessel, key: str | None) -> dict[str, str]:
 WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
+    part_kinds=render.PART_KINDS,
     render=render.render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,

@@ -1,7 +1,11 @@
 """Anthropic Messages (``/v1/messages``): the Claude API and Anthropic-compatible endpoints (GLM at Z.ai).
 
-A replayed reply becomes an assistant message of ``tool_use`` blocks, then a user message of the matching
-``tool_result`` blocks (same ids, same order), then an assistant message with the reply's text.
+A replayed reply becomes, step by step, an assistant message of the step's ``thinking`` /
+``redacted_thinking`` blocks (verbatim with their signatures, only to the model that issued them: design
+17; with thinking on, Anthropic refuses a continuation whose last assistant message does not start with
+its thinking block), a text block of the words before the calls, and ``tool_use`` blocks; then a user
+message of the matching ``tool_result`` blocks (same ids, same order; image and document blocks when the
+answer has them). Then an assistant message with the reply's text.
 
 Rules this module keeps (the errors they avoid):
 * a body holding ``tool_use`` blocks defines tools (400 "Requests which include `tool_use` or
@@ -28,7 +32,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay._replay import TurnMessage, split_system
+from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
+from toolreplay._steps import Part
 from toolreplay.wires.common import (
     SEPARATOR,
     IdMapper,
@@ -43,6 +48,8 @@ from toolreplay.wires.contract import TurnPiece
 WIRE = "anthropic"
 #: The body key that holds the history (written here only; the wire's other modules import it).
 LIST_KEY = "messages"
+#: The answer parts this wire carries; any other part travels as its name in the answer's text.
+PART_KINDS: frozenset[str] = frozenset({"text", "image", "document"})
 DEFAULT_MAX_TOKENS = 4096
 #: Our neutral tool_choice words -> Anthropic's objects.
 TOOL_CHOICE = {"auto": "auto", "none": "none", "required": "any", "any": "any"}
@@ -62,13 +69,40 @@ def _text_message(role: str, text: str) -> dict[str, Any]:
     return {"role": role, "content": text}
 
 
-def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
-    """The messages of one turn message: tool_use blocks, the tool_result message, then the text."""
-    if not t.calls:
-        return [_text_message(t.role, t.text)] if t.text.strip() else []
-    uses: list[dict[str, Any]] = []
+def _source(p: Part) -> dict[str, Any]:
+    if p.url:
+        return {"type": "url", "url": p.url}
+    return {"type": "base64", "media_type": p.media_type, "data": p.data}
+
+
+def _result_content(c: ReplayCall) -> Any:
+    """A ``tool_result``'s content: the answer, or text, image and document blocks for an answer of parts."""
+    if not c.parts:
+        return c.answer
+    out: list[dict[str, Any]] = []
+    for p in c.parts:
+        if p.kind == "text":
+            if p.text.strip():  # no empty text block (400 "text content blocks must be non-empty")
+                out.append({"type": "text", "text": p.text})
+        else:
+            out.append({"type": p.kind, "source": _source(p)})
+    return out
+
+
+def _said_blocks(step: ReplayStep) -> list[dict[str, Any]]:
+    """The step's thinking blocks first (a thinking continuation must start with them), then its words."""
+    out = [dict(d) for d in step.reasoning(WIRE)] if step.said else []
+    if step.words.strip():
+        out.append({"type": "text", "text": step.words})
+    return out
+
+
+def _step_messages(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
+    """One step: an assistant message (thinking, words, tool_use blocks), then the user message of its
+    tool_result blocks."""
+    uses = _said_blocks(step)
     results: list[dict[str, Any]] = []
-    for c in t.calls:  # one pass: each call's id is mapped once, for its tool_use and its tool_result
+    for c in step.calls:  # one pass: each call's id is mapped once, for its tool_use and its tool_result
         wid = ids(c)
         value = c.input
         uses.append(
@@ -79,13 +113,29 @@ def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
                 "input": value if type(value) is dict else plain_dict(value),
             }
         )
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wid, "content": c.answer}
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wid, "content": _result_content(c)}
         if c.is_error:
             block["is_error"] = True
         results.append(block)
-    out = [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+    return [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
+
+
+def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
+    """The messages of one turn message: each step (tool_use blocks, the tool_result message), then the
+    text (led by the closing step's thinking, when it has any)."""
+    if not t.calls and not t.steps:
+        return [_text_message(t.role, t.text)] if t.text.strip() else []
+    out: list[dict[str, Any]] = []
+    closing: list[dict[str, Any]] = []
+    for step in turn_steps(t):
+        if step.calls:
+            out.extend(_step_messages(step, ids))
+        else:
+            closing = [dict(d) for d in step.reasoning(WIRE)]
     if t.text.strip():
-        out.append(_text_message("assistant", t.text))
+        text = _text_message("assistant", t.text)
+        text["content"] = closing + text["content"]
+        out.append(text)
     return out
 
 

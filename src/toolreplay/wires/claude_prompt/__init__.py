@@ -65,6 +65,7 @@ class _NoStream:
 WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
+    part_kinds=render.PART_KINDS,
     list_label="prompt transcript",
     render=render.render,
     render_turn=render.turn_renderer,

@@ -41,6 +41,8 @@ from toolreplay.wires.contract import TurnPiece
 WIRE = "claude-prompt"
 #: The body key that holds the history (written here only; the wire's other modules import it).
 LIST_KEY = "prompt"
+#: The answer parts this wire carries; any other part travels as its name in the answer's text.
+PART_KINDS: frozenset[str] = frozenset({"text"})
 
 REPLAY_HEAD = (
     "You are continuing the conversation below. Its earlier turns are in <transcript>, one JSON object "

@@ -50,6 +50,7 @@ def _call_notes(body: Mapping[str, Any]) -> dict[int, str]:
 WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
+    part_kinds=render.PART_KINDS,
     render=render.render,
     render_turn=render.turn_renderer,
     parse_request=request.parse_request,

@@ -1,8 +1,10 @@
 """Gemini ``generateContent`` (v1beta). The model goes in the URL (``models/<model>:generateContent``),
 not in the body.
 
-A replayed reply becomes a ``model`` content of ``functionCall`` parts, then a ``user`` content of
-``functionResponse`` parts (same count, same order), then a ``model`` content with the reply's text.
+A replayed reply becomes, step by step, a ``model`` content of the step's thought parts (verbatim, only
+to the model that issued them: design 17), its words and its ``functionCall`` parts, then a ``user``
+content of ``functionResponse`` parts (same count, same order; images and documents in their ``parts``);
+then a ``model`` content with the reply's text.
 
 Rules this module keeps (the errors they avoid):
 * the first ``functionCall`` part of each model content carries ``thoughtSignature`` beside
@@ -26,10 +28,11 @@ Rules this module keeps (the errors they avoid):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
-from toolreplay._replay import TurnMessage, split_system
+from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
+from toolreplay._steps import Text
 from toolreplay.wires.common import (
     GEMINI_DUMMY_SIGNATURE,
     SEPARATOR,
@@ -47,6 +50,8 @@ from toolreplay.wires.contract import TurnPiece
 WIRE = "gemini"
 #: The body key that holds the history (written here only; the wire's other modules import it).
 LIST_KEY = "contents"
+#: The answer parts this wire carries; any other part travels as its name in the answer's text.
+PART_KINDS: frozenset[str] = frozenset({"text", "image", "document"})
 #: Our neutral tool_choice words -> Gemini's functionCallingConfig modes.
 TOOL_CHOICE = {"auto": "AUTO", "none": "NONE", "required": "ANY", "any": "ANY"}
 
@@ -60,21 +65,37 @@ def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict
     return [{"functionDeclarations": decls}] if decls else []
 
 
-def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any]]:
-    """The contents of one turn message: the calls, their responses, then the text.
-
-    ``after_model``: the content before this turn is a ``model`` content (or there is none), so a
-    function-call turn needs a ``SEPARATOR`` user content first.
-    """
-    role = "model" if t.role == "assistant" else "user"
-    if not t.calls:
-        return [{"role": role, "parts": [{"text": t.text}]}] if t.text.strip() else []
+def _said_parts(step: ReplayStep) -> list[dict[str, Any]]:
+    """The step's thought parts (verbatim, to their issuer only) and text parts in order; a signature
+    Gemini put on a text part stays on it (``Text.data``, passed only to the same issuer)."""
     out: list[dict[str, Any]] = []
-    if after_model:
-        out.append({"role": "user", "parts": [{"text": SEPARATOR}]})
-    calls: list[dict[str, Any]] = []
+    for p in step.said:
+        if isinstance(p, Text):
+            if p.text.strip():
+                extra = p.data.get(WIRE) if p.data else None
+                out.append({"text": p.text, **(extra if isinstance(extra, Mapping) else {})})
+        else:
+            d = p.data.get(WIRE) if p.data else None
+            if isinstance(d, Mapping):
+                out.append(dict(cast(Mapping[str, Any], d)))
+    return out
+
+
+def _response(c: ReplayCall, name: str) -> dict[str, Any]:
+    key = "error" if c.is_error else "output"
+    fr: dict[str, Any] = {"name": name, "response": {key: c.answer}}
+    media = [p for p in c.parts if p.kind != "text" and p.data]
+    if media:  # images and documents travel as the response's own parts (Gemini 3 multimodal answers)
+        fr["parts"] = [{"inlineData": {"mimeType": p.media_type, "data": p.data}} for p in media]
+    return {"functionResponse": fr}
+
+
+def _step_contents(step: ReplayStep) -> list[dict[str, Any]]:
+    """One step: a model content (thoughts, words, functionCall parts), then the user content of as many
+    functionResponse parts, same order."""
+    calls = _said_parts(step) if step.said else []
     responses: list[dict[str, Any]] = []
-    for i, c in enumerate(t.calls):
+    for i, c in enumerate(step.calls):
         name = wire_tool_name(c.name)
         value = c.input
         part: dict[str, Any] = {
@@ -86,12 +107,30 @@ def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any
         if sig is not None:
             part["thoughtSignature"] = sig
         calls.append(part)
-        key = "error" if c.is_error else "output"
-        responses.append({"functionResponse": {"name": name, "response": {key: c.answer}}})
-    out.append({"role": "model", "parts": calls})
-    out.append({"role": "user", "parts": responses})
+        responses.append(_response(c, name))
+    return [{"role": "model", "parts": calls}, {"role": "user", "parts": responses}]
+
+
+def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any]]:
+    """The contents of one turn message: each step (calls, their responses), then the text.
+
+    ``after_model``: the content before this turn is a ``model`` content (or there is none), so a
+    function-call turn needs a ``SEPARATOR`` user content first.
+    """
+    role = "model" if t.role == "assistant" else "user"
+    if not t.calls and not t.steps:
+        return [{"role": role, "parts": [{"text": t.text}]}] if t.text.strip() else []
+    out: list[dict[str, Any]] = []
+    if after_model and t.calls:
+        out.append({"role": "user", "parts": [{"text": SEPARATOR}]})
+    closing: list[dict[str, Any]] = []
+    for step in turn_steps(t):
+        if step.calls:
+            out.extend(_step_contents(step))
+        else:
+            closing = [p for p in _said_parts(step) if "text" not in p or p.get("thought")]
     if t.text.strip():
-        out.append({"role": "model", "parts": [{"text": t.text}]})
+        out.append({"role": "model", "parts": [*closing, {"text": t.text}]})
     return out
 
 

@@ -25,6 +25,7 @@ def _stream_flag(body: dict[str, Any], stream: bool) -> None:
 WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
+    part_kinds=render.PART_KINDS,
     render=render.render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,

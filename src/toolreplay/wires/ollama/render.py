@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay._replay import TurnMessage, split_system
+from toolreplay._replay import ReplayStep, TurnMessage, split_system, turn_steps
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -29,32 +29,44 @@ from toolreplay.wires.contract import TurnPiece
 WIRE = "ollama"
 #: The body key that holds the history (written here only; the wire's other modules import it).
 LIST_KEY = "messages"
+#: The answer parts this wire carries; any other part travels as its name in the answer's text.
+PART_KINDS: frozenset[str] = frozenset({"text", "image"})
 
 
 #: ``tools``: every given tool plus every tool the replayed calls use.
 render_tools = function_tools
 
 
-def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
-    """The messages of one turn message: calls, their answers, then the text."""
-    if not t.calls:
-        return [{"role": t.role, "content": t.text}]
-    wire_ids = [ids(c) for c in t.calls]
-    names = [wire_tool_name(c.name) for c in t.calls]
-    out: list[dict[str, Any]] = [
-        {
-            "role": "assistant",
-            "content": "",
-            "tool_calls": [
-                {"id": wid, "function": {"index": i, "name": name, "arguments": plain_dict(c.input)}}
-                for i, (wid, name, c) in enumerate(zip(wire_ids, names, t.calls, strict=True))
-            ],
-        }
+def _step_messages(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
+    """One step: the assistant message (words, its issuer's ``thinking``, ``tool_calls``), then one tool
+    message per call (``images``: the answer's images as base64)."""
+    wire_ids = [ids(c) for c in step.calls]
+    names = [wire_tool_name(c.name) for c in step.calls]
+    msg: dict[str, Any] = {"role": "assistant", "content": step.words}
+    for d in step.reasoning(WIRE) if step.said else ():
+        msg.update(d)
+    msg["tool_calls"] = [
+        {"id": wid, "function": {"index": i, "name": name, "arguments": plain_dict(c.input)}}
+        for i, (wid, name, c) in enumerate(zip(wire_ids, names, step.calls, strict=True))
     ]
-    out.extend(
-        {"role": "tool", "tool_name": name, "tool_call_id": wid, "content": c.answer}
-        for wid, name, c in zip(wire_ids, names, t.calls, strict=True)
-    )
+    out = [msg]
+    for wid, name, c in zip(wire_ids, names, step.calls, strict=True):
+        answer: dict[str, Any] = {"role": "tool", "tool_name": name, "tool_call_id": wid, "content": c.answer}
+        images = [p.data for p in c.parts if p.kind == "image" and p.data]
+        if images:
+            answer["images"] = images
+        out.append(answer)
+    return out
+
+
+def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
+    """The messages of one turn message: each step (calls, their answers), then the text."""
+    if not t.calls and not t.steps:
+        return [{"role": t.role, "content": t.text}]
+    out: list[dict[str, Any]] = []
+    for step in turn_steps(t):
+        if step.calls:
+            out.extend(_step_messages(step, ids))
     if t.text:
         out.append({"role": "assistant", "content": t.text})
     return out

@@ -1,7 +1,11 @@
 """OpenAI Chat Completions (``/v1/chat/completions``): OpenAI, Kimi and every OpenAI-compatible server.
 
-A replayed reply becomes an assistant message with ``tool_calls`` and ``content: null``, one ``tool``
-message per call right after it, then an assistant message with the reply's text.
+A replayed reply becomes, step by step, an assistant message with ``tool_calls`` (``content``: the words
+the model wrote before them, else null), one ``tool`` message per call right after it; then an assistant
+message with the reply's text. A step's reasoning rides on its message as its issuer sent it
+(``reasoning_content``; Kimi, DeepSeek and GLM thinking models require it on tool-call messages: 400
+"thinking is enabled but reasoning_content is missing in assistant tool call message"), only for that
+issuer and profiles with flag ``reasoning_content`` (the replay seam decides, design 17).
 
 Rules this module keeps (the errors they avoid):
 * every ``tool_calls`` id is answered by tool messages right after, before any other message
@@ -20,38 +24,68 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay._replay import TurnMessage, split_system
+from toolreplay._replay import ReplayStep, TurnMessage, split_system, turn_steps
 from toolreplay.wires.common import IdMapper, RenderOptions, function_tools, sampling, wire_tool_name
 from toolreplay.wires.contract import TurnPiece
 
 WIRE = "openai-chat"
 #: The body key that holds the history (written here only; the wire's other modules import it).
 LIST_KEY = "messages"
+#: The answer parts this wire carries; any other part travels as its name in the answer's text.
+PART_KINDS: frozenset[str] = frozenset({"text"})
 
 
 #: ``tools``: every given tool plus every tool the replayed calls use.
 render_tools = function_tools
 
 
-def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, Any]]:
-    """The Chat messages of one turn message: calls, their answers, then the text."""
-    if not t.calls:
-        return [{"role": t.role, "content": t.text}]
+def _reasoning_fields(step: ReplayStep) -> dict[str, Any]:
+    """``reasoning_content`` (or ``reasoning``, ``reasoning_details``) of the step, as its issuer sent it."""
+    out: dict[str, Any] = {}
+    for d in step.reasoning(WIRE):
+        out.update(d)
+    return out
+
+
+def _step_messages(step: ReplayStep, ids: IdMapper, named: bool) -> list[dict[str, Any]]:
+    """One step: an assistant message (its words as ``content``, its reasoning, its ``tool_calls``), then
+    one tool message per call (parts a tool message cannot carry are named in the answer's text)."""
     tool_calls: list[dict[str, Any]] = []
-    out: list[dict[str, Any]] = [{"role": "assistant", "content": None, "tool_calls": tool_calls}]
-    for c in t.calls:  # one pass: each call's id and name mapped once, for the call and its answer
+    msg: dict[str, Any] = {"role": "assistant", "content": step.words or None}
+    if step.said:
+        msg.update(_reasoning_fields(step))
+    msg["tool_calls"] = tool_calls
+    out = [msg]
+    for c in step.calls:  # one pass: each call's id and name mapped once, for the call and its answer
         wid = ids(c)
         name = wire_tool_name(c.name)
         tool_calls.append(
             {"id": wid, "type": "function", "function": {"name": name, "arguments": c.arguments}}
         )
-        msg: dict[str, Any] = {"role": "tool", "tool_call_id": wid}
+        answer: dict[str, Any] = {"role": "tool", "tool_call_id": wid}
         if named:
-            msg["name"] = name
-        msg["content"] = c.answer
-        out.append(msg)
+            answer["name"] = name
+        answer["content"] = c.answer
+        out.append(answer)
+    return out
+
+
+def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, Any]]:
+    """The Chat messages of one turn message: each step (its calls, their answers), then the text."""
+    if not t.calls and not t.steps:
+        return [{"role": t.role, "content": t.text}]
+    out: list[dict[str, Any]] = []
+    closing: ReplayStep | None = None
+    for step in turn_steps(t):
+        if step.calls:
+            out.extend(_step_messages(step, ids, named))
+        else:
+            closing = step
     if t.text:
-        out.append({"role": "assistant", "content": t.text})
+        final: dict[str, Any] = {"role": "assistant", "content": t.text}
+        if closing is not None:
+            final.update(_reasoning_fields(closing))
+        out.append(final)
     return out
 
 

@@ -19,6 +19,7 @@ def _endpoint(base: str, model: str, stream: bool) -> str:
 WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
+    part_kinds=render.PART_KINDS,
     render=render.render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,

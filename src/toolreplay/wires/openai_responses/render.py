@@ -1,7 +1,10 @@
 """OpenAI Responses (``/v1/responses``): OpenAI, Codex (ChatGPT backend) and xAI Grok.
 
-A replayed reply becomes ``function_call`` items (``call_id``, ``name``, ``arguments`` string), one
-``function_call_output`` item per call right after them, then ``{"role": "assistant", "content": text}``.
+A replayed reply becomes, step by step, the step's ``reasoning`` items (verbatim, with their
+``encrypted_content``, only to the model that issued them: design 17), the words it wrote before its calls
+(``{"role": "assistant", "content": words}``), ``function_call`` items (``call_id``, ``name``,
+``arguments`` string) and one ``function_call_output`` item per call (content items when the answer has
+images or files); then ``{"role": "assistant", "content": text}``.
 
 Rules this module keeps (the errors they avoid):
 * no item ``id`` on replayed calls: an ``fc_...`` id demands its paired reasoning item ("provided without
@@ -19,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay._replay import TurnMessage, split_system
+from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -33,6 +36,8 @@ from toolreplay.wires.contract import TurnPiece
 WIRE = "openai-responses"
 #: The body key that holds the history (written here only; the wire's other modules import it).
 LIST_KEY = "input"
+#: The answer parts this wire carries; any other part travels as its name in the answer's text.
+PART_KINDS: frozenset[str] = frozenset({"text", "image", "document"})
 #: ``call_id`` maxLength in the OpenAPI spec (FunctionCallOutputItemParam).
 MAX_CALL_ID = 64
 
@@ -45,19 +50,56 @@ def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict
     ]
 
 
-def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
-    """The input items of one turn message: calls, their outputs, then the text."""
-    if not t.calls:
-        return [{"role": t.role, "content": t.text}]
-    wire_ids = [ids(c) for c in t.calls]
-    out: list[dict[str, Any]] = [
-        {"type": "function_call", "call_id": wid, "name": wire_tool_name(c.name), "arguments": c.arguments}
-        for wid, c in zip(wire_ids, t.calls, strict=True)
-    ]
+def _output(c: ReplayCall) -> Any:
+    """A call's ``output``: its answer, or content items when it has parts (images, files)."""
+    if not c.parts:
+        return c.answer
+    out: list[dict[str, Any]] = []
+    for p in c.parts:
+        if p.kind == "text":
+            out.append({"type": "input_text", "text": p.text})
+        elif p.kind == "image":
+            url = p.url or f"data:{p.media_type};base64,{p.data}"
+            out.append({"type": "input_image", "image_url": url})
+        else:
+            item: dict[str, Any] = {"type": "input_file"}
+            if p.url:
+                item["file_url"] = p.url
+            else:
+                item["file_data"] = f"data:{p.media_type};base64,{p.data}"
+            item["filename"] = p.name or "document"
+            out.append(item)
+    return out
+
+
+def _step_items(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
+    """One step: its reasoning items (verbatim, to their issuer only), its words, its calls, then their
+    outputs."""
+    out: list[dict[str, Any]] = [dict(d) for d in step.reasoning(WIRE)] if step.said else []
+    if step.words:
+        out.append({"role": "assistant", "content": step.words})
+    wire_ids = [ids(c) for c in step.calls]
     out.extend(
-        {"type": "function_call_output", "call_id": wid, "output": c.answer}
-        for wid, c in zip(wire_ids, t.calls, strict=True)
+        {"type": "function_call", "call_id": wid, "name": wire_tool_name(c.name), "arguments": c.arguments}
+        for wid, c in zip(wire_ids, step.calls, strict=True)
     )
+    out.extend(
+        {"type": "function_call_output", "call_id": wid, "output": _output(c)}
+        for wid, c in zip(wire_ids, step.calls, strict=True)
+    )
+    return out
+
+
+def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
+    """The input items of one turn message: each step (reasoning, words, calls, outputs), then the text."""
+    if not t.calls and not t.steps:
+        return [{"role": t.role, "content": t.text}]
+    out: list[dict[str, Any]] = []
+    for step in turn_steps(t):
+        if step.calls:
+            out.extend(_step_items(step, ids))
+        elif step.said:  # the closing step: the reasoning that led to the final words
+            out.extend(dict(d) for d in step.reasoning(WIRE))
     if t.text:
         out.append({"role": "assistant", "content": t.text})
     return out
