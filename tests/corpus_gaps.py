@@ -10,15 +10,7 @@ _MISTRAL_BODY = "openai-chat/llm-mistral/magistral-completion-replay"
 _MISTRAL_REPLAY = (
     "issue 12 items 3 and 6: a Mistral 'thinking' content part of a Chat body is not replayed to its issuer"
 )
-_MISTRAL_THINKING = (
-    "issue 12 item 6: a Mistral-style 'thinking' content part in a Chat answer is neither read nor kept "
-    "(dropped silently)"
-)
 
-_MISTRAL_STREAM = (
-    "issue 12 item 6: a Chat stream whose delta content is a part list (Mistral: 'thinking' and 'text' "
-    "parts) is not read: the reply's text comes out empty and the thinking is dropped silently"
-)
 
 # Round trip (read the body, render it again for the same wire and model)
 _RT_STEPS = (
@@ -81,13 +73,6 @@ _ENDS_IMAGE_ONLY = (
 )
 
 GAPS: dict[str, dict[str, str]] = {
-    "stream_read": {
-        "openai-chat/vercel-ai/mistral-reasoning.stream": _MISTRAL_STREAM,
-    },
-    "stream_pieces": {
-        "openai-chat/vercel-ai/mistral-reasoning.stream": _MISTRAL_STREAM,
-    },
-    "response_pieces": {"openai-chat/vercel-ai/mistral-reasoning.response": _MISTRAL_THINKING},
     "round_trip_steps": dict.fromkeys(_RT_STEPS, _STEPS),
     "round_trip_reasoning": {**dict.fromkeys(_RT_REASONING, _REASONING), _MISTRAL_BODY: _MISTRAL_REPLAY},
     "round_trip_media": dict.fromkeys(_RT_MEDIA, _MEDIA),

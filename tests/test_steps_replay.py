@@ -114,8 +114,8 @@ def test_a_multi_step_turn_continues_after_its_results_and_replays_as_two_steps(
 ) -> None:
     wire = get_vessel(vessel).wire
     t = script(vessel)
-    res = run_turn("c1", "Close the first todo.", vessel, ToolRegistry([coop_tool(board_of(store))]), store=store,
-                   transport=t)  # fmt: skip
+    reg = ToolRegistry([coop_tool(board_of(store))])
+    res = run_turn("c1", "Close the first todo.", vessel, reg, store=store, transport=t)
     assert res.reply.text == "Closed #1." and len(res.reply.steps) == 2
     key = LIST_KEY[wire]
     for body in t.bodies[1:]:  # every continuation ends with the tool results

@@ -29,11 +29,11 @@ turn is appended (byte stability, prompt caching).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Part
+from toolreplay._steps import Part, Text
 from toolreplay.wires.common import (
     SEPARATOR,
     IdMapper,
@@ -90,10 +90,17 @@ def _result_content(c: ReplayCall) -> Any:
 
 
 def _said_blocks(step: ReplayStep) -> list[dict[str, Any]]:
-    """The step's thinking blocks first (a thinking continuation must start with them), then its words."""
-    out = [dict(d) for d in step.reasoning(WIRE)] if step.said else []
-    if step.words.strip():
-        out.append({"type": "text", "text": step.words})
+    """The step's blocks in the order the model produced them: thinking first (a thinking continuation
+    must start with it), words, server-tool blocks (all verbatim, only to their issuer)."""
+    out: list[dict[str, Any]] = []
+    for p in step.said:
+        if isinstance(p, Text):
+            if p.text.strip():  # no blank text block (400 "text content blocks must be non-empty")
+                out.append({"type": "text", "text": p.text})
+        else:
+            d = p.data.get(WIRE) if p.data else None
+            if isinstance(d, Mapping):
+                out.append(dict(d))
     return out
 
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay._steps import Piece, Reasoning, Text
 from toolreplay.wires._parse import (
     add_counts,
     count,
@@ -57,11 +58,14 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     calls: list[ParsedCall] = []
     thinking: list[Any] = []
     other: list[Any] = []
+    said: list[Piece] = []
     for i, raw in enumerate(items(body["content"], WIRE, "content")):
         block = mapping(raw, WIRE, f"content[{i}]")
         kind = block.get("type")
         if kind == "text":
-            runs[-1] += text_of(block.get("text"), WIRE, f"content[{i}].text")
+            piece = text_of(block.get("text"), WIRE, f"content[{i}].text")
+            runs[-1] += piece
+            said.append(Text(piece))
         elif kind == "tool_use":
             calls.append(
                 parsed_call(
@@ -69,10 +73,11 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
                 )
             )
             runs.append("")
-        elif kind in _THINKING:
-            thinking.append(dict(block))
         else:
-            other.append(dict(block))
+            # thinking, redacted_thinking, server-tool blocks: kept verbatim in order, replayed only to
+            # their issuer (design 17)
+            said.append(Reasoning(str(block.get("thinking") or ""), {WIRE: dict(block)}))
+            (thinking if kind in _THINKING else other).append(dict(block))
     return Reply(
         text=join_runs(runs),
         calls=tuple(calls),
@@ -80,6 +85,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         usage=parse_usage(body.get("usage")),
         provider_data=provider_data(WIRE, {"thinking": thinking, "other_blocks": other}),
         model=string(body.get("model")),
+        said=tuple(said),
     )
 
 

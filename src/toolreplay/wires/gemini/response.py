@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay._steps import Piece, Reasoning, Text
 from toolreplay.wires._parse import (
     add_counts,
     count,
@@ -67,6 +68,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     runs: list[str] = [""]
     calls: list[ParsedCall] = []
     pdata: dict[str, Any] = {}
+    said: list[Piece] = []
     for i, raw in enumerate(parts):
         part = mapping(raw, WIRE, f"candidates[0].content.parts[{i}]")
         signature = _get(part, "thoughtSignature", "thought_signature")
@@ -76,6 +78,9 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
             runs.append("")
             continue
         text = text_of(part.get("text"), WIRE, f"candidates[0].content.parts[{i}].text")
+        piece = _piece(part, text, signature)
+        if piece is not None:  # an empty text part (a stream's last chunk) says nothing
+            said.append(piece)
         if part.get("thought") is True:
             if text:
                 pdata.setdefault("thoughts", []).append(text)
@@ -90,7 +95,39 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         usage=usage,
         provider_data=provider_data(WIRE, pdata),
         model=_str(model),
+        said=_merged(said),
     )
+
+
+def _merged(said: list[Piece]) -> tuple[Piece, ...]:
+    """Adjacent text parts (and adjacent thought parts) as one piece: a stream splits them anywhere, and
+    the same answer must read the same whole or streamed. A signature stays with the merged piece."""
+    out: list[Piece] = []
+    for p in said:
+        prev = out[-1] if out else None
+        if isinstance(p, Text) and isinstance(prev, Text):
+            out[-1] = Text(prev.text + p.text, prev.data or p.data)
+        elif _thought(p) and prev is not None and _thought(prev):
+            a, b = dict(prev.data[WIRE]), dict(p.data[WIRE])  # type: ignore[index]
+            merged = {**a, **b, "text": str(a.get("text") or "") + str(b.get("text") or "")}
+            out[-1] = Reasoning(prev.text + p.text, {WIRE: merged})
+        else:
+            out.append(p)
+    return tuple(out)
+
+
+def _thought(p: Piece) -> bool:
+    d = p.data.get(WIRE) if isinstance(p, Reasoning) and p.data else None
+    return isinstance(d, Mapping) and d.get("thought") is True and isinstance(d.get("text"), str)
+
+
+def _piece(part: Mapping[str, Any], text: str, signature: Any) -> Piece | None:
+    """A part that is not a call, kept for its issuer: plain text (its signature beside it), or a thought,
+    code-execution or server-tool part verbatim (design 17)."""
+    if "text" in part and part.get("thought") is not True:
+        sig = {WIRE: {"thoughtSignature": signature}} if isinstance(signature, str) and signature else None
+        return Text(text, sig) if text or sig else None
+    return Reasoning(text if part.get("thought") is True else "", {WIRE: dict(part)})
 
 
 def _block_reason(body: Mapping[str, Any]) -> str | None:

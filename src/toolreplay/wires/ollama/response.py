@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay._steps import Piece, Reasoning, Text
 from toolreplay.wires._parse import (
     count,
     ended_early,
@@ -43,13 +44,19 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         missing(WIRE, "message", body)
     message = mapping(body["message"], WIRE, "message")
     calls = function_calls(WIRE, message)  # before the content: a body broken in both names its calls
+    text = text_of(message.get("content"), WIRE, "message.content")
+    thinking = string(message.get("thinking"))
+    said: list[Piece] = [Reasoning(thinking, {WIRE: {"thinking": thinking}})] if thinking else []
+    if text:
+        said.append(Text(text))
     return Reply(
-        text=text_of(message.get("content"), WIRE, "message.content"),
+        text=text,
         calls=calls,
         finish_reason=string(body.get("done_reason")),
         usage=Usage(count(body.get("prompt_eval_count")), count(body.get("eval_count")), None),
-        provider_data=provider_data(WIRE, {"thinking": string(message.get("thinking"))}),
+        provider_data=provider_data(WIRE, {"thinking": thinking}),
         model=string(body.get("model")),
+        said=tuple(said),
     )
 
 

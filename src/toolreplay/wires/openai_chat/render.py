@@ -21,7 +21,7 @@ Rules this module keeps (the errors they avoid):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay._replay import ReplayStep, TurnMessage, split_system, turn_steps
@@ -39,12 +39,26 @@ PART_KINDS: frozenset[str] = frozenset({"text"})
 render_tools = function_tools
 
 
+#: The message fields Chat servers read reasoning back from (Kimi, DeepSeek, GLM; OpenRouter).
+_REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+
+
 def _reasoning_fields(step: ReplayStep) -> dict[str, Any]:
     """``reasoning_content`` (or ``reasoning``, ``reasoning_details``) of the step, as its issuer sent it."""
     out: dict[str, Any] = {}
     for d in step.reasoning(WIRE):
-        out.update(d)
+        out.update((k, v) for k, v in d.items() if k in _REASONING_FIELDS)
     return out
+
+
+def _content(step: ReplayStep, words: str) -> Any:
+    """The message's ``content``: the words, or (Mistral) the issuer's thinking parts before them."""
+    parts = [
+        dict(d["content_part"]) for d in step.reasoning(WIRE) if isinstance(d.get("content_part"), Mapping)
+    ]
+    if not parts:
+        return words or None
+    return [*parts, *([{"type": "text", "text": words}] if words else [])]
 
 
 def _step_messages(step: ReplayStep, ids: IdMapper, named: bool) -> list[dict[str, Any]]:
@@ -53,6 +67,7 @@ def _step_messages(step: ReplayStep, ids: IdMapper, named: bool) -> list[dict[st
     tool_calls: list[dict[str, Any]] = []
     msg: dict[str, Any] = {"role": "assistant", "content": step.words or None}
     if step.said:
+        msg["content"] = _content(step, step.words)
         msg.update(_reasoning_fields(step))
     msg["tool_calls"] = tool_calls
     out = [msg]
@@ -84,6 +99,7 @@ def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, An
     if t.text:
         final: dict[str, Any] = {"role": "assistant", "content": t.text}
         if closing is not None:
+            final["content"] = _content(closing, t.text)
             final.update(_reasoning_fields(closing))
         out.append(final)
     return out

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay._steps import Piece, Reasoning, Text
 from toolreplay.wires._parse import (
     count,
     detail_count,
@@ -56,30 +57,54 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
 
 
 def _reply(message: Mapping[str, Any], finish: Any, usage: Any, model: Any) -> Reply:
-    reasoning = {k: message.get(k) for k in _REASONING_KEYS if isinstance(message.get(k), str)}
+    reasoning: dict[str, Any] = {
+        k: message.get(k) for k in _REASONING_KEYS if isinstance(message.get(k), str)
+    }
+    if isinstance(message.get("reasoning_details"), list):  # OpenRouter: kept whole for its issuer
+        reasoning["reasoning_details"] = message["reasoning_details"]
     calls = function_calls(WIRE, message)  # before the content: a body broken in both names its calls
+    text, said = _content(message.get("content"))
+    if reasoning:
+        readable = str(reasoning.get("reasoning_content") or reasoning.get("reasoning") or "")
+        said.insert(0, Reasoning(readable, {WIRE: reasoning}))
     return Reply(
-        text=_content(message.get("content")),
+        text=text,
         calls=calls,
         finish_reason=string(finish),
         usage=parse_usage(usage),
         provider_data=provider_data(WIRE, reasoning),
         model=string(model),
+        said=tuple(said),
     )
 
 
-def _content(content: Any) -> str:
+def thinking_text(part: Mapping[str, Any]) -> str:
+    """A Mistral-style ``thinking`` content part's text (its list of text chunks, or a string)."""
+    body = part.get("thinking")
+    if isinstance(body, str):
+        return body
+    chunks = body if isinstance(body, list) else []
+    return "".join(str(c.get("text") or "") for c in chunks if isinstance(c, Mapping))
+
+
+def _content(content: Any) -> tuple[str, list[Piece]]:
+    """The answer's text, and its pieces in order (Mistral ``thinking`` parts as reasoning, kept whole)."""
     if content is None or isinstance(content, str):
-        return content or ""
+        return content or "", [Text(content)] if content else []
     parts = items(content, WIRE, "message.content")
     out: list[str] = []
+    said: list[Piece] = []
     for i, part in enumerate(parts):
         p = mapping(part, WIRE, f"message.content[{i}]")
         if p.get("type") in ("text", "output_text"):
             out.append(text_of(p.get("text"), WIRE, f"message.content[{i}].text"))
+            said.append(Text(out[-1]))
         elif p.get("type") == "refusal":
             out.append(text_of(p.get("refusal"), WIRE, f"message.content[{i}].refusal"))
-    return "".join(out)
+            said.append(Text(out[-1]))
+        elif p.get("type") == "thinking":
+            said.append(Reasoning(thinking_text(p), {WIRE: {"content_part": dict(p)}}))
+    return "".join(out), said
 
 
 def parse_usage(usage: Any) -> Usage:
@@ -100,6 +125,8 @@ class StreamParser:
     def __init__(self) -> None:
         self._content: list[str] = []
         self._reasoning: dict[str, list[str]] = {}
+        self._details: list[Any] = []
+        self._thinking: list[str] = []
         self._calls: dict[int, dict[str, Any]] = {}
         self._finish: str | None = None
         self._usage: Any = None
@@ -129,8 +156,13 @@ class StreamParser:
 
     def _delta(self, delta: Mapping[str, Any]) -> str:
         text = delta.get("content")
+        if isinstance(text, list):  # Mistral: a delta of content parts (thinking, text)
+            text = self._parts(text)
         if isinstance(text, str):
             self._content.append(text)
+        details = delta.get("reasoning_details")
+        if isinstance(details, list):
+            self._details.extend(details)
         for key in _REASONING_KEYS:
             piece = delta.get(key)
             if isinstance(piece, str):
@@ -138,6 +170,16 @@ class StreamParser:
         for frag in items(delta.get("tool_calls"), WIRE, "delta.tool_calls"):
             self._fragment(mapping(frag, WIRE, "delta.tool_calls[]"))
         return text if isinstance(text, str) else ""
+
+    def _parts(self, parts: list[Any]) -> str:
+        """The text of a delta's content parts; its thinking parts' text goes to the reasoning."""
+        text: list[str] = []
+        for p in parts:
+            if isinstance(p, Mapping) and p.get("type") == "thinking":
+                self._thinking.append(thinking_text(p))
+            elif isinstance(p, Mapping) and isinstance(p.get("text"), str):
+                text.append(p["text"])
+        return "".join(text)
 
     def _fragment(self, frag: Mapping[str, Any]) -> None:
         index = frag.get("index")
@@ -172,9 +214,16 @@ class StreamParser:
         """The whole answer; ConnectionFault when the stream ended before its final chunk."""
         if self._finish is None and not self._done:
             raise ended_early(WIRE, "finish_reason")
-        message: dict[str, Any] = {"role": "assistant", "content": "".join(self._content) or None}
+        text = "".join(self._content)
+        content: Any = text or None
+        if self._thinking:  # Mistral: the thinking read back as the part it streamed as
+            thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "".join(self._thinking)}]}
+            content = [thinking, *([{"type": "text", "text": text}] if text else [])]
+        message: dict[str, Any] = {"role": "assistant", "content": content}
         for key, pieces in self._reasoning.items():
             message[key] = "".join(pieces)
+        if self._details:
+            message["reasoning_details"] = self._details
         if self._calls:
             message["tool_calls"] = [
                 {

@@ -19,10 +19,11 @@ Rules this module keeps (the errors they avoid):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
+from toolreplay._steps import Text
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -75,9 +76,13 @@ def _output(c: ReplayCall) -> Any:
 def _step_items(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
     """One step: its reasoning items (verbatim, to their issuer only), its words, its calls, then their
     outputs."""
-    out: list[dict[str, Any]] = [dict(d) for d in step.reasoning(WIRE)] if step.said else []
-    if step.words:
-        out.append({"role": "assistant", "content": step.words})
+    out: list[dict[str, Any]] = []
+    for p in step.said:  # in the order the model produced them
+        if isinstance(p, Text):
+            if p.text:
+                out.append({"role": "assistant", "content": p.text})
+        elif p.data and isinstance(d := p.data.get(WIRE), Mapping):
+            out.append(dict(d))
     wire_ids = [ids(c) for c in step.calls]
     out.extend(
         {"type": "function_call", "call_id": wid, "name": wire_tool_name(c.name), "arguments": c.arguments}

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay._steps import Piece, Reasoning, Text
 from toolreplay.wires._parse import (
     count,
     detail_count,
@@ -57,18 +58,22 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     calls: list[ParsedCall] = []
     reasoning: list[Any] = []
     other: list[Any] = []
+    said: list[Piece] = []
     for i, raw in enumerate(items(body["output"], WIRE, "output")):
         item = mapping(raw, WIRE, f"output[{i}]")
         kind = item.get("type")
         if kind == "message":
-            runs[-1] += _message_text(item, i)
+            piece = _message_text(item, i)
+            runs[-1] += piece
+            said.append(Text(piece))
         elif kind == "function_call":
             calls.append(_call(item, i))
             runs.append("")
-        elif kind == "reasoning":
-            reasoning.append(dict(item))
         else:
-            other.append(dict(item))
+            # reasoning items (with encrypted_content when asked for) and hosted-tool items
+            # (web_search_call, ...): kept verbatim in order, replayed only to their issuer (design 17)
+            said.append(Reasoning(_summary(item), {WIRE: dict(item)}))
+            (reasoning if kind == "reasoning" else other).append(dict(item))
     return Reply(
         text=join_runs(runs),
         calls=tuple(calls),
@@ -76,7 +81,16 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         usage=parse_usage(body.get("usage")),
         provider_data=provider_data(WIRE, {"reasoning": reasoning, "other_items": other}),
         model=string(body.get("model")),
+        said=tuple(said),
     )
+
+
+def _summary(item: Mapping[str, Any]) -> str:
+    """A reasoning item's readable text: its summary texts joined (empty for opaque items)."""
+    parts = item.get("summary")
+    if not isinstance(parts, list):
+        return ""
+    return "\n\n".join(str(p.get("text")) for p in parts if isinstance(p, Mapping) and p.get("text"))
 
 
 def _message_text(item: Mapping[str, Any], i: int) -> str:
