@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import cases, early_stop, handoff, histories, lab, render_cold, system
+from bench import cases, early_stop, handoff, histories, lab, reasoning, render_cold, system
 from bench.cases import QUICK, Config, Row
 from bench.peers import Peer, PeerMissing, litellm_version, load_peers
 
@@ -31,6 +31,7 @@ SECTIONS = (
     "transcripts",
     "handoff",
     "incremental",
+    "reasoning",
     "import",
     "store",
     "memory",
@@ -77,6 +78,7 @@ def run(cfg: Config, only: Sequence[str], peers: list[Peer], log: Callable[[str]
         ("transcripts", lambda: cases.transcripts_vs_peer(peers, cfg, real) if real else []),
         ("handoff", lambda: handoff.handoff_rows(cfg)),
         ("incremental", lambda: cases.incremental(cfg)),
+        ("reasoning", lambda: reasoning.reasoning_rows(cfg)),
         ("import", lambda: system.import_rows(cfg, with_peer=bool(peers))),
         ("store", lambda: system.store_rows(cfg)),
         ("memory", lambda: cases.memory(peers, cfg)),

@@ -121,6 +121,8 @@ def test_a_multi_step_turn_continues_after_its_results_and_replays_as_two_steps(
     for body in t.bodies[1:]:  # every continuation ends with the tool results
         assert last_is_results(wire, body[key])
     assert call_groups(wire, t.bodies[2][key]) == [1, 1]
+    if get_vessel(vessel).has("encrypted_reasoning"):  # stateless Responses: reasoning asked back
+        assert all(b["include"] == ["reasoning.encrypted_content"] for b in t.bodies)
     stored = store.load("c1")
     body = render(stored, vessel)
     assert call_groups(wire, body[key]) == [1, 1]

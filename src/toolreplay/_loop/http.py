@@ -50,6 +50,9 @@ def _render_options(rec: Recorder) -> RenderOptions:
         max_tokens=o.max_tokens,
         stream=o.stream,
     )
+    if rec.vessel.has("encrypted_reasoning"):
+        # stateless (store: false): the model's reasoning survives between steps only if it comes back
+        opts = replace(opts, include=("reasoning.encrypted_content",))
     if not len(rec.registry):
         # No tool can run this turn, yet the body may declare some (the history's calls need their
         # definitions: Anthropic rejects tool_use blocks without tools): the model must not call them.

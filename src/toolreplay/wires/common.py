@@ -54,6 +54,8 @@ class RenderOptions:
     max_id_len: int | None = None
     flags: frozenset[str] = field(default_factory=lambda: frozenset[str]())
     tool_choice: str | None = None
+    include: tuple[str, ...] = ()
+    """Responses ``include`` (the turn loop asks a stateless vessel for ``reasoning.encrypted_content``)."""
 
 
 @functools.lru_cache(maxsize=4096)  # called once per call and definition on every render; names repeat

@@ -144,6 +144,8 @@ def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
             body["tool_choice"] = opts.tool_choice
     if "store_false" in opts.flags:
         body["store"] = False
+    if opts.include:
+        body["include"] = list(opts.include)
     body.update(sampling(opts, "max_output_tokens"))
     if opts.stream:
         body["stream"] = True
