@@ -21,6 +21,9 @@ FLAG_TEXT = {
     "store_false": 'Responses bodies carry `"store": false` (nothing is kept server-side).',
     "stream_only": "The endpoint answers only streaming requests: every request streams.",
     "no_message_name": "No `name` is ever sent on a Chat message.",
+    "reasoning_content": "Its own reasoning goes back as `reasoning_content` on Chat assistant messages.",
+    "requires_reasoning": "With thinking on, a tool-call continuation needs the model's own reasoning.",
+    "encrypted_reasoning": 'The turn loop asks for `include: ["reasoning.encrypted_content"]`.',
 }
 WIRE_TEXT = {
     "openai-chat": "assistant `tool_calls` (`content: null`), then one `tool` message per call, then text",
