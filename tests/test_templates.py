@@ -338,9 +338,9 @@ def test_render_cli_prints_the_prompt(demo_path: Path) -> None:
     args = ["render", str(demo_path), "--vessel", "openai-compatible", "--prompt-template", str(template)]
     out = CliRunner().invoke(cli, args)
     assert out.exit_code == 0, out.output
-    assert out.output.startswith("<|im_start|>system\n")
-    assert '{"name": "coop", "arguments": {"action": "close", "id": 12' in out.output
-    assert out.output.rstrip().endswith("<|im_start|>assistant")
+    assert out.stdout.startswith("<|im_start|>system\n")  # the demo's Gemini signature: a warning on stderr
+    assert '{"name": "coop", "arguments": {"action": "close", "id": 12' in out.stdout
+    assert out.stdout.rstrip().endswith("<|im_start|>assistant")
     wrong = CliRunner().invoke(
         cli, ["render", str(demo_path), "--vessel", "gemini", "--prompt-template", str(template)]
     )
