@@ -33,8 +33,6 @@ MAX_COMPLEXITY = 20
 #: port of issue 12, which also rewrites these two functions; splitting it here first would collide.
 PENDING = frozenset(
     {
-        "src/toolreplay/_history.py: module",
-        "src/toolreplay/_history.py: pair_tool_uses",
         "src/toolreplay/_history.py: _message_from_dict",
     }
 )

@@ -250,24 +250,9 @@ def reply_calls(
         elif len(answer) > limit:
             answer = cut_answer(answer, limit)
             patches += ("answer_cut",)
-        out.append(
-            new(
-                ReplayCall,
-                (
-                    prefix + str(pos),
-                    name,
-                    value,
-                    arguments,
-                    answer,
-                    c.is_error,
-                    stored,
-                    c.call_id,
-                    c.provider_data,
-                    patches,
-                    c.parts,
-                ),
-            )
-        )
+        fields = (prefix + str(pos), name, value, arguments, answer, c.is_error, stored, c.call_id,
+                  c.provider_data, patches, c.parts)  # fmt: skip
+        out.append(new(ReplayCall, fields))
     return tuple(out)
 
 

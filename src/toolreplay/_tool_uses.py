@@ -201,6 +201,21 @@ def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict
     return out
 
 
+def _by_id(
+    ids: Sequence[str | None], closed: Sequence[bool], ref: Any, where: str, warnings: list[str]
+) -> int | None:
+    """The call a result with id ``ref`` answers: the latest call with that id (providers reuse ids
+    across turns, seen in real data), unless it is already answered; None, with a warning, otherwise."""
+    target = next((j for j in range(len(ids) - 1, -1, -1) if ids[j] == str(ref)), None)
+    if target is None:
+        warnings.append(f"{where}: result for unknown call id {ref!r}, not replayed")
+        return None
+    if closed[target]:
+        warnings.append(f"{where}: second result for call {ref!r}, not replayed")
+        return None
+    return target
+
+
 def pair_tool_uses(
     entries: Sequence[Mapping[str, Any]], *, where: str = ""
 ) -> tuple[tuple[ToolCall, ...], list[str]]:
@@ -237,16 +252,8 @@ def pair_tool_uses(
         target: int | None = None
         ref = e.get("tool_use_id")
         if ref is not None:
-            # The latest call with that id: providers reuse ids across turns (seen in real data).
-            for j in range(len(ids) - 1, -1, -1):
-                if ids[j] == str(ref):
-                    target = j
-                    break
+            target = _by_id(ids, closed, ref, f"{prefix}tool_uses[{i}]", warnings)
             if target is None:
-                warnings.append(f"{prefix}tool_uses[{i}]: result for unknown call id {ref!r}, not replayed")
-                continue
-            if closed[target]:
-                warnings.append(f"{prefix}tool_uses[{i}]: second result for call {ref!r}, not replayed")
                 continue
         else:
             # ``first_open`` only moves forward: answers are never taken back (O(n) for 10,000 calls).
@@ -263,17 +270,10 @@ def pair_tool_uses(
             parts[target] = e["parts"]
         closed[target] = True
         errors[target] = errors[target] or bool(e.get("is_error"))
+    made = zip(names, inputs, answers, ids, errors, pdata, strict=True)
     calls = tuple(
-        ToolCall(
-            name=names[k],
-            input=inputs[k],
-            answer=answers[k],
-            call_id=ids[k],
-            is_error=errors[k],
-            provider_data=pdata[k],
-            parts=parts.get(k, ()),
-        )
-        for k in range(len(names))
+        ToolCall(name=n, input=v, answer=a, call_id=c, is_error=x, provider_data=d, parts=parts.get(k, ()))
+        for k, (n, v, a, c, x, d) in enumerate(made)
     )
     return calls, warnings
 

@@ -148,6 +148,24 @@ def config_path() -> Path:
     return Path(base) / "toolreplay" / "vessels.toml"
 
 
+def _names(raw: Mapping[str, Any], key: str, default: list[str], where: str, what: str) -> list[str]:
+    """A list-of-strings key of a vessel table (its base's value when absent)."""
+    value = raw.get(key, default)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: {key} must be {what}")
+    return cast(list[str], value)
+
+
+def _flags(raw: Mapping[str, Any], base: Vessel, where: str) -> list[str]:
+    flags = _names(raw, "flags", sorted(base.flags), where, "a list of strings")
+    bad = sorted(set(flags) - KNOWN_FLAGS)
+    if bad:
+        raise ConfigError(
+            f"{where}: unknown flag(s) {', '.join(bad)}; known: {', '.join(sorted(KNOWN_FLAGS))}"
+        )
+    return flags
+
+
 def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, src: str) -> Vessel:
     where = f"{src}: [vessels.{name}]"
     allowed = {"wire", "base_url", "key_env", "model", "id_policy", "max_id_len", "flags", "description",
@@ -170,23 +188,14 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
     policy = raw.get("id_policy", base.id_policy)
     if policy not in ("derived", "kimi"):
         raise ConfigError(f"{where}: id_policy must be 'derived' or 'kimi'")
-    flags = raw.get("flags", sorted(base.flags))
-    if not isinstance(flags, list) or not all(isinstance(f, str) for f in flags):
-        raise ConfigError(f"{where}: flags must be a list of strings")
-    bad = sorted(set(cast(list[str], flags)) - KNOWN_FLAGS)
-    if bad:
-        raise ConfigError(
-            f"{where}: unknown flag(s) {', '.join(bad)}; known: {', '.join(sorted(KNOWN_FLAGS))}"
-        )
+    flags = _flags(raw, base, where)
     max_id = raw.get("max_id_len", base.max_id_len)
     if max_id is not None and (not isinstance(max_id, int) or isinstance(max_id, bool) or max_id < 16):
         raise ConfigError(f"{where}: max_id_len must be an integer of at least 16")
     for k in ("base_url", "model", "description", "key_env"):
         if k in raw and not isinstance(raw[k], str):
             raise ConfigError(f"{where}: {k} must be a string")
-    shared = raw.get("signature_models", sorted(base.signature_models))
-    if not isinstance(shared, list) or not all(isinstance(m, str) for m in shared):
-        raise ConfigError(f"{where}: signature_models must be a list of model names")
+    shared = _names(raw, "signature_models", sorted(base.signature_models), where, "a list of model names")
     return replace(
         base,
         name=name,
@@ -196,9 +205,9 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
         model=str(raw.get("model", base.model)),
         id_policy=cast(IdPolicy, policy),
         max_id_len=max_id,
-        flags=frozenset(cast(list[str], flags)),
+        flags=frozenset(flags),
         description=str(raw.get("description", base.description)),
-        signature_models=frozenset(cast(list[str], shared)),
+        signature_models=frozenset(shared),
     )
 
 
