@@ -349,7 +349,7 @@ def test_a_turn_that_cannot_be_sent_stores_nothing(
     store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    with pytest.raises(ConfigError, match="set ANTHROPIC_API_KEY or use --base-url"):
+    with pytest.raises(ConfigError, match=r"set ANTHROPIC_API_KEY or point base_url \(--base-url\)"):
         run_turn("c9", "hi", "anthropic", store=store)
     with pytest.raises(ConfigError, match="is not an http"):
         run_turn("c9", "hi", "kimi", store=store, options=TurnOptions(base_url="ftp://x"))
