@@ -29,13 +29,9 @@ MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 50
 #: radon's grade C ends at 20; D starts at 21.
 MAX_COMPLEXITY = 20
-#: Offenders whose fix is under way: ``_history.py`` is split (steps, tool uses) by the steps-and-reasoning
-#: port of issue 12, which also rewrites these two functions; splitting it here first would collide.
-PENDING = frozenset(
-    {
-        "src/toolreplay/_history.py: _message_from_dict",
-    }
-)
+#: Offenders whose fix is under way elsewhere (none now): the checks fail on any other offender, and on a
+#: pending one once it is fixed, so the list can only shrink.
+PENDING: frozenset[str] = frozenset()
 #: Built-in wire names, as a literal in code outside wires/ would spell them.
 WIRES = frozenset(wire_names())
 

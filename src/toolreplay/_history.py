@@ -125,40 +125,26 @@ def _steps_of(raw: Any, role: str, n_calls: int, err: Callable[[str, str], Histo
     return steps
 
 
-def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnings: list[str]) -> Message:
-    if not isinstance(raw, Mapping):
-        raise HistoryError(f"not an object ({type(raw).__name__})", source=source, index=index)
-    d = cast(Mapping[str, Any], raw)
+def _message_id(d: Mapping[str, Any], index: int, source: str, seen: set[str]) -> str:
+    """The message's id, as a string, unique in the file."""
     mid = d.get("id")
     if isinstance(mid, bool) or not isinstance(mid, (str, int)) or mid == "":
         raise HistoryError("missing or not a string", source=source, index=index, field="id")
     mid = str(mid)
-
-    def err(problem: str, fld: str) -> HistoryError:
-        return HistoryError(problem, source=source, index=index, message_id=shown(mid), field=fld)
-
     if mid in seen:
-        raise err("duplicate id (an earlier message has it)", "id")
+        raise HistoryError(
+            "duplicate id (an earlier message has it)",
+            source=source,
+            index=index,
+            message_id=shown(mid),
+            field="id",
+        )
     seen.add(mid)
-    role = d.get("role")
-    if not isinstance(role, str) or role not in ROLES:
-        raise err(f"{role!r} is not a role; use user, assistant or system", "role")
-    text = d.get("text", "")
-    if text is None:
-        text = ""
-    if not isinstance(text, str):
-        raise err(f"must be a string, not {type(text).__name__}", "text")
-    try:
-        entries = normalize_tool_uses(d.get("tool_uses"))
-    except HistoryError as exc:
-        raise err(exc.problem, exc.field or "tool_uses") from None
-    if entries and role != "assistant":
-        raise err("only assistant messages carry tool uses", "tool_uses")
-    calls, warns = pair_tool_uses(entries, where=f"{source}: message {index} (id {shown(mid)})")
-    warnings.extend(warns)
-    status = d.get("status", "complete")
-    if not isinstance(status, str) or status not in STATUSES:
-        raise err(f"{status!r} is not one of complete, interrupted, in_progress", "status")
+    return mid
+
+
+def _optional_fields(d: Mapping[str, Any], err: Callable[[str, str], HistoryError]) -> None:
+    """``created_at`` and ``vessel`` are strings, ``provider_data`` and ``meta`` objects, when given."""
     for opt in ("created_at", "vessel"):
         v = d.get(opt)
         if v is not None and not isinstance(v, str):
@@ -167,7 +153,49 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         v = d.get(opt)
         if v is not None and not isinstance(v, Mapping):
             raise err(f"must be an object, not {type(v).__name__}", opt)
-    steps = _steps_of(d.get("steps"), role, len(calls), err)
+
+
+def _calls_of(
+    d: Mapping[str, Any],
+    role: str,
+    where: str,
+    err: Callable[[str, str], HistoryError],
+    warnings: list[str],
+) -> tuple[ToolCall, ...]:
+    """The message's tool uses, paired into calls with their answers (design 1)."""
+    try:
+        entries = normalize_tool_uses(d.get("tool_uses"))
+    except HistoryError as exc:
+        raise err(exc.problem, exc.field or "tool_uses") from None
+    if entries and role != "assistant":
+        raise err("only assistant messages carry tool uses", "tool_uses")
+    calls, warns = pair_tool_uses(entries, where=where)
+    warnings.extend(warns)
+    return calls
+
+
+def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnings: list[str]) -> Message:
+    if not isinstance(raw, Mapping):
+        raise HistoryError(f"not an object ({type(raw).__name__})", source=source, index=index)
+    d = cast(Mapping[str, Any], raw)
+    mid = _message_id(d, index, source, seen)
+
+    def err(problem: str, fld: str) -> HistoryError:
+        return HistoryError(problem, source=source, index=index, message_id=shown(mid), field=fld)
+
+    role = d.get("role")
+    if not isinstance(role, str) or role not in ROLES:
+        raise err(f"{role!r} is not a role; use user, assistant or system", "role")
+    text = d.get("text", "")
+    if text is None:
+        text = ""
+    if not isinstance(text, str):
+        raise err(f"must be a string, not {type(text).__name__}", "text")
+    calls = _calls_of(d, role, f"{source}: message {index} (id {shown(mid)})", err, warnings)
+    status = d.get("status", "complete")
+    if not isinstance(status, str) or status not in STATUSES:
+        raise err(f"{status!r} is not one of complete, interrupted, in_progress", "status")
+    _optional_fields(d, err)
     return Message(
         id=mid,
         role=cast(Role, role),
@@ -178,7 +206,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         provider_data=d.get("provider_data"),
         status=cast(Status, status),
         meta=d.get("meta"),
-        steps=steps,
+        steps=_steps_of(d.get("steps"), role, len(calls), err),
     )
 
 
