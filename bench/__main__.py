@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from bench import cases, early_stop, handoff, histories, lab, reasoning, render_cold, system
+from bench import cases, early_stop, handoff, histories, lab, long, reasoning, render_cold, system
 from bench.cases import QUICK, Config, Row
 from bench.peers import Peer, PeerMissing, litellm_version, load_peers
 
@@ -37,6 +37,8 @@ SECTIONS = (
     "memory",
     "lab",
     "early-stop",
+    "long",
+    "cache",
 )
 NOTES_MARK = "<!-- notes: everything below this line is kept when the results are written again -->"
 
@@ -84,6 +86,8 @@ def run(cfg: Config, only: Sequence[str], peers: list[Peer], log: Callable[[str]
         ("memory", lambda: cases.memory(peers, cfg)),
         ("lab", lambda: lab.lab_rows(cfg)),
         ("early-stop", lambda: early_stop.early_stop_rows(cfg)),
+        ("long", lambda: long.long_rows(cfg)),
+        ("cache", lambda: long.cache_rows(cfg)),
     ]
     for name, step in steps:
         if name not in only:

@@ -163,7 +163,7 @@ def test_anthropic_blocks_thinking_usage_and_text_between_calls() -> None:
     reply = parse_response("anthropic", body)
     assert reply.text == "Looking.\n\nThen closing."
     assert [c.call_id for c in reply.calls] == ["toolu_01", "toolu_02"]
-    assert reply.usage == Usage(930, 40, 900)
+    assert reply.usage == Usage(930, 40, 900, 20)
     assert reply.finish_reason == "tool_use"
     assert reply.provider_data == {
         "anthropic": {
@@ -392,7 +392,8 @@ def test_stream_reply_details(wire: str) -> None:
         {"action": "close", "id": 13, "note": "dünn ✓"},
     ]
     cached = {"ollama": None, "gemini": 256}.get(wire, 256)
-    assert reply.usage == Usage(300, 40, cached)
+    written = 0 if wire == "anthropic" else None  # only Anthropic reports what it wrote to the cache
+    assert reply.usage == Usage(300, 40, cached, written)
     if wire == "gemini":
         assert reply.calls[0].provider_data == {"gemini": {"thoughtSignature": "c2lnMA=="}}
         assert reply.calls[1].provider_data is None

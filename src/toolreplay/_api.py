@@ -5,15 +5,16 @@ These names stay; everything else may move.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from toolreplay._budget import ContextBudget, Fitted, Row, body_counter, fit, reserved_bytes
 from toolreplay._history import History, ToolSpec, load_history
 from toolreplay._jsonenc import encode
 from toolreplay._replay import DEFAULT_SETTINGS, Mode, ReplaySettings
-from toolreplay._vessels import Vessel, vessels
+from toolreplay._vessels import Vessel, get_vessel, vessels
 from toolreplay.wires.common import RenderOptions
 
 
@@ -63,6 +64,7 @@ def render(
     max_tokens: int | None = None,
     stream: bool | None = None,
     warnings: list[str] | None = None,
+    context: ContextBudget | None = None,
 ) -> dict[str, Any]:
     """The request body of the next turn of ``history`` on ``vessel``, earlier calls replayed per ``mode``.
 
@@ -76,13 +78,94 @@ def render(
     stored Gemini thought signature that is not base64 (not replayed), reasoning and signatures left
     out because another vessel issued them (design 17), and the history's own load warnings. Nothing is
     logged; the body is valid either way.
+
+    ``context``: a :class:`~toolreplay._budget.ContextBudget` keeps the newest whole turns that fit (the
+    vessel's context window unless it names its own ``max_tokens``) and says in ``warnings`` what it
+    left out; None (the default) renders the whole history.
     """
+    kwargs: dict[str, Any] = {
+        "system": system, "tools": tools, "model": model, "settings": settings,
+        "temperature": temperature, "max_tokens": max_tokens, "stream": stream,
+    }  # fmt: skip
+    if context is not None:
+        v = get_vessel(vessel)
+        budget = context.tokens(v.context_tokens, max_tokens)
+        if budget is not None:
+            h = history if isinstance(history, History) else load_history(history)
+            if upto is not None:
+                h = History(h.id, h.messages[: h.index_of(upto) + 1], h.tools, h.warnings)
+            return _budgeted(h, v, mode, context, budget, warnings, kwargs)
+    return _render(history, vessel, mode, upto, warnings, kwargs)
+
+
+def _budgeted(
+    h: History,
+    v: Vessel,
+    mode: Mode,
+    context: ContextBudget,
+    budget: int,
+    warnings: list[str] | None,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
+    """:func:`render` within ``budget``: the warnings of the body returned, then the budget's own."""
+    said: list[str] = []
+
+    def render_sent(sent: History) -> dict[str, Any]:
+        said.clear()
+        return _render(sent, v, mode, None, said, kwargs)
+
+    got = fit_body(h, v, context, budget, render_sent, kwargs["model"], kwargs["tools"], kwargs["system"])
+    if warnings is not None:
+        warnings.extend(said)  # those of the body returned: the last one rendered
+        warnings.extend(got.warnings)
+    return got.body
+
+
+def fit_body(
+    h: History,
+    v: Vessel,
+    context: ContextBudget,
+    budget: int,
+    render_sent: Callable[[History], dict[str, Any]],
+    model: str | None = None,
+    tools: Sequence[ToolSpec] | None = None,
+    system: str | None = None,
+    rows: Sequence[Row] | None = None,
+    offset: int = 0,
+) -> Fitted:
+    """The newest whole turns of ``h`` whose body fits ``budget`` (see :mod:`toolreplay._budget`);
+    ``rows`` and ``offset`` when ``h`` holds only the conversation's last part (see ``fit``)."""
+    from toolreplay._tokens import counter_for
+
+    count = body_counter(counter_for(v.wire, model or v.model))
+    reserved = reserved_bytes(tools if tools is not None else (h.tools or ()), system)
+    return fit(
+        h.messages,
+        lambda sent: render_sent(History(h.id, tuple(sent), h.tools, h.warnings)),
+        count,
+        budget,
+        step=context.step,
+        summary=context.summary,
+        reserved=reserved,
+        rows=rows,
+        offset=offset,
+    )
+
+
+def _render(
+    history: History | str | Path | Mapping[str, Any],
+    vessel: str | Vessel,
+    mode: Mode,
+    upto: str | None,
+    warnings: list[str] | None,
+    kw: dict[str, Any],
+) -> dict[str, Any]:
     # design 29: one render path; a render is the incremental renderer with nothing cached
     from toolreplay._render_cache import RenderCache
 
     return RenderCache().render(
-        history, vessel, mode, system, tools, model, upto, settings=settings, temperature=temperature,
-        max_tokens=max_tokens, stream=stream, warnings=warnings,
+        history, vessel, mode, kw["system"], kw["tools"], kw["model"], upto, settings=kw["settings"],
+        temperature=kw["temperature"], max_tokens=kw["max_tokens"], stream=kw["stream"], warnings=warnings,
     )  # fmt: skip
 
 

@@ -10,6 +10,7 @@ else ``~/.config/toolreplay/vessels.toml``)::
     model = "Qwen/Qwen3-8B"
     key_env = "LOCAL_KEY"        # optional
     max_id_len = 40              # optional
+    context_tokens = 32768       # optional: the model's context window (the context budget's default)
     flags = ["tool_message_name"]
     signature_models = ["m-1", "m-1-fast"]   # optional: models that accept each other's reasoning
 
@@ -77,6 +78,8 @@ class Vessel:
     flags: frozenset[str] = field(default_factory=lambda: frozenset[str]())
     description: str = ""
     signature_models: frozenset[str] = field(default_factory=lambda: frozenset[str]())
+    context_tokens: int | None = None
+    """The model's context window in tokens (the context budget's default); None: unknown, no budget."""
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
@@ -89,37 +92,39 @@ class Vessel:
         return Audience(self.wire, host, model or self.model, self.signature_models, takes)
 
 
-# name, wire, base URL, key variable, model, id policy, max id length, flags, description
-_TABLE: tuple[tuple[str, WireName, str, str | None, str, IdPolicy, int | None, str, str], ...] = (
+# name, wire, base URL, key variable, model, context window, id policy, max id length, flags, description
+# (the default model's, from its provider's model page; Ollama's own num_ctx may be set lower)
+_Row = tuple[str, WireName, str, str | None, str, int | None, IdPolicy, int | None, str, str]
+_TABLE: tuple[_Row, ...] = (
     ("codex", "openai-responses", "https://chatgpt.com/backend-api/codex", "CODEX_API_KEY",
-     "gpt-5-codex", "derived", 64, "store_false stream_only encrypted_reasoning",
+     "gpt-5-codex", 400_000, "derived", 64, "store_false stream_only encrypted_reasoning",
      "OpenAI Codex (ChatGPT backend), Responses"),
     ("grok", "openai-responses", "https://api.x.ai/v1", "XAI_API_KEY",
-     "grok-4", "derived", 64, "", "xAI Grok, Responses"),
+     "grok-4", 256_000, "derived", 64, "", "xAI Grok, Responses"),
     ("openai-responses", "openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY",
-     "gpt-5", "derived", 64, "store_false encrypted_reasoning", "OpenAI Responses API"),
+     "gpt-5", 400_000, "derived", 64, "store_false encrypted_reasoning", "OpenAI Responses API"),
     ("openai", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY",
-     "gpt-4.1", "derived", 40, "", "OpenAI Chat Completions"),
+     "gpt-4.1", 1_047_576, "derived", 40, "", "OpenAI Chat Completions"),
     ("kimi", "openai-chat", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY",
-     "kimi-k2-0905-preview", "kimi", None, "tool_message_name reasoning_content",
+     "kimi-k2-0905-preview", 262_144, "kimi", None, "tool_message_name reasoning_content",
      "Moonshot Kimi K2, Chat"),
     ("openai-compatible", "openai-chat", "http://127.0.0.1:8000/v1", "OPENAI_COMPATIBLE_API_KEY",
-     "default", "derived", None, "", "any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
+     "default", 32_768, "derived", None, "", "any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
     ("ollama", "ollama", "http://127.0.0.1:11434", None,
-     "qwen3", "derived", None, "", "Ollama native /api/chat"),
+     "qwen3", 40_960, "derived", None, "", "Ollama native /api/chat"),
     ("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
-     "claude-sonnet-4-5", "derived", None, "", "Anthropic Messages (Claude API)"),
+     "claude-sonnet-4-5", 200_000, "derived", None, "", "Anthropic Messages (Claude API)"),
     ("glm", "anthropic", "https://api.z.ai/api/anthropic", "ZAI_API_KEY",
-     "glm-4.6", "derived", None, "", "Z.ai GLM, Anthropic-compatible endpoint"),
+     "glm-4.6", 200_000, "derived", None, "", "Z.ai GLM, Anthropic-compatible endpoint"),
     ("gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY",
-     "gemini-2.5-flash", "derived", None, "", "Google Gemini generateContent"),
+     "gemini-2.5-flash", 1_048_576, "derived", None, "", "Google Gemini generateContent"),
     ("claude", "claude-prompt", "claude", None,
-     "sonnet", "derived", None, "", "Claude Code CLI (claude -p), history as a JSON prompt"),
+     "sonnet", 200_000, "derived", None, "", "Claude Code CLI (claude -p), history as a JSON prompt"),
 )  # fmt: skip
 
 BUILTIN: dict[str, Vessel] = {
-    row[0]: Vessel(row[0], row[1], row[2], row[3], row[4], row[5], row[6],
-                   frozenset(row[7].split()), row[8])
+    row[0]: Vessel(row[0], row[1], row[2], row[3], row[4], row[6], row[7],
+                   frozenset(row[8].split()), row[9], context_tokens=row[5])
     for row in _TABLE
 }  # fmt: skip
 
@@ -166,10 +171,19 @@ def _flags(raw: Mapping[str, Any], base: Vessel, where: str) -> list[str]:
     return flags
 
 
+def _int_at_least(value: Any, low: int, what: str) -> int | None:
+    """``value`` when it is None or an integer of at least ``low``; else a ConfigError naming ``what``."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < low):
+        raise ConfigError(
+            f"{what} must be " + ("a positive integer" if low == 1 else f"an integer of at least {low}")
+        )
+    return value
+
+
 def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, src: str) -> Vessel:
     where = f"{src}: [vessels.{name}]"
     allowed = {"wire", "base_url", "key_env", "model", "id_policy", "max_id_len", "flags", "description",
-               "signature_models"}  # fmt: skip
+               "signature_models", "context_tokens"}  # fmt: skip
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ConfigError(
@@ -189,9 +203,8 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
     if policy not in ("derived", "kimi"):
         raise ConfigError(f"{where}: id_policy must be 'derived' or 'kimi'")
     flags = _flags(raw, base, where)
-    max_id = raw.get("max_id_len", base.max_id_len)
-    if max_id is not None and (not isinstance(max_id, int) or isinstance(max_id, bool) or max_id < 16):
-        raise ConfigError(f"{where}: max_id_len must be an integer of at least 16")
+    max_id = _int_at_least(raw.get("max_id_len", base.max_id_len), 16, f"{where}: max_id_len")
+    window = _int_at_least(raw.get("context_tokens", base.context_tokens), 1, f"{where}: context_tokens")
     for k in ("base_url", "model", "description", "key_env"):
         if k in raw and not isinstance(raw[k], str):
             raise ConfigError(f"{where}: {k} must be a string")
@@ -208,6 +221,7 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
         flags=frozenset(flags),
         description=str(raw.get("description", base.description)),
         signature_models=frozenset(shared),
+        context_tokens=window,
     )
 
 

@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "demo": ("toolreplay._cli.demo", "demo", "Show the bundled conversation replayed plain vs native."),
     "import": ("toolreplay._cli.import_cmd", "import_cmd", "Store a history file (any known format)."),
     "history": ("toolreplay._cli.history_cmd", "history", "List, show or remove stored conversations."),
+    "stats": ("toolreplay._cli.stats_cmd", "stats_cmd", "Prompt-cache hit rate per turn and in total."),
     "replay": ("toolreplay._cli.replay_cmd", "replay", "Print the prepared turn messages as JSON."),
     "render": ("toolreplay._cli.render_cmd", "render_cmd", "Print the exact request body for a vessel."),
     "vessels": ("toolreplay._cli.render_cmd", "vessels_cmd", "List the vessels (providers) and their wires."),

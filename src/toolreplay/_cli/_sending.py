@@ -62,6 +62,15 @@ def sending_options(fn: F) -> F:
     return fn
 
 
+MAX_CONTEXT_OPTION = click.option(
+    "--max-context-tokens",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="N",
+    help="Send the newest whole turns that fit N tokens (estimated); default: the vessel's context window.",
+)
+
+
 def turn_options(fn: F) -> F:
     """The options of ``turn`` and ``chat``."""
     for decorator in reversed(
@@ -93,6 +102,7 @@ def turn_options(fn: F) -> F:
                 show_default=True,
                 help="Requests per turn at most.",
             ),
+            MAX_CONTEXT_OPTION,
         )
     ):
         fn = decorator(fn)
@@ -108,14 +118,15 @@ def not_blank(ctx: click.Context, param: click.Parameter, value: str | None) -> 
 
 
 def stored_count(store: Store, conversation: str) -> int:
-    return len(store.load(conversation).messages) if store.exists(conversation) else 0
+    return store.counts(conversation)[0]  # counted, not read: fast at any length
 
 
 def failed_turn(store: Store, conversation: str, before: int) -> str:
     """What a failed turn left in the store, said after its error (retrying adds a new user message)."""
     if stored_count(store, conversation) == before:
         return "nothing was stored"
-    last = store.load(conversation).messages[-1]
+    count = stored_count(store, conversation)
+    last = store.load_range(conversation, count - 1, count).messages[-1]
     return f"the reply {last.id} is stored as {last.status}"
 
 
@@ -142,7 +153,9 @@ def turn_settings(
     dump_requests: Path | None,
     send_key: bool = False,
     timeout: float | None = 600.0,
+    max_context_tokens: int | None = None,
 ) -> TurnOptions:
+    from toolreplay._budget import ContextBudget
     from toolreplay._loop import TurnOptions
 
     return TurnOptions(
@@ -154,6 +167,7 @@ def turn_settings(
         dump_requests=dump_requests,
         send_key=send_key,
         timeout=timeout,
+        context=ContextBudget(max_tokens=max_context_tokens),
     )
 
 
@@ -180,7 +194,7 @@ class EventPrinter:
         click.secho(text, err=self.err, **style)
 
     def __call__(self, event: TurnEvent) -> None:
-        from toolreplay._loop import CallFinished, CallStarted, Flagged, Retrying, TextDelta
+        from toolreplay._loop import CallFinished, CallStarted, ContextTrimmed, Flagged, Retrying, TextDelta
 
         if isinstance(event, TextDelta):
             if self.stream_text:
@@ -193,6 +207,9 @@ class EventPrinter:
             said = event.answer.lstrip().lower().startswith("error")
             label = ("->" if said else "-> error:") if event.is_error else ("dry run" if event.dry else "->")
             self._notice(f"    {label} {short(event.answer)}", fg="red" if event.is_error else "green")
+        elif isinstance(event, ContextTrimmed):
+            for line in event.warnings:
+                self._notice(f"  ({line})", fg="yellow")
         elif isinstance(event, Retrying):
             self._notice(f"  (retrying in {event.delay:.1f}s: {event.error})", fg="yellow")
         elif isinstance(event, Flagged):
@@ -308,9 +325,11 @@ def pick_vessel(store: Store, vessel: str | None, conversation: str | None) -> s
     if vessel:
         return vessel
     if conversation and store.exists(conversation):
-        for m in reversed(store.load(conversation).messages):
-            if m.role == "assistant" and m.vessel:
-                return m.vessel
+        count = stored_count(store, conversation)
+        for start in range(count, 0, -50):  # the newest messages first, a page at a time
+            for m in reversed(store.load_range(conversation, max(0, start - 50), start).messages):
+                if m.role == "assistant" and m.vessel:
+                    return m.vessel
     from toolreplay._config import pick_vessel as configured
 
     return configured(None)

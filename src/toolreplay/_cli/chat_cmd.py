@@ -179,6 +179,7 @@ def chat(
     dry_tools: bool,
     system: str | None,
     max_steps: int,
+    max_context_tokens: int | None,
     base_url: str | None,
     model: str | None,
     dump_requests: Path | None,
@@ -199,7 +200,9 @@ def chat(
     """
     from toolreplay._vessels import get_vessel
 
-    settings = turn_settings(system, model, base_url, max_steps, dry_tools, dump_requests, send_key, timeout)
+    settings = turn_settings(
+        system, model, base_url, max_steps, dry_tools, dump_requests, send_key, timeout, max_context_tokens
+    )
     store, registry = open_session(db, tools)
     try:
         cid = pick_conversation(store, conversation, continue_) or new_conversation_id(store, "chat")

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
     from toolreplay._store import ConversationInfo, Store
+    from toolreplay._store.window import UsageRecord
 
 #: The ``meta`` key the lab and the audit set on a reply that said it acted without a call.
 SAID_WITHOUT_DOING = "said_without_doing"
@@ -107,32 +108,57 @@ def _print_rows(rows: list[ConversationInfo], url: str, query: str | None) -> No
     console.print(table)
 
 
+#: How many messages ``history show`` prints without ``-n``.
+PAGE = 20
+
+
 @history.command("show")
 @click.argument("conversation_id", metavar="ID")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help=f"Show the N newest messages (0: all). Default: {PAGE}; with --json, all.",
+)
+@click.option(
+    "--offset", type=click.IntRange(min=0), default=0, metavar="K", help="Skip the K newest messages first."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the stored record in the history file format.")
 @db_option
 @friendly
-def show_cmd(conversation_id: str, as_json: bool, db: str | None) -> None:
-    """Show one stored conversation, its calls and their answers.
+def show_cmd(conversation_id: str, limit: int | None, offset: int, as_json: bool, db: str | None) -> None:
+    """Show a conversation, newest first: messages, calls, answers.
 
-    Every message in stored order, each call with its answer; marks replies that said they acted
-    without a call, and replies a failed turn left interrupted. --json prints the history file
-    format (toolreplay import reads it back).
+    Each message with its calls and their answers and, for a reply, each response's token usage with
+    the provider's cache figures; marks replies that said they acted without a call, and replies a
+    failed turn left interrupted. Pages through long conversations with -n and --offset, reading only
+    the page. --json prints the history file format in stored order (toolreplay import reads it
+    back).
     """
     from toolreplay._store import open_store
 
     store = open_store(db)
     try:
-        h = store.load(conversation_id)
+        total, calls = store.counts(conversation_id)
+        n = limit if limit is not None else (0 if as_json else PAGE)
+        stop = max(0, total - offset)
+        start = 0 if n == 0 else max(0, stop - n)
+        page = store.load_range(conversation_id, start, stop)  # raises for an unknown conversation
+        usage = store.load_usage(conversation_id, start, stop) if not as_json else []
     finally:
         store.close()
     if as_json:
-        click.echo(json.dumps(history_to_dict(h), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(history_to_dict(page), ensure_ascii=False, indent=2))
         return
     from rich.console import Console
 
     console = Console()
-    for renderable in history_view(h):
+    by_reply: dict[str, list[UsageRecord]] = {}
+    for r in usage:
+        by_reply.setdefault(r.message_id, []).append(r)
+    for renderable in page_view(page, start, total, calls, by_reply):
         console.print(renderable)
 
 
@@ -232,6 +258,47 @@ def message_view(position: int, m: Message) -> RenderableType:
             out.append("\n")
             out.append(line, style=style)
     return out
+
+
+def usage_line(records: list[UsageRecord]) -> str:
+    """One reply's usage, per response: ``1,200 in (1,024 cached, 85%), 8 out``."""
+    parts = []
+    for r in records:
+        u = r.usage
+        text = f"{u.input_tokens:,} in" if u.input_tokens is not None else "? in"
+        if u.cached_tokens is not None:
+            rate = f", {100 * u.cached_tokens / u.input_tokens:.0f}%" if u.input_tokens else ""
+            text += f" ({u.cached_tokens:,} cached{rate})"
+        if u.cache_write_tokens:
+            text += f" ({u.cache_write_tokens:,} written to the cache)"
+        if u.output_tokens is not None:
+            text += f", {u.output_tokens:,} out"
+        parts.append(text)
+    return "  usage: " + "; ".join(parts)
+
+
+def page_view(
+    page: History, start: int, total: int, calls: int, usage: dict[str, list[UsageRecord]]
+) -> list[RenderableType]:
+    """``history show``: a header, then the page's messages newest first, each reply with its usage."""
+    from rich.rule import Rule
+    from rich.text import Text
+
+    shown = len(page.messages)
+    head = f"{page.id}: {plural(total, 'message')}, {plural(calls, 'call')}"
+    if shown < total:
+        head += f"; {start + 1}-{start + shown} shown, newest first"
+    items: list[RenderableType] = [Rule(head, align="left")]
+    for pos in range(shown - 1, -1, -1):
+        m = page.messages[pos]
+        view = message_view(start + pos, m)
+        if m.id in usage and isinstance(view, Text):
+            view.append("\n" + usage_line(usage[m.id]), style="dim")
+        items.append(view)
+        items.append("")
+    if start > 0:
+        items.append(Text(f"{plural(start, 'older message')}: --offset {total - start}", style="dim"))
+    return items
 
 
 def history_view(h: History) -> list[RenderableType]:

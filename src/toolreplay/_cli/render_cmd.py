@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from toolreplay._cli._common import db_option, friendly, load_source, prompt_template_options
+from toolreplay._cli._sending import MAX_CONTEXT_OPTION
 from toolreplay._errors import ConfigError
 from toolreplay._replay import MODES, Mode
 
@@ -166,6 +167,7 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
 @prompt_template_options(
     "prompt_template", "print the prompt it makes of the (Chat) body instead of the body."
 )
+@MAX_CONTEXT_OPTION
 @db_option
 @friendly
 def render_cmd(
@@ -179,6 +181,7 @@ def render_cmd(
     pretty: bool,
     prompt_template: str | None,
     server: str,
+    max_context_tokens: int | None,
     db: str | None,
 ) -> None:
     """Print the exact request body of the next turn of SOURCE on a vessel.
@@ -188,22 +191,16 @@ def render_cmd(
     in the body; claude-prompt prints the JSON the Claude Code CLI driver takes.
     """
     from toolreplay._api import render
+    from toolreplay._budget import ContextBudget
     from toolreplay._config import pick_vessel
     from toolreplay._vessels import get_vessel
 
     vessel = get_vessel(pick_vessel(vessel_name))
     h = load_source(source, db)
     warnings: list[str] = []
-    body = render(
-        h,
-        vessel,
-        mode=cast(Mode, mode),
-        system=read_system(system),
-        tools=read_tools(tools_opt),
-        model=model,
-        upto=upto,
-        warnings=warnings,
-    )
+    budget = ContextBudget(max_context_tokens)
+    body = render(h, vessel, mode=cast(Mode, mode), system=read_system(system), tools=read_tools(tools_opt),
+                  model=model, upto=upto, warnings=warnings, context=budget)  # fmt: skip
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
     if prompt_template is not None:
@@ -241,6 +238,7 @@ def vessels_cmd(as_json: bool) -> None:
                 "id_policy": v.id_policy,
                 "max_id_len": v.max_id_len,
                 "flags": sorted(v.flags),
+                "context_tokens": v.context_tokens,
             }
             click.echo(json.dumps(item, ensure_ascii=False))
         return

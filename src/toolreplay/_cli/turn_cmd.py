@@ -25,6 +25,7 @@ from toolreplay._cli._sending import (
     turn_settings,
     vessel_option,
 )
+from toolreplay._errors import ToolreplayError
 
 if TYPE_CHECKING:
     from toolreplay._loop import TurnResult
@@ -34,7 +35,11 @@ if TYPE_CHECKING:
 def _print_json(store: Store, conversation: str, result: TurnResult) -> None:
     from toolreplay._history import message_to_dict
 
-    stored = {m.id: m for m in store.load(conversation).messages}
+    count = store.counts(conversation)[0]
+    # the turn's two messages are among the newest (other writers may have appended meanwhile)
+    stored = {m.id: m for m in store.load_range(conversation, max(0, count - 50), count).messages}
+    if result.user_message.id not in stored:
+        stored = {m.id: m for m in store.load(conversation).messages}
     record = {
         "id": conversation,
         "messages": [
@@ -64,6 +69,7 @@ def turn(
     dry_tools: bool,
     system: str | None,
     max_steps: int,
+    max_context_tokens: int | None,
     base_url: str | None,
     send_key: bool,
     timeout: float,
@@ -84,10 +90,10 @@ def turn(
       toolreplay turn -c "And #2?"              # the most recent conversation, its last vessel
       git diff | toolreplay turn -v gemini -s "Review this diff."
     """
-    from toolreplay._errors import ToolreplayError
-
     text = prompt_text(text)
-    settings = turn_settings(system, model, base_url, max_steps, dry_tools, dump_requests, send_key, timeout)
+    settings = turn_settings(
+        system, model, base_url, max_steps, dry_tools, dump_requests, send_key, timeout, max_context_tokens
+    )
     store, registry = open_session(db, tools)
     printer = EventPrinter(stream_text=not as_json)
     try:
@@ -96,8 +102,7 @@ def turn(
         before = stored_count(store, cid)
         try:
             result = run_one(store, registry, cid, text, name, settings, printer)
-        except ToolreplayError as exc:
-            printer.end()
+        except ToolreplayError as exc:  # the finally below ends the streamed line before click prints this
             raise click.ClickException(f"{exc} ({failed_turn(store, cid, before)})") from None
         printer.end()
         if as_json:

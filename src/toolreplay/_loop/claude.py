@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolreplay._history import History
 from toolreplay._loop.claude_cli import (
     ClaudeCallAnswered,
     ClaudeCallStarted,
@@ -28,8 +29,13 @@ def _body(rec: Recorder) -> dict[str, Any]:
     from toolreplay.wires import render_wire
 
     opts = render_options(rec.vessel, system=rec.options.system, model=rec.options.model)
-    turns = prepare_turn_messages(rec.history, "native", settings=rec.options.replay)
-    body = render_wire(rec.vessel.wire, turns, opts)
+
+    def render(h: History) -> dict[str, Any]:
+        return render_wire(
+            rec.vessel.wire, prepare_turn_messages(h, "native", settings=rec.options.replay), opts
+        )
+
+    body = rec.fitted(rec.history.messages, render)
     if rec.options.dump_requests is not None:
         from toolreplay import _jsonenc as jsonenc
         from toolreplay._transport.dump import RequestDump
@@ -73,6 +79,7 @@ async def run_claude_turn(rec: Recorder) -> Stopped:
         rec.texts.append(outcome.text)
     rec.usage = outcome.usage
     rec.model = outcome.model
+    rec.store_usage(outcome.usage, outcome.model)
     rec.steps = outcome.num_turns or 1
     rec.extra_meta["claude"] = outcome.meta()
     return "step_limit" if outcome.subtype == "error_max_turns" else "answer"

@@ -7,12 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from toolreplay._budget import ContextBudget
 from toolreplay._errors import ConfigError
 from toolreplay._history import Message
 from toolreplay._replay import DEFAULT_SETTINGS, ReplaySettings
 from toolreplay.wires.reply import Usage
 
 DEFAULT_MAX_STEPS = 8
+DEFAULT_BUDGET = ContextBudget()
 Stopped = Literal["answer", "step_limit"]
 """Why a turn ended: the model answered without calls, or it used every request ``max_steps`` allows."""
 
@@ -38,6 +40,8 @@ class TurnOptions:
     """The vessel's key may go to ``base_url`` although it is not the vessel's own host (``--send-key``)."""
     timeout: float | None = 600.0
     """Seconds the whole turn may take (every request, retry and tool run); None: no limit."""
+    context: ContextBudget = DEFAULT_BUDGET
+    """The context budget (default: the vessel's context window); ``ContextBudget(max_tokens=N)``."""
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
@@ -94,7 +98,17 @@ class Flagged:
     claim: Mapping[str, Any]
 
 
-TurnEvent = TextDelta | CallStarted | CallFinished | Retrying | Flagged
+@dataclass(frozen=True, slots=True)
+class ContextTrimmed:
+    """The context budget left the oldest messages out of this turn's requests (said once per turn)."""
+
+    dropped: int
+    tokens: int
+    budget: int
+    warnings: tuple[str, ...]
+
+
+TurnEvent = TextDelta | CallStarted | CallFinished | Retrying | Flagged | ContextTrimmed
 EventCallback = Callable[[TurnEvent], None]
 
 
@@ -115,6 +129,7 @@ __all__ = [
     "DEFAULT_MAX_STEPS",
     "CallFinished",
     "CallStarted",
+    "ContextTrimmed",
     "EventCallback",
     "Flagged",
     "Retrying",

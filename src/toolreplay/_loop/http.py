@@ -9,10 +9,11 @@ after ``max_steps`` requests.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._history import ToolCall
+from toolreplay._history import History, ToolCall
 from toolreplay._loop.events import Retrying, Stopped, TextDelta
 from toolreplay._loop.recorder import Recorder
 from toolreplay._loop.step_log import StepLog
@@ -21,6 +22,8 @@ from toolreplay.wires.reply import ParsedCall, Reply
 
 if TYPE_CHECKING:
     from toolreplay._errors import ProviderError
+    from toolreplay._render_cache import RenderCache
+    from toolreplay._replay import ReplaySettings
     from toolreplay._transport.client import Transport
     from toolreplay.wires.common import RenderOptions
 
@@ -60,6 +63,13 @@ def _render_options(rec: Recorder) -> RenderOptions:
     return opts
 
 
+def _render(
+    bodies: RenderCache, rec: Recorder, opts: RenderOptions, settings: ReplaySettings, h: History
+) -> dict[str, Any]:
+    """One step's body of ``h`` (the messages the context budget kept)."""
+    return bodies.render_body(h.messages, rec.vessel.wire, opts, settings=settings)
+
+
 async def run_http(rec: Recorder, transport: Transport) -> Stopped:
     """Run the turn's steps over HTTP; returns why it stopped."""
     from toolreplay._render_cache import RenderCache
@@ -84,7 +94,7 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
         rec.steps += 1
         messages = (*rec.history.messages, rec.in_progress())
         settings = replace(rec.options.replay, audience=log.audience())
-        body = bodies.render_body(messages, rec.vessel.wire, opts, settings=settings)
+        body = rec.fitted(messages, partial(_render, bodies, rec, opts, settings))
         streamed.clear()
         reply: Reply = await transport.send(
             rec.vessel,

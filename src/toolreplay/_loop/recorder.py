@@ -22,12 +22,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
+from toolreplay._budget import Row, candidate_starts, reserved_bytes, rows_of
 from toolreplay._errors import ConfigError, ConnectionFault, ProviderError, ResponseFormatError, StoreError
 from toolreplay._history import History, Message, Status, Step, ToolCall, ToolSpec
 from toolreplay._ids import StemAllocator, call_id
 from toolreplay._loop.events import (
     CallFinished,
     CallStarted,
+    ContextTrimmed,
     EventCallback,
     Flagged,
     Stopped,
@@ -43,6 +45,7 @@ from toolreplay.wires.reply import Reply, Usage, add_usage, usage_json
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
+    from toolreplay._store.window import OutlineRow
 
 
 def now() -> str:
@@ -122,6 +125,8 @@ class Recorder:
         self.heard = False
         """The provider answered something this turn: a reply parsed, or streamed text (design 28)."""
         self.log: StepLog | None = None  # the HTTP driver's steps (the claude CLI runs its own loop)
+        self.rows: list[OutlineRow] = []
+        """The conversation's outline as this turn has read it (ids, roles, planning sizes; no texts)."""
 
     def emit(self, event: TurnEvent) -> None:
         if self.on_event is not None:
@@ -130,14 +135,22 @@ class Recorder:
     # -- the first writes -------------------------------------------------------------------------
 
     def _claim_id(self, prefix: str, write: Callable[[str], None]) -> str:
-        """Write a new message under the next free ``<prefix><n>``; again when another writer took it."""
+        """Write a new message under the next free ``<prefix><n>``; again when another writer took it.
+
+        Reads the conversation's outline (ids and roles, no texts) once per turn and then only the rows
+        added since (``self.rows``): fast at any length."""
         for _ in range(5):
-            mid = next_id(self.store.load(self.cid) if self.store.exists(self.cid) else None, prefix)
+            self.rows.extend(self.store.outline(self.cid, len(self.rows)))
+            taken = {r[1] for r in self.rows}
+            n = len(self.rows) + 1
+            while f"{prefix}{n}" in taken:
+                n += 1
+            mid = f"{prefix}{n}"
             try:
                 write(mid)
                 return mid
             except StoreError:
-                if not any(m.id == mid for m in self.store.load(self.cid).messages):
+                if not any(r[1] == mid for r in self.store.outline(self.cid, len(self.rows))):
                     raise
         raise StoreError(f"conversation {self.cid!r}: could not find a free message id")
 
@@ -155,14 +168,53 @@ class Recorder:
         self.existed = self.store.exists(self.cid)
         uid = self._claim_id("u", store_user)
         self.user = Message(uid, "user", user_text, created_at=stamp)
-        history = self.store.load(self.cid)
-        self.history = History(history.id, history.messages[: history.index_of(uid) + 1], history.tools)
+        self.rows.extend(self.store.outline(self.cid, len(self.rows)))
+        self.load_window(next(i for i in range(len(self.rows) - 1, -1, -1) if self.rows[i][1] == uid) + 1)
         self.started_at = now()
         self.reply_id = self._claim_id("a", begin)
         alloc = StemAllocator()
         for m in self.history.messages:
             alloc.stem(m.id)
         self.stem = alloc.stem(self.reply_id)
+
+    def load_window(self, end: int) -> None:
+        """Read the conversation up to position ``end`` (its user message included): its system messages
+        and only the part the context budget may send (its first candidate start on; everything when
+        there is no budget or a summary hook needs the left-out part: design 31)."""
+        self.plan: list[Row] = [(r[2], r[3]) for r in self.rows[:end]]
+        head = next((i for i, (role, _size) in enumerate(self.plan) if role != "system"), end)
+        system = self.store.load_range(self.cid, 0, head)  # the system messages, and the tools
+        self.history = system
+        context = self.options.context
+        budget = context.tokens(self.vessel.context_tokens, self.options.max_tokens)
+        self.offset = head
+        if budget is not None and context.summary is None:
+            reserved = reserved_bytes(self.tool_specs(), self.options.system)
+            self.offset = next(candidate_starts(self.plan, budget, context.step, reserved))
+        rest = self.store.load_range(self.cid, self.offset, end).messages
+        self.history = History(self.cid, (*system.messages, *rest), system.tools)
+
+    def fitted(
+        self, messages: tuple[Message, ...], render: Callable[[History], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """The body of ``messages`` (the window read, plus the reply in progress) within the context
+        budget; all of them when no budget is known. Said once per turn (:class:`ContextTrimmed`)."""
+        from toolreplay._api import fit_body
+
+        o = self.options
+        budget = o.context.tokens(self.vessel.context_tokens, o.max_tokens)
+        h = History(self.cid, messages, self.history.tools)
+        if budget is None:
+            return render(h)
+        rows = [*self.plan, *rows_of(messages[len(self.history.messages) :])]
+        got = fit_body(
+            h, self.vessel, o.context, budget, render, o.model, self.tool_specs(), o.system, rows, self.offset
+        )
+        if got.dropped:
+            self.extra_meta["context"] = {"dropped": got.dropped, "tokens": got.tokens, "budget": budget}
+        if got.warnings and self.steps <= 1:
+            self.emit(ContextTrimmed(got.dropped, got.tokens, budget, got.warnings))
+        return got.body
 
     def in_progress(self) -> Message:
         # No final text while in progress (design 16): each step's words ride with its calls, so the
@@ -214,11 +266,17 @@ class Recorder:
         if reply.text:
             self.texts.append(reply.text)
         self.usage = add_usage(self.usage, reply.usage)
+        self.store_usage(reply.usage, reply.model)
         self.provider_data = merge_provider_data(self.provider_data, reply.provider_data)
         self.model = reply.model or self.model
         self.finish_reason = reply.finish_reason
         if self.log is not None:
             self.log.took(reply)
+
+    def store_usage(self, usage: Usage, model: str | None) -> None:
+        """Keep one response's usage, cache figures included (``toolreplay stats``), as step ``steps``."""
+        if usage_json(usage):
+            self.store.record_usage(self.cid, self.reply_id, self.steps, usage, model)
 
     # -- the last write ---------------------------------------------------------------------------
 

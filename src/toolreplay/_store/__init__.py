@@ -27,9 +27,13 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolreplay._history import History, Message, Step, ToolCall
+
+if TYPE_CHECKING:
+    from toolreplay._store.window import OutlineRow, UsageRecord
+    from toolreplay.wires.reply import Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,31 @@ class Store(Protocol):
 
     def load(self, conversation_id: str) -> History:
         """The whole conversation in stored order; raises StoreError when there is none."""
+        ...
+
+    def counts(self, conversation_id: str) -> tuple[int, int]:
+        """How many messages and calls the conversation holds (0, 0 when there is none)."""
+        ...
+
+    def outline(self, conversation_id: str, start: int = 0) -> list[OutlineRow]:
+        """Each message's ``(position, id, role, planning size)`` from position ``start`` on, in stored
+        order, without its content (what the context budget plans from; one index scan)."""
+        ...
+
+    def load_range(self, conversation_id: str, start: int, stop: int | None = None) -> History:
+        """The messages at positions ``start <= position < stop`` (to the end without ``stop``), with the
+        conversation's tools; raises StoreError when there is no such conversation."""
+        ...
+
+    def record_usage(
+        self, conversation_id: str, message_id: str, step: int, usage: Usage, model: str | None = None
+    ) -> None:
+        """Store one response's usage: step ``step`` (1, 2, ...) of the turn making reply ``message_id``."""
+        ...
+
+    def load_usage(self, conversation_id: str, start: int = 0, stop: int | None = None) -> list[UsageRecord]:
+        """The stored response usage of the replies at positions ``start <= position < stop``, in message
+        order, then step order."""
         ...
 
     def import_history(self, history: History) -> ImportResult:

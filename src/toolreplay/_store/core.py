@@ -32,6 +32,9 @@ from toolreplay._history import History, Message, Step, ToolCall
 from toolreplay._store import ConversationInfo, ImportResult
 from toolreplay._store import rows as R
 from toolreplay._store import schema as S
+from toolreplay._store import window as W
+from toolreplay._tokens import replay_size
+from toolreplay.wires.reply import Usage
 
 T = TypeVar("T")
 
@@ -236,7 +239,7 @@ class SQLStore(ABC):
         row = c.execute(self.queries.next_position, (cid,)).fetchone()
         start = int(row[0]) if row else 0
         c.executemany(
-            self.queries.insert_message, [R.message_row(cid, start + k, m) for k, m in enumerate(messages)]
+            self.dialect.sql(W.INSERT_SIZED), [W.sized_row(cid, start + k, m) for k, m in enumerate(messages)]
         )
         calls = [r for m in messages for r in R.tool_use_rows(cid, m.id, m.tool_uses)]
         if calls:
@@ -366,8 +369,73 @@ class SQLStore(ABC):
         def run(c: Tx) -> None:
             self._open_reply(c, conversation_id, message_id)
             c.execute(self.queries.finish_reply, values)
+            done = self._stored_message(c, conversation_id, message_id)
+            if done is not None:  # its planning size, now that its text and calls are final
+                c.execute(self.dialect.sql(W.SET_SIZE), (replay_size(done), conversation_id, message_id))
 
         self.transact(run, f"conversation {conversation_id!r}: reply {message_id!r} was not finished")
+
+    # ------------------------------------------------------------------------------------------
+    # long conversations: counts, the outline, a window by position, each response's usage
+
+    def counts(self, conversation_id: str) -> tuple[int, int]:
+        q, cid = self.dialect.sql(W.COUNTS), conversation_id
+        row = self.transact(lambda c: c.execute(q, (cid, cid)).fetchone(), "the read failed", read=True)
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def outline(self, conversation_id: str, start: int = 0) -> list[W.OutlineRow]:
+        """Each message's (position, id, role, planning size) from ``start`` on, from the covering index."""
+        q = self.dialect.sql(W.LOAD_OUTLINE)
+        span = (conversation_id, start)
+        rows: list[Any] = self.transact(lambda c: c.execute(q, span).fetchall(), "the read failed", read=True)
+        if not any(r[3] is None for r in rows):
+            return [tuple(r) for r in rows]
+
+        def fill(c: Tx) -> list[Any]:  # stored before sizes were kept: computed once, kept
+            self._lock_conversation(c, conversation_id)
+            h = self._load(c, conversation_id)
+            sizes = [(replay_size(m), conversation_id, m.id) for m in h.messages] if h else []
+            c.executemany(self.dialect.sql(W.SET_SIZE), sizes)
+            return c.execute(q, span).fetchall()
+
+        rows = self.transact(fill, f"conversation {conversation_id!r}: message sizes were not stored")
+        return [tuple(r) for r in rows]
+
+    def load_range(self, conversation_id: str, start: int, stop: int | None = None) -> History:
+        """The messages at positions ``start <= position < stop`` (to the end without ``stop``)."""
+        span = (conversation_id, start, W.END if stop is None else stop)
+        d = self.dialect
+
+        def run(c: Tx) -> History | None:
+            row = c.execute(self.queries.conversation_exists, (conversation_id,)).fetchone()
+            if row is None:
+                return None
+            messages = c.execute(d.sql(W.LOAD_MESSAGE_RANGE), span).fetchall()
+            tool_uses = c.execute(d.sql(W.LOAD_TOOL_USE_RANGE), (conversation_id, *span)).fetchall()
+            return R.history_from_rows(conversation_id, row[0], messages, tool_uses)
+
+        h = self.transact(run, "the read failed", read=True)
+        if h is None:
+            raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
+        return h
+
+    def record_usage(
+        self, conversation_id: str, message_id: str, step: int, usage: Usage, model: str | None = None
+    ) -> None:
+        """One response's usage, as step ``step`` of the turn making reply ``message_id``."""
+        q, row = (
+            self.dialect.sql(W.INSERT_USAGE),
+            W.usage_row(conversation_id, message_id, step, usage, model),
+        )
+        self.transact(lambda c: c.execute(q, row), f"reply {message_id!r}: usage was not stored")
+
+    def load_usage(
+        self, conversation_id: str, start: int = 0, stop: int | None = None
+    ) -> list[W.UsageRecord]:
+        q = self.dialect.sql(W.LOAD_USAGE)
+        span = (conversation_id, start, W.END if stop is None else stop)
+        rows = self.transact(lambda c: c.execute(q, span).fetchall(), "the read failed", read=True)
+        return W.usage_from_rows(rows)
 
     # ------------------------------------------------------------------------------------------
     # removal (``history rm``; a turn that sent nothing)
@@ -382,6 +450,7 @@ class SQLStore(ABC):
                 c.execute(q.lock_conversation, cid)
             if c.execute(q.conversation_exists, cid).fetchone() is None:
                 raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
+            c.execute(self.dialect.sql(W.DELETE_CONVERSATION_USAGE), cid)
             c.execute(q.delete_conversation_tool_uses, cid)
             c.execute(q.delete_conversation_messages, cid)
             c.execute(q.delete_conversation, cid)
@@ -395,6 +464,7 @@ class SQLStore(ABC):
         row = c.execute(q.message_position, (conversation_id, message_id)).fetchone()
         if row is None:
             raise StoreError(f"conversation {conversation_id!r}: no message {message_id!r}")
+        c.execute(self.dialect.sql(W.DELETE_MESSAGE_USAGE), (conversation_id, message_id))
         c.execute(q.delete_message_tool_uses, (conversation_id, message_id))
         c.execute(q.delete_message, (conversation_id, message_id))
         c.execute(q.park_later_messages, (conversation_id, int(row[0])))

@@ -83,6 +83,21 @@ _TOOL_USES = """CREATE TABLE tool_uses (
     FOREIGN KEY (conversation_id, message_id) REFERENCES messages (conversation_id, id)
 )"""
 
+_USAGE = """CREATE TABLE usage (
+    conversation_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    step INTEGER NOT NULL,
+    input_tokens BIGINT,
+    output_tokens BIGINT,
+    cached_tokens BIGINT,
+    cache_write_tokens BIGINT,
+    model TEXT,
+    PRIMARY KEY (conversation_id, message_id, step),
+    FOREIGN KEY (conversation_id, message_id) REFERENCES messages (conversation_id, id)
+)"""
+_SIZE_COLUMN = "ALTER TABLE messages ADD COLUMN size INTEGER"
+_OUTLINE_INDEX = "CREATE INDEX messages_outline ON messages (conversation_id, position, role, size, id)"
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0001_conversations_messages_tool_uses",
@@ -145,6 +160,23 @@ MIGRATIONS: tuple[Migration, ...] = (
         postgres=_same(
             "ALTER TABLE messages ADD COLUMN steps TEXT", "ALTER TABLE tool_uses ADD COLUMN parts TEXT"
         ),
+    ),
+    # 0006 and 0007 were numbered while 0005 was being written separately; migrations run by name, in
+    # list order (tests/test_store_window.py).
+    Migration(
+        "0006_usage",
+        # Each response's usage, per step of a turn, with the provider's prompt-cache figures
+        # (``toolreplay stats``). NULL where the provider did not report a figure.
+        sqlite=_same(_USAGE),
+        postgres=_same(_USAGE),
+    ),
+    Migration(
+        "0007_message_size",
+        # The planning size of each message (``_tokens.replay_size``): the context budget chooses its
+        # window from these and the roles alone, through a covering index, without reading the texts.
+        # NULL for messages stored before: computed and written back the first time they are needed.
+        sqlite=_same(_SIZE_COLUMN, _OUTLINE_INDEX),
+        postgres=_same(_SIZE_COLUMN, _OUTLINE_INDEX),
     ),
 )
 

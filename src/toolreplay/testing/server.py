@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
+from toolreplay._tokens import bytes_to_tokens
 from toolreplay._transport.dump import redact_headers
 from toolreplay._vessels import BUILTIN, Vessel, get_vessel
 from toolreplay.testing._routes import content_type, double_of, doubled, frame, route
@@ -29,6 +30,7 @@ from toolreplay.testing.answers import (
     token_pieces,
 )
 from toolreplay.testing.checks import Rules, check_request
+from toolreplay.testing.prefix_cache import PrefixCache
 from toolreplay.testing.script import (
     BrokenArgs,
     Calls,
@@ -107,6 +109,8 @@ class ProviderDouble:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._seq = 0
+        self.prefix_cache = PrefixCache()
+        """The simulated prompt cache behind the usage the double reports (see ``prefix_cache``)."""
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -207,7 +211,8 @@ class ProviderDouble:
         return [r for r in self.requests if r.wire == wire]
 
     def clear(self) -> None:
-        """Forget the queue and the recorded requests."""
+        """Forget the queue, the recorded requests and the simulated prompt cache."""
+        self.prefix_cache.clear()
         with self._lock:
             self._queue.clear()
             self._wire_queues.clear()
@@ -237,7 +242,6 @@ class ProviderDouble:
         return self.default
 
     def _answer(self, item: Text | Calls | BrokenArgs, wire: str, model: str, req: RecordedRequest) -> Answer:
-        raw = req.raw
         with self._lock:
             self._seq += 1
             seq = self._seq
@@ -262,11 +266,23 @@ class ProviderDouble:
         else:
             calls, text, reasoning, usage = (), item.text, item.reasoning, item.usage
         if usage is None:
-            out = max(1, len(text) // 4) + sum(len(c.arguments) // 4 + 4 for c in calls)
-            usage = Usage(max(1, len(raw) // 4), out, 0)
+            usage = self._usage(wire, model, req, text, calls)
         request = req.body if isinstance(req.body, Mapping) else {}
         cut = CHUNKINGS[item.chunking] if item.chunking is not None else self._cut
         return Answer(seq, model, text, calls, reasoning, usage, request, cut)
+
+    def _usage(
+        self, wire: str, model: str, req: RecordedRequest, text: str, calls: tuple[AnswerCall, ...]
+    ) -> Usage:
+        """Usage by the documented estimate, the prompt cache simulated (see ``prefix_cache``); the
+        cache write is reported by the wires that have a field for it (Anthropic)."""
+        out = max(1, bytes_to_tokens(len(text.encode()))) + sum(
+            bytes_to_tokens(len(c.arguments.encode())) + 4 for c in calls
+        )
+        if not isinstance(req.body, Mapping):
+            return Usage(max(1, bytes_to_tokens(len(req.raw))), out, 0)
+        seen = self.prefix_cache.count(wire, model, req.body)
+        return Usage(max(1, seen.prompt_tokens), out, seen.cached_tokens, seen.written_tokens)
 
 
 def _rules(double: ProviderDouble, wire: str, vessel: str | None, model: str | None) -> Rules:

@@ -28,11 +28,18 @@ class ParsedCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Token counts where the provider reports them; ``cached_tokens`` is the prompt-cache hit."""
+    """Token counts where the provider reports them.
+
+    ``input_tokens`` is the whole prompt (cached or not); ``cached_tokens`` the part read from the
+    provider's prompt cache (OpenAI ``cached_tokens``, Anthropic ``cache_read_input_tokens``, Gemini
+    ``cachedContentTokenCount``, DeepSeek/Moonshot's own fields); ``cache_write_tokens`` the part written
+    to it (Anthropic ``cache_creation_input_tokens``).
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
     cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +70,13 @@ def add_usage(a: Usage, b: Usage) -> Usage:
         plus(a.input_tokens, b.input_tokens),
         plus(a.output_tokens, b.output_tokens),
         plus(a.cached_tokens, b.cached_tokens),
+        plus(a.cache_write_tokens, b.cache_write_tokens),
     )
 
 
+USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_tokens")
+
+
 def usage_json(u: Usage) -> dict[str, int]:
-    out = {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens, "cached_tokens": u.cached_tokens}
+    out = {k: getattr(u, k) for k in USAGE_FIELDS}
     return {k: v for k, v in out.items() if v is not None}

@@ -181,9 +181,10 @@ def _anthropic_blocks(a: Answer) -> list[dict[str, Any]]:
 
 def _anthropic_usage(a: Answer, *, output: bool = True) -> dict[str, Any]:
     i, o, c = usage_counts(a.usage)
+    w = a.usage.cache_write_tokens or 0  # the prompt cache the double simulates (testing/prefix_cache.py)
     return {
-        "input_tokens": i - c,
-        "cache_creation_input_tokens": 0,
+        "input_tokens": i - c - w,
+        "cache_creation_input_tokens": w,
         "cache_read_input_tokens": c,
         "output_tokens": o if output else 1,
         **({} if output else _START_EXTRA),

@@ -90,13 +90,14 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
 
 
 def parse_usage(usage: Any) -> Usage:
-    """Anthropic ``usage``: the whole prompt as input, ``cache_read_input_tokens`` as cached."""
+    """Anthropic ``usage``: the whole prompt as input, ``cache_read_input_tokens`` as cached,
+    ``cache_creation_input_tokens`` as written to the cache."""
     if not isinstance(usage, Mapping):
         return Usage()
     fresh = count(usage.get("input_tokens"))
     created = count(usage.get("cache_creation_input_tokens"))
     read = count(usage.get("cache_read_input_tokens"))
-    return Usage(add_counts(fresh, created, read), count(usage.get("output_tokens")), read)
+    return Usage(add_counts(fresh, created, read), count(usage.get("output_tokens")), read, created)
 
 
 class StreamParser:

@@ -1,0 +1,101 @@
+"""The doubles' prompt cache: how much of a request an earlier one already sent, as providers count it.
+
+Providers cache the longest prefix a request shares with one they saw before. The double simulates
+that without any wire knowledge beyond where the message list is: a request is the byte sequence
+``encode(body without its message list)`` followed by ``encode(element)`` for each element of the list
+(so a change to the model, the system prompt or the tools misses, as it does at the providers). The
+cached part is the longest common prefix, in bytes, with any of the last :data:`KEEP` requests of the
+same wire and model; it is converted to tokens with the documented estimate (bytes / 3, rounded down,
+so the double never reports more than was shared), and the whole prompt with the same estimate
+(rounded up). No minimum length and no block granularity: the figure says how much a provider *could*
+reuse. Each wire's answer builder puts it in that provider's own usage field.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._tokens import BYTES_PER_TOKEN, bytes_to_tokens
+
+#: How many earlier requests per (wire, model) a new one is compared with.
+KEEP = 64
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCount:
+    """A request's prompt as the simulated cache saw it, in estimated tokens."""
+
+    prompt_tokens: int
+    cached_tokens: int
+
+    @property
+    def written_tokens(self) -> int:
+        """What the request adds to the cache: everything it did not read from it."""
+        return self.prompt_tokens - self.cached_tokens
+
+
+def pieces(wire: str, body: Mapping[str, Any]) -> list[bytes]:
+    """The request as the cache sees it: the body's other fields, then each message-list element."""
+    from toolreplay.wires import get_wire
+
+    key = get_wire(wire).list_key
+    items = body.get(key)
+    if not isinstance(items, list):
+        return [jsonenc.encode(dict(body))]
+    rest = {k: v for k, v in body.items() if k != key}
+    return [jsonenc.encode(rest), *(jsonenc.encode(x) for x in items)]
+
+
+def _common_bytes(a: bytes, b: bytes) -> int:
+    """Length of the longest common prefix of two byte strings (binary search over C comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def common_prefix(a: Sequence[bytes], b: Sequence[bytes]) -> int:
+    """Bytes two piece sequences share from their start (whole pieces, then into the first that differs)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x == y:
+            n += len(x)
+            continue
+        return n + _common_bytes(x, y)
+    return n
+
+
+class PrefixCache:
+    """The simulated prompt cache of one double (thread-safe: the double answers on many threads)."""
+
+    def __init__(self, keep: int = KEEP) -> None:
+        self._seen: dict[tuple[str, str], deque[list[bytes]]] = {}
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    def count(self, wire: str, model: str, body: Mapping[str, Any]) -> PromptCount:
+        """Count ``body``'s prompt and the part an earlier request of the same wire and model shared,
+        then remember ``body``."""
+        now = pieces(wire, body)
+        total = sum(len(p) for p in now)
+        with self._lock:
+            earlier = self._seen.setdefault((wire, model), deque(maxlen=self._keep))
+            shared = max((common_prefix(now, old) for old in earlier), default=0)
+            earlier.append(now)
+        return PromptCount(bytes_to_tokens(total), shared // BYTES_PER_TOKEN)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._seen.clear()
+
+
+__all__ = ["KEEP", "PrefixCache", "PromptCount", "common_prefix", "pieces"]

@@ -1,0 +1,102 @@
+"""The store's view for long conversations, on SQLite and PostgreSQL: the outline (positions, ids, roles,
+planning sizes), a window of messages by position, the message count, and each response's usage."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from store_fixtures import store, store_factory, store_url  # noqa: F401
+from toolreplay._history import History, Message, ToolCall
+from toolreplay._store import Store
+from toolreplay._store import rows as R
+from toolreplay._store import schema as S
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._tokens import replay_size
+from toolreplay.wires.reply import Usage
+
+
+def conversation(n: int = 10) -> History:
+    messages = []
+    for i in range(n):
+        if i % 2 == 0:
+            messages.append(Message(f"u{i}", "user", f"question {i}"))
+        else:
+            calls = (ToolCall("coop", {"i": i}, f"answer {i}"),) if i % 4 == 1 else ()
+            messages.append(Message(f"a{i}", "assistant", f"reply {i}", calls))
+    return History("long", tuple(messages))
+
+
+def test_outline_and_range(store: Store) -> None:  # noqa: F811
+    h = conversation()
+    store.import_history(h)
+    rows = store.outline("long")
+    assert [r[:3] for r in rows] == [(i, m.id, m.role) for i, m in enumerate(h.messages)]
+    assert [r[3] for r in rows] == [replay_size(m) for m in h.messages]
+    assert store.counts("long") == (10, 3) and store.counts("none") == (0, 0)
+    assert store.load_range("long", 4).messages == h.messages[4:]
+    assert store.load_range("long", 2, 5).messages == h.messages[2:5]
+    assert store.load_range("long", 20).messages == ()
+
+
+def test_a_finished_reply_gets_its_size(store: Store) -> None:  # noqa: F811
+    store.append_message("c", Message("u1", "user", "go"))
+    store.begin_reply("c", "a2", vessel="kimi", created_at=None)
+    empty = store.outline("c")[1][3]
+    store.record_call("c", "a2", ToolCall("coop", {"action": "list"}, "nothing"))
+    store.finish_reply("c", "a2", text="Nothing to do.")
+    done = store.load("c").messages[1]
+    assert store.outline("c")[1][3] == replay_size(done) > empty
+
+
+def test_usage_per_step(store: Store) -> None:  # noqa: F811
+    store.import_history(conversation(4))
+    store.record_usage("long", "a1", 1, Usage(100, 5, 80, 20), "m-1")
+    store.record_usage("long", "a1", 2, Usage(120, 7, 100, None))
+    store.record_usage("long", "a3", 1, Usage(10, 1))
+    got = store.load_usage("long")
+    assert [(r.message_id, r.step, r.model) for r in got] == [
+        ("a1", 1, "m-1"),
+        ("a1", 2, None),
+        ("a3", 1, None),
+    ]
+    assert got[0].usage == Usage(100, 5, 80, 20) and got[2].usage == Usage(10, 1, None, None)
+    assert [r.message_id for r in store.load_usage("long", 2)] == ["a3"]
+    assert [r.step for r in store.load_usage("long", 0, 2)] == [1, 2]
+
+
+def test_sizes_of_messages_stored_before_are_computed_once(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    h = conversation(6)
+    with SQLiteStore(db) as s:
+        s.import_history(h)
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE messages SET size = NULL")
+    conn.commit()
+    conn.close()
+    with SQLiteStore(db) as s:
+        assert [r[3] for r in s.outline("long")] == [replay_size(m) for m in h.messages]
+        assert all(r[0] is not None for r in s._conn.execute("SELECT size FROM messages"))
+
+
+def test_upgrade_keeps_messages_and_adds_sizes(tmp_path: Path) -> None:
+    db = tmp_path / "v4.db"
+    conn = sqlite3.connect(db, isolation_level=None)
+    h = conversation(4)
+    conn.execute(S.MIGRATIONS_TABLE["sqlite"])
+    for m in S.MIGRATIONS[: S.MIGRATION_NAMES.index("0006_usage")]:
+        for statement in m.sqlite:
+            conn.execute(statement)
+        conn.execute(S.RECORD_MIGRATION, (m.name, "2026-01-01T00:00:00Z"))
+    conn.execute(S.ENSURE_CONVERSATION, (h.id, None))
+    for pos, m in enumerate(h.messages):
+        conn.execute(S.INSERT_MESSAGE, R.message_row(h.id, pos, m))
+        conn.executemany(S.INSERT_TOOL_USE, R.tool_use_rows(h.id, m.id, m.tool_uses))
+    conn.close()
+    with SQLiteStore(db) as s:
+        assert s.load(h.id) == h
+        assert [r[3] for r in s.outline(h.id)] == [replay_size(m) for m in h.messages]
+        with pytest.raises(Exception, match="FOREIGN KEY"):
+            s.record_usage(h.id, "no-such-reply", 1, Usage(1, 1))
