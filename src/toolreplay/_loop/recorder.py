@@ -127,6 +127,8 @@ class Recorder:
         self.log: StepLog | None = None  # the HTTP driver's steps (the claude CLI runs its own loop)
         self.rows: list[OutlineRow] = []
         """The conversation's outline as this turn has read it (ids, roles, planning sizes; no texts)."""
+        self.taken: set[str] = set()
+        """The message ids in :attr:`rows`."""
 
     def emit(self, event: TurnEvent) -> None:
         if self.on_event is not None:
@@ -134,16 +136,21 @@ class Recorder:
 
     # -- the first writes -------------------------------------------------------------------------
 
+    def _read_outline(self) -> None:
+        """Read the outline rows added since the last read (the first read: all of them)."""
+        new = self.store.outline(self.cid, len(self.rows))
+        self.rows.extend(new)
+        self.taken.update(r[1] for r in new)
+
     def _claim_id(self, prefix: str, write: Callable[[str], None]) -> str:
         """Write a new message under the next free ``<prefix><n>``; again when another writer took it.
 
         Reads the conversation's outline (ids and roles, no texts) once per turn and then only the rows
         added since (``self.rows``): fast at any length."""
         for _ in range(5):
-            self.rows.extend(self.store.outline(self.cid, len(self.rows)))
-            taken = {r[1] for r in self.rows}
+            self._read_outline()
             n = len(self.rows) + 1
-            while f"{prefix}{n}" in taken:
+            while f"{prefix}{n}" in self.taken:
                 n += 1
             mid = f"{prefix}{n}"
             try:
@@ -168,7 +175,7 @@ class Recorder:
         self.existed = self.store.exists(self.cid)
         uid = self._claim_id("u", store_user)
         self.user = Message(uid, "user", user_text, created_at=stamp)
-        self.rows.extend(self.store.outline(self.cid, len(self.rows)))
+        self._read_outline()
         self.load_window(next(i for i in range(len(self.rows) - 1, -1, -1) if self.rows[i][1] == uid) + 1)
         self.started_at = now()
         self.reply_id = self._claim_id("a", begin)
