@@ -9,11 +9,13 @@ Histories:
     load_history, history_to_dict, normalize_tool_uses, History, Message, ToolCall, ToolSpec
 Replay and render:
     render, encode, RenderCache, prepare_turn_messages, reply_calls, ReplayCall, ReplaySettings, TurnMessage
+Long conversations (the context budget):
+    ContextBudget
 Vessels:
     vessels, get_vessel, Vessel
 A live turn:
     run_turn, run_turn_async, TurnOptions, TurnResult, Usage,
-    TurnEvent, TextDelta, CallStarted, CallFinished, Retrying, Flagged
+    TurnEvent, TextDelta, CallStarted, CallFinished, Retrying, Flagged, ContextTrimmed
 Tools:
     build_registry, tool, Tool, ToolRegistry, ToolError
 The store and the coop todo board:
@@ -45,11 +47,12 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "ReplayCall", "ReplaySettings", "TurnMessage", "prepare_turn_messages", "reply_calls",
     ),
     "toolreplay._api": ("render",),
+    "toolreplay._budget": ("ContextBudget",),
     "toolreplay._jsonenc": ("encode",),
     "toolreplay._render_cache": ("RenderCache",),
     "toolreplay._vessels": ("Vessel", "get_vessel", "vessels"),
     "toolreplay._loop": (
-        "CallFinished", "CallStarted", "Flagged", "Retrying", "TextDelta", "TurnEvent", "TurnOptions",
+        "CallFinished", "CallStarted", "ContextTrimmed", "Flagged", "Retrying", "TextDelta", "TurnEvent", "TurnOptions",
         "TurnResult", "run_turn", "run_turn_async",
     ),
     "toolreplay.wires.reply": ("Usage",),
@@ -71,6 +74,8 @@ __all__ = [
     "CallStarted",
     "ConfigError",
     "ConnectionFault",
+    "ContextBudget",
+    "ContextTrimmed",
     "ConversationInfo",
     "Flagged",
     "History",
@@ -127,6 +132,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from toolreplay._api import render
+    from toolreplay._budget import ContextBudget
     from toolreplay._errors import (
         AuthenticationError,
         BadRequestError,
@@ -156,6 +162,7 @@ if TYPE_CHECKING:
     from toolreplay._loop import (
         CallFinished,
         CallStarted,
+        ContextTrimmed,
         Flagged,
         Retrying,
         TextDelta,
