@@ -26,7 +26,10 @@ from toolreplay._tokens import byte_count, bytes_to_tokens, replay_size
 from toolreplay._vessels import BUILTIN, load_vessels
 from toolreplay.wires import get_wire, parse_request
 
-VESSELS = [v for v in BUILTIN.values() if v.wire != "claude-prompt"]
+#: Every built-in vessel: every wire, the Claude Code prompt included.
+EVERY_WIRE = list(BUILTIN.values())
+#: The vessels whose body holds the history as a list (the prefix a provider's cache reuses).
+VESSELS = [v for v in EVERY_WIRE if v.wire != "claude-prompt"]
 TOOLS = (ToolSpec("coop", "the todo board"), ToolSpec("search", "find things"))
 
 _words = st.text(string.ascii_letters + ' .,\n"é中', min_size=1, max_size=300).filter(str.strip)
@@ -54,7 +57,7 @@ def budgeted(h: History, vessel: str, budget: int) -> tuple[dict[str, Any], list
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.sampled_from(VESSELS), st.lists(_turn, min_size=1, max_size=12), st.integers(300, 6000))
+@given(st.sampled_from(EVERY_WIRE), st.lists(_turn, min_size=1, max_size=12), st.integers(300, 6000))
 def test_whole_turns_only_and_the_body_fits(vessel: Any, turns: Any, budget: int) -> None:
     h = conversation(turns)
     body, warnings = budgeted(h, vessel.name, budget)
