@@ -52,8 +52,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "toolreplay._render_cache": ("RenderCache",),
     "toolreplay._vessels": ("Vessel", "get_vessel", "vessels"),
     "toolreplay._loop": (
-        "CallFinished", "CallStarted", "ContextTrimmed", "Flagged", "Retrying", "TextDelta", "TurnEvent", "TurnOptions",
-        "TurnResult", "run_turn", "run_turn_async",
+        "CallFinished", "CallStarted", "ContextTrimmed", "Flagged", "Retrying", "TextDelta", "TurnEvent",
+        "TurnOptions", "TurnResult", "run_turn", "run_turn_async",
     ),
     "toolreplay.wires.reply": ("Usage",),
     "toolreplay._tools": ("Tool", "ToolError", "ToolRegistry", "build_registry", "tool"),
