@@ -100,3 +100,22 @@ def test_upgrade_keeps_messages_and_adds_sizes(tmp_path: Path) -> None:
         assert [r[3] for r in s.outline(h.id)] == [replay_size(m) for m in h.messages]
         with pytest.raises(Exception, match="FOREIGN KEY"):
             s.record_usage(h.id, "no-such-reply", 1, Usage(1, 1))
+
+
+def test_a_migration_numbered_before_applied_ones_is_still_applied(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Migrations run by name, in list order, whatever their numbers: a database that already has the
+    # later-numbered usage and size migrations still gets one numbered before them that arrives later
+    # (numbers are left free for work landing in another order).
+    db = tmp_path / "gap.db"
+    with SQLiteStore(db) as s:
+        assert s.applied_migrations() == sorted(S.MIGRATION_NAMES)
+    late = S.Migration("0005_arrives_later", sqlite=("CREATE TABLE later (x INTEGER)",), postgres=())
+    at = S.MIGRATION_NAMES.index("0006_usage")
+    migrations = (*S.MIGRATIONS[:at], late, *S.MIGRATIONS[at:])
+    monkeypatch.setattr(S, "MIGRATIONS", migrations)
+    monkeypatch.setattr(S, "MIGRATION_NAMES", tuple(m.name for m in migrations))
+    with SQLiteStore(db) as s:
+        assert "0005_arrives_later" in s.applied_migrations()
+        assert s._conn.execute("SELECT COUNT(*) FROM later").fetchone() == (0,)

@@ -149,6 +149,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         postgres=_same("CLUSTER tool_uses USING tool_uses_pkey"),
     ),
+    # 0005 is left to a migration landing separately: migrations run by name, in list order, so a number
+    # that arrives after a higher one is still applied (tests/test_store_window.py).
     Migration(
         "0005_reply_steps_answer_parts",
         # A reply's record of its steps (reasoning and words before each group of calls, with the issuer,
