@@ -104,8 +104,7 @@ def turn(
             result = run_one(store, registry, cid, text, name, settings, printer)
         except ToolreplayError as exc:  # the finally below ends the streamed line before click prints this
             raise click.ClickException(f"{exc} ({failed_turn(store, cid, before)})") from None
-        printer.end()
-        if as_json:
+        if as_json:  # nothing was streamed (--json), so there is no line to end first
             _print_json(store, cid, result)
     finally:
         printer.end()
