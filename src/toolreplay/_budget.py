@@ -1,4 +1,4 @@
-"""The context budget: the newest whole turns that fit, moved in large steps (design 32).
+"""The context budget: the newest whole turns that fit, moved in large steps (design 33).
 
 A conversation that runs for months does not fit any model's context. The replay keeps the system
 prompt, the current turn, and the newest earlier turns that fit the budget, by the estimate of

@@ -1,4 +1,4 @@
-"""The token estimate the context budget and the doubles' prefix cache count with (design 32).
+"""The token estimate the context budget and the doubles' prefix cache count with (design 33).
 
 One rule everywhere: **the estimate of a piece is counted on its JSON text**, as it stands in the encoded
 body (strings escaped and quoted), so an estimate is never below what the body's own bytes say.

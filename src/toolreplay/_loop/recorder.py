@@ -187,7 +187,7 @@ class Recorder:
     def load_window(self, end: int) -> None:
         """Read the conversation up to position ``end`` (its user message included): its system messages
         and only the part the context budget may send (its first candidate start on; everything when
-        there is no budget or a summary hook needs the left-out part: design 32)."""
+        there is no budget or a summary hook needs the left-out part: design 33)."""
         self.plan: list[Row] = [(r[2], r[3]) for r in self.rows[:end]]
         head = next((i for i, (role, _size) in enumerate(self.plan) if role != "system"), end)
         system = self.store.load_range(self.cid, 0, head)  # the system messages, and the tools
