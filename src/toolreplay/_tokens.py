@@ -94,8 +94,9 @@ _OPENAI_PREFIXES = ("gpt-", "o1", "o3", "o4", "chatgpt", "codex")
 @lru_cache(maxsize=32)
 def counter_for(wire: str, model: str) -> Counter:
     """The estimate for ``model`` on ``wire``: a real tokenizer when one is installed and at hand,
-    else :func:`byte_count`. Looked up once per process and model."""
-    if wire in ("openai-chat", "openai-responses") and model.lower().startswith(_OPENAI_PREFIXES):
+    else :func:`byte_count`. Looked up once per process and model. The model's name decides which
+    tokenizer (an OpenAI model's encoding is its own whichever wire carries it)."""
+    if model.lower().startswith(_OPENAI_PREFIXES):
         found = _tiktoken(model)
         if found is not None:
             return found
