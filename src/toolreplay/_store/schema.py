@@ -149,8 +149,6 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         postgres=_same("CLUSTER tool_uses USING tool_uses_pkey"),
     ),
-    # 0005 is left to a migration landing separately: migrations run by name, in list order, so a number
-    # that arrives after a higher one is still applied (tests/test_store_window.py).
     Migration(
         "0005_reply_steps_answer_parts",
         # A reply's record of its steps (reasoning and words before each group of calls, with the issuer,
@@ -163,8 +161,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             "ALTER TABLE messages ADD COLUMN steps TEXT", "ALTER TABLE tool_uses ADD COLUMN parts TEXT"
         ),
     ),
-    # 0006 and 0007 were numbered while 0005 was being written separately; migrations run by name, in
-    # list order (tests/test_store_window.py).
+    # 0006 and 0007 were numbered while 0005 was being written elsewhere; migrations run by name, in list
+    # order, so one numbered before applied ones still runs (tests/test_store_window.py).
     Migration(
         "0006_usage",
         # Each response's usage, per step of a turn, with the provider's prompt-cache figures
