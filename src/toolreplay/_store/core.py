@@ -385,8 +385,7 @@ class SQLStore(ABC):
 
     def outline(self, conversation_id: str, start: int = 0) -> list[W.OutlineRow]:
         """Each message's (position, id, role, planning size) from ``start`` on, from the covering index."""
-        q = self.dialect.sql(W.LOAD_OUTLINE)
-        span = (conversation_id, start)
+        q, span = self.dialect.sql(W.LOAD_OUTLINE), (conversation_id, start)
         rows: list[Any] = self.transact(lambda c: c.execute(q, span).fetchall(), "the read failed", read=True)
         if not any(r[3] is None for r in rows):
             return [tuple(r) for r in rows]
@@ -423,17 +422,14 @@ class SQLStore(ABC):
         self, conversation_id: str, message_id: str, step: int, usage: Usage, model: str | None = None
     ) -> None:
         """One response's usage, as step ``step`` of the turn making reply ``message_id``."""
-        q, row = (
-            self.dialect.sql(W.INSERT_USAGE),
-            W.usage_row(conversation_id, message_id, step, usage, model),
-        )
+        row = W.usage_row(conversation_id, message_id, step, usage, model)
+        q = self.dialect.sql(W.INSERT_USAGE)
         self.transact(lambda c: c.execute(q, row), f"reply {message_id!r}: usage was not stored")
 
     def load_usage(
         self, conversation_id: str, start: int = 0, stop: int | None = None
     ) -> list[W.UsageRecord]:
-        q = self.dialect.sql(W.LOAD_USAGE)
-        span = (conversation_id, start, W.END if stop is None else stop)
+        q, span = self.dialect.sql(W.LOAD_USAGE), (conversation_id, start, W.END if stop is None else stop)
         rows = self.transact(lambda c: c.execute(q, span).fetchall(), "the read failed", read=True)
         return W.usage_from_rows(rows)
 
