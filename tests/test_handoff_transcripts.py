@@ -33,7 +33,8 @@ def test_dev_transcripts_import(shared_dir: Path) -> None:
     # real quirks kept: a 32-call agent turn, text beside calls, empty answers, ids reused across turns
     replies = [m for h in batch.conversations for m in h.messages if m.tool_uses]
     assert max(len(m.tool_uses) for m in replies) == 32
-    assert sum(1 for m in replies if m.meta and "text_pieces" in m.meta) == 27
+    assert sum(1 for m in replies if any(s.words for s in m.steps)) == 27  # words ride with their step
+    assert sum(1 for m in replies if len([s for s in m.steps if s.calls]) > 1) == 49  # called, read, called
     assert sum(c.answer == "" for m in replies for c in m.tool_uses) == 8
     assert all(c.answer is not None for m in replies for c in m.tool_uses)  # every call paired
     reused = 0

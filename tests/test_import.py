@@ -13,6 +13,7 @@ import pytest
 from toolreplay._errors import HistoryError, ImportFormatError
 from toolreplay._history import History
 from toolreplay._importers import read_file
+from toolreplay._steps import Issuer, Reasoning, Text
 
 DATA = Path(__file__).parent / "data"
 
@@ -242,10 +243,14 @@ def test_claude_code_session() -> None:
         ("assistant", "complete"),
     ]
     first = h.messages[1]
-    # streamed blocks of one message.id are one message: text beside the two parallel calls
-    assert first.text.startswith(
-        "I'll list the board and check the build at the same time.\n\nThe build is green"
-    )
+    # streamed blocks of one message.id are one message: its thinking and words lead the step of its two
+    # parallel calls; the third call is a step of its own; the text is the final words
+    assert first.text.startswith("The build is green")
+    thinking, words = first.steps[0].said
+    assert words == Text("I'll list the board and check the build at the same time.")
+    assert [s.calls for s in first.steps] == [2, 1]
+    # the session's model on Anthropic's public host is who made them (design 17)
+    assert first.steps[0].issuer == Issuer("anthropic", "api.anthropic.com", "claude-sonnet-4-5-20250929")
     assert [(c.name, c.answer) for c in first.tool_uses] == [
         (
             "mcp__coop__coop",
@@ -255,11 +260,8 @@ def test_claude_code_session() -> None:
         ("mcp__coop__coop", ""),  # an empty result is an answer
     ]
     assert first.created_at == "2026-10-14T09:00:08.902Z"  # kept as given
-    assert first.tool_uses[0].provider_data is not None
-    assert (
-        first.tool_uses[0].provider_data["anthropic"]["thinking"][0]["signature"]
-        == "EqQBCkYIBxgCKkBv3+JH7kq9Zq/demo=="
-    )
+    assert isinstance(thinking, Reasoning) and thinking.data is not None
+    assert thinking.data["anthropic"]["signature"] == "EqQBCkYIBxgCKkBv3+JH7kq9Zq/demo=="
     assert h.messages[3].tool_uses[0].is_error
     skipped = [w for w in b.warnings if "skipped" in w]
     assert skipped and "2 sidechain entries" in skipped[0] and "1 meta entries" in skipped[0]
@@ -299,7 +301,8 @@ def test_pydantic_ai_history() -> None:
     h = b.conversations[0]
     assert [m.role for m in h.messages] == ["system", "user", "assistant", "user", "assistant"]
     reply = h.messages[2]
-    assert reply.text == "Closing #12 first.\n\nClosed #12. Still open: #13 update the README."
+    assert reply.text == "Closed #12. Still open: #13 update the README."
+    assert reply.steps[0].said == (Text("Closing #12 first."),)  # the words ride with the first step
     calls = reply.tool_uses
     assert [(c.name, c.input, c.is_error) for c in calls] == [
         ("coop", {"action": "close", "id": "twelve"}, True),  # answered by the retry prompt

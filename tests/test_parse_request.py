@@ -13,6 +13,8 @@ from helpers_fuzz import histories, mutated_json
 from toolreplay._api import render
 from toolreplay._errors import WireError
 from toolreplay._history import History
+from toolreplay._steps import Issuer, Reasoning, Step, Text
+from toolreplay._vessels import Vessel
 from toolreplay.wires import parse_request
 
 
@@ -71,20 +73,17 @@ def test_chat_one_agent_turn_is_one_reply() -> None:
     roles = [m.role for m in h.messages]
     assert roles == ["system", "user", "assistant", "user", "assistant"]
     reply = h.messages[2]
-    assert reply.text == "Let me look you up.\n\nTwo flights found."
+    assert reply.text == "Two flights found."  # the final words; the earlier ones ride with their step
     assert [(c.name, c.input, c.answer) for c in reply.tool_uses] == [
         ("get_user", {"id": 7}, '{"name": "Mia"}'),
         ("search", {"a": 1}, ""),  # an empty answer is an answer; ids pair out of order
         ("search", {"a": 2}, "second"),
     ]
     assert [c.call_id for c in reply.tool_uses] == ["call_1", "call_2", "call_3"]
-    # where each text piece stood: before the first call, and after all three
-    assert reply.meta == {
-        "text_pieces": [
-            {"after_calls": 0, "start": 0, "end": 19},
-            {"after_calls": 3, "start": 21, "end": 39},
-        ]
-    }
+    # two steps (design 16): the words before the first call ride with it; then two parallel calls
+    issuer = Issuer("openai-chat", "api.openai.com", "gpt-4o")
+    assert reply.steps == (Step((Text("Let me look you up."),), 1, issuer), Step((), 2, issuer))
+    assert reply.meta is None
     # the id reused in a later turn pairs with that turn's call
     assert [(c.name, c.answer, c.call_id) for c in h.messages[4].tool_uses] == [("book", "booked", "call_1")]
     assert h.messages[4].meta is None
@@ -100,7 +99,7 @@ def test_chat_ids_are_deterministic_and_positional() -> None:
     assert parse_request("openai-chat", body["messages"]) == a
 
 
-def test_chat_reasoning_content_travels_with_the_first_call() -> None:
+def test_chat_reasoning_content_rides_with_its_step() -> None:
     msgs = [
         {"role": "user", "content": "go"},
         {
@@ -122,8 +121,21 @@ def test_chat_reasoning_content_travels_with_the_first_call() -> None:
     reply = h.messages[1]
     call = reply.tool_uses[0]
     assert call.call_id == "functions.coop:0"  # the provider's id kept as given
-    assert call.provider_data == {"openai-chat": {"reasoning_content": "I should call coop."}}
-    assert reply.provider_data == {"openai-chat": {"reasoning_content": "All good."}}
+    assert call.provider_data is None
+    # each message's reasoning kept verbatim in its step; the closing one leads the final words
+    first, closing = reply.steps
+    assert first.said == (
+        Reasoning("I should call coop.", {"openai-chat": {"reasoning_content": "I should call coop."}}),
+    )
+    assert closing.said == (Reasoning("All good.", {"openai-chat": {"reasoning_content": "All good."}}),)
+    assert (first.calls, closing.calls, reply.text) == (1, 0, "Done.")
+    # rendered for its issuer (a profile that takes reasoning_content back), both come back in place
+    kimi = Vessel(
+        "k", "openai-chat", "https://api.openai.com/v1", None, "k2", flags=frozenset({"reasoning_content"})
+    )
+    body = render(h, kimi)
+    assistant = [m for m in body["messages"] if m["role"] == "assistant"]
+    assert [m.get("reasoning_content") for m in assistant] == ["I should call coop.", "All good."]
 
 
 def test_chat_broken_arguments_are_kept_as_text_and_reported() -> None:
@@ -265,7 +277,7 @@ def test_responses_items_reasoning_and_grouping() -> None:
     assert [(m.role, m.text) for m in h.messages] == [
         ("system", "Be brief."),
         ("user", "Close #12."),
-        ("assistant", "Closing it.\n\nClosed #12."),
+        ("assistant", "Closed #12."),
     ]
     call = h.messages[2].tool_uses[0]
     assert (call.name, call.input, call.answer, call.call_id) == (
@@ -274,15 +286,13 @@ def test_responses_items_reasoning_and_grouping() -> None:
         "status: closed",
         "call_a",
     )
-    # the fc_ item id and the reasoning item (encrypted content included) are provider data, not ids
-    assert call.provider_data == {
-        "openai-responses": {
-            "item_id": "fc_1",
-            "reasoning": [
-                {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB..."}
-            ],
-        }
-    }
+    # the fc_ item id is provider data, not an id; the reasoning item (encrypted content included) and
+    # the words before the call lead its step, in order
+    assert call.provider_data == {"openai-responses": {"item_id": "fc_1"}}
+    item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB..."}
+    (step,) = h.messages[2].steps
+    assert step.said == (Reasoning("", {"openai-responses": item}), Text("Closing it."))
+    assert step.issuer == Issuer("openai-responses", "api.openai.com", "gpt-5")
     assert any("'web_search_call' item is not kept" in w for w in h.warnings)
 
 
@@ -329,7 +339,7 @@ def test_anthropic_thinking_results_and_errors() -> None:
     h = parse_request("anthropic", body)
     assert [m.role for m in h.messages] == ["system", "user", "assistant"]
     reply = h.messages[2]
-    assert reply.text == "\n\nLooking.\n\nOne failed."
+    assert reply.text == "One failed."
     first, second = reply.tool_uses
     assert (first.name, first.answer, first.is_error) == (
         "mcp__coop__coop",
@@ -337,9 +347,10 @@ def test_anthropic_thinking_results_and_errors() -> None:
         True,
     )  # MCP name as stored
     assert (second.answer, second.is_error) == ("B", False)
-    assert first.provider_data == {
-        "anthropic": {"thinking": [{"type": "thinking", "thinking": "two lookups", "signature": "sig=="}]}
-    }
+    # the thinking block, signature included, and the words lead the step of both calls
+    block = {"type": "thinking", "thinking": "two lookups", "signature": "sig=="}
+    assert reply.steps[0].said == (Reasoning("two lookups", {"anthropic": block}), Text("\n\nLooking."))
+    assert first.provider_data is None
     assert h.messages[0].text == "Policy."
     assert any("'image' block is not kept" in w for w in h.warnings)
 
@@ -402,8 +413,10 @@ def test_gemini_signatures_positions_and_snake_case() -> None:
     assert [m.role for m in h.messages] == ["system", "user", "assistant", "user", "assistant"]
     a, b = h.messages[2].tool_uses
     assert (a.input, a.answer, a.is_error) == ({"c": "Paris"}, "18", False)
-    # the signature per call; the content's thought summary travels with its first call
-    assert a.provider_data == {"gemini": {"thoughtSignature": "REAL1", "thoughts": ["thinking..."]}}
+    # the signature per call; the content's thought part leads its step, kept whole
+    assert a.provider_data == {"gemini": {"thoughtSignature": "REAL1"}}
+    thought = {"text": "thinking...", "thought": True}
+    assert h.messages[2].steps[0].said == (Reasoning("thinking...", {"gemini": thought}),)
     assert (b.answer, b.is_error, b.provider_data) == ("no data", True, None)
     assert h.messages[2].provider_data is None
     last = h.messages[4]
@@ -440,7 +453,7 @@ def test_ollama_position_pairing_and_thinking() -> None:
     }
     h = parse_request("ollama", body)
     assert _calls(h) == [("f", {"a": 1}, "F"), ("g", {"b": 2}, "G")]
-    assert h.messages[1].tool_uses[0].provider_data == {"ollama": {"thinking": "hmm"}}
+    assert h.messages[1].steps[0].said == (Reasoning("hmm", {"ollama": {"thinking": "hmm"}}),)
     assert any("images are not kept" in w for w in h.warnings)
 
 

@@ -196,11 +196,13 @@ def test_a_mistral_thinking_part_is_chat_and_kept_as_reasoning(tmp_path: Path) -
     assert (batch.format, detect_wire(body)) == ("openai-chat", "openai-chat")
     reply = batch.conversations[0].messages[1]
     assert reply.text == "323"
-    assert reply.provider_data == {"openai-chat": {"thinking_parts": [MISTRAL_THINKING]}}
+    # the thinking part leads the reply's closing step, kept whole for its issuer (design 16-17)
+    (closing,) = reply.steps
+    assert [p.data for p in closing.said] == [{"openai-chat": {"content_part": MISTRAL_THINKING}}]
     assert batch.warnings == ()
 
 
-def test_reasoning_details_are_kept_on_the_call_they_came_with(tmp_path: Path) -> None:
+def test_reasoning_details_are_kept_with_the_step_they_came_with(tmp_path: Path) -> None:
     details = [{"type": "reasoning.encrypted", "data": "ZW5j", "id": "rs_1", "format": "openai-responses-v1"}]
     body = {
         "model": "openai/gpt-5",
@@ -219,8 +221,11 @@ def test_reasoning_details_are_kept_on_the_call_they_came_with(tmp_path: Path) -
     }
     batch = _imported(tmp_path, body)
     assert (batch.format, detect_wire(body)) == ("openai-chat", "openai-chat")
-    (call,) = batch.conversations[0].messages[1].tool_uses
-    assert call.provider_data == {"openai-chat": {"reasoning_details": details}}
+    reply = batch.conversations[0].messages[1]
+    (step,) = reply.steps
+    assert step.calls == 1 and [p.data for p in step.said] == [
+        {"openai-chat": {"reasoning_details": details}}
+    ]
 
 
 # ------------------------------------------------------------------------- import and audit always agree

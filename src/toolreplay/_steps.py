@@ -27,6 +27,7 @@ File form (inside a message of the history file)::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
@@ -50,6 +51,22 @@ class Issuer:
         return f"{self.wire} {self.host or '(no host)'} {self.model}"
 
 
+#: A release date a provider appends to the model name it reports (``-2025-08-07``, ``-20250929``).
+_DATED = re.compile(r"^(.+)-(?:\d{4}-\d{2}-\d{2}|\d{8})$")
+
+
+def same_model(a: str, b: str) -> bool:
+    """Whether two model names are the same model: equal, or one is the other's dated snapshot (a body
+    names ``gpt-5``, the provider reports ``gpt-5-2025-08-07`` as the model that answered). Two different
+    snapshots are different models."""
+    if a == b:
+        return True
+    da, db = _DATED.match(a), _DATED.match(b)
+    return (da is not None and db is None and da.group(1) == b) or (
+        db is not None and da is None and db.group(1) == a
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Audience:
     """The vessel a replay is for, as an issuer would be recorded on it, and the model names its profile
@@ -67,7 +84,7 @@ class Audience:
     def accepts(self, issuer: Issuer | None) -> bool:
         if issuer is None or issuer.wire != self.wire or issuer.host != self.host:
             return False
-        if issuer.model == self.model or not issuer.model:
+        if same_model(issuer.model, self.model) or not issuer.model:
             # no model recorded: the body that carried it named none (Gemini keeps the model in the URL);
             # the same wire and host is all that is known of its issuer
             return True
@@ -318,6 +335,7 @@ __all__ = [
     "host_of",
     "parts_from",
     "parts_to_json",
+    "same_model",
     "steps_from",
     "steps_problem",
     "steps_to_json",

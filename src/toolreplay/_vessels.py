@@ -86,9 +86,12 @@ class Vessel:
 
     def audience(self, model: str | None = None, base_url: str | None = None) -> Audience:
         """Who this vessel is as an issuer (wire, host of the base URL, model), for the replay: design 17."""
+        from toolreplay.wires import get_wire
+
         host = host_of(base_url or self.base_url)
-        # Chat has no standard place for reasoning: only profiles that say so get reasoning_content.
-        takes = self.wire != "openai-chat" or self.has("reasoning_content")
+        # A wire with no standard place for reasoning (Chat) names the flag of the profiles that take it.
+        flag = get_wire(self.wire).reasoning_flag
+        takes = not flag or self.has(flag)
         return Audience(self.wire, host, model or self.model, self.signature_models, takes)
 
 

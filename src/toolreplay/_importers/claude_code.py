@@ -25,6 +25,7 @@ from typing import Any, cast
 from toolreplay._errors import ImportFormatError, WireError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
+from toolreplay._vessels import public_issuer
 from toolreplay.wires.anthropic.request import message_events
 from toolreplay.wires.turns import Event, assemble
 
@@ -109,6 +110,16 @@ def _messages(doc: Document, skipped: Counter[str]) -> list[tuple[dict[str, Any]
     return out
 
 
+def _model(doc: Document) -> str:
+    """The model the session's first answer names (Claude Code writes it on every assistant entry)."""
+    for r in doc.records:
+        msg = r.value.get("message") if isinstance(r.value, Mapping) else None
+        model = msg.get("model") if isinstance(msg, Mapping) and msg.get("role") == "assistant" else None
+        if isinstance(model, str) and model != "<synthetic>":  # the CLI's own notes name no model
+            return model
+    return ""
+
+
 def read(doc: Document, conversation: str | None) -> Reading:
     """The session's one conversation (``conversation`` renames it)."""
     skipped: Counter[str] = Counter()
@@ -128,7 +139,9 @@ def read(doc: Document, conversation: str | None) -> Reading:
         None,
     )
     cid = session if isinstance(session, str) else doc.path.stem
-    h = assemble(events, conversation_id=cid, warnings=warnings)
+    # Claude Code talks to Anthropic's API; its thinking goes back only to that model (design 17)
+    issuer = public_issuer("anthropic", _model(doc))
+    h = assemble(events, conversation_id=cid, warnings=warnings, issuer=issuer)
     notes = broken_warnings(doc)
     if skipped:
         counts = ", ".join(f"{n} {why}" for why, n in sorted(skipped.items()))

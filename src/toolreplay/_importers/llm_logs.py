@@ -36,6 +36,7 @@ from toolreplay.wires.turns import (
     Call,
     Event,
     Result,
+    SaidPart,
     SystemText,
     UserText,
     arguments_input,
@@ -189,7 +190,7 @@ def _conversation(db: sqlite3.Connection, tables: set[str], cid: str, src: str) 
             events.append(Answers(results, where))
         if prompt:
             events.append(UserText(prompt, where, when))
-        parts: list[str | Call] = [response] if response else []
+        parts: list[SaidPart] = [response] if response else []
         if "tool_calls" in tables:
             parts.extend(_calls(db, rid, where, warnings))
         events.append(AgentSaid(parts, where, None, when))

@@ -29,9 +29,9 @@ from toolreplay.wires.request_common import read_call
 from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
-    Call,
     Event,
     Result,
+    SaidPart,
     SystemText,
     UserText,
     assemble,
@@ -134,7 +134,7 @@ def _request(
 
 
 def _response(m: Mapping[str, Any], where: str, warnings: list[str]) -> AgentSaid:
-    parts: list[str | Call] = []
+    parts: list[SaidPart] = []
     data: dict[str, Any] | None = None
     for j, p in enumerate(m["parts"]):
         at = f"{where}.parts[{j}]"

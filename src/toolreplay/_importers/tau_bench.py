@@ -31,14 +31,16 @@ from typing import Any, cast
 from toolreplay._errors import ImportFormatError, WireError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, Record, broken_warnings, kind_of, pick
+from toolreplay._steps import Reasoning
 from toolreplay.wires import parse_request
-from toolreplay.wires.anthropic.request import thinking_data
+from toolreplay.wires.anthropic.request import thinking_piece
 from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
     Call,
     Event,
     Result,
+    SaidPart,
     UserText,
     answer_text,
     arguments_input,
@@ -91,10 +93,11 @@ def _tau2_calls(m: Mapping[str, Any], where: str, warnings: list[str]) -> list[C
     return out
 
 
-def _thinking(m: Mapping[str, Any]) -> dict[str, Any] | None:
+def _thinking(m: Mapping[str, Any]) -> list[Reasoning]:
+    """The Anthropic thinking blocks LiteLLM kept beside a tau2 message, as reasoning pieces (whole)."""
     raw = m.get("raw_data")
     if not isinstance(raw, Mapping):
-        return None
+        return []
     msg = raw.get("message")
     blocks = raw.get("thinking_blocks")
     if not blocks and isinstance(msg, Mapping):
@@ -102,9 +105,9 @@ def _thinking(m: Mapping[str, Any]) -> dict[str, Any] | None:
         blocks = (psf.get("thinking_blocks") if isinstance(psf, Mapping) else None) or msg.get(
             "thinking_blocks"
         )
-    if isinstance(blocks, list) and blocks:
-        return thinking_data(list(blocks))
-    return None
+    if isinstance(blocks, list):
+        return [thinking_piece(b) for b in blocks if isinstance(b, Mapping)]
+    return []
 
 
 def tau2_events(msgs: Sequence[Any], warnings: list[str]) -> tuple[list[Event], int]:
@@ -135,9 +138,11 @@ def tau2_events(msgs: Sequence[Any], warnings: list[str]) -> tuple[list[Event], 
             events.append(user.event())
             user = None
         if role == "assistant":
-            parts: list[str | Call] = [str(text)] if text else []
+            parts: list[SaidPart] = [*_thinking(m)]
+            if text:
+                parts.append(str(text))
             parts.extend(_tau2_calls(m, where, warnings))
-            events.append(AgentSaid(parts, where, _thinking(m), ts))
+            events.append(AgentSaid(parts, where, None, ts))
         elif role == "tool":
             answer, _ = answer_text(m.get("content"))
             cid = m.get("id")

@@ -239,6 +239,9 @@ class Wire:
     #: The answer parts this wire carries in a tool result (design 16); any other part travels as its
     #: name in the answer's text, with a warning.
     part_kinds: frozenset[str] = frozenset({"text"})
+    #: The vessel flag without which a vessel of this wire gets no reasoning back, even its own (Chat has
+    #: no standard place for it: only profiles that say so get ``reasoning_content``); "" for none.
+    reasoning_flag: str = ""
 
     @property
     def label(self) -> str:

@@ -8,13 +8,15 @@ the rules every wire shares:
   becomes one reply: its calls in order, each paired with its answer, and its text. In every wire's own
   loop an assistant message *without* calls is the agent's answer and ends its turn, so such a message
   closes the reply; the next assistant message (without a user message between) starts another one.
-  Text written beside or between calls is joined, in order, with a blank line (design 10), and the
-  reply's ``meta["text_pieces"]`` says where each piece stood (``after_calls``: how many calls came
-  before it; ``start``/``end``: its span in the joined text) whenever that is not simply "after all calls".
-* Calls left without text at the end of a turn are a reply of their own. At the very end of the body they
-  are the reply in progress (status ``in_progress``: the body is a continuation request inside a turn,
-  design 4); before a user message the turn was cut short (status ``interrupted``). Either way their
-  calls replay as calls (a finished reply without text would not be replayed at all).
+* **Each assistant message with calls is a step** (design 16): what it said besides its calls (reasoning
+  pieces verbatim, words) rides with those calls. A reply of one step with nothing said before its calls
+  is stored as before steps existed (no step record); any other reply records its steps, and its text is
+  then the closing message's words only (the reasoning of that message is the reply's closing step).
+* A reply whose agent never closed it (calls, and no message without calls after them) is a reply of
+  its own. At the very end of the body it is the reply in progress (status ``in_progress``: the body is a
+  continuation request inside a turn, design 4 and 16); before a user message the turn was cut short
+  (status ``interrupted``). Either way its calls replay as calls, and the words it wrote before them ride
+  with them, so the continuation still ends with the tool results.
 * **Pairing** (design 1): an answer carrying an id answers the latest unanswered call of the turn with
   that id (ids are reused across turns in real data); an answer without an id, or with an id when no call
   of the turn has any id (Ollama, Gemini), answers the earliest unanswered call. Anything else is reported.
@@ -38,7 +40,7 @@ from typing import Any, Literal
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
 from toolreplay._ids import message_stem
-from toolreplay._steps import Issuer, Step
+from toolreplay._steps import Issuer, Piece, Reasoning, Step, Text
 
 #: A derived replay id (see :mod:`toolreplay._ids`): ``replay_<stem>_<position>``.
 _DERIVED_ID = re.compile(r"^replay_([A-Za-z0-9]{1,16})_(\d+)$")
@@ -83,9 +85,10 @@ class UserText:
 
 @dataclass(slots=True)
 class AgentSaid:
-    """One assistant message: its text pieces and calls in order, and its message-level provider data."""
+    """One assistant message: what it holds in order (words, reasoning pieces kept verbatim, words with
+    provider data such as a Gemini signature, calls), and its message-level provider data."""
 
-    parts: list[str | Call]
+    parts: list[SaidPart]
     where: str = ""
     provider_data: dict[str, Any] | None = None
     created_at: str | None = None
@@ -96,7 +99,18 @@ class AgentSaid:
 
     @property
     def text(self) -> str:
-        return "".join(p for p in self.parts if isinstance(p, str))
+        return "".join(p if isinstance(p, str) else p.text for p in self.parts if isinstance(p, str | Text))
+
+    def said(self) -> tuple[Piece, ...]:
+        """Everything but the calls, in order, as step pieces (plain strings become words)."""
+        out: list[Piece] = []
+        for p in self.parts:
+            if isinstance(p, str):
+                if p:
+                    out.append(Text(p))
+            elif not isinstance(p, Call):
+                out.append(p)
+        return tuple(out)
 
 
 @dataclass(slots=True)
@@ -108,6 +122,8 @@ class Answers:
 
 
 Event = SystemText | UserText | AgentSaid | Answers
+#: What an assistant message holds, in order: words, calls, reasoning kept whole, words with data.
+SaidPart = str | Call | Reasoning | Text
 
 
 # --------------------------------------------------------------------------------------------------
@@ -206,17 +222,20 @@ class _OpenCall:
 
 @dataclass(slots=True)
 class _Piece:
-    """One stored reply being assembled."""
+    """One stored reply being assembled: its calls, its steps (one per message with calls), and the
+    closing message's words and reasoning."""
 
     calls: list[_OpenCall] = field(default_factory=lambda: [])
-    texts: list[tuple[int, str]] = field(default_factory=lambda: [])
+    steps: list[Step] = field(default_factory=lambda: [])
+    final: list[str] = field(default_factory=lambda: [])
+    closing: tuple[Piece, ...] = ()
     provider_data: dict[str, Any] | None = None
     created_at: str | None = None
     closed: bool = False
 
     @property
     def has_text(self) -> bool:
-        return any(t for _, t in self.texts)
+        return any(self.final) or any(s.words for s in self.steps)
 
 
 @dataclass(slots=True)
@@ -230,6 +249,7 @@ class _Draft:
     provider_data: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
     status: Status = "complete"
+    steps: tuple[Step, ...] = ()
 
 
 class _Turn:
@@ -245,21 +265,22 @@ class _Turn:
             self.pieces.append(_Piece(created_at=ev.created_at))
         piece = self.pieces[-1]
         calls = ev.calls
-        for part in ev.parts:
-            if isinstance(part, str):
-                if part:
-                    piece.texts.append((len(piece.calls), part))
-            else:
-                oc = _OpenCall(part)
-                piece.calls.append(oc)
-                self.open.append(oc)
+        for oc in map(_OpenCall, calls):
+            piece.calls.append(oc)
+            self.open.append(oc)
         if calls:
-            # Message-level data of a message that called (Kimi reasoning_content, Anthropic thinking,
-            # Responses reasoning items) travels with that message's first call.
+            piece.steps.append(Step(ev.said(), len(calls)))
+            # Message-level data of a message that called (other blocks a wire keeps whole) travels with
+            # that message's first call.
             first = calls[0]
             first.provider_data = merge_data(first.provider_data, ev.provider_data)
         else:
             piece.provider_data = merge_data(piece.provider_data, ev.provider_data)
+            said = ev.said()
+            piece.final.extend(p.text for p in said if isinstance(p, Text) and p.text)
+            # The closing message's reasoning is the reply's closing step; its words are the reply's text
+            # (data on them, a Gemini signature on a text part, is not kept: it is optional there).
+            piece.closing += tuple(p for p in said if isinstance(p, Reasoning))
             if ev.text:
                 piece.closed = True  # an answer without calls ends the agent's turn
 
@@ -294,26 +315,26 @@ class _Turn:
     def finish(self, at_end: bool) -> list[_Draft]:
         out: list[_Draft] = []
         for p in self.pieces:
-            if not (p.calls or p.has_text or p.provider_data):
+            if not (p.calls or p.has_text or p.provider_data or p.closing):
                 continue
             d = _draft(p)
-            if p.calls and not p.has_text:  # only the last piece can lack text: text ends a piece
+            if p.calls and not d.text:  # only the last piece can lack final words: they end a piece
                 d.status = "in_progress" if at_end else "interrupted"
             out.append(d)
         return out
 
 
+def _steps_of(p: _Piece) -> tuple[Step, ...]:
+    """The reply's step record; none for one step with nothing said before its calls (stored as before
+    steps existed, so its bytes do not change)."""
+    if len(p.steps) == 1 and not p.steps[0].said and not p.closing:
+        return ()
+    return (*p.steps, Step(p.closing, 0)) if p.closing else tuple(p.steps)
+
+
 def _draft(p: _Piece) -> _Draft:
-    texts = [(k, t) for k, t in p.texts if t]
-    joined = "\n\n".join(t for _, t in texts)
-    meta: dict[str, Any] | None = None
-    if len(texts) > 1 or (texts and texts[0][0] < len(p.calls)):
-        spans: list[dict[str, int]] = []
-        pos = 0
-        for k, t in texts:
-            spans.append({"after_calls": k, "start": pos, "end": pos + len(t)})
-            pos += len(t) + 2
-        meta = {"text_pieces": spans}
+    steps = _steps_of(p)
+    joined = "\n\n".join(p.final)
     calls = tuple(
         ToolCall(
             name=oc.call.name,
@@ -325,7 +346,7 @@ def _draft(p: _Piece) -> _Draft:
         )
         for oc in p.calls
     )
-    return _Draft("assistant", joined, calls, p.created_at, p.provider_data or None, meta, status="complete")
+    return _Draft("assistant", joined, calls, p.created_at, p.provider_data or None, steps=steps)
 
 
 def _recovered_id(d: _Draft) -> str | None:
@@ -377,6 +398,7 @@ def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tup
             provider_data=d.provider_data,
             status=d.status,
             meta=d.meta,
+            steps=d.steps,
         )
         for mid, d in zip(ids, drafts, strict=True)
     )
@@ -388,10 +410,13 @@ def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tup
 
 
 def _issued(m: Message, issuer: Issuer) -> Message:
-    """``m`` with its issuer recorded, when it carries anything its issuer alone may get back."""
-    if m.role != "assistant" or not m.tool_uses:
+    """``m`` with its issuer on every step, when it carries anything its issuer alone may get back (a
+    reply without a step record but with provider data gets one step of all its calls)."""
+    if m.role != "assistant":
         return m
-    if not (m.provider_data or any(c.provider_data for c in m.tool_uses)):
+    if m.steps:
+        return replace(m, steps=tuple(replace(s, issuer=issuer) for s in m.steps))
+    if not m.tool_uses or not (m.provider_data or any(c.provider_data for c in m.tool_uses)):
         return m
     return replace(m, steps=(Step((), len(m.tool_uses), issuer),))
 
@@ -407,8 +432,9 @@ def assemble(
 ) -> History:
     """The stored history of a body's events (see the module docstring for the rules).
 
-    ``issuer``: who made the body's replies (design 17); a reply carrying provider data (signatures,
-    reasoning) records it as one step, so that data goes back only to that issuer.
+    ``issuer``: who made the body's replies (design 17), recorded on their steps; a reply carrying
+    provider data (signatures) without a step record gets one step, so that data goes back only to that
+    issuer.
     """
     warns = list(warnings)
     drafts: list[_Draft] = []

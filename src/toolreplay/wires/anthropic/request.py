@@ -2,10 +2,10 @@
 
 Reads a whole body (``system``, ``messages``, ``tools``) or just its ``messages`` list. Assistant content:
 ``text`` blocks, ``tool_use`` blocks (``id``, ``name``, ``input``), ``thinking`` / ``redacted_thinking``
-blocks (kept whole, signatures included, as provider data ``{"anthropic": {"thinking": [...]}}`` on the
-message's first call), other blocks (server tools) kept under ``other_blocks`` and reported. A
-``system`` message inside ``messages`` (Claude takes them mid-conversation) reads as the top-level
-``system`` does. User content:
+blocks (kept whole, signatures included, as reasoning pieces of the message's step, replayed only to their
+issuer: design 17), other blocks (server tools) kept under ``other_blocks`` and reported. A ``system``
+message inside ``messages`` (Claude takes them mid-conversation) reads as the top-level ``system`` does.
+User content:
 ``tool_result`` blocks (answers by ``tool_use_id``, ``is_error`` kept) and the user's own text (text blocks
 joined with a blank line). Images and documents are reported, not kept.
 
@@ -21,6 +21,7 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._steps import Reasoning
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.common import SEPARATOR
 from toolreplay.wires.request_common import (
@@ -34,9 +35,9 @@ from toolreplay.wires.request_common import (
 )
 from toolreplay.wires.turns import (
     AgentSaid,
-    Call,
     Event,
     Result,
+    SaidPart,
     SystemText,
     answer_text,
     assemble,
@@ -47,10 +48,11 @@ WIRE = "anthropic"
 _THINKING = ("thinking", "redacted_thinking")
 
 
-def thinking_data(blocks: list[Any]) -> dict[str, Any]:
-    """The provider data that keeps Anthropic thinking blocks whole, signatures included (echoed back to
-    Anthropic only; importers that find such blocks elsewhere, e.g. LiteLLM logs, store them this way)."""
-    return {WIRE: {"thinking": blocks}}
+def thinking_piece(block: Mapping[str, Any]) -> Reasoning:
+    """An Anthropic thinking (or redacted_thinking) block as a reasoning piece kept whole, signature
+    included (replayed to its issuer only; importers that find such blocks elsewhere read them here)."""
+    text = block.get("thinking")
+    return Reasoning(text if isinstance(text, str) else "", {WIRE: dict(block)})
 
 
 def _fail(problem: str) -> WireError:
@@ -71,7 +73,7 @@ def _blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
 
 
 def _assistant(content: Any, where: str, warnings: list[str], created_at: str | None) -> AgentSaid:
-    parts: list[str | Call] = []
+    parts: list[SaidPart] = []
     data: dict[str, Any] | None = None
     for j, b in enumerate(_blocks(content, where)):
         kind = b.get("type")
@@ -83,7 +85,7 @@ def _assistant(content: Any, where: str, warnings: list[str], created_at: str | 
         elif kind == "tool_use":
             parts.append(read_call(b.get("name"), b.get("input"), b.get("id"), at, "name", warnings, _fail))
         elif kind in _THINKING:
-            data = merge_data(data, thinking_data([dict(b)]))
+            parts.append(thinking_piece(b))
         else:
             data = merge_data(data, {WIRE: {"other_blocks": [dict(b)]}})
             warnings.append(f"{at}: a {kind!r} block is kept as provider data, not replayed")

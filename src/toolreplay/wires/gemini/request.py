@@ -7,8 +7,9 @@ camelCase or snake_case alike (``functionCall``/``function_call``, ``thoughtSign
 * ``model`` contents: text parts, ``functionCall`` parts (``name``, ``args``, optional ``id``). A part's
   ``thoughtSignature`` is kept per call as ``{"gemini": {"thoughtSignature": ...}}``, except Google's
   documented dummy values on a content's first call: those are what a replay puts where no real signature
-  exists, and the renderer puts them back. Thought-summary text (``thought: true``) and a signature on a
-  text part are kept on the reply (``thoughts``, ``thoughtSignature``), like the response parser does.
+  exists, and the renderer puts them back. Thought parts (``thought: true``) are kept whole as reasoning
+  pieces, and a signature on a text part stays on those words, like the response parser does; both go back
+  only to their issuer (design 17).
 * ``user`` (or legacy ``function``) contents: ``functionResponse`` parts answer the calls by id when both
   carry one, else by position (Gemini's own rule: same count, same order); ``{"output": x}`` and
   ``{"result": x}`` read as the answer ``x``, ``{"error": x}`` as a failed call; any other ``response``
@@ -27,6 +28,7 @@ from typing import Any, cast
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._steps import Reasoning, Text
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.common import SEPARATOR
 from toolreplay.wires.common import either_case as _get
@@ -42,12 +44,11 @@ from toolreplay.wires.request_common import (
 )
 from toolreplay.wires.turns import (
     AgentSaid,
-    Call,
     Event,
     Result,
+    SaidPart,
     SystemText,
     assemble,
-    merge_data,
 )
 
 WIRE = "gemini"
@@ -74,8 +75,7 @@ def _parts(content: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
 
 
 def _model(content: Mapping[str, Any], where: str, warnings: list[str]) -> AgentSaid:
-    parts: list[str | Call] = []
-    data: dict[str, Any] | None = None
+    parts: list[SaidPart] = []
     first_call = True
     for j, p in enumerate(_parts(content, where)):
         at = f"{where}.parts[{j}]"
@@ -93,15 +93,16 @@ def _model(content: Mapping[str, Any], where: str, warnings: list[str]) -> Agent
                 read_call(f.get("name"), f.get("args"), f.get("id"), at, name_field, warnings, _fail, pdata)
             )
         elif isinstance(p.get("text"), str):
+            # thought parts and signatures on text parts kept whole, replayed only to their issuer
             if p.get("thought") is True:
-                data = merge_data(data, {WIRE: {"thoughts": [p["text"]]}})
+                parts.append(Reasoning(str(p["text"]), {WIRE: dict(p)}))
+            elif sig:
+                parts.append(Text(str(p["text"]), {WIRE: {"thoughtSignature": sig}}))
             elif p["text"]:
                 parts.append(str(p["text"]))
-            if sig:
-                data = merge_data(data, {WIRE: {"thoughtSignature": sig}})
         else:
             warnings.append(f"{at}: a part with {', '.join(sorted(p)) or 'nothing'} is not kept")
-    return AgentSaid(parts, where, data)
+    return AgentSaid(parts, where)
 
 
 def response_answer(response: Any) -> tuple[str, bool]:

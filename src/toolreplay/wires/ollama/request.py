@@ -4,7 +4,8 @@ Reads a whole body (``messages``, ``tools``) or just its ``messages`` list: ``sy
 ``assistant`` messages (``tool_calls`` with ``function.arguments`` an object, or a JSON string as older
 clients sent it), and ``tool`` messages (``tool_name``, or the older ``name``; ``tool_call_id`` when
 given). Answers pair by ``tool_call_id`` when the calls carry ids, else by position (Ollama's own rule).
-An assistant's ``thinking`` is kept as ``{"ollama": {"thinking": ...}}``. Images are reported, not kept.
+An assistant's ``thinking`` is kept as a reasoning piece of its step (replayed only to its issuer). Images are
+reported, not kept.
 The turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._steps import Reasoning
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.request_common import (
     function_calls,
@@ -28,9 +30,9 @@ from toolreplay.wires.request_common import (
 from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
-    Call,
     Event,
     Result,
+    SaidPart,
     SystemText,
     UserText,
     assemble,
@@ -63,11 +65,14 @@ def message_events(msg: Mapping[str, Any], where: str, warnings: list[str]) -> l
     if role == "user":
         return [UserText(text, where)]
     if role == "assistant":
-        parts: list[str | Call] = [text] if text else []
-        parts.extend(function_calls(msg.get("tool_calls"), where, warnings, _fail))
         thinking = msg.get("thinking")
-        data = {WIRE: {"thinking": thinking}} if isinstance(thinking, str) and thinking else None
-        return [AgentSaid(parts, where, data)]
+        parts: list[SaidPart] = []
+        if isinstance(thinking, str) and thinking:  # kept whole, replayed only to its issuer
+            parts.append(Reasoning(thinking, {WIRE: {"thinking": thinking}}))
+        if text:
+            parts.append(text)
+        parts.extend(function_calls(msg.get("tool_calls"), where, warnings, _fail))
+        return [AgentSaid(parts, where)]
     if role == "tool":
         name = string(msg.get("tool_name", msg.get("name")))
         return [Answers([Result(text, nonempty(msg.get("tool_call_id")), name, where=where)], where)]

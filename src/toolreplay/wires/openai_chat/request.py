@@ -4,9 +4,9 @@ Reads a whole body (``messages``, ``tools``) or just its ``messages`` list: ``sy
 messages, ``user`` messages, ``assistant`` messages with ``content`` and ``tool_calls`` (``arguments`` a
 JSON string, or an object as some compatible servers take it), ``tool`` messages answering by
 ``tool_call_id``, and the legacy ``function_call`` / ``function`` pair (answered by position). Kimi's and
-DeepSeek's ``reasoning_content`` (and vLLM's ``reasoning``), OpenRouter's ``reasoning_details`` and
-Mistral's ``thinking`` content parts (kept whole, as ``thinking_parts``) are kept as provider data under
-``"openai-chat"`` on the message's first call (or on the reply when it made none), never in an id.
+DeepSeek's ``reasoning_content`` (vLLM's ``reasoning``, OpenRouter's ``reasoning_details``) and Mistral's
+``thinking`` content parts are kept verbatim as reasoning pieces of the message's step, replayed only to
+their issuer (design 17), never in an id.
 
 The turn rules (one agent turn is one stored reply, pairing, deterministic ids) are
 :func:`toolreplay.wires.turns.assemble`'s.
@@ -19,7 +19,9 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._steps import Reasoning
 from toolreplay._vessels import public_issuer
+from toolreplay.wires.openai_chat.response import thinking_text
 from toolreplay.wires.request_common import (
     function_calls,
     listed,
@@ -35,6 +37,7 @@ from toolreplay.wires.turns import (
     Call,
     Event,
     Result,
+    SaidPart,
     SystemText,
     UserText,
     answer_text,
@@ -52,31 +55,39 @@ def _fail(problem: str) -> WireError:
     return WireError(f"{WIRE} request: {problem}")
 
 
-def content_text(content: Any, where: str, warnings: list[str], *, thinking_kept: bool = False) -> str:
-    """A message's ``content`` as text: a string, null, or a list of parts (text parts joined).
-    ``thinking_kept``: the caller keeps ``thinking`` parts as reasoning, so they are not reported."""
+def content_text(content: Any, where: str, warnings: list[str]) -> str:
+    """A message's ``content`` as text: a string, null, or a list of parts (text parts joined)."""
+    return "".join(p for p in content_pieces(content, where, warnings, thinking=False) if isinstance(p, str))
+
+
+def content_pieces(
+    content: Any, where: str, warnings: list[str], *, thinking: bool = True
+) -> list[str | Reasoning]:
+    """A message's ``content`` in order: its text (adjacent text parts joined) and, with ``thinking``
+    (an assistant's content), Mistral ``thinking`` parts as reasoning kept whole."""
     if content is None:
-        return ""
+        return []
     if isinstance(content, str):
-        return content
+        return [content] if content else []
     if not isinstance(content, list):
         raise _fail(f"{where}.content is {type(content).__name__}, not a string, null or a list of parts")
-    texts: list[str] = []
+    out: list[str | Reasoning] = []
     for j, part in enumerate(content):
-        if isinstance(part, str):
-            texts.append(part)
-            continue
-        if not isinstance(part, Mapping):
+        if not isinstance(part, str | Mapping):
             raise _fail(f"{where}.content[{j}] is {type(part).__name__}, not a content part")
-        p = cast(Mapping[str, Any], part)
-        if thinking_kept and is_thinking_part(p):
-            continue
+        p = cast(Mapping[str, Any], part) if isinstance(part, Mapping) else {"type": "text", "text": part}
         key = _TEXT_PARTS.get(str(p.get("type")))
         if key is not None and isinstance(p.get(key), str):
-            texts.append(str(p[key]))
+            text = str(p[key])
+            if out and isinstance(out[-1], str):
+                out[-1] += text
+            elif text:
+                out.append(text)
+        elif thinking and p.get("type") == "thinking":
+            out.append(Reasoning(thinking_text(p), {WIRE: {"content_part": dict(p)}}))
         else:
             warnings.append(f"{where}.content[{j}]: a {p.get('type')!r} part is not kept (text only)")
-    return "".join(texts)
+    return out
 
 
 def _calls(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call]:
@@ -91,23 +102,15 @@ def _calls(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call
     return out
 
 
-def is_thinking_part(part: Any) -> bool:
-    """Mistral's ``thinking`` content part (its ``thinking`` a list of text chunks, or a string)."""
-    return isinstance(part, Mapping) and part.get("type") == "thinking" and "thinking" in part
-
-
-def _reasoning(msg: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The message's reasoning, as the issuer sent it: ``reasoning_content``/``reasoning`` text,
-    ``reasoning_details`` entries, ``thinking`` content parts."""
+def _reasoning(msg: Mapping[str, Any]) -> list[Reasoning]:
+    """The message's reasoning fields as one piece kept verbatim (as the response parser keeps them)."""
     data: dict[str, Any] = {k: msg[k] for k in _REASONING_KEYS if isinstance(msg.get(k), str) and msg[k]}
-    details = msg.get("reasoning_details")
-    if isinstance(details, list) and details:
-        data["reasoning_details"] = list(details)
-    content = msg.get("content")
-    parts = [dict(p) for p in content if is_thinking_part(p)] if isinstance(content, list) else []
-    if parts:
-        data["thinking_parts"] = parts
-    return {WIRE: data} if data else None
+    if isinstance(msg.get("reasoning_details"), list) and msg["reasoning_details"]:
+        data["reasoning_details"] = msg["reasoning_details"]
+    if not data:
+        return []
+    readable = str(data.get("reasoning_content") or data.get("reasoning") or "")
+    return [Reasoning(readable, {WIRE: data})]
 
 
 def message_events(
@@ -120,10 +123,10 @@ def message_events(
     if role == "user":
         return [UserText(content_text(msg.get("content"), where, warnings), where, created_at)]
     if role == "assistant":
-        text = content_text(msg.get("content"), where, warnings, thinking_kept=True)
-        parts: list[str | Call] = [text] if text else []
+        parts: list[SaidPart] = [*_reasoning(msg)]
+        parts.extend(content_pieces(msg.get("content"), where, warnings))
         parts.extend(_calls(msg, where, warnings))
-        return [AgentSaid(parts, where, _reasoning(msg), created_at)]
+        return [AgentSaid(parts, where, None, created_at)]
     if role in ("tool", "function"):
         answer, lost = answer_text(msg.get("content"), joiner="")
         for kind in lost:
@@ -163,8 +166,8 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
 
 __all__ = [
     "WIRE",
+    "content_pieces",
     "content_text",
-    "is_thinking_part",
     "message_events",
     "parse_request",
     "parse_tools",

@@ -4,9 +4,9 @@ Reads a whole body (``instructions``, ``input``, ``tools``) or just its ``input`
 string: one user message). Items: messages (``role`` user/system/developer/assistant, content a string or
 a list of ``input_text``/``output_text``/``refusal`` parts), ``function_call`` (``call_id``, ``name``,
 JSON-string ``arguments``), ``function_call_output``, ``custom_tool_call`` (free-form input, kept as text)
-and its output, and ``reasoning`` items (kept whole, ``encrypted_content`` included, as provider data
-under ``"openai-responses"``; a call's ``fc_...`` item id is kept as ``item_id`` beside it, never as its
-id). Other item kinds (hosted tools, item references) are reported, not kept.
+and its output, and ``reasoning`` items (kept whole, ``encrypted_content`` included, as reasoning pieces
+of the step they lead, replayed only to their issuer; a call's ``fc_...`` item id is kept as ``item_id``
+beside it, never as its id). Other item kinds (hosted tools, item references) are reported, not kept.
 
 One model response is several items in this wire: an output-form message (``type: "message"`` or a list
 of ``output_text`` parts), reasoning items and the ``function_call`` items that follow it without an
@@ -22,7 +22,9 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._steps import Reasoning
 from toolreplay._vessels import public_issuer
+from toolreplay.wires.openai_responses.response import reasoning_text
 from toolreplay.wires.request_common import listed, nonempty, objects, read_tools, split_list
 from toolreplay.wires.turns import (
     AgentSaid,
@@ -35,7 +37,6 @@ from toolreplay.wires.turns import (
     answer_text,
     arguments_input,
     assemble,
-    merge_data,
 )
 
 WIRE = "openai-responses"
@@ -107,8 +108,8 @@ class _Reader:
             res = Result(answer, nonempty(item.get("call_id")), where=where)
             self.events.append(Answers([res], where))
         elif kind == "reasoning":
-            g = self._group(where)
-            g.provider_data = merge_data(g.provider_data, {WIRE: {"reasoning": [dict(item)]}})
+            # kept verbatim in its place, replayed only to its issuer (design 17)
+            self._group(where).parts.append(Reasoning(reasoning_text(item), {WIRE: dict(item)}))
         else:
             self.warnings.append(f"{where}: a {kind!r} item is not kept (no stored form for it)")
 

@@ -72,7 +72,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         else:
             # reasoning items (with encrypted_content when asked for) and hosted-tool items
             # (web_search_call, ...): kept verbatim in order, replayed only to their issuer (design 17)
-            said.append(Reasoning(_summary(item), {WIRE: dict(item)}))
+            said.append(Reasoning(reasoning_text(item), {WIRE: dict(item)}))
             (reasoning if kind == "reasoning" else other).append(dict(item))
     return Reply(
         text=join_runs(runs),
@@ -85,7 +85,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
     )
 
 
-def _summary(item: Mapping[str, Any]) -> str:
+def reasoning_text(item: Mapping[str, Any]) -> str:
     """A reasoning item's readable text: its summary texts joined (empty for opaque items)."""
     parts = item.get("summary")
     if not isinstance(parts, list):
@@ -169,4 +169,4 @@ class StreamParser:
         return parse_response(body)
 
 
-__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage"]
+__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage", "reasoning_text"]
