@@ -51,6 +51,14 @@ def _line(batch: ImportBatch, done: StoredConversation | None, index: int) -> st
     return f"{head}: {r.added} added" + (f", {r.unchanged} unchanged" if r.unchanged else "")
 
 
+def _issuers(batch: ImportBatch, issuer_url: str | None) -> None:
+    """Say whose reasoning and signatures the replies carry (design 17), and where that host came from."""
+    for i in batch.issuers:
+        model = f" {i.model}" if i.model else " (no model named)"
+        where = "--issuer-url" if issuer_url else "the wire's public host; --issuer-url names another"
+        click.echo(f"  reasoning and signatures recorded as made by {i.wire} at {i.host}{model} ({where})")
+
+
 def _warnings(batch: ImportBatch, every: bool) -> None:
     warns = batch.warnings
     if not warns:
@@ -75,12 +83,23 @@ def _warnings(batch: ImportBatch, every: bool) -> None:
     help="Store a one-conversation file under this id; from a file of many (llm logs, JSON Lines of "
     "conversations, benchmark results), import only this one.",
 )  # fmt: skip
+@click.option(
+    "--issuer-url", metavar="URL", default=None,
+    help="The base URL the recorded requests went to: their reasoning and signatures are recorded as made "
+    "there and go back only to a vessel at that host (default: the wire's public endpoint).",
+)  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="Read the file and report; store nothing.")
 @click.option("--all-warnings", is_flag=True, help=f"Show every warning, not the first {SHOWN_WARNINGS}.")
 @db_option
 @friendly
 def import_cmd(
-    file: Path, fmt: str, conversation: str | None, dry_run: bool, all_warnings: bool, db: str | None
+    file: Path,
+    fmt: str,
+    conversation: str | None,
+    issuer_url: str | None,
+    dry_run: bool,
+    all_warnings: bool,
+    db: str | None,
 ) -> None:
     """Store a history file (any known format) in the store, one transaction per conversation.
 
@@ -88,11 +107,12 @@ def import_cmd(
     refused with the fields that differ, and nothing of that conversation is written. A JSON Lines file
     with a broken line imports its complete lines and names the broken one.
     """
-    batch = read_file(file, fmt, conversation=conversation)
+    batch = read_file(file, fmt, conversation=conversation, issuer_url=issuer_url)
     click.echo(_summary(batch))
     if batch.left_out:
         left = _n(batch.left_out, "call")
         click.echo(f"  {left} by a simulated user kept aside, not replayed as the agent's")
+    _issuers(batch, issuer_url)
     if dry_run:
         for i in range(len(batch.conversations)):
             click.echo(_line(batch, None, i))

@@ -33,15 +33,16 @@ written). A JSON Lines file with a broken line imports its complete lines and re
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolreplay._errors import ImportFormatError, StoreError
-from toolreplay._history import History
+from toolreplay._history import History, Message
 from toolreplay._importers import claude_code, llm_logs, native, pydantic_ai, tau_bench
 from toolreplay._importers._source import Document, Format, Reading, read_document
 from toolreplay._importers.wire_formats import wire_formats
+from toolreplay._steps import Issuer, host_of
 
 if TYPE_CHECKING:
     from toolreplay._store import ImportResult, Store
@@ -97,6 +98,26 @@ class ImportBatch:
     def calls(self) -> int:
         return sum(len(m.tool_uses) for h in self.conversations for m in h.messages)
 
+    @property
+    def issuers(self) -> tuple[Issuer, ...]:
+        """Who the replies' steps say made their reasoning and signatures (design 17), in first-seen order."""
+        seen = {s.issuer: None for h in self.conversations for m in h.messages for s in m.steps if s.issuer}
+        return tuple(i for i in seen if i is not None)
+
+
+def with_issuer_host(h: History, base_url: str) -> History:
+    """``h`` with the host of every step's issuer set to ``base_url``'s (``import --issuer-url``): the
+    body went to that endpoint, not the wire's public one (design 17)."""
+    host = host_of(base_url)
+
+    def moved(m: Message) -> Message:
+        if not any(s.issuer for s in m.steps):
+            return m
+        steps = tuple(replace(s, issuer=replace(s.issuer, host=host)) if s.issuer else s for s in m.steps)
+        return replace(m, steps=steps)
+
+    return replace(h, messages=tuple(moved(m) for m in h.messages))
+
 
 def detect(doc: Document) -> tuple[str, dict[str, str]]:
     """The first format of ``AUTO_ORDER`` that reads ``doc``, and why each one before it did not.
@@ -137,11 +158,19 @@ def _closest(reasons: Mapping[str, str]) -> str:
     return next(iter(reasons.values()), "nothing reads it")
 
 
-def read_file(path: str | Path, fmt: str = "auto", *, conversation: str | None = None) -> ImportBatch:
+def read_file(
+    path: str | Path,
+    fmt: str = "auto",
+    *,
+    conversation: str | None = None,
+    issuer_url: str | None = None,
+) -> ImportBatch:
     """Read ``path`` in format ``fmt`` (``auto``: detect it) into stored histories, storing nothing.
 
     ``conversation``: for a file of one conversation, the id to store it under; for a file of many (llm
     logs, JSON Lines of conversations, benchmark results), the one conversation to import.
+    ``issuer_url``: the base URL the recorded requests went to; the reasoning and signatures they carry
+    are recorded as made there (default: the wire's public endpoint, design 17).
     """
     known = formats()
     if fmt != "auto" and fmt not in known:
@@ -159,7 +188,12 @@ def read_file(path: str | Path, fmt: str = "auto", *, conversation: str | None =
     reading: Reading = known[fmt].read(doc, conversation)
     if not reading.conversations:
         raise ImportFormatError(f"{doc.source}: no conversation found in it as {fmt}")
-    return ImportBatch(doc.source, fmt, detected, reading.conversations, reading.warnings, reading.left_out)
+    convs = reading.conversations
+    if issuer_url is not None:
+        if not host_of(issuer_url):
+            raise ImportFormatError(f"--issuer-url {issuer_url!r}: not a URL with a host (https://host/...)")
+        convs = tuple(with_issuer_host(h, issuer_url) for h in convs)
+    return ImportBatch(doc.source, fmt, detected, convs, reading.warnings, reading.left_out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,4 +250,5 @@ __all__: Sequence[str] = [
     "import_file",
     "read_file",
     "store_batch",
+    "with_issuer_host",
 ]
