@@ -22,9 +22,11 @@ from toolreplay._loop.claude_cli import (
     StreamReader,
     command,
 )
+from toolreplay._steps import Step, Text
 from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import build_registry
+from toolreplay.wires.claude_prompt.render import STEPS_NOTE
 
 DATA = Path(__file__).parent / "data"
 
@@ -131,7 +133,9 @@ def test_reader_streams_partial_text_once_and_pairs_calls() -> None:
     answered = [e.call for e in events if isinstance(e, ClaudeCallAnswered)]
     assert answered[0].answer == "status: closed" and answered[0].call_id == "toolu_01Xk9Qm2Lr7Ta4Wc8Ve5Nb3D"
     out = reader.outcome
-    assert out is not None and out.text == "I'll close #2 on the board.\n\nClosed #2 and noted the merge."
+    # the words before the call ride with it (one step); the reply's text is the final words (design 16)
+    assert out is not None and out.text == "Closed #2 and noted the merge."
+    assert out.steps == (Step((Text("I'll close #2 on the board."),), 1),)
     assert out.usage.input_tokens == 9 + 22454 + 532 and out.usage.cached_tokens == 22454
     assert out.usage.output_tokens == 103
     assert out.meta() == {
@@ -221,7 +225,8 @@ def test_claude_turn_records_the_calls_it_reports(
             "toolu_01Xk9Qm2Lr7Ta4Wc8Ve5Nb3D",
         )
     ]
-    assert stored.text == "I'll close #2 on the board.\n\nClosed #2 and noted the merge."
+    assert stored.text == "Closed #2 and noted the merge."  # its earlier words ride with the call
+    assert stored.steps == (Step((Text("I'll close #2 on the board."),), 1),)
     assert (
         stored.meta is not None
         and stored.meta["claude"]["num_turns"] == 2
@@ -252,9 +257,11 @@ def test_claude_turn_records_the_calls_it_reports(
     prompt = runs(fake_claude)[1]["stdin"]
     assert "<transcript>" in prompt and prompt.endswith("And close #1 too.")
     assert (
-        '"calls":[{"tool":"coop","input":{"action":"close","id":2,"text":"README merged"},'
-        '"answer":"status: closed"}]' in prompt
+        '"steps":[{"text":"I\'ll close #2 on the board.","calls":[{"tool":"coop","input":{"action":"close",'
+        '"id":2,"text":"README merged"},"answer":"status: closed"}]}],"text":"Closed #2 and noted the merge."'
+        in prompt
     )
+    assert STEPS_NOTE in prompt  # the head says what steps are
     # "Closed #1." with no call: flagged as it happens
     assert res2.flag is not None and res2.flag["action"] == "close"
     assert isinstance(events[-1], Flagged)
@@ -268,7 +275,8 @@ def test_claude_turn_replays_on_another_vessel(
     from toolreplay._api import render
 
     body = render(store.load("cc"), "anthropic")
-    tool_use = body["messages"][1]["content"][0]
+    words, tool_use = body["messages"][1]["content"]  # the words the model wrote before its call lead it
+    assert words == {"type": "text", "text": "I'll close #2 on the board."}
     assert tool_use["name"] == "coop" and tool_use["id"] == "replay_a2_0"
 
 
@@ -303,7 +311,9 @@ def test_claude_max_turns_keeps_calls(
     assert res.stopped == "step_limit"
     stored = store.load("cm").messages[1]
     assert [c.is_error for c in stored.tool_uses] == [False, True]
-    assert stored.text == "Checking the board." and stored.status == "complete"
+    # stopped by the step limit with no final words: not finished, its words ride with its calls
+    assert (stored.text, stored.status) == ("", "interrupted")
+    assert stored.steps == (Step((Text("Checking the board."),), 2),)
 
 
 def test_claude_failures(store: SQLiteStore, fake_claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -192,3 +192,32 @@ def test_import_issuer_url_records_the_host_the_requests_went_to(tmp_path: Path)
     assert "made by anthropic at llm-proxy.internal claude-sonnet-4-5 (--issuer-url)" in out.output
     bad = runner.invoke(cli, ["import", str(src), "--dry-run", "--issuer-url", "not a url"])
     assert bad.exit_code != 0 and "--issuer-url 'not a url'" in bad.output
+
+
+def test_claude_prompt_lines_carry_steps_only_when_a_reply_has_them() -> None:
+    from toolreplay.wires.claude_prompt.render import REPLAY_HEAD, STEPS_NOTE, transcript_lines
+    from toolreplay.wires.claude_prompt.rules import rules
+
+    h = parse_request("openai-chat", _chat_mid_turn())
+    body = render(h, "claude")
+    line = transcript_lines(body)[1]
+    assert line.startswith('{"role":"assistant","steps":[{"text":"Let me look the order up first.","calls":[')
+    assert body["prompt"].startswith(f"{REPLAY_HEAD} {STEPS_NOTE}\n\n<transcript>\n")
+    problems: list[str] = []
+    rules(get_vessel("claude"), body, problems)
+    assert problems == []
+    back = parse_request("claude-prompt", body).messages[1]
+    assert [s.words for s in back.steps] == ["Let me look the order up first.", ""]
+    assert [c.name for c in back.tool_uses] == ["lookup", "close"]
+    # one batch of calls with nothing before it: the line and the head are as before steps existed
+    call = {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    msgs = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": "Done."},
+        {"role": "user", "content": "next"},
+    ]
+    plain = render(parse_request("openai-chat", msgs), "claude")
+    assert plain["prompt"].startswith(f"{REPLAY_HEAD}\n\n<transcript>\n")
+    assert '{"role":"assistant","calls":[{"tool":"lookup"' in plain["prompt"]

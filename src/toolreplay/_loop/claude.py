@@ -77,6 +77,7 @@ async def run_claude_turn(rec: Recorder) -> Stopped:
     outcome = await run_claude(run, rec.registry.names, _Watcher(rec))
     if outcome.text:
         rec.texts.append(outcome.text)
+    rec.given_steps = outcome.steps
     rec.usage = outcome.usage
     rec.model = outcome.model
     rec.store_usage(outcome.usage, outcome.model)

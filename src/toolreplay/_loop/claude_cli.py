@@ -47,7 +47,8 @@ from toolreplay._errors import (
     ProviderError,
     ResponseFormatError,
 )
-from toolreplay._history import RESULT, ToolCall, normalize_tool_uses
+from toolreplay._history import RESULT, Step, ToolCall, normalize_tool_uses
+from toolreplay._loop.step_log import CallSteps
 from toolreplay._tools.mcp_server import SERVER_NAME, mcp_config
 from toolreplay.wires.reply import Usage
 
@@ -91,6 +92,9 @@ class ClaudeOutcome:
     num_turns: int | None = None
     cost_usd: float | None = None
     mcp_servers: Mapping[str, str] = field(default_factory=lambda: {})
+    steps: tuple[Step, ...] = ()
+    """The run's steps (design 16), when it had several or wrote words before its calls; ``text`` is then
+    the final words only."""
 
     def meta(self) -> dict[str, Any]:
         """What the stored reply keeps of the run (under ``meta["claude"]``)."""
@@ -139,6 +143,7 @@ class StreamReader:
         self._session: str | None = None
         self._model: str | None = None
         self._mcp: dict[str, str] = {}
+        self._steps = CallSteps()
         self.outcome: ClaudeOutcome | None = None
 
     def feed(self, event: Mapping[str, Any]) -> list[ClaudeEvent]:
@@ -186,6 +191,7 @@ class StreamReader:
         for b in _blocks(event):
             if b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"]:
                 self._texts.append(b["text"])
+                self._steps.wrote(b["text"])
                 if not self._partial:
                     out.append(ClaudeText(b["text"]))
             elif b.get("type") == "tool_use":
@@ -195,6 +201,7 @@ class StreamReader:
                 value = b.get("input") if b.get("input") is not None else {}
                 self._pending[uid] = (name, value)
                 self._order.append(uid)
+                self._steps.called()
                 out.append(ClaudeCallStarted(uid, name, value))
         return out
 
@@ -207,6 +214,7 @@ class StreamReader:
             if uid not in self._pending:
                 continue  # an answer to no call of this turn: nothing to record
             name, value = self._pending.pop(uid)
+            self._steps.answered()
             call = ToolCall(
                 name=name,
                 input=value,
@@ -228,7 +236,8 @@ class StreamReader:
     def _result(self, event: Mapping[str, Any]) -> ClaudeOutcome:
         from toolreplay.wires.anthropic.response import parse_usage
 
-        text = "\n\n".join(self._texts)
+        steps, final = self._steps.finish()
+        text = final if steps else "\n\n".join(self._texts)
         result = event.get("result")
         # error_max_turns is the CLI's step limit: the run stopped, its calls stand (is_error varies).
         if event.get("is_error") and event.get("subtype") != "error_max_turns":
@@ -237,7 +246,7 @@ class StreamReader:
             if "api key" in lowered or "login" in lowered or "authentication" in lowered:
                 raise AuthenticationError(f"claude: {message}", vessel="claude")
             raise ProviderError(f"claude: {message}", vessel="claude")
-        if not text and isinstance(result, str):
+        if not text and not steps and isinstance(result, str):
             text = result
         cost = event.get("total_cost_usd")
         turns = event.get("num_turns")
@@ -251,6 +260,7 @@ class StreamReader:
             num_turns=turns if isinstance(turns, int) else None,
             cost_usd=float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
             mcp_servers=dict(self._mcp),
+            steps=steps,
         )
         return self.outcome
 

@@ -39,6 +39,7 @@ from toolreplay._loop.events import (
 )
 from toolreplay._loop.step_log import StepLog, words
 from toolreplay._replay import replay_name
+from toolreplay._steps import steps_problem
 from toolreplay._tools import ToolRegistry
 from toolreplay._vessels import Vessel
 from toolreplay.wires.reply import Reply, Usage, add_usage, usage_json
@@ -129,6 +130,7 @@ class Recorder:
         """The conversation's outline as this turn has read it (ids, roles, planning sizes; no texts)."""
         self.taken: set[str] = set()
         """The message ids in :attr:`rows`."""
+        self.given_steps: tuple[Step, ...] = ()  # the steps a watched loop reported (the claude CLI)
 
     def emit(self, event: TurnEvent) -> None:
         if self.on_event is not None:
@@ -304,8 +306,12 @@ class Recorder:
 
     def reply_text(self) -> tuple[str, tuple[Step, ...]]:
         """The reply's final words and its steps (design 16); without steps, all its words joined."""
-        steps = self.log.fitted(len(self.calls)) if self.log is not None else ()
-        if self.log is None or not steps:
+        if self.log is None:
+            # a watched loop's steps stand only if they still hold exactly the calls recorded
+            fits = steps_problem(self.given_steps, len(self.calls)) is None
+            return jsonenc.scrub("\n\n".join(self.texts)), self.given_steps if fits else ()
+        steps = self.log.fitted(len(self.calls))
+        if not steps:
             return jsonenc.scrub("\n\n".join(self.texts)), steps
         return jsonenc.scrub(self.log.final), steps
 

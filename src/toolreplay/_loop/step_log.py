@@ -84,6 +84,37 @@ class StepLog:
         return replace(self._base, shared_models=self._base.shared_models | names)
 
 
+class CallSteps:
+    """The steps of a run whose model loop we only watch (the Claude Code CLI): a step is the words the
+    model wrote and the calls it made until their answers came; words after the last step are the final
+    words. Only a run of several steps, or with words before its calls, records steps (design 16)."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.words: list[str] = []
+        self.calls = 0
+
+    def wrote(self, text: str) -> None:
+        self.words.append(text)
+
+    def called(self) -> None:
+        self.calls += 1
+
+    def answered(self) -> None:
+        """An answer came: the calls made so far are one step (the model reads them before going on)."""
+        if self.calls:
+            self.steps.append(Step(tuple(Text(w) for w in self.words), self.calls))
+            self.words, self.calls = [], 0
+
+    def finish(self) -> tuple[tuple[Step, ...], str]:
+        """The steps and the final words; no steps for one batch of calls with nothing before it."""
+        self.answered()  # calls left unanswered by the end of the run are a step of their own
+        final = "\n\n".join(self.words)
+        if not self.steps or (len(self.steps) == 1 and not self.steps[0].said):
+            return (), final
+        return tuple(self.steps), final
+
+
 def words(steps: Iterable[Step], final: str) -> str:
     """All the words of a reply in order (each step's words, then the final text), a blank line apart."""
     return "\n\n".join(w for w in (*(s.words for s in steps), final) if w)

@@ -32,9 +32,9 @@ def _assemble(body: dict[str, Any], turns: Sequence[TurnMessage], lines: list[An
     else:
         prior, message = lines, render.CONTINUE
     if prior:
-        message = "\n".join(
-            [f"{render.REPLAY_HEAD}\n\n{render.OPEN}", *prior, f"{render.CLOSE}\n\n{message}"]
-        )
+        transcript = "\n".join(prior)
+        top = render.head(transcript)
+        message = f"{top}\n\n{render.OPEN}\n{transcript}\n{render.CLOSE}\n\n{message}"
     body[render.LIST_KEY] = message
     return body
 

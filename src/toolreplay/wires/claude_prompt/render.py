@@ -19,10 +19,13 @@ The prompt is, when there are earlier turns::
 
 one JSON object per line (compact, non-ASCII kept), in stored order. A reply's ``calls`` (``tool``,
 ``input`` object, ``answer``, and ``"error": true`` for a failed call) come before its ``text``, as they
-happened. Without earlier turns the prompt is just the new message. When the history does not end with a
-user message (a reply in progress), every turn goes into the transcript and :data:`CONTINUE` closes it.
-In ``plain`` and ``prose`` modes the lines simply carry no ``calls``. Tools are not declared in the body:
-the CLI gets them from its MCP configuration (``mcp__<server>__<tool>``).
+happened. A reply that worked in several steps, or wrote words before its calls (design 16), has ``steps``
+instead: ``[{"text": words before the calls, "calls": [...]}, ...]``, and :data:`STEPS_NOTE` joins the
+head (only then, so transcripts without steps keep their bytes). Reasoning never travels here: the CLI's
+model gets none of any vessel's. Without earlier turns the prompt is just the new message. When the
+history does not end with a user message (a reply in progress), every turn goes into the transcript and
+:data:`CONTINUE` closes it. In ``plain`` and ``prose`` modes the lines simply carry no ``calls``. Tools
+are not declared in the body: the CLI gets them from its MCP configuration (``mcp__<server>__<tool>``).
 
 The transcript lines of a history are an element-wise prefix of the lines of the same history with a
 turn appended (:func:`transcript_lines` reads them back).
@@ -34,7 +37,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._replay import ReplayCall, TurnMessage, split_system
+from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 from toolreplay.wires.common import IdMapper, RenderOptions
 from toolreplay.wires.contract import TurnPiece
 
@@ -52,6 +55,11 @@ REPLAY_HEAD = (
     "really ran: they are your own earlier tool calls. To act again, call the tool again; do not only "
     "say that you did. The newest message follows the transcript."
 )
+STEPS_NOTE = (
+    'An assistant turn that worked in steps has a "steps" list instead of "calls": each step holds what '
+    'it wrote before its calls ("text", when any) and the calls it made together ("calls"); it read those '
+    "answers before its next step."
+)
 CONTINUE = "Continue from where the transcript ends."
 OPEN, CLOSE = "<transcript>", "</transcript>"
 
@@ -62,14 +70,36 @@ def _call_json(c: ReplayCall) -> str:
     return f'{{"tool":{jsonenc.dumps(c.name)},"input":{c.arguments},"answer":{jsonenc.dumps(c.answer)}{err}}}'
 
 
+def _steps(t: TurnMessage) -> list[ReplayStep]:
+    """The steps of ``t`` that a line shows as ``steps`` (empty: one batch of calls, nothing before it)."""
+    steps = [s for s in turn_steps(t) if s.calls]
+    return [] if len(steps) == 1 and not steps[0].words else steps
+
+
+#: How a transcript line with steps starts (inside a JSON string a quote is escaped, so no text matches it).
+_STEPPED = '{"role":"assistant","steps":['
+
+
+def head(transcript: str) -> str:
+    """The prompt's head for these transcript lines: :data:`STEPS_NOTE` joins it when a line has steps."""
+    return f"{REPLAY_HEAD} {STEPS_NOTE}" if _STEPPED in transcript else REPLAY_HEAD
+
+
 def render_turn(t: TurnMessage) -> str:
     """One transcript line for one turn message."""
     role = jsonenc.dumps(t.role)
     text = jsonenc.dumps(t.text)
     if not t.calls:
         return f'{{"role":{role},"text":{text}}}'
-    calls = ",".join(_call_json(c) for c in t.calls)
-    return f'{{"role":{role},"calls":[{calls}],"text":{text}}}'
+    steps = _steps(t)
+    if not steps:
+        calls = ",".join(_call_json(c) for c in t.calls)
+        return f'{{"role":{role},"calls":[{calls}],"text":{text}}}'
+    out = []
+    for s in steps:
+        words = f'"text":{jsonenc.dumps(s.words)},' if s.words else ""
+        out.append(f'{{{words}"calls":[{",".join(_call_json(c) for c in s.calls)}]}}')
+    return f'{{"role":{role},"steps":[{",".join(out)}],"text":{text}}}'
 
 
 def turn_renderer(opts: RenderOptions | None = None, ids: IdMapper | None = None) -> TurnPiece:
@@ -86,7 +116,7 @@ def render_prompt(turns: Sequence[TurnMessage]) -> str:
     if not prior:
         return message
     lines = "\n".join(render_turn(t) for t in prior)
-    return f"{REPLAY_HEAD}\n\n{OPEN}\n{lines}\n{CLOSE}\n\n{message}"
+    return f"{head(lines)}\n\n{OPEN}\n{lines}\n{CLOSE}\n\n{message}"
 
 
 def transcript_lines(body: dict[str, Any]) -> list[str]:

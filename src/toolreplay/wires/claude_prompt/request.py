@@ -1,9 +1,9 @@
 """A claude-prompt body read back into a history (for the audit): its transcript lines are its messages.
 
 The system prompt (when any) is the first message; each transcript line one message, its ``calls`` the
-message's calls (``tool``, ``input``, ``answer``, ``error``); the text after the transcript the last
-user message. A line that is not a JSON turn is kept as a user message of its own text, with a warning.
-"""
+message's calls (``tool``, ``input``, ``answer``, ``error``), or its ``steps`` (each step's words before
+its calls, and the calls) the message's steps; the text after the transcript the last user message. A line
+that is not a JSON turn is kept as a user message of its own text, with a warning."""
 
 from __future__ import annotations
 
@@ -13,7 +13,26 @@ from typing import Any
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, Message, ToolCall
+from toolreplay._steps import Step, Text
 from toolreplay.wires.claude_prompt.render import CLOSE, LIST_KEY, WIRE, transcript_lines
+
+
+def _steps(turn: Mapping[str, Any]) -> tuple[tuple[ToolCall, ...], tuple[Step, ...]]:
+    """A line's calls, and its steps when it has ``steps`` (each with its words before its calls)."""
+    raw = turn.get("steps")
+    if not isinstance(raw, list):
+        return _calls(turn), ()
+    calls: list[ToolCall] = []
+    steps: list[Step] = []
+    for s in raw:
+        if not isinstance(s, Mapping):
+            continue
+        made = _calls(s)
+        text = s.get("text")
+        if made:
+            steps.append(Step((Text(text),) if isinstance(text, str) and text else (), len(made)))
+            calls.extend(made)
+    return tuple(calls), tuple(steps) if calls else ()
 
 
 def _calls(turn: Mapping[str, Any]) -> tuple[ToolCall, ...]:
@@ -42,7 +61,9 @@ def _line_message(n: int, line: str, warnings: list[str]) -> Message:
         warnings.append(f"{WIRE} request: transcript line {n + 1} is not a JSON turn; kept as text")
         return Message(f"t{n}", "user", line)
     text = turn.get("text")
-    return Message(f"t{n}", turn["role"], text if isinstance(text, str) else "", _calls(turn))
+    calls, steps = _steps(turn)
+    words = text if isinstance(text, str) else ""
+    return Message(f"t{n}", turn["role"], words, calls, steps=steps if turn["role"] == "assistant" else ())
 
 
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:

@@ -33,8 +33,16 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
         if not is_obj(turn) or turn.get("role") not in ("user", "assistant"):
             out.append(f"{where}: not a turn with role user or assistant")
             continue
-        extra_keys(out, where, turn, frozenset({"role", "calls", "text"}))
-        for k, c in enumerate(turn.get("calls") or []):
+        extra_keys(out, where, turn, frozenset({"role", "calls", "steps", "text"}))
+        raw_steps = turn.get("steps")
+        steps: list[Any] = raw_steps if isinstance(raw_steps, list) else []
+        if "calls" in turn and steps:
+            out.append(f"{where}: calls and steps both given (a turn has one or the other)")
+        calls = list(turn.get("calls") or []) + [c for s in steps if is_obj(s) for c in s.get("calls") or []]
+        for k, s in enumerate(steps):
+            if not is_obj(s) or set(s) - {"text", "calls"} or not isinstance(s.get("calls"), list):
+                out.append(f"{where}: steps[{k}] needs calls (a list) and may have text, nothing else")
+        for k, c in enumerate(calls):
             ok = is_obj(c) and isinstance(c.get("tool"), str) and is_obj(c.get("input"))
             if not ok or not isinstance(c.get("answer"), str):
                 out.append(f"{where}: calls[{k}] needs tool (string), input (object) and answer (string)")
