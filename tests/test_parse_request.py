@@ -13,7 +13,7 @@ from helpers_fuzz import histories, mutated_json
 from toolreplay._api import render
 from toolreplay._errors import WireError
 from toolreplay._history import History
-from toolreplay._steps import Issuer, Reasoning, Step, Text
+from toolreplay._steps import Issuer, Reasoning, ServerTool, Step, Text
 from toolreplay._vessels import Vessel
 from toolreplay.wires import parse_request
 
@@ -290,10 +290,14 @@ def test_responses_items_reasoning_and_grouping() -> None:
     # the words before the call lead its step, in order
     assert call.provider_data == {"openai-responses": {"item_id": "fc_1"}}
     item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB..."}
-    (step,) = h.messages[2].steps
+    step = h.messages[2].steps[0]
     assert step.said == (Reasoning("", {"openai-responses": item}), Text("Closing it."))
     assert step.issuer == Issuer("openai-responses", "api.openai.com", "gpt-5")
-    assert any("'web_search_call' item is not kept" in w for w in h.warnings)
+    # a hosted-tool item after the reply is the agent's closing step: kept whole, for its issuer
+    assert h.messages[-1].steps[-1].said == (
+        ServerTool("web_search_call", {"openai-responses": {"type": "web_search_call", "id": "ws_1"}}),
+    )
+    assert not any("web_search_call" in w for w in h.warnings)
 
 
 def test_responses_string_input_and_bare_list() -> None:

@@ -221,3 +221,51 @@ def test_claude_prompt_lines_carry_steps_only_when_a_reply_has_them() -> None:
     plain = render(parse_request("openai-chat", msgs), "claude")
     assert plain["prompt"].startswith(f"{REPLAY_HEAD}\n\n<transcript>\n")
     assert '{"role":"assistant","calls":[{"tool":"lookup"' in plain["prompt"]
+
+
+SEARCH_USE = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}
+SEARCH_RESULT = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []}
+
+
+def test_server_tool_pieces_go_back_to_their_issuer_and_are_named_elsewhere() -> None:
+    body = {
+        "model": "claude-sonnet-4-5",
+        "messages": [
+            {"role": "user", "content": "Find x, then save it."},
+            {
+                "role": "assistant",
+                "content": [
+                    SEARCH_USE,
+                    SEARCH_RESULT,
+                    {"type": "tool_use", "id": "toolu_1", "name": "save", "input": {"v": "x"}},
+                ],
+            },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]},
+        ],
+    }
+    h = parse_request("anthropic", body)
+    assert not h.warnings  # kept, not reported as lost
+    (step,) = h.messages[-1].steps
+    assert [p.kind for p in step.said] == ["server_tool", "server_tool"]
+    same = render(h, "anthropic", model="claude-sonnet-4-5")["messages"][1]["content"]
+    assert same[:2] == [SEARCH_USE, SEARCH_RESULT] and same[2]["type"] == "tool_use"
+    warnings: list[str] = []
+    other = json.dumps(render(h, "openai-responses", warnings=warnings))
+    assert "srvtoolu_1" not in other
+    assert any("2 server-tool pieces (a tool the provider ran itself) not replayed" in w for w in warnings)
+
+
+def test_gemini_code_execution_parts_are_kept_in_place() -> None:
+    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}}
+    result = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}}
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Compute, then save."}]},
+            {"role": "model", "parts": [code, result, {"functionCall": {"name": "save", "args": {}}}]},
+            {"role": "user", "parts": [{"functionResponse": {"name": "save", "response": {"output": "ok"}}}]},
+        ]
+    }
+    h = parse_request("gemini", body)
+    assert not h.warnings
+    assert render(h, "gemini")["contents"][1]["parts"][:2] == [code, result]
+    assert "print(1)" not in json.dumps(render(h, "anthropic"))

@@ -30,7 +30,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, HistoryError
 from toolreplay._history import History, Message, Role, ToolCall
 from toolreplay._ids import StemAllocator, call_id, message_stem
-from toolreplay._steps import Audience, Part, Piece, Reasoning, Step, Text
+from toolreplay._steps import Audience, Part, Piece, Reasoning, ServerTool, Step, Text
 
 Mode = Literal["native", "plain", "prose"]
 MODES: tuple[Mode, ...] = ("native", "plain", "prose")
@@ -114,9 +114,14 @@ class ReplayStep(NamedTuple):
 
     def reasoning(self, wire: str) -> list[Mapping[str, Any]]:
         """The provider data of the step's reasoning pieces for ``wire``, in order, verbatim."""
+        return self.made(wire, (Reasoning,))
+
+    def made(self, wire: str, kinds: tuple[type, ...] = (Reasoning, ServerTool)) -> list[Mapping[str, Any]]:
+        """The provider data for ``wire`` of the step's provider-made pieces (reasoning, server tools), in
+        the order the model produced them, verbatim."""
         out: list[Mapping[str, Any]] = []
         for p in self.said:
-            d = p.data.get(wire) if isinstance(p, Reasoning) and p.data else None
+            d = p.data.get(wire) if isinstance(p, kinds) and p.data else None
             if isinstance(d, Mapping):
                 out.append(cast(Mapping[str, Any], d))
         return out
@@ -279,6 +284,9 @@ def _data_names(step: Step, calls: Sequence[ReplayCall]) -> list[str]:
     n = len(step.reasoning)
     if n:
         out.append(f"{n} piece{'s' if n > 1 else ''} of reasoning")
+    n = len(step.server_tools)
+    if n:
+        out.append(f"{n} server-tool piece{'s' if n > 1 else ''} (a tool the provider ran itself)")
     if any(isinstance(p, Text) and p.data for p in step.said):
         out.append("data on its text")
     if any(c.provider_data for c in calls):

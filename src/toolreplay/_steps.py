@@ -122,7 +122,20 @@ class Text:
     kind: Literal["text"] = "text"
 
 
-Piece = Reasoning | Text
+@dataclass(frozen=True, slots=True)
+class ServerTool:
+    """A tool the provider ran itself, as the model's answer carried it: an Anthropic ``server_tool_use``
+    block and its ``*_tool_result`` block, a Responses hosted-tool item (``web_search_call``,
+    ``code_interpreter_call``...), a Gemini ``executableCode`` / ``codeExecutionResult`` part. Kept
+    verbatim in ``data`` (namespaced by wire) and replayed only to its issuer (design 17): no other
+    provider can read it, and it is not a call of ours. ``text`` names it for people (its type)."""
+
+    text: str = ""
+    data: Mapping[str, Any] | None = None
+    kind: Literal["server_tool"] = "server_tool"
+
+
+Piece = Reasoning | Text | ServerTool
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +150,10 @@ class Step:
     @property
     def reasoning(self) -> tuple[Reasoning, ...]:
         return tuple(p for p in self.said if isinstance(p, Reasoning))
+
+    @property
+    def server_tools(self) -> tuple[ServerTool, ...]:
+        return tuple(p for p in self.said if isinstance(p, ServerTool))
 
     @property
     def words(self) -> str:
@@ -231,7 +248,9 @@ def _piece_from(raw: Any, where: str) -> Piece:
         return Reasoning(text, data)
     if kind == "text":
         return Text(text, data)
-    raise HistoryError(f"kind {kind!r} is not 'reasoning' or 'text'", field=f"{where}.kind")
+    if kind == "server_tool":
+        return ServerTool(text, data)
+    raise HistoryError(f"kind {kind!r} is not 'reasoning', 'text' or 'server_tool'", field=f"{where}.kind")
 
 
 def steps_from(raw: Any, n_calls: int, where: str = "steps") -> tuple[Step, ...]:
@@ -329,6 +348,7 @@ __all__ = [
     "Part",
     "Piece",
     "Reasoning",
+    "ServerTool",
     "Step",
     "Text",
     "answer_text",

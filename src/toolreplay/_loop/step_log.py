@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from toolreplay._history import History
-from toolreplay._steps import Audience, Issuer, Piece, Reasoning, Step, Text, host_of
+from toolreplay._steps import Audience, Issuer, Piece, Reasoning, ServerTool, Step, Text, host_of
 from toolreplay._vessels import Vessel
 from toolreplay.wires.reply import Reply
 
@@ -54,7 +54,7 @@ class StepLog:
             self.steps.append(Step(said, len(reply.calls), issuer))
             return
         self.final = reply.text
-        reasoning = tuple(p for p in said if isinstance(p, Reasoning))
+        reasoning = tuple(p for p in said if isinstance(p, Reasoning | ServerTool))
         if reasoning and self.steps:
             self.steps.append(Step(reasoning, 0, issuer))
 

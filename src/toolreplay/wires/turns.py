@@ -40,7 +40,7 @@ from typing import Any, Literal
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
 from toolreplay._ids import message_stem
-from toolreplay._steps import Issuer, Piece, Reasoning, Step, Text
+from toolreplay._steps import Issuer, Piece, Reasoning, ServerTool, Step, Text
 
 #: A derived replay id (see :mod:`toolreplay._ids`): ``replay_<stem>_<position>``.
 _DERIVED_ID = re.compile(r"^replay_([A-Za-z0-9]{1,16})_(\d+)$")
@@ -123,7 +123,7 @@ class Answers:
 
 Event = SystemText | UserText | AgentSaid | Answers
 #: What an assistant message holds, in order: words, calls, reasoning kept whole, words with data.
-SaidPart = str | Call | Reasoning | Text
+SaidPart = str | Call | Reasoning | ServerTool | Text
 
 
 # --------------------------------------------------------------------------------------------------
@@ -261,7 +261,10 @@ class _Turn:
         self.warnings = warnings
 
     def said(self, ev: AgentSaid) -> None:
-        if not self.pieces or self.pieces[-1].closed:
+        # a message with neither calls nor words (only reasoning or server-tool pieces) after the agent's
+        # answer belongs to that answer: it starts no reply of its own
+        opens = bool(ev.calls) or bool(ev.text)
+        if not self.pieces or (self.pieces[-1].closed and opens):
             self.pieces.append(_Piece(created_at=ev.created_at))
         piece = self.pieces[-1]
         calls = ev.calls
@@ -278,9 +281,9 @@ class _Turn:
             piece.provider_data = merge_data(piece.provider_data, ev.provider_data)
             said = ev.said()
             piece.final.extend(p.text for p in said if isinstance(p, Text) and p.text)
-            # The closing message's reasoning is the reply's closing step; its words are the reply's text
-            # (data on them, a Gemini signature on a text part, is not kept: it is optional there).
-            piece.closing += tuple(p for p in said if isinstance(p, Reasoning))
+            # The closing message's reasoning and server tools are the reply's closing step; its words are
+            # the reply's text (data on them, a Gemini signature on a text part, is not kept: optional).
+            piece.closing += tuple(p for p in said if isinstance(p, Reasoning | ServerTool))
             if ev.text:
                 piece.closed = True  # an answer without calls ends the agent's turn
 

@@ -138,7 +138,7 @@ def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
         if step.calls:
             out.extend(_step_messages(step, ids))
         else:
-            closing = [dict(d) for d in step.reasoning(WIRE)]
+            closing = [dict(d) for d in step.made(WIRE)]
     if t.text.strip():
         text = _text_message("assistant", t.text)
         text["content"] = closing + text["content"]

@@ -3,9 +3,9 @@
 Reads a whole body (``system``, ``messages``, ``tools``) or just its ``messages`` list. Assistant content:
 ``text`` blocks, ``tool_use`` blocks (``id``, ``name``, ``input``), ``thinking`` / ``redacted_thinking``
 blocks (kept whole, signatures included, as reasoning pieces of the message's step, replayed only to their
-issuer: design 17), other blocks (server tools) kept under ``other_blocks`` and reported. A ``system``
-message inside ``messages`` (Claude takes them mid-conversation) reads as the top-level ``system`` does.
-User content:
+issuer: design 17), server-tool blocks (``server_tool_use``, ``*_tool_result``: kept whole the same way),
+other blocks kept under ``other_blocks`` and reported. A ``system`` message inside ``messages`` (Claude
+takes them mid-conversation) reads as the top-level ``system`` does. User content:
 ``tool_result`` blocks (answers by ``tool_use_id``, ``is_error`` kept) and the user's own text (text blocks
 joined with a blank line). Images and documents are reported, not kept.
 
@@ -21,7 +21,7 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Reasoning
+from toolreplay._steps import Reasoning, ServerTool
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.common import SEPARATOR
 from toolreplay.wires.request_common import (
@@ -55,6 +55,14 @@ def thinking_piece(block: Mapping[str, Any]) -> Reasoning:
     return Reasoning(text if isinstance(text, str) else "", {WIRE: dict(block)})
 
 
+def _is_server_tool(kind: Any) -> bool:
+    """A block of a tool Anthropic ran itself: ``server_tool_use`` and ``mcp_tool_use`` with their results
+    (``web_search_tool_result``, ``code_execution_tool_result``, ``mcp_tool_result``...)."""
+    return (isinstance(kind, str) and kind in ("server_tool_use", "mcp_tool_use")) or (
+        isinstance(kind, str) and kind.endswith("_tool_result") and kind != "tool_result"
+    )
+
+
 def _fail(problem: str) -> WireError:
     return WireError(f"{WIRE} request: {problem}")
 
@@ -86,6 +94,8 @@ def _assistant(content: Any, where: str, warnings: list[str], created_at: str | 
             parts.append(read_call(b.get("name"), b.get("input"), b.get("id"), at, "name", warnings, _fail))
         elif kind in _THINKING:
             parts.append(thinking_piece(b))
+        elif _is_server_tool(kind):
+            parts.append(ServerTool(str(kind), {WIRE: dict(b)}))  # kept whole, to its issuer only
         else:
             data = merge_data(data, {WIRE: {"other_blocks": [dict(b)]}})
             warnings.append(f"{at}: a {kind!r} block is kept as provider data, not replayed")

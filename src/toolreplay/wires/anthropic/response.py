@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay._steps import Piece, Reasoning, Text
+from toolreplay._steps import Piece, Reasoning, ServerTool, Text
 from toolreplay.wires._parse import (
     add_counts,
     count,
@@ -76,7 +76,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         else:
             # thinking, redacted_thinking, server-tool blocks: kept verbatim in order, replayed only to
             # their issuer (design 17)
-            said.append(Reasoning(str(block.get("thinking") or ""), {WIRE: dict(block)}))
+            said.append(said_block(block))
             (thinking if kind in _THINKING else other).append(dict(block))
     return Reply(
         text=join_runs(runs),
@@ -87,6 +87,15 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         model=string(body.get("model")),
         said=tuple(said),
     )
+
+
+def said_block(block: Mapping[str, Any]) -> Reasoning | ServerTool:
+    """A thinking block as reasoning; any other block that is not text or a client call (server tools:
+    ``server_tool_use``, ``web_search_tool_result``, ``mcp_tool_use``...) as a server-tool piece. Both
+    verbatim, for their issuer only."""
+    if block.get("type") in _THINKING:
+        return Reasoning(str(block.get("thinking") or ""), {WIRE: dict(block)})
+    return ServerTool(str(block.get("type") or ""), {WIRE: dict(block)})
 
 
 def parse_usage(usage: Any) -> Usage:
@@ -208,4 +217,4 @@ class StreamParser:
         return parse_response(body)
 
 
-__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage"]
+__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage", "said_block"]

@@ -28,10 +28,11 @@ from typing import Any, cast
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Reasoning, Text
+from toolreplay._steps import Reasoning, ServerTool, Text
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.common import SEPARATOR
 from toolreplay.wires.common import either_case as _get
+from toolreplay.wires.gemini.response import server_part_kind
 from toolreplay.wires.request_common import (
     listed,
     nonempty,
@@ -54,6 +55,13 @@ from toolreplay.wires.turns import (
 WIRE = "gemini"
 #: Google's documented stand-ins for a signature Gemini never made (its thought-signature guide).
 DUMMY_SIGNATURES = frozenset({"skip_thought_signature_validator", "context_engineering_is_the_way_to_go"})
+
+
+#: Parts of tools Gemini runs itself, in either case.
+_SERVER_PARTS = frozenset(
+    {"executableCode", "executable_code", "codeExecutionResult", "code_execution_result", "toolCall",
+     "tool_call", "toolResponse", "tool_response"}
+)  # fmt: skip
 
 
 def _fail(problem: str) -> WireError:
@@ -92,6 +100,10 @@ def _model(content: Mapping[str, Any], where: str, warnings: list[str]) -> Agent
             parts.append(
                 read_call(f.get("name"), f.get("args"), f.get("id"), at, name_field, warnings, _fail, pdata)
             )
+        elif any(k in p for k in _SERVER_PARTS):
+            # code Gemini ran itself (executableCode, codeExecutionResult), a built-in tool's call and
+            # response: kept whole, replayed only to its issuer
+            parts.append(ServerTool(server_part_kind(p), {WIRE: dict(p)}))
         elif isinstance(p.get("text"), str):
             # thought parts and signatures on text parts kept whole, replayed only to their issuer
             if p.get("thought") is True:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay._steps import Piece, Reasoning, Text
+from toolreplay._steps import Piece, Reasoning, ServerTool, Text
 from toolreplay.wires._parse import (
     add_counts,
     count,
@@ -127,7 +127,15 @@ def _piece(part: Mapping[str, Any], text: str, signature: Any) -> Piece | None:
     if "text" in part and part.get("thought") is not True:
         sig = {WIRE: {"thoughtSignature": signature}} if isinstance(signature, str) and signature else None
         return Text(text, sig) if text or sig else None
-    return Reasoning(text if part.get("thought") is True else "", {WIRE: dict(part)})
+    if part.get("thought") is True:
+        return Reasoning(text, {WIRE: dict(part)})
+    return ServerTool(server_part_kind(part), {WIRE: dict(part)})
+
+
+def server_part_kind(part: Mapping[str, Any]) -> str:
+    """The kind of a part Gemini's own tools made (``executableCode``, ``codeExecutionResult``,
+    ``toolCall``, ``toolResponse``...): its first key that is not a signature."""
+    return next((k for k in part if k not in ("thoughtSignature", "thought_signature")), "part")
 
 
 def _block_reason(body: Mapping[str, Any]) -> str | None:
@@ -225,4 +233,4 @@ class StreamParser:
         return parse_response(body)
 
 
-__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage"]
+__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage", "server_part_kind"]

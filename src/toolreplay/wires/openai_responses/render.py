@@ -104,7 +104,7 @@ def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
         if step.calls:
             out.extend(_step_items(step, ids))
         elif step.said:  # the closing step: the reasoning that led to the final words
-            out.extend(dict(d) for d in step.reasoning(WIRE))
+            out.extend(dict(d) for d in step.made(WIRE))
     if t.text:
         out.append({"role": "assistant", "content": t.text})
     return out

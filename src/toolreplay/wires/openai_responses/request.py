@@ -6,7 +6,8 @@ a list of ``input_text``/``output_text``/``refusal`` parts), ``function_call`` (
 JSON-string ``arguments``), ``function_call_output``, ``custom_tool_call`` (free-form input, kept as text)
 and its output, and ``reasoning`` items (kept whole, ``encrypted_content`` included, as reasoning pieces
 of the step they lead, replayed only to their issuer; a call's ``fc_...`` item id is kept as ``item_id``
-beside it, never as its id). Other item kinds (hosted tools, item references) are reported, not kept.
+beside it, never as its id). Hosted-tool items (``web_search_call``, ``code_interpreter_call``...) are
+kept whole the same way, as server-tool pieces. Other item kinds (item references) are reported, not kept.
 
 One model response is several items in this wire: an output-form message (``type: "message"`` or a list
 of ``output_text`` parts), reasoning items and the ``function_call`` items that follow it without an
@@ -22,9 +23,8 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Reasoning
 from toolreplay._vessels import public_issuer
-from toolreplay.wires.openai_responses.response import reasoning_text
+from toolreplay.wires.openai_responses.response import said_item
 from toolreplay.wires.request_common import listed, nonempty, objects, read_tools, split_list
 from toolreplay.wires.turns import (
     AgentSaid,
@@ -43,6 +43,11 @@ WIRE = "openai-responses"
 _TEXT_PARTS = ("input_text", "output_text", "text", "refusal")
 _CALLS = ("function_call", "custom_tool_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
+#: Items of tools OpenAI runs itself: kept whole as server-tool pieces of their step, for their issuer.
+_HOSTED = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call",
+     "mcp_list_tools"}
+)  # fmt: skip
 
 
 def _fail(problem: str) -> WireError:
@@ -107,9 +112,9 @@ class _Reader:
                 self.warnings.append(f"{where}.output: a {k!r} part of the answer is not kept (text only)")
             res = Result(answer, nonempty(item.get("call_id")), where=where)
             self.events.append(Answers([res], where))
-        elif kind == "reasoning":
+        elif kind == "reasoning" or (isinstance(kind, str) and kind in _HOSTED):
             # kept verbatim in its place, replayed only to its issuer (design 17)
-            self._group(where).parts.append(Reasoning(reasoning_text(item), {WIRE: dict(item)}))
+            self._group(where).parts.append(said_item(item))
         else:
             self.warnings.append(f"{where}: a {kind!r} item is not kept (no stored form for it)")
 

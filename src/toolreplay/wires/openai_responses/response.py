@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay._steps import Piece, Reasoning, Text
+from toolreplay._steps import Piece, Reasoning, ServerTool, Text
 from toolreplay.wires._parse import (
     count,
     detail_count,
@@ -72,7 +72,7 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         else:
             # reasoning items (with encrypted_content when asked for) and hosted-tool items
             # (web_search_call, ...): kept verbatim in order, replayed only to their issuer (design 17)
-            said.append(Reasoning(reasoning_text(item), {WIRE: dict(item)}))
+            said.append(said_item(item))
             (reasoning if kind == "reasoning" else other).append(dict(item))
     return Reply(
         text=join_runs(runs),
@@ -83,6 +83,13 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
         model=string(body.get("model")),
         said=tuple(said),
     )
+
+
+def said_item(item: Mapping[str, Any]) -> Reasoning | ServerTool:
+    """A reasoning item or a hosted-tool item (the provider ran the tool), verbatim for its issuer."""
+    if item.get("type") == "reasoning":
+        return Reasoning(reasoning_text(item), {WIRE: dict(item)})
+    return ServerTool(str(item.get("type") or ""), {WIRE: dict(item)})
 
 
 def reasoning_text(item: Mapping[str, Any]) -> str:
@@ -169,4 +176,4 @@ class StreamParser:
         return parse_response(body)
 
 
-__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage", "reasoning_text"]
+__all__ = ["WIRE", "StreamParser", "parse_response", "parse_usage", "reasoning_text", "said_item"]
