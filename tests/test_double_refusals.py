@@ -14,7 +14,7 @@ import pytest
 
 from corpus_loader import Exchange, exchanges
 from toolreplay.testing import ProviderDouble
-from toolreplay.wires.anthropic.double import BLANK_TEXT, EMPTY_MESSAGE, EMPTY_TEXT
+from toolreplay.wires.anthropic.rules import BLANK_TEXT, EMPTY_MESSAGE, EMPTY_TEXT
 
 #: Recorded bodies that do not reach a provider's own endpoint whole, so the double (which serves the
 #: providers' own paths) cannot judge them.

@@ -25,10 +25,9 @@ from toolreplay.testing import (
     Text,
     serve,
 )
-from toolreplay.wires.anthropic.double import MUST_DEFINE_TOOLS
+from toolreplay.wires.anthropic.rules import MUST_DEFINE_TOOLS
 from toolreplay.wires.contract import first_refusal
-from toolreplay.wires.gemini.double import GEMINI_ORDER
-from toolreplay.wires.gemini.rules import GEMINI_COUNT
+from toolreplay.wires.gemini.rules import GEMINI_COUNT, GEMINI_ORDER
 from toolreplay.wires.openai_chat.rules import ORPHAN_TOOL
 from toolreplay.wires.openai_responses.rules import NO_CALL_FOR_OUTPUT, NO_OUTPUT_FOR_CALL
 

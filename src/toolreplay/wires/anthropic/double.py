@@ -1,14 +1,13 @@
 """The Anthropic Messages double (a :class:`toolreplay.wires.contract.Double`): ``message`` bodies and the
-``message_start`` ... ``message_stop`` event stream, Anthropic's error envelopes, and the request checks
-with Anthropic's own texts (required fields, no empty content or blank words, tools defined, each
-``tool_use`` answered by ``tool_result`` blocks that open the next user message, id patterns, thinking
-signatures).
+``message_start`` ... ``message_stop`` event stream, Anthropic's error envelopes, and the one request check
+only the server makes (the model named); what Anthropic documents it refuses (required fields, empty
+content, tools defined, the tool loop, thinking blocks) is the wire's rules, with Anthropic's texts.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
@@ -21,149 +20,15 @@ from toolreplay.testing.answers import (
     token_pieces,
     usage_counts,
 )
-from toolreplay.testing.checks import Rules, as_list, as_map
-from toolreplay.wires.anthropic.rules import foreign_thinking, thinking_first
-from toolreplay.wires.common import ID_SAFE
+from toolreplay.testing.checks import Rules
 from toolreplay.wires.contract import Double
-
-MUST_DEFINE_TOOLS = "Requests which include `tool_use` or `tool_result` blocks must define tools."
-
-
-NO_RESULT_AFTER = (
-    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
-    "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
-)
-
-
-UNEXPECTED_RESULT = (
-    "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
-    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
-)
-
-
-def _blocks(content: Any) -> list[Mapping[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [as_map(b) for b in as_list(content)]
-
-
-def _merged(messages: Sequence[Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
-    """Consecutive same-role messages merged, as Anthropic's server does before its checks."""
-    out: list[tuple[str, list[Mapping[str, Any]]]] = []
-    for raw in messages:
-        m = as_map(raw)
-        role = str(m.get("role"))
-        if out and out[-1][0] == role:
-            out[-1][1].extend(_blocks(m.get("content")))
-        else:
-            out.append((role, _blocks(m.get("content"))))
-    return out
-
-
-EMPTY_MESSAGE = (
-    "messages.{i}: all messages must have non-empty content except for the optional final assistant message"
-)
-
-
-EMPTY_TEXT = "messages: text content blocks must be non-empty"
-
-
-BLANK_TEXT = "messages: text content blocks must contain non-whitespace text"
-
-
-def _empty_content(messages: Sequence[Any]) -> str | None:
-    """Anthropic's 400s for empty content (design 32): a message with no content (only the last one may be
-    an empty assistant prefill), an empty text block, a message whose only words are blank (a blank text
-    block beside a tool_use is taken: tests/corpus llm-anthropic/test_tools.1)."""
-    for i, raw in enumerate(messages):
-        m = as_map(raw)
-        content = m.get("content")
-        if content in ("", []):
-            if i == len(messages) - 1 and m.get("role") == "assistant":
-                continue
-            return EMPTY_MESSAGE.format(i=i)
-        blocks = _blocks(content)
-        texts = [b.get("text") for b in blocks if b.get("type") == "text"]
-        if "" in texts and isinstance(content, list):
-            return EMPTY_TEXT
-        last = i == len(messages) - 1 and m.get("role") == "assistant"
-        if (
-            not last
-            and len(texts) == len(blocks)
-            and all(isinstance(t, str) and not t.strip() for t in texts)
-        ):
-            return BLANK_TEXT
-    return None
 
 
 def check_anthropic(body: Mapping[str, Any], rules: Rules) -> str | None:
-    problem = _check_shape(body)
-    if problem:
-        return problem
-    refused = thinking_first(body) or foreign_thinking(body)  # the wire's rules, with Anthropic's text
-    return refused.provider if refused else None
-
-
-def _check_shape(body: Mapping[str, Any]) -> str | None:
+    """What only the server sees: the model named. The rest (the structure Anthropic documents, thinking
+    blocks) is the wire's rules, run after this by ``check_request`` (design 30)."""
     if not body.get("model"):
         return "model: Field required"
-    if not isinstance(body.get("max_tokens"), int):
-        return "max_tokens: Field required"
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        return "messages: Field required"
-    empty = _empty_content(messages)
-    if empty:
-        return empty
-    merged = _merged(messages)
-    uses_tools = any(b.get("type") in ("tool_use", "tool_result") for _, blocks in merged for b in blocks)
-    if uses_tools and not body.get("tools"):
-        return MUST_DEFINE_TOOLS
-    previous_ids: list[str] = []
-    for i, (role, blocks) in enumerate(merged):
-        if role == "user":
-            problem = _anthropic_results(blocks, previous_ids, i)
-            if problem:
-                return problem
-            previous_ids = []
-        elif role == "assistant":
-            previous_ids = []
-            problem = _anthropic_uses(blocks, i, previous_ids)
-            if problem:
-                return problem
-            if previous_ids and i + 1 >= len(merged):
-                return NO_RESULT_AFTER.format(i=i, ids=", ".join(previous_ids))
-        else:
-            return f"messages.{i}.role: Input should be 'user' or 'assistant'"
-    return None
-
-
-def _anthropic_uses(blocks: list[Mapping[str, Any]], i: int, ids: list[str]) -> str | None:
-    """The ``tool_use`` blocks of merged assistant message ``i``: each id (appended to ``ids``) and input."""
-    for j, b in enumerate(blocks):
-        if b.get("type") != "tool_use":
-            continue
-        bid = str(b.get("id") or "")
-        if not ID_SAFE.match(bid):
-            return f"messages.{i}.content.{j}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"
-        if not isinstance(b.get("input"), Mapping):
-            return f"messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary"
-        ids.append(bid)
-    return None
-
-
-def _anthropic_results(blocks: list[Mapping[str, Any]], expected: list[str], i: int) -> str | None:
-    leading: list[str] = []
-    for b in blocks:
-        if b.get("type") != "tool_result":
-            break
-        leading.append(str(b.get("tool_use_id")))
-    missing = [x for x in expected if x not in leading]
-    if missing:
-        return NO_RESULT_AFTER.format(i=i - 1, ids=", ".join(missing))
-    for j, b in enumerate(blocks):
-        if b.get("type") == "tool_result" and str(b.get("tool_use_id")) not in expected:
-            return UNEXPECTED_RESULT.format(i=i, j=j, id=b.get("tool_use_id"))
     return None
 
 

@@ -1,7 +1,9 @@
 """The Anthropic provider rules: what the provider refuses, read from a body.
 
-:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), and by the render
-tests. Each problem is one line naming the place.
+:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), by the render
+tests and by the loopback double. Each problem is one line naming the place; what Anthropic's server
+itself refuses is a :class:`~toolreplay.wires._rules.Refusal` carrying its error text (the double answers
+that, design 30).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from toolreplay.wires._rules import (
     say,
 )
 from toolreplay.wires.anthropic.render import LIST_KEY
-from toolreplay.wires.common import signature_issuer
+from toolreplay.wires.common import ID_SAFE, signature_issuer
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
@@ -191,7 +193,164 @@ def foreign_thinking(body: Mapping[str, Any]) -> Refusal | None:
     return None
 
 
+# Anthropic's own texts (400 invalid_request_error) for the structure it documents: the server merges
+# consecutive same-role messages before these checks, so their indices count merged messages.
+MUST_DEFINE_TOOLS = "Requests which include `tool_use` or `tool_result` blocks must define tools."
+NO_RESULT_AFTER = (
+    "messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {ids}. "
+    "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
+)
+UNEXPECTED_RESULT = (
+    "messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {id}. "
+    "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
+)
+EMPTY_MESSAGE = (
+    "messages.{i}: all messages must have non-empty content except for the optional final assistant message"
+)
+EMPTY_TEXT = "messages: text content blocks must be non-empty"
+BLANK_TEXT = "messages: text content blocks must contain non-whitespace text"
+_ID_PATTERN = "String should match pattern '^[a-zA-Z0-9_-]+$'"
+
+
+def _server_blocks(content: Any) -> list[Mapping[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b if is_obj(b) else {} for b in (content if isinstance(content, list) else [])]
+
+
+def _merged(messages: list[Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """Consecutive same-role messages merged, as Anthropic's server does before its checks."""
+    out: list[tuple[str, list[Mapping[str, Any]]]] = []
+    for raw in messages:
+        m = raw if is_obj(raw) else {}
+        role = str(m.get("role"))
+        if out and out[-1][0] == role:
+            out[-1][1].extend(_server_blocks(m.get("content")))
+        else:
+            out.append((role, _server_blocks(m.get("content"))))
+    return out
+
+
+def empty_content(messages: list[Any]) -> Refusal | None:
+    """Anthropic's 400s for empty content (design 32): a message with no content (only the last one may be
+    an empty assistant prefill), an empty text block, a message whose only words are blank (a blank text
+    block beside a tool_use is taken: tests/corpus llm-anthropic/test_tools.1)."""
+    for i, raw in enumerate(messages):
+        m = raw if is_obj(raw) else {}
+        content = m.get("content")
+        last = i == len(messages) - 1 and m.get("role") == "assistant"
+        if content in ("", []):
+            if last:
+                continue
+            return Refusal(f"messages[{i}]", "empty content", EMPTY_MESSAGE.format(i=i))
+        blocks = _server_blocks(content)
+        texts = [b.get("text") for b in blocks if b.get("type") == "text"]
+        if "" in texts and isinstance(content, list):
+            return Refusal(f"messages[{i}]", "an empty text block", EMPTY_TEXT)
+        if (
+            not last
+            and len(texts) == len(blocks)
+            and all(isinstance(t, str) and not t.strip() for t in texts)
+        ):
+            return Refusal(f"messages[{i}]", "only blank words", BLANK_TEXT)
+    return None
+
+
+def _server_uses(blocks: list[Mapping[str, Any]], i: int, ids: list[str]) -> Refusal | None:
+    """The ``tool_use`` blocks of merged assistant message ``i``: each id (appended to ``ids``) and input."""
+    for j, b in enumerate(blocks):
+        if b.get("type") != "tool_use":
+            continue
+        bid = str(b.get("id") or "")
+        where = f"messages (merged) {i}, block {j}"
+        if not ID_SAFE.match(bid):
+            return Refusal(
+                where,
+                f"tool_use id {bid!r} breaks Anthropic's id pattern",
+                f"messages.{i}.content.{j}.tool_use.id: {_ID_PATTERN}",
+            )
+        if not is_obj(b.get("input")):
+            return Refusal(
+                where,
+                "tool_use input is not an object",
+                f"messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary",
+            )
+        ids.append(bid)
+    return None
+
+
+def _server_results(blocks: list[Mapping[str, Any]], expected: list[str], i: int) -> Refusal | None:
+    leading: list[str] = []
+    for b in blocks:
+        if b.get("type") != "tool_result":
+            break
+        leading.append(str(b.get("tool_use_id")))
+    missing = [x for x in expected if x not in leading]
+    if missing:
+        problem = f"tool_use ids {missing} are not answered by tool_result blocks opening the next message"
+        return Refusal(
+            f"messages (merged) {i - 1}", problem, NO_RESULT_AFTER.format(i=i - 1, ids=", ".join(missing))
+        )
+    for j, b in enumerate(blocks):
+        if b.get("type") == "tool_result" and str(b.get("tool_use_id")) not in expected:
+            tid = b.get("tool_use_id")
+            problem = f"tool_result for {tid!r}, not a tool_use of the message before"
+            return Refusal(
+                f"messages (merged) {i}, block {j}", problem, UNEXPECTED_RESULT.format(i=i, j=j, id=tid)
+            )
+    return None
+
+
+def _tool_loop(merged: list[tuple[str, list[Mapping[str, Any]]]]) -> Refusal | None:
+    """Each merged assistant message's ``tool_use`` ids answered by the ``tool_result`` blocks opening the
+    next (user) message, and only those."""
+    previous_ids: list[str] = []
+    for i, (role, blocks) in enumerate(merged):
+        if role == "user":
+            refused = _server_results(blocks, previous_ids, i)
+            if refused:
+                return refused
+            previous_ids = []
+        elif role == "assistant":
+            previous_ids = []
+            refused = _server_uses(blocks, i, previous_ids)
+            if refused:
+                return refused
+            if previous_ids and i + 1 >= len(merged):
+                problem = f"tool_use ids {previous_ids} are not answered by a next message"
+                return Refusal(
+                    f"messages (merged) {i}",
+                    problem,
+                    NO_RESULT_AFTER.format(i=i, ids=", ".join(previous_ids)),
+                )
+        else:
+            problem = f"role {role!r} is not user or assistant"
+            return Refusal(
+                f"messages (merged) {i}", problem, f"messages.{i}.role: Input should be 'user' or 'assistant'"
+            )
+    return None
+
+
+def structure(body: Mapping[str, Any]) -> Refusal | None:
+    """The first break of the request structure Anthropic documents, with its own text: ``max_tokens`` and
+    ``messages`` given, no empty content, tools defined when blocks use them, the tool loop answered."""
+    if not isinstance(body.get("max_tokens"), int):
+        return Refusal("max_tokens", "required (an integer)", "max_tokens: Field required")
+    messages = body.get(LIST_KEY)
+    if not isinstance(messages, list) or not messages:
+        return Refusal("messages", "required (a non-empty list)", "messages: Field required")
+    empty = empty_content(messages)
+    if empty:
+        return empty
+    merged = _merged(messages)
+    uses_tools = any(b.get("type") in ("tool_use", "tool_result") for _, blocks in merged for b in blocks)
+    if uses_tools and not body.get("tools"):
+        return Refusal("tools", "tool_use or tool_result blocks but no tools defined", MUST_DEFINE_TOOLS)
+    return _tool_loop(merged)
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+    say(out, structure(body))  # first: the double answers the first refusal (design 30)
     msgs = nonempty_list(body, LIST_KEY, out)
     if msgs is None:
         return
@@ -210,4 +369,13 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     say(out, foreign_thinking(body))
 
 
-__all__ = ["FOREIGN_THINKING", "THINKING_FIRST", "foreign_thinking", "rules", "thinking_first"]
+__all__ = [
+    "FOREIGN_THINKING",
+    "MUST_DEFINE_TOOLS",
+    "THINKING_FIRST",
+    "empty_content",
+    "foreign_thinking",
+    "rules",
+    "structure",
+    "thinking_first",
+]

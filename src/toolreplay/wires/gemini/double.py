@@ -1,7 +1,7 @@
 """The Gemini double (a :class:`toolreplay.wires.contract.Double`): ``GenerateContentResponse`` bodies and
 SSE chunks (Gemini 3's closing chunk and usage included), Google's error status objects, and the request
-checks with Google's own texts (contents given, roles, function responses matching the calls, thought
-signatures on Gemini 3).
+checks with Google's own texts: the wire's rules (contents given, roles, function responses matching the
+calls) plus what only the server adds (thought signatures on Gemini 3).
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from toolreplay.testing.answers import (
     token_pieces,
     usage_counts,
 )
-from toolreplay.testing.checks import Rules, as_list, as_map
+from toolreplay.testing.checks import Rules, as_map
+from toolreplay.wires._rules import Refusal
 from toolreplay.wires.common import either_case
 from toolreplay.wires.contract import Double
-from toolreplay.wires.gemini.rules import foreign_signature, response_count
+from toolreplay.wires.gemini.rules import foreign_signature, structure
 
 MISSING_SIGNATURE = (
     "Function call is missing a thought_signature in functionCall parts. This is required for tools to "
@@ -32,83 +33,25 @@ MISSING_SIGNATURE = (
 )
 
 
-GEMINI_ORDER = (
-    "Please ensure that function call turn comes immediately after a user turn or after a function "
-    "response turn."
-)
-
-
-_STRUCT = "(type.googleapis.com/google.protobuf.Struct)"
-
-
 def check_gemini(body: Mapping[str, Any], rules: Rules) -> str | None:
-    contents = body.get("contents")
-    if not isinstance(contents, list) or not contents:
-        return "* GenerateContentRequest.contents: contents is not specified"
-    shaped: list[tuple[str, list[Mapping[str, Any]]]] = []
-    for i, raw in enumerate(contents):
-        c = as_map(raw)
-        role = c.get("role", "user")
-        if role not in ("user", "model"):
-            return "Please use a valid role: user, model."
-        parts = [as_map(p) for p in as_list(c.get("parts"))]
-        if not parts:
-            return f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
-        shaped.append((str(role), parts))
-    turn_start = 0
-    for i, (role, parts) in enumerate(shaped):
-        if role == "user" and not any(either_case(p, "functionResponse", "function_response") for p in parts):
-            turn_start = i
-    for i, (role, parts) in enumerate(shaped):
-        calls = [p for p in parts if either_case(p, "functionCall", "function_call") is not None]
-        if role != "model" or not calls:
-            continue
-        problem = _gemini_step(contents, shaped, i, calls, rules, current=i > turn_start)
-        if problem:
-            return problem
-    if rules.model:
-        refused = foreign_signature(contents, rules.model)  # the wire's rule, with Gemini's own text
-        return refused.provider if refused else None
-    return None
+    """The wire's structure rule with what only this server adds at each function-call turn (Gemini 3's
+    thought signatures, a demand the double can be told to drop), then the signatures' issuer rule."""
 
-
-def _gemini_step(
-    contents: list[Any],
-    shaped: list[tuple[str, list[Mapping[str, Any]]]],
-    i: int,
-    calls: list[Mapping[str, Any]],
-    rules: Rules,
-    *,
-    current: bool,
-) -> str | None:
-    if i == 0 or shaped[i - 1][0] != "user":
-        return GEMINI_ORDER
-    for p in calls:
-        if not isinstance(as_map(either_case(p, "functionCall", "function_call")).get("args", {}), Mapping):
-            return f"Invalid value at 'contents[{i}].parts.function_call.args' {_STRUCT}"
-    first = calls[0]
-    # Signatures are Gemini 3's demand: gemini-2.5-flash took a call without one (tests/corpus
-    # llm-gemini/test_tools.2; design 32)
-    if (
-        rules.require_signatures
-        and current
-        and _gemini_3(rules.model or "")
-        and not either_case(first, "thoughtSignature", "thought_signature")
-    ):
+    def signed(i: int, first: Mapping[str, Any], current: bool) -> Refusal | None:
+        # Signatures are Gemini 3's demand: gemini-2.5-flash took a call without one (tests/corpus
+        # llm-gemini/test_tools.2; design 32)
+        if not (rules.require_signatures and current and _gemini_3(rules.model or "")):
+            return None
+        if either_case(first, "thoughtSignature", "thought_signature"):
+            return None
         name = as_map(either_case(first, "functionCall", "function_call")).get("name")
-        return MISSING_SIGNATURE.format(name=name, pos=i + 1)
-    refused = response_count(contents, i)  # the wire's rule, with Gemini's own text
-    if refused:
-        return refused.provider
-    if i + 1 < len(shaped):
-        answers = [
-            p for p in shaped[i + 1][1] if either_case(p, "functionResponse", "function_response") is not None
-        ]
-        for p in answers:
-            response = as_map(either_case(p, "functionResponse", "function_response")).get("response")
-            if not isinstance(response, Mapping):
-                return f"Invalid value at 'contents[{i + 1}].parts.function_response.response' {_STRUCT}"
-    return None
+        problem = "the current turn's first functionCall has no thoughtSignature (Gemini 3)"
+        return Refusal(f"contents[{i}].parts", problem, MISSING_SIGNATURE.format(name=name, pos=i + 1))
+
+    refused = structure(body, signed)  # the wire's rule, with Google's own text
+    if refused is None and rules.model:
+        refused = foreign_signature(body.get("contents") or [], rules.model)
+    return refused.provider if refused else None
 
 
 def _gemini_usage(a: Answer, done: int | None = None) -> dict[str, Any]:

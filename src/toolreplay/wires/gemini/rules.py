@@ -1,14 +1,15 @@
 """The Gemini provider rules: what the provider refuses, read from a body (camelCase rendered;
 snake_case read too, design 9).
 
-:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), and by the render
-tests. Each problem is one line naming the place.
+:func:`rules` is run by the validator (``toolreplay validate``, ``check --offline``), by the render
+tests and by the loopback double. Each problem is one line naming the place; what Gemini's server itself
+refuses is a :class:`~toolreplay.wires._rules.Refusal` carrying Google's error text (design 30).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires._rules import Refusal, check_name, extra_keys, is_obj, nonempty_list, say
@@ -172,7 +173,95 @@ def foreign_signature(contents: list[Any], model: str) -> Refusal | None:
     return None
 
 
+#: Gemini's answer (400 INVALID_ARGUMENT) to a function-call turn that follows neither a user turn nor a
+#: function-response turn.
+GEMINI_ORDER = (
+    "Please ensure that function call turn comes immediately after a user turn or after a function "
+    "response turn."
+)
+_STRUCT = "(type.googleapis.com/google.protobuf.Struct)"
+#: A check only a server makes at one function-call turn (the double's thought-signature demand):
+#: (index, the turn's first functionCall part, whether the turn is of the current user turn).
+StepCheck = Callable[[int, Mapping[str, Any], bool], "Refusal | None"]
+
+
+def _shaped(contents: list[Any]) -> list[tuple[str, list[Mapping[str, Any]]]] | Refusal:
+    shaped: list[tuple[str, list[Mapping[str, Any]]]] = []
+    for i, raw in enumerate(contents):
+        c = raw if is_obj(raw) else {}
+        role = c.get("role", "user")
+        if role not in ("user", "model"):
+            problem = f"role {role!r} is not user or model"
+            return Refusal(f"contents[{i}].role", problem, "Please use a valid role: user, model.")
+        raw_parts = c.get("parts")
+        parts = [p if is_obj(p) else {} for p in (raw_parts if isinstance(raw_parts, list) else [])]
+        if not parts:
+            text = f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
+            return Refusal(f"contents[{i}].parts", "empty", text)
+        shaped.append((str(role), parts))
+    return shaped
+
+
+def _step(
+    contents: list[Any],
+    shaped: list[tuple[str, list[Mapping[str, Any]]]],
+    i: int,
+    at_step: StepCheck | None,
+    current: bool,
+) -> Refusal | None:
+    """The function-call turn ``contents[i]``: after a user turn, object args, answered by as many
+    responses (objects) as it has calls."""
+    calls = [p for p in shaped[i][1] if either_case(p, "functionCall", "function_call") is not None]
+    if i == 0 or shaped[i - 1][0] != "user":
+        return Refusal(
+            f"contents[{i}]",
+            "a function-call turn must follow a user or function-response turn",
+            GEMINI_ORDER,
+        )
+    for p in calls:
+        fc = either_case(p, "functionCall", "function_call")
+        if not is_obj((fc if is_obj(fc) else {}).get("args", {})):
+            text = f"Invalid value at 'contents[{i}].parts.function_call.args' {_STRUCT}"
+            return Refusal(f"contents[{i}].parts", "functionCall args is not an object", text)
+    refused = at_step(i, calls[0], current) if at_step else None
+    refused = refused or response_count(contents, i)
+    if refused or i + 1 >= len(shaped):
+        return refused
+    for p in shaped[i + 1][1]:
+        fr = either_case(p, "functionResponse", "function_response")
+        if fr is not None and not is_obj((fr if is_obj(fr) else {}).get("response")):
+            text = f"Invalid value at 'contents[{i + 1}].parts.function_response.response' {_STRUCT}"
+            return Refusal(f"contents[{i + 1}].parts", "functionResponse response is not an object", text)
+    return None
+
+
+def structure(body: Mapping[str, Any], at_step: StepCheck | None = None) -> Refusal | None:
+    """The first break of the request structure Gemini documents, with Google's own text: contents given,
+    valid roles, non-empty parts, each function-call turn placed and answered (:func:`_step`);
+    ``at_step`` is what a server alone adds at each such turn."""
+    contents = body.get(LIST_KEY)
+    if not isinstance(contents, list) or not contents:
+        text = "* GenerateContentRequest.contents: contents is not specified"
+        return Refusal("contents", "required (a non-empty list)", text)
+    shaped = _shaped(contents)
+    if isinstance(shaped, Refusal):
+        return shaped
+    turn_start = 0
+    for i, (role, parts) in enumerate(shaped):
+        if role == "user" and not any(either_case(p, "functionResponse", "function_response") for p in parts):
+            turn_start = i
+    for i, (role, parts) in enumerate(shaped):
+        if role == "model" and any(
+            either_case(p, "functionCall", "function_call") is not None for p in parts
+        ):
+            refused = _step(contents, shaped, i, at_step, i > turn_start)
+            if refused:
+                return refused
+    return None
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+    say(out, structure(body))  # first: the double answers the first refusal (design 30)
     contents = nonempty_list(body, LIST_KEY, out)
     if contents is None:
         return
@@ -212,7 +301,10 @@ __all__ = [
     "CORRUPTED_SIGNATURE",
     "DUMMY_SIGNATURES",
     "GEMINI_COUNT",
+    "GEMINI_ORDER",
+    "StepCheck",
     "foreign_signature",
     "response_count",
     "rules",
+    "structure",
 ]
