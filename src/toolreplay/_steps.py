@@ -253,18 +253,24 @@ def _piece_from(raw: Any, where: str) -> Piece:
     raise HistoryError(f"kind {kind!r} is not 'reasoning', 'text' or 'server_tool'", field=f"{where}.kind")
 
 
-def steps_from(raw: Any, n_calls: int, where: str = "steps") -> tuple[Step, ...]:
-    """A reply's steps from the file form, checked against its number of calls."""
-    if raw is None or raw == []:
-        return ()
+def _file_objects(raw: Any, where: str) -> list[tuple[str, Mapping[str, Any]]]:
+    """The entries of a file-form list (null or absent: none), each an object, with its field path."""
+    if raw is None:
+        return []
     if not isinstance(raw, list):
         raise HistoryError(f"must be a list, not {type(raw).__name__}", field=where)
+    out: list[tuple[str, Mapping[str, Any]]] = []
+    for i, x in enumerate(raw):
+        if not isinstance(x, Mapping):
+            raise HistoryError(f"not an object ({type(x).__name__})", field=f"{where}[{i}]")
+        out.append((f"{where}[{i}]", cast(Mapping[str, Any], x)))
+    return out
+
+
+def steps_from(raw: Any, n_calls: int, where: str = "steps") -> tuple[Step, ...]:
+    """A reply's steps from the file form, checked against its number of calls."""
     out: list[Step] = []
-    for i, s in enumerate(raw):
-        at = f"{where}[{i}]"
-        if not isinstance(s, Mapping):
-            raise HistoryError(f"not an object ({type(s).__name__})", field=at)
-        d = cast(Mapping[str, Any], s)
+    for at, d in _file_objects(raw, where):
         calls = d.get("calls", 0)
         if not isinstance(calls, int) or isinstance(calls, bool) or calls < 0:
             raise HistoryError("must be a count of calls (0 or more)", field=f"{at}.calls")
@@ -317,16 +323,8 @@ def steps_to_json(steps: Sequence[Step]) -> list[dict[str, Any]]:
 
 def parts_from(raw: Any, where: str = "parts") -> tuple[Part, ...]:
     """An answer's parts from the file form (``[{"kind": "image", "media_type": ..., "data": ...}]``)."""
-    if raw is None or raw == []:
-        return ()
-    if not isinstance(raw, list):
-        raise HistoryError(f"must be a list, not {type(raw).__name__}", field=where)
     out: list[Part] = []
-    for i, p in enumerate(raw):
-        at = f"{where}[{i}]"
-        if not isinstance(p, Mapping):
-            raise HistoryError(f"not an object ({type(p).__name__})", field=at)
-        d = cast(Mapping[str, Any], p)
+    for at, d in _file_objects(raw, where):
         kind = d.get("kind")
         if kind not in PART_KINDS:
             raise HistoryError(f"kind {kind!r} is not text, image or document", field=f"{at}.kind")
