@@ -115,3 +115,16 @@ def loads(data: str | bytes) -> Any:
             _check_depth(raw)
             return value
     return parse(raw)
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """The length of the longest common prefix of two encoded bodies (or any byte strings)."""
+    lo, hi = 0, min(len(a), len(b))
+    # Binary search on slice equality: memcmp speed even for multi-megabyte bodies.
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

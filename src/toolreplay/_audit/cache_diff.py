@@ -24,6 +24,7 @@ from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._audit.body import RequestBody, load_request
+from toolreplay._jsonenc import common_prefix
 
 EXCERPT = 48
 
@@ -62,20 +63,6 @@ def message_list(body: Mapping[str, Any], wire: str) -> list[Any]:
     from toolreplay.wires import get_wire
 
     return get_wire(wire).body_elements(body)
-
-
-def common_prefix(a: bytes, b: bytes) -> int:
-    """The length of the longest common prefix of ``a`` and ``b``."""
-    n = min(len(a), len(b))
-    lo, hi = 0, n
-    # Binary search on slice equality: memcmp-speed even for multi-megabyte bodies.
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _excerpt(data: bytes, offset: int) -> str:

@@ -51,18 +51,6 @@ def pieces(wire: str, body: Mapping[str, Any]) -> list[bytes]:
     return [jsonenc.encode(rest), *(jsonenc.encode(x) for x in items)]
 
 
-def _common_bytes(a: bytes, b: bytes) -> int:
-    """Length of the longest common prefix of two byte strings (binary search over C comparisons)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def common_prefix(a: Sequence[bytes], b: Sequence[bytes]) -> int:
     """Bytes two piece sequences share from their start (whole pieces, then into the first that differs)."""
     n = 0
@@ -70,7 +58,7 @@ def common_prefix(a: Sequence[bytes], b: Sequence[bytes]) -> int:
         if x == y:
             n += len(x)
             continue
-        return n + _common_bytes(x, y)
+        return n + jsonenc.common_prefix(x, y)
     return n
 
 
