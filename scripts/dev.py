@@ -3,7 +3,7 @@
 
     python3 scripts/dev.py demo    # create .venv, install toolreplay, run `toolreplay demo`
     python3 scripts/dev.py test    # create .venv, install the dev extras, lint, type-check, run every test
-    python3 scripts/dev.py test --quick   # lint and every test not marked slow, in about 2-3 minutes on 2 cores
+    python3 scripts/dev.py test --quick   # lint and every test not marked slow (2-3 minutes on 2 cores)
     python3 scripts/dev.py bench   # create .venv-bench with the peer (LiteLLM), run the benchmarks
 
 Each step prints what it runs; a failing step stops with its exit code.
