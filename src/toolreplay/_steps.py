@@ -161,6 +161,20 @@ class Step:
         return "\n\n".join(p.text for p in self.said if isinstance(p, Text) and p.text)
 
 
+def closing_pieces(said: Sequence[Piece]) -> tuple[Piece, ...]:
+    """What of a closing answer's pieces its closing step keeps: reasoning and server-tool pieces, and the
+    data a provider put on its words (a Gemini ``thoughtSignature`` on the final text part) as a
+    :class:`Text` without words; the words themselves are the reply's text (design 16-17)."""
+    out: list[Piece] = []
+    for p in said:
+        if isinstance(p, Text):
+            if p.data:
+                out.append(Text("", p.data))
+        else:
+            out.append(p)
+    return tuple(out)
+
+
 PartKind = Literal["text", "image", "document"]
 PART_KINDS: frozenset[str] = frozenset({"text", "image", "document"})
 
@@ -350,6 +364,7 @@ __all__ = [
     "Step",
     "Text",
     "answer_text",
+    "closing_pieces",
     "host_of",
     "parts_from",
     "parts_to_json",

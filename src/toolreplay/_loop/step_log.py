@@ -2,7 +2,8 @@
 
 The turn loop feeds every answer to a :class:`StepLog`: an answer with calls becomes a step (its
 reasoning, then its words, then how many calls it made), the answer without calls the reply's closing
-step (the reasoning that led to the final words, which stay the reply's text). Each step records its
+step (the reasoning that led to the final words, which stay the reply's text, and the data the provider
+put on those words, such as a Gemini signature on the final text part). Each step records its
 issuer: the vessel's wire, the host of the base URL the request went to, and the model as the provider
 reported it (the requested name while it has reported none).
 """
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from toolreplay._history import History
-from toolreplay._steps import Audience, Issuer, Piece, Reasoning, ServerTool, Step, Text, host_of
+from toolreplay._steps import Audience, Issuer, Piece, Step, Text, closing_pieces, host_of
 from toolreplay._vessels import Vessel
 from toolreplay.wires.reply import Reply
 
@@ -54,9 +55,11 @@ class StepLog:
             self.steps.append(Step(said, len(reply.calls), issuer))
             return
         self.final = reply.text
-        reasoning = tuple(p for p in said if isinstance(p, Reasoning | ServerTool))
-        if reasoning and self.steps:
-            self.steps.append(Step(reasoning, 0, issuer))
+        closing = closing_pieces(said)
+        # A reply without calls keeps a closing step only for data on its words (a Gemini signature on
+        # its final text part, returned to Gemini with those words); its reasoning alone is not replayed.
+        if closing and (self.steps or any(isinstance(p, Text) for p in closing)):
+            self.steps.append(Step(closing, 0, issuer))
 
     def fitted(self, n_calls: int) -> tuple[Step, ...]:
         """The steps, their counts fitted to the ``n_calls`` calls really recorded (a call that crashed
@@ -76,7 +79,8 @@ class StepLog:
             out.append(Step((), left))
         if out and out[-1].calls == 0 and any(s.calls == 0 for s in out[:-1]):
             out = [s for s in out[:-1] if s.calls] + [out[-1]]
-        return tuple(out) if any(s.calls for s in out) else ()
+        signed = bool(out) and any(isinstance(p, Text) and p.data for p in out[-1].said)
+        return tuple(out) if signed or any(s.calls for s in out) else ()
 
     def audience(self) -> Audience:
         """The vessel this turn's requests go to, accepting the models the provider reported for it."""

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
 from toolreplay._ids import message_stem
-from toolreplay._steps import Issuer, Piece, Reasoning, ServerTool, Step, Text
+from toolreplay._steps import Issuer, Piece, Reasoning, ServerTool, Step, Text, closing_pieces
 from toolreplay.wires.readers import answer_text, arguments_input, kind_of, tool_spec
 
 #: A derived replay id (see :mod:`toolreplay._ids`): ``replay_<stem>_<position>``.
@@ -217,8 +217,9 @@ class _Turn:
             said = ev.said()
             piece.final.extend(p.text for p in said if isinstance(p, Text) and p.text)
             # The closing message's reasoning and server tools are the reply's closing step; its words are
-            # the reply's text (data on them, a Gemini signature on a text part, is not kept: optional).
-            piece.closing += tuple(p for p in said if isinstance(p, Reasoning | ServerTool))
+            # the reply's text, and data on them (a Gemini signature on a text part) is kept in that step
+            # as words-less Text: it goes back on the reply's final words, to its issuer only.
+            piece.closing += closing_pieces(said)
             if ev.text:
                 piece.closed = True  # an answer without calls ends the agent's turn
 

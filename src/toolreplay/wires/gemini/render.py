@@ -4,7 +4,8 @@ not in the body.
 A replayed reply becomes, step by step, a ``model`` content of the step's thought parts (verbatim, only
 to the model that issued them: design 17), its words and its ``functionCall`` parts, then a ``user``
 content of ``functionResponse`` parts (same count, same order; images and documents in their ``parts``);
-then a ``model`` content with the reply's text.
+then a ``model`` content with the reply's text (led by the closing step's thought parts, and carrying the
+``thoughtSignature`` Gemini put on the final text part, both to their issuer only).
 
 Rules this module keeps (the errors they avoid):
 * the first ``functionCall`` part of each model content carries ``thoughtSignature`` beside
@@ -124,14 +125,32 @@ def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any
     if after_model and t.calls:
         out.append({"role": "user", "parts": [{"text": SEPARATOR}]})
     closing: list[dict[str, Any]] = []
+    final: dict[str, Any] = {"text": t.text}
     for step in turn_steps(t):
         if step.calls:
             out.extend(_step_contents(step))
         else:
-            closing = [p for p in _said_parts(step) if "text" not in p or p.get("thought")]
+            closing, signed = _closing_parts(step)
+            final.update(signed)
     if t.text.strip():
-        out.append({"role": "model", "parts": [*closing, {"text": t.text}]})
+        out.append({"role": "model", "parts": [*closing, final]})
     return out
+
+
+def _closing_parts(step: ReplayStep) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The closing step's thought and server-tool parts, and what Gemini put on the final text part (its
+    ``thoughtSignature``, kept as a words-less text piece), which goes back on that same part."""
+    parts: list[dict[str, Any]] = []
+    signed: dict[str, Any] = {}
+    for p in step.said:
+        d = p.data.get(WIRE) if p.data else None
+        if not isinstance(d, Mapping):
+            continue
+        if isinstance(p, Text):
+            signed.update(cast(Mapping[str, Any], d))
+        else:
+            parts.append(dict(cast(Mapping[str, Any], d)))
+    return parts, signed
 
 
 def _piece(t: TurnMessage, items: list[Any]) -> list[Any]:
