@@ -7,8 +7,15 @@ A replayed reply becomes, step by step, the step's ``reasoning`` items (verbatim
 images or files); then ``{"role": "assistant", "content": text}``.
 
 Rules this module keeps (the errors they avoid):
-* no item ``id`` on replayed calls: an ``fc_...`` id demands its paired reasoning item ("provided without
-  its required 'reasoning' item"), and with ``store: false`` nothing server-side may be referenced;
+* a replayed call carries its own item ``id`` (``fc_...``) only to its issuer and only beside the
+  reasoning items of its step: the server pairs the two ("Item 'fc_...' of type 'function_call' was
+  provided without its required 'reasoning' item", and a reasoning item without the item it produced:
+  "... was provided without its required following item"). Every other call goes without an item id
+  (derived ``call_id`` only), as does every call for another vessel. With ``store: false`` (Codex, the
+  ``openai-responses`` vessel) nothing is kept server-side: a reasoning item travels whole with its
+  ``encrypted_content`` (the vessel asks for it with ``include``; without it the server answers "Item with
+  id 'rs_...' not found. Items are not persisted when `store` is set to false"), and the calls carry their
+  item ids only when every reasoning item of their step has its encrypted content;
 * ``call_id`` at most 64 characters (the spec's limit; Codex enforces it);
 * each output follows the call with its ``call_id`` in the same input;
 * the system prompt goes in ``instructions``; ``store: false`` when the vessel has flag ``store_false``
@@ -73,9 +80,25 @@ def _output(c: ReplayCall) -> Any:
     return out
 
 
-def _step_items(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
-    """One step: its reasoning items (verbatim, to their issuer only), its words, its calls, then their
-    outputs."""
+def _item_id(c: ReplayCall) -> str | None:
+    """The call item's own id (``fc_...``) as the provider gave it, when the replay passed it on (only to
+    the call's issuer: design 17)."""
+    d = c.provider_data.get(WIRE) if c.provider_data else None
+    fc = d.get("item_id") if isinstance(d, Mapping) else None
+    return fc if isinstance(fc, str) and fc else None
+
+
+def _paired(step: ReplayStep, stateless: bool) -> bool:
+    """Whether the step's calls carry their own item ids: when its reasoning items go back with them
+    (the server pairs the two), each with its ``encrypted_content`` on a ``store: false`` vessel (nothing
+    is kept server-side to resolve an id by)."""
+    reasoning = step.reasoning(WIRE)
+    return bool(reasoning) and not (stateless and not all(r.get("encrypted_content") for r in reasoning))
+
+
+def _step_items(step: ReplayStep, ids: IdMapper, stateless: bool) -> list[dict[str, Any]]:
+    """One step: its reasoning items (verbatim, to their issuer only), its words, its calls (with their
+    own item ids beside their reasoning, :func:`_paired`), then their outputs."""
     out: list[dict[str, Any]] = []
     for p in step.said:  # in the order the model produced them
         if isinstance(p, Text):
@@ -84,10 +107,14 @@ def _step_items(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
         elif p.data and isinstance(d := p.data.get(WIRE), Mapping):
             out.append(dict(d))
     wire_ids = [ids(c) for c in step.calls]
-    out.extend(
-        {"type": "function_call", "call_id": wid, "name": wire_tool_name(c.name), "arguments": c.arguments}
-        for wid, c in zip(wire_ids, step.calls, strict=True)
-    )
+    paired = _paired(step, stateless)
+    for wid, c in zip(wire_ids, step.calls, strict=True):
+        item: dict[str, Any] = {"type": "function_call"}
+        fc = _item_id(c) if paired else None
+        if fc is not None:
+            item["id"] = fc
+        item.update(call_id=wid, name=wire_tool_name(c.name), arguments=c.arguments)
+        out.append(item)
     out.extend(
         {"type": "function_call_output", "call_id": wid, "output": _output(c)}
         for wid, c in zip(wire_ids, step.calls, strict=True)
@@ -95,14 +122,14 @@ def _step_items(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
     return out
 
 
-def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
+def render_turn(t: TurnMessage, ids: IdMapper, stateless: bool = False) -> list[dict[str, Any]]:
     """The input items of one turn message: each step (reasoning, words, calls, outputs), then the text."""
     if not t.calls and not t.steps:
         return [{"role": t.role, "content": t.text}]
     out: list[dict[str, Any]] = []
     for step in turn_steps(t):
         if step.calls:
-            out.extend(_step_items(step, ids))
+            out.extend(_step_items(step, ids, stateless))
         elif step.said:  # the closing step: the reasoning that led to the final words
             out.extend(dict(d) for d in step.made(WIRE))
     if t.text:
@@ -118,7 +145,8 @@ def call_ids(opts: RenderOptions) -> IdMapper:
 def turn_renderer(opts: RenderOptions, ids: IdMapper | None) -> TurnPiece:
     """The per-turn renderer (the incremental renderer and :func:`render_input` both run it)."""
     mapper = ids if ids is not None else call_ids(opts)
-    return lambda t, items: render_turn(t, mapper)
+    stateless = "store_false" in opts.flags
+    return lambda t, items: render_turn(t, mapper, stateless)
 
 
 def render_input(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
