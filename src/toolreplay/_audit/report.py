@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._audit.body import RequestBody
+from toolreplay._audit.reasoning import ReasoningPiece, format_reasoning, reasoning_pieces
 from toolreplay._history import History, Message, ToolCall
 from toolreplay._replay import (
     DEFAULT_SETTINGS,
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from toolreplay._audit.template_audit import TemplateAudit
 
 Fate = Literal["as call", "as text", "missing"]
-#: Google's documented stand-ins for a thought signature (Vertex accepts only the first).
 _CUT = re.compile(r" …\[cut: (\d+) characters in all\]$")
 _HASHED_NAME = re.compile(r"_[0-9a-f]{8}$")
 #: How many characters of a long input value must appear for "as text" (a prose record may cut it).
@@ -126,6 +126,8 @@ class AuditReport:
     template: TemplateAudit | None = None
     """The chat template's audit, when a prompt template was given."""
     notes: tuple[str, ...] = field(default=())
+    reasoning: tuple[ReasoningPiece, ...] = ()
+    """The reasoning and signatures the body carries, per earlier reply (``_audit.reasoning``)."""
 
     def counts(self) -> tuple[int, int, int, int]:
         """``(calls, as calls, as text, missing)`` over the stored history's calls."""
@@ -170,6 +172,7 @@ class AuditReport:
             "patches": self.patches(),
             "warnings": list(self.warnings),
             "notes": list(self.notes),
+            "reasoning": [p.as_json() for p in self.reasoning],
         }
         if self.stored is not None:
             out["counts"] = {"calls": n, "as_call": a, "as_text": b, "missing": c}
@@ -190,7 +193,7 @@ class _Text:
     text: str
 
 
-def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[_Text], int, list[str]]:
+def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[_Text], History]:
     from toolreplay.wires import parse_request
 
     history: History = parse_request(request.wire, dict(request.body))
@@ -201,7 +204,7 @@ def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[_Text], int, li
             texts.append(_Text(i, m.role, m.text))
         for k, c in enumerate(m.tool_uses):
             found.append(FoundCall(i, k, c.name, c.input, c.answer, c.call_id))
-    return found, texts, len(history.messages), list(history.warnings)
+    return found, texts, history
 
 
 def _call_patches(found: list[FoundCall], request: RequestBody, warnings: list[str]) -> list[FoundCall]:
@@ -423,7 +426,8 @@ def audit_request(
     server: str = "transformers",
 ) -> AuditReport:
     """Audit ``request`` (see the module docstring); ``template`` a chat template path for Chat bodies."""
-    found, texts, n_messages, warnings = _parsed(request)
+    found, texts, parsed = _parsed(request)
+    warnings = list(parsed.warnings)
     found = _call_patches(found, request, warnings)
     stored = None if history is None else tuple(_fates(history, found, texts, settings))
     from toolreplay.wires import get_wire
@@ -445,13 +449,14 @@ def audit_request(
         source=request.source,
         wire=request.wire,
         wire_from=request.wire_from,
-        messages=n_messages,
+        messages=len(parsed.messages),
         found=tuple(found),
         passages=tuple(_passages(texts, found)),
         stored=stored,
         warnings=tuple(warnings),
         template=tpl_audit,
         notes=tuple(notes),
+        reasoning=reasoning_pieces(parsed),
     )
 
 
@@ -481,6 +486,7 @@ def format_audit(report: AuditReport) -> str:
     patches = report.patches()
     lines.append("patched by the replay:" if patches else "patched by the replay: nothing")
     lines.extend(f"  - {p}" for p in patches)
+    lines.extend(format_reasoning(report.reasoning))
     lines.extend(f"note: {n}" for n in report.notes)
     lines.extend(f"warning: {w}" for w in report.warnings)
     if report.template is not None:
