@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolreplay._api import render
-from toolreplay._budget import ContextBudget, candidate_starts, rows_of
+from toolreplay._budget import ContextBudget, PlanRow, first_mark, plan, rows_of
 from toolreplay._errors import ConfigError
 from toolreplay._history import History, Message, ToolCall, ToolSpec
 from toolreplay._jsonenc import encode
@@ -102,11 +102,19 @@ def test_turns_between_two_steps_share_their_prefix(
         before, first = items, head
 
 
+def _rows(n: int) -> tuple[list[PlanRow], int]:
+    """A system message of 100 bytes, then ``n`` messages of 3,000 (user, assistant, ...)."""
+    rows = [PlanRow(0, "system", 0, 100)]
+    rows += [PlanRow(i + 1, "user" if i % 2 == 0 else "assistant", 3000 * i, 3000) for i in range(n)]
+    return rows, 3000 * n
+
+
 def test_the_start_moves_in_steps_of_the_budget() -> None:
-    rows = [("system", 100)] + [("user" if i % 2 == 0 else "assistant", 3000) for i in range(40)]
     starts = []
-    for n in range(2, len(rows) + 1, 2):
-        starts.append(next(candidate_starts(rows[:n], budget=10_000, step=0.5)))
+    for n in range(1, 41, 2):
+        rows, total = _rows(n)
+        mark = first_mark(total, 10_000, 0.5, 0)
+        starts.append(plan(rows, 1, n, mark, 10_000, 0.5, 0).starts[0])
     moves = [b for a, b in itertools.pairwise(starts) if a != b]
     # a step of half the budget (15,000 bytes) is five messages: the start jumps to whole turns
     assert all(s % 2 == 1 for s in starts)  # after the system message, always a user message
@@ -167,7 +175,7 @@ def test_the_estimate_counts_json_text_bytes() -> None:
     m = Message("a1", "assistant", "ok", (ToolCall("coop", {"q": "x" * 2000}, "y" * 2000),))
     # the planning size counts an input and an answer only up to the replay bounds
     assert replay_size(m) < 64 + 256 + 2 * 560 + 40
-    assert rows_of([m]) == [("assistant", replay_size(m))]
+    assert rows_of([m]) == ([PlanRow(0, "assistant", 0, replay_size(m))], replay_size(m))
 
 
 def test_a_turn_sends_only_what_fits_and_says_so(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -119,3 +119,65 @@ def test_a_migration_numbered_before_applied_ones_is_still_applied(
     with SQLiteStore(db) as s:
         assert "0005_arrives_later" in s.applied_migrations()
         assert s._conn.execute("SELECT COUNT(*) FROM later").fetchone() == (0,)
+
+
+def _sums_hold(store: Store, cid: str) -> None:  # noqa: F811
+    """Every row's running sums are the sums of the sizes and the calls through it, as stored now (a
+    reply in progress keeps the size it was begun with until it is finished)."""
+    h = store.load(cid)
+    rows = store.outline(cid)
+    for r, m in zip(rows, h.messages, strict=True):
+        assert r[3] == replay_size(m if m.status != "in_progress" else Message(m.id, m.role))
+    run = calls = 0
+    for r, m in zip(rows, h.messages, strict=True):
+        run, calls = run + r[3], calls + len(m.tool_uses)
+        assert r[5] == run
+    assert store.counts(cid) == (len(h.messages), calls)
+
+
+def test_running_sums_follow_every_write(store: Store) -> None:  # noqa: F811
+    store.import_history(conversation(8))
+    _sums_hold(store, "long")
+    store.append_message("long", Message("u9", "user", "more"))
+    store.begin_reply("long", "a10", vessel="kimi", created_at=None)
+    store.append_message("long", Message("u11", "user", "another writer meanwhile"))
+    store.record_call("long", "a10", ToolCall("coop", {"action": "list"}, None, "c1"))
+    _sums_hold(store, "long")
+    store.record_call("long", "a10", ToolCall("coop", {"action": "list"}, "nothing", "c1"))  # fills in
+    store.record_call("long", "a10", ToolCall("coop", {"action": "add"}, "added", "c2"))
+    store.finish_reply("long", "a10", text="Listed and added. " * 20)
+    _sums_hold(store, "long")
+    store.delete_message("long", "a3")
+    store.delete_messages("long", ["u0", "a10"])
+    _sums_hold(store, "long")
+    line = store.line("long", 5)
+    assert line.head == 0 and line.last_user == 4
+    assert line.total == sum(r[3] for r in store.outline("long", 0, 5))
+
+
+def test_line_and_outline_from_a_reach(store: Store) -> None:  # noqa: F811
+    h = History("s", (Message("s0", "system", "Be brief."), *conversation(10).messages))
+    store.import_history(h)
+    rows = store.outline("s")
+    line = store.line("s", 11)
+    assert (line.head, line.base, line.last_user) == (1, rows[0][3], 9)
+    assert line.total == rows[-1][5] - rows[0][3]
+    # from the first message whose running size reaches the bytes asked, or the start when earlier
+    assert [r[0] for r in store.outline("s", 10, 11, reach=rows[6][5])] == [6, 7, 8, 9, 10]
+    assert [r[0] for r in store.outline("s", 8, 11, reach=rows[9][5])] == [8, 9, 10]
+    assert store.positions("s", ["u2", "a3", "nope"]) == {"u2": 3, "a3": 4}
+
+
+def test_sums_of_a_conversation_stored_before_are_computed_once(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    with SQLiteStore(db) as s:
+        s.import_history(conversation(6))
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE messages SET size = NULL, run_size = NULL, run_calls = NULL")
+    conn.commit()
+    conn.close()
+    with SQLiteStore(db) as s:
+        assert s.counts("long") == (6, 2)  # counted without the sums
+        s.append_message("long", Message("u6", "user", "after the upgrade"))
+        assert s.line("long", 7).total == sum(replay_size(m) for m in s.load("long").messages)
+        _sums_hold(s, "long")

@@ -10,7 +10,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from toolreplay._budget import ContextBudget, Fitted, Row, body_counter, fit, reserved_bytes
+from toolreplay._budget import (
+    Accepts,
+    ContextBudget,
+    Fitted,
+    Plan,
+    body_counter,
+    fit,
+    plan_of,
+    reserved_bytes,
+)
 from toolreplay._history import History, ToolSpec, load_history
 from toolreplay._jsonenc import encode
 from toolreplay._replay import DEFAULT_SETTINGS, Mode, ReplaySettings
@@ -114,7 +123,12 @@ def _budgeted(
         said.clear()
         return _render(sent, v, mode, None, said, kwargs)
 
-    got = fit_body(h, v, context, budget, render_sent, kwargs["model"], kwargs["tools"], kwargs["system"])
+    settings = for_vessel(kwargs["settings"], v, kwargs["model"])
+    accepts = settings.audience.accepts if mode == "native" and settings.audience is not None else None
+    tools, system = kwargs["tools"], kwargs["system"]
+    got = fit_body(
+        h, v, context, budget, render_sent, kwargs["model"], accepts=accepts, tools=tools, system=system
+    )
     if warnings is not None:
         warnings.extend(said)  # those of the body returned: the last one rendered
         warnings.extend(got.warnings)
@@ -128,26 +142,31 @@ def fit_body(
     budget: int,
     render_sent: Callable[[History], dict[str, Any]],
     model: str | None = None,
+    the_plan: Plan | None = None,
+    *,
+    accepts: Accepts = None,
     tools: Sequence[ToolSpec] | None = None,
     system: str | None = None,
-    rows: Sequence[Row] | None = None,
+    extra: int = 0,
     offset: int = 0,
 ) -> Fitted:
     """The newest whole turns of ``h`` whose body fits ``budget`` (see :mod:`toolreplay._budget`);
-    ``rows`` and ``offset`` when ``h`` holds only the conversation's last part (see ``fit``)."""
+    ``the_plan`` (default: planned from ``h``, for a vessel that takes back what ``accepts`` says),
+    ``extra`` and ``offset`` when ``h`` holds only the conversation's last part (see ``fit``)."""
     from toolreplay._tokens import counter_for
 
     count = body_counter(counter_for(v.wire, model or v.model))
-    reserved = reserved_bytes(tools if tools is not None else (h.tools or ()), system)
+    if the_plan is None:
+        reserved = reserved_bytes(tools if tools is not None else (h.tools or ()), system)
+        the_plan = plan_of(h.messages, budget, context.step, reserved, accepts)
     return fit(
         h.messages,
         lambda sent: render_sent(History(h.id, tuple(sent), h.tools, h.warnings)),
         count,
         budget,
-        step=context.step,
+        the_plan,
+        extra=extra,
         summary=context.summary,
-        reserved=reserved,
-        rows=rows,
         offset=offset,
     )
 

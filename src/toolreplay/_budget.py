@@ -8,10 +8,13 @@ prompt, the current turn, and the newest earlier turns that fit the budget, by t
   message. A reply's calls, their answers and its reasoning live inside the reply, so nothing inside a
   reply is ever separated; and the kept part always starts with a user message (never with an answer
   whose question was left out). System messages and the current turn are always kept.
-* **Large steps, so the prompt cache keeps hitting.** Each message has a planning size (its stored
-  :func:`~toolreplay._tokens.replay_size`); the conversation is a line of bytes. The window may start
-  only at the first turn at or after a multiple of the step (``step`` of the budget, a quarter by
-  default), at the smallest multiple whose body fits. As the conversation grows the start stays put
+* **Large steps, so the prompt cache keeps hitting.** Each message has a planning size
+  (:func:`~toolreplay._tokens.planning_size`, kept in the store): an upper bound of what its replay
+  sends. What every vessel gets of each message, laid end to end, makes a line of bytes. The window may
+  start only at the first turn at or after a multiple of the step (``step`` of the budget, a quarter by
+  default), at the smallest multiple from which the vessel's own planned bytes (reasoning counted where
+  it goes back to its issuer) fit; the :class:`Plan` is made once per turn, and the body is still
+  counted (the next start is tried if it does not fit). As the conversation grows the start stays put
   until the body no longer fits, then jumps a whole step: every turn between two steps sends the same
   leading messages, byte for byte, and so shares its prefix with the turn before.
 * The start depends only on the stored conversation (no state between turns), so every process, and
@@ -23,19 +26,24 @@ prompt, the current turn, and the newest earlier turns that fit the budget, by t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolreplay._errors import ConfigError
 from toolreplay._history import Message, ToolSpec
-from toolreplay._tokens import BYTES_PER_TOKEN, Counter, replay_size
+from toolreplay._steps import Issuer
+from toolreplay._tokens import BYTES_PER_TOKEN, Counter, planning_size
 
 #: The window moves by this fraction of the budget at a time.
 STEP_FRACTION = 0.25
 #: Tokens kept free for the answer when the budget comes from the vessel's context window.
 OUTPUT_RESERVE = 16_384
+#: Bytes a body's frame takes at most besides its messages, tools and system prompt (model, settings,
+#: the keys around the list, the claude-prompt's head).
+BODY_FRAME_BYTES = 1024
+#: Bytes each tool definition adds at most besides its name, description and schema.
+TOOL_FRAME_BYTES = 128
 #: The id of the system message that carries the summary hook's text.
 SUMMARY_ID = "context-summary"
 
@@ -72,43 +80,117 @@ class ContextBudget:
         return max(1, context_window - reserve)
 
 
-Row = tuple[str, int]
-"""(role, planning size) of one stored message, in stored order."""
+class PlanRow(NamedTuple):
+    """One stored message as the planner sees it."""
+
+    position: int
+    role: str
+    before: int
+    """Planning bytes every vessel gets of the messages before it, from the first non-system message on
+    (where it stands on the line of the step rule)."""
+    size: int
+    """This vessel's planning bytes of the message (:func:`~toolreplay._tokens.size_for`)."""
 
 
-def rows_of(messages: Sequence[Message]) -> list[Row]:
-    return [(m.role, replay_size(m)) for m in messages]
+Accepts = Callable[[Issuer | None], bool] | None
+"""Whether the vessel takes back what an issuer made (None: no reasoning is replayed)."""
 
 
-def candidate_starts(rows: Sequence[Row], budget: int, step: float, reserved: int = 0) -> Iterator[int]:
-    """The starts the window may take, best first: the index of the first message kept after the system
-    messages, for ``k = k0, k0 + 1, ...`` (see the module docstring), ending with the current turn.
+def rows_of(messages: Sequence[Message], accepts: Accepts = None) -> tuple[list[PlanRow], int]:
+    """The plan rows of a whole conversation held in memory, and its total on the line."""
+    rows: list[PlanRow] = []
+    lead = leading_system(messages)
+    line = 0
+    for i, m in enumerate(messages):
+        common, issued = planning_size(m)
+        size = common + (sum(n for who, n in issued if accepts(who)) if accepts is not None else 0)
+        rows.append(PlanRow(i, m.role, line, size))
+        if i >= lead:
+            line += common
+    return rows, line
 
-    ``reserved``: planning bytes the body needs besides the messages (system prompt, tools).
-    """
-    head = 0
-    while head < len(rows) and rows[head][0] == "system":
-        head += 1
-    last_user = next((i for i in range(len(rows) - 1, head - 1, -1) if rows[i][0] == "user"), head)
-    cum = [0, *accumulate([r[1] for r in rows[head:]])]
+
+def leading_system(messages: Sequence[Message] | Sequence[PlanRow]) -> int:
+    """How many system messages come first."""
+    n = 0
+    while n < len(messages) and messages[n].role == "system":
+        n += 1
+    return n
+
+
+def _step_bytes(budget: int, step: float) -> int:
+    return max(1, int(step * budget * BYTES_PER_TOKEN))
+
+
+def first_mark(total: int, budget: int, step: float, reserved: int) -> int:
+    """The window's earliest start on the line: the smallest multiple of the step that leaves at most
+    the room for the messages after it (0: everything fits). ``total``: the line's length."""
+    sb = _step_bytes(budget, step)
+    over = total - (budget * BYTES_PER_TOKEN - reserved)
+    return 0 if over <= 0 else -(-over // sb) * sb
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The window's candidate starts, computed once per turn (the module docstring's step rule)."""
+
+    head: int
+    """How many system messages come first (always sent)."""
+    starts: tuple[int, ...]
+    """The positions the window may start at, best first; the last is the current turn's."""
+    sizes: tuple[int, ...]
+    """This vessel's planning bytes from each start to the end."""
+    room: int
+    """Planning bytes the messages may take (the budget less the body's reserve)."""
+
+    def ranked(self, extra: int = 0) -> tuple[int, ...]:
+        """The starts to try, best first: from the first whose planned bytes, with ``extra`` more (the
+        reply in progress), fit the room; the current turn's when none does."""
+        for i, n in enumerate(self.sizes):
+            if n + extra <= self.room:
+                return self.starts[i:]
+        return self.starts[-1:]
+
+
+def plan(
+    rows: Sequence[PlanRow], head: int, last_user: int, mark: int, budget: int, step: float, reserved: int
+) -> Plan:
+    """The :class:`Plan` of ``rows`` (the messages from the window's earliest possible start, or from
+    ``last_user`` when that comes first, to the end): the starts at ``k = mark / step, k + 1, ...``, each
+    the first turn at or after ``k`` steps on the line, ending with the current turn (``last_user``,
+    the last user message; ``head`` when there is none)."""
+    sb = _step_bytes(budget, step)
+    suffix = [0] * (len(rows) + 1)
+    for i in range(len(rows) - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + rows[i].size
     room = budget * BYTES_PER_TOKEN - reserved
-    step_bytes = max(1, int(step * budget * BYTES_PER_TOKEN))
-    over = cum[-1] - room
-    k = 0 if over <= 0 else -(-over // step_bytes)
-    boundaries = [head, *(i for i in range(head + 1, last_user + 1) if rows[i][0] == "user")]
-    b = 0
-    last = -1
+    last = next((i for i, r in enumerate(rows) if r.position == last_user), None)
+    if last is None:  # nothing but system messages
+        return Plan(head, (last_user,), (0,), room)
+    bounds = [
+        i for i, r in enumerate(rows) if (r.role == "user" or r.position == head) and head <= r.position
+    ]
+    bounds = [i for i in bounds if rows[i].position <= last_user]
+    starts: list[int] = []
+    k, b = mark // sb, 0
     while True:
-        mark = k * step_bytes
-        while b < len(boundaries) and cum[boundaries[b] - head] < mark:
+        while b < len(bounds) and rows[bounds[b]].before < k * sb:
             b += 1
-        start = boundaries[b] if b < len(boundaries) else last_user
-        if start != last:
-            yield start
-            last = start
-        if start >= last_user:
-            return
+        start = bounds[b] if b < len(bounds) else last
+        if not starts or starts[-1] != start:
+            starts.append(start)
+        if start >= last:
+            break
         k += 1
+    return Plan(head, tuple(rows[i].position for i in starts), tuple(suffix[i] for i in starts), room)
+
+
+def plan_of(messages: Sequence[Message], budget: int, step: float, reserved: int, accepts: Accepts) -> Plan:
+    """The :class:`Plan` of a whole conversation held in memory."""
+    rows, total = rows_of(messages, accepts)
+    head = leading_system(messages)
+    last_user = next((i for i in range(len(rows) - 1, head - 1, -1) if rows[i].role == "user"), head)
+    return plan(rows, head, last_user, first_mark(total, budget, step, reserved), budget, step, reserved)
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,32 +220,28 @@ def fit(
     render: Callable[[Sequence[Message]], dict[str, Any]],
     count: Callable[[dict[str, Any]], int],
     budget: int,
+    the_plan: Plan,
     *,
-    step: float = STEP_FRACTION,
+    extra: int = 0,
     summary: SummaryHook | None = None,
-    rows: Sequence[Row] | None = None,
     offset: int = 0,
-    reserved: int = 0,
 ) -> Fitted:
-    """Render the newest whole turns of ``messages`` that fit ``budget`` tokens (``count`` of the body).
-
-    ``rows`` (default: computed from ``messages``) are the planning rows of the whole conversation when
-    ``messages`` holds only its last part, from row ``offset`` on (the store reads only the window): the
-    system messages then come first in ``messages`` whatever their row.
-    """
-    rows = rows if rows is not None else rows_of(messages)
-    head = sum(1 for m in messages if m.role == "system")
-    system, rest = messages[:head], messages[head:]
-    row_head = sum(1 for r in rows if r[0] == "system")
+    """Render the newest whole turns of ``messages`` that fit ``budget`` tokens (``count`` of the body),
+    trying the starts of ``the_plan`` (``extra``: planning bytes of messages after its end, the reply in
+    progress). ``messages``: the leading system messages, then the conversation from position ``offset``
+    (or from the first non-system message, when later) on: the store reads only the window."""
+    lead = leading_system(messages)
+    system, rest = messages[:lead], messages[lead:]
+    first = max(offset, the_plan.head)
     body: dict[str, Any] = {}
     tokens = 0
-    for start in candidate_starts(rows, budget, step, reserved):
-        cut = max(0, start - max(offset, row_head))
+    for start in the_plan.ranked(extra):
+        cut = max(0, start - first)
         kept = rest[cut:]
         sent = _with_summary(system, kept, rest[:cut], summary)
         body = render(sent)
         tokens = count(body)
-        dropped = (start - row_head) if start > row_head else 0
+        dropped = max(0, start - the_plan.head)
         if tokens <= budget:
             return Fitted(sent, body, dropped, tokens, _said(dropped, kept, tokens, budget, fits=True))
     return Fitted(sent, body, dropped, tokens, _said(dropped, kept, tokens, budget, fits=False))
@@ -186,10 +264,13 @@ def _said(dropped: int, kept: Sequence[Message], tokens: int, budget: int, *, fi
 
 
 def reserved_bytes(tools: Sequence[ToolSpec], system: str | None) -> int:
-    """Planning bytes a body needs besides its messages: the tool definitions and the system prompt."""
+    """Planning bytes a body needs besides its messages: its own frame (the model, the settings, the
+    keys around the message list), the tool definitions and the system prompt."""
     from toolreplay._jsonenc import encode
 
-    return sum(len(t.description) + len(encode(dict(t.parameters))) for t in tools) + len(system or "")
+    defs = sum(TOOL_FRAME_BYTES + 2 * len(t.name) + len(encode(t.description)) for t in tools)
+    schemas = sum(len(encode(dict(t.parameters))) for t in tools)
+    return BODY_FRAME_BYTES + defs + schemas + (len(encode(system)) if system else 0)
 
 
 def body_counter(counter: Counter) -> Callable[[dict[str, Any]], int]:
@@ -206,12 +287,18 @@ __all__ = [
     "OUTPUT_RESERVE",
     "STEP_FRACTION",
     "SUMMARY_ID",
+    "Accepts",
     "ContextBudget",
     "Fitted",
+    "Plan",
+    "PlanRow",
     "SummaryHook",
     "body_counter",
-    "candidate_starts",
+    "first_mark",
     "fit",
+    "leading_system",
+    "plan",
+    "plan_of",
     "reserved_bytes",
     "rows_of",
 ]

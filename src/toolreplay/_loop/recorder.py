@@ -22,7 +22,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._budget import Row, candidate_starts, reserved_bytes, rows_of
 from toolreplay._errors import ConfigError, ConnectionFault, ProviderError, ResponseFormatError, StoreError
 from toolreplay._history import History, Message, Status, Step, ToolCall, ToolSpec
 from toolreplay._ids import StemAllocator, call_id
@@ -38,15 +37,16 @@ from toolreplay._loop.events import (
     TurnResult,
 )
 from toolreplay._loop.step_log import StepLog, words
+from toolreplay._loop.window import read_window
 from toolreplay._replay import replay_name
 from toolreplay._steps import steps_problem
+from toolreplay._tokens import size_for
 from toolreplay._tools import ToolRegistry
 from toolreplay._vessels import Vessel
 from toolreplay.wires.reply import Reply, Usage, add_usage, usage_json
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
-    from toolreplay._store.window import OutlineRow
 
 
 def now() -> str:
@@ -126,10 +126,6 @@ class Recorder:
         self.heard = False
         """The provider answered something this turn: a reply parsed, or streamed text (design 28)."""
         self.log: StepLog | None = None  # the HTTP driver's steps (the claude CLI runs its own loop)
-        self.rows: list[OutlineRow] = []
-        """The conversation's outline as this turn has read it (ids, roles, planning sizes; no texts)."""
-        self.taken: set[str] = set()
-        """The message ids in :attr:`rows`."""
         self.given_steps: tuple[Step, ...] = ()  # the steps a watched loop reported (the claude CLI)
 
     def emit(self, event: TurnEvent) -> None:
@@ -138,28 +134,21 @@ class Recorder:
 
     # -- the first writes -------------------------------------------------------------------------
 
-    def _read_outline(self) -> None:
-        """Read the outline rows added since the last read (the first read: all of them)."""
-        new = self.store.outline(self.cid, len(self.rows))
-        self.rows.extend(new)
-        self.taken.update(r[1] for r in new)
-
     def _claim_id(self, prefix: str, write: Callable[[str], None]) -> str:
-        """Write a new message under the next free ``<prefix><n>``; again when another writer took it.
-
-        Reads the conversation's outline (ids and roles, no texts) once per turn and then only the rows
-        added since (``self.rows``): fast at any length."""
+        """Write a new message under the next free ``<prefix><n>`` (``n`` from the message count on, the
+        first not taken: index lookups, fast at any length); again when another writer took it."""
         for _ in range(5):
-            self._read_outline()
-            n = len(self.rows) + 1
-            while f"{prefix}{n}" in self.taken:
-                n += 1
-            mid = f"{prefix}{n}"
+            count = self.store.counts(self.cid)[0]
+            ids = [f"{prefix}{n}" for n in range(count + 1, count + 33)]
+            taken = self.store.positions(self.cid, ids)
+            mid = next((i for i in ids if i not in taken), None)
+            if mid is None:
+                break
             try:
                 write(mid)
                 return mid
             except StoreError:
-                if not any(r[1] == mid for r in self.store.outline(self.cid, len(self.rows))):
+                if mid not in self.store.positions(self.cid, [mid]):
                     raise
         raise StoreError(f"conversation {self.cid!r}: could not find a free message id")
 
@@ -177,8 +166,9 @@ class Recorder:
         self.existed = self.store.exists(self.cid)
         uid = self._claim_id("u", store_user)
         self.user = Message(uid, "user", user_text, created_at=stamp)
-        self._read_outline()
-        self.load_window(next(i for i in range(len(self.rows) - 1, -1, -1) if self.rows[i][1] == uid) + 1)
+        end = self.store.positions(self.cid, [uid])[uid] + 1
+        self.window = read_window(self.store, self.cid, end, self.vessel, self.options, self._specs)
+        self.history = self.window.history
         self.started_at = now()
         self.reply_id = self._claim_id("a", begin)
         alloc = StemAllocator()
@@ -186,38 +176,22 @@ class Recorder:
             alloc.stem(m.id)
         self.stem = alloc.stem(self.reply_id)
 
-    def load_window(self, end: int) -> None:
-        """Read the conversation up to position ``end`` (its user message included): its system messages
-        and only the part the context budget may send (its first candidate start on; everything when
-        there is no budget or a summary hook needs the left-out part: design 33)."""
-        self.plan: list[Row] = [(r[2], r[3]) for r in self.rows[:end]]
-        head = next((i for i, (role, _size) in enumerate(self.plan) if role != "system"), end)
-        system = self.store.load_range(self.cid, 0, head)  # the system messages, and the tools
-        self.history = system
-        context = self.options.context
-        budget = context.tokens(self.vessel.context_tokens, self.options.max_tokens)
-        self.offset = head
-        if budget is not None and context.summary is None:
-            reserved = reserved_bytes(self.tool_specs(), self.options.system)
-            self.offset = next(candidate_starts(self.plan, budget, context.step, reserved))
-        rest = self.store.load_range(self.cid, self.offset, end).messages
-        self.history = History(self.cid, (*system.messages, *rest), system.tools)
-
     def fitted(
         self, messages: tuple[Message, ...], render: Callable[[History], dict[str, Any]]
     ) -> dict[str, Any]:
         """The body of ``messages`` (the window read, plus the reply in progress) within the context
-        budget; all of them when no budget is known. Said once per turn (:class:`ContextTrimmed`)."""
+        budget, by the plan made once for the turn; all of them when no budget is known. Said once per
+        turn (:class:`ContextTrimmed`)."""
         from toolreplay._api import fit_body
 
-        o = self.options
+        o, w = self.options, self.window
         budget = o.context.tokens(self.vessel.context_tokens, o.max_tokens)
         h = History(self.cid, messages, self.history.tools)
-        if budget is None:
+        if budget is None or w.plan is None:
             return render(h)
-        rows = [*self.plan, *rows_of(messages[len(self.history.messages) :])]
+        extra = sum(size_for(m, w.accepts) for m in messages[len(self.history.messages) :])
         got = fit_body(
-            h, self.vessel, o.context, budget, render, o.model, self.tool_specs(), o.system, rows, self.offset
+            h, self.vessel, o.context, budget, render, o.model, w.plan, extra=extra, offset=w.offset
         )
         if got.dropped:
             self.extra_meta["context"] = {"dropped": got.dropped, "tokens": got.tokens, "budget": budget}
@@ -235,7 +209,10 @@ class Recorder:
         )
 
     def tool_specs(self) -> tuple[ToolSpec, ...]:
-        return self.registry.specs() if len(self.registry) else (self.history.tools or ())
+        return self._specs(self.history)
+
+    def _specs(self, history: History) -> tuple[ToolSpec, ...]:
+        return self.registry.specs() if len(self.registry) else (history.tools or ())
 
     # -- calls ------------------------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolreplay._history import History, Message, Step, ToolCall
 
 if TYPE_CHECKING:
-    from toolreplay._store.window import OutlineRow, UsageRecord
+    from toolreplay._store.window import Line, OutlineRow, UsageRecord
     from toolreplay.wires.reply import Usage
 
 
@@ -69,12 +69,25 @@ class Store(Protocol):
         ...
 
     def counts(self, conversation_id: str) -> tuple[int, int]:
-        """How many messages and calls the conversation holds (0, 0 when there is none)."""
+        """How many messages and calls the conversation holds (0, 0 when there is none; index lookups)."""
         ...
 
-    def outline(self, conversation_id: str, start: int = 0) -> list[OutlineRow]:
-        """Each message's ``(position, id, role, planning size)`` from position ``start`` on, in stored
-        order, without its content (what the context budget plans from; one index scan)."""
+    def outline(
+        self, conversation_id: str, start: int = 0, stop: int | None = None, *, reach: int | None = None
+    ) -> list[OutlineRow]:
+        """Each message's ``(position, id, role, planning size, issuer-only sizes, running size)`` at
+        positions ``start <= position < stop``, in stored order, without its content; with ``reach``,
+        from the first message whose running size reaches ``reach`` when that comes earlier (the
+        context budget's window: design 33)."""
+        ...
+
+    def line(self, conversation_id: str, stop: int) -> Line:
+        """Where the messages before position ``stop`` stand on the context budget's planning line:
+        the leading system messages, the line's length, the last user message (index lookups)."""
+        ...
+
+    def positions(self, conversation_id: str, ids: Sequence[str]) -> dict[str, int]:
+        """The position of each of ``ids`` the conversation holds."""
         ...
 
     def load_range(self, conversation_id: str, start: int, stop: int | None = None) -> History:

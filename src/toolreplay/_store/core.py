@@ -33,8 +33,6 @@ from toolreplay._store import ConversationInfo, ImportResult
 from toolreplay._store import rows as R
 from toolreplay._store import schema as S
 from toolreplay._store import window as W
-from toolreplay._tokens import replay_size
-from toolreplay.wires.reply import Usage
 
 T = TypeVar("T")
 
@@ -141,7 +139,7 @@ def surrogate_error(where: str, exc: UnicodeEncodeError) -> StoreError:
     )
 
 
-class SQLStore(ABC):
+class SQLStore(W.WindowView, ABC):
     """The :class:`~toolreplay._store.Store` on an SQL database; a backend supplies the connection."""
 
     url: str
@@ -236,11 +234,7 @@ class SQLStore(ABC):
     def _insert_messages(self, c: Tx, cid: str, messages: Sequence[Message]) -> None:
         if not messages:
             return
-        row = c.execute(self.queries.next_position, (cid,)).fetchone()
-        start = int(row[0]) if row else 0
-        c.executemany(
-            self.dialect.sql(W.INSERT_SIZED), [W.sized_row(cid, start + k, m) for k, m in enumerate(messages)]
-        )
+        self._insert_planned(c, cid, messages)
         calls = [r for m in messages for r in R.tool_use_rows(cid, m.id, m.tool_uses)]
         if calls:
             c.executemany(self.queries.insert_tool_use, calls)
@@ -306,9 +300,11 @@ class SQLStore(ABC):
 
         self.transact(run, f"conversation {conversation_id!r}: reply {message_id!r} was not stored")
 
-    def _open_reply(self, c: Tx, cid: str, message_id: str) -> None:
-        """Lock the reply's row where rows lock (a concurrent finish waits) and refuse what is not an
-        open reply."""
+    def _open_reply(self, c: Tx, cid: str, message_id: str) -> tuple[str, str, int]:
+        """Lock the conversation (the running sums of the later messages may change) and the reply's row
+        where rows lock (a concurrent finish waits), and refuse what is not an open reply."""
+        if self.dialect.row_locks:
+            c.execute(self.queries.lock_conversation, (cid,))
         row = c.execute(self.queries.message_state, (cid, message_id)).fetchone()
         if row is None:
             raise StoreError(f"conversation {cid!r}: no message {message_id!r} to record a call on")
@@ -320,6 +316,7 @@ class SQLStore(ABC):
             raise StoreError(
                 f"conversation {cid!r}: reply {message_id!r} is already complete; its calls cannot change"
             )
+        return row[0], row[1], int(row[2])
 
     def record_call(self, conversation_id: str, message_id: str, call: ToolCall) -> None:
         """Append one executed call to a reply that is not complete; committed at once.
@@ -333,7 +330,7 @@ class SQLStore(ABC):
         q = self.queries
 
         def run(c: Tx) -> None:
-            self._open_reply(c, conversation_id, message_id)
+            state = self._open_reply(c, conversation_id, message_id)
             if call.call_id is not None:
                 row = c.execute(q.find_open_call, (conversation_id, message_id, call.call_id)).fetchone()
             else:
@@ -348,6 +345,7 @@ class SQLStore(ABC):
             pos = c.execute(q.next_tool_position, (conversation_id, message_id)).fetchone()
             start = int(pos[0]) if pos else 0
             c.executemany(q.insert_tool_use, R.tool_use_rows(conversation_id, message_id, [call], start))
+            self._shift_runs(c, conversation_id, state[2], 0, 1)
 
         self.transact(run, f"conversation {conversation_id!r}: a call of reply {message_id!r} was not stored")
 
@@ -371,67 +369,9 @@ class SQLStore(ABC):
             c.execute(self.queries.finish_reply, values)
             done = self._stored_message(c, conversation_id, message_id)
             if done is not None:  # its planning size, now that its text and calls are final
-                c.execute(self.dialect.sql(W.SET_SIZE), (replay_size(done), conversation_id, message_id))
+                self._resize(c, conversation_id, done)
 
         self.transact(run, f"conversation {conversation_id!r}: reply {message_id!r} was not finished")
-
-    # ------------------------------------------------------------------------------------------
-    # long conversations: counts, the outline, a window by position, each response's usage
-
-    def counts(self, conversation_id: str) -> tuple[int, int]:
-        q, cid = self.dialect.sql(W.COUNTS), conversation_id
-        row = self.transact(lambda c: c.execute(q, (cid, cid)).fetchone(), "the read failed", read=True)
-        return (int(row[0]), int(row[1])) if row else (0, 0)
-
-    def outline(self, conversation_id: str, start: int = 0) -> list[W.OutlineRow]:
-        """Each message's (position, id, role, planning size) from ``start`` on, from the covering index."""
-        q, span = self.dialect.sql(W.LOAD_OUTLINE), (conversation_id, start)
-        rows: list[Any] = self.transact(lambda c: c.execute(q, span).fetchall(), "the read failed", read=True)
-        if not any(r[3] is None for r in rows):
-            return [tuple(r) for r in rows]
-
-        def fill(c: Tx) -> list[Any]:  # stored before sizes were kept: computed once, kept
-            self._lock_conversation(c, conversation_id)
-            h = self._load(c, conversation_id)
-            sizes = [(replay_size(m), conversation_id, m.id) for m in h.messages] if h else []
-            c.executemany(self.dialect.sql(W.SET_SIZE), sizes)
-            return c.execute(q, span).fetchall()
-
-        rows = self.transact(fill, f"conversation {conversation_id!r}: message sizes were not stored")
-        return [tuple(r) for r in rows]
-
-    def load_range(self, conversation_id: str, start: int, stop: int | None = None) -> History:
-        """The messages at positions ``start <= position < stop`` (to the end without ``stop``)."""
-        span = (conversation_id, start, W.END if stop is None else stop)
-        d = self.dialect
-
-        def run(c: Tx) -> History | None:
-            row = c.execute(self.queries.conversation_exists, (conversation_id,)).fetchone()
-            if row is None:
-                return None
-            messages = c.execute(d.sql(W.LOAD_MESSAGE_RANGE), span).fetchall()
-            tool_uses = c.execute(d.sql(W.LOAD_TOOL_USE_RANGE), (conversation_id, *span)).fetchall()
-            return R.history_from_rows(conversation_id, row[0], messages, tool_uses)
-
-        h = self.transact(run, "the read failed", read=True)
-        if h is None:
-            raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
-        return h
-
-    def record_usage(
-        self, conversation_id: str, message_id: str, step: int, usage: Usage, model: str | None = None
-    ) -> None:
-        """One response's usage, as step ``step`` of the turn making reply ``message_id``."""
-        row = W.usage_row(conversation_id, message_id, step, usage, model)
-        q = self.dialect.sql(W.INSERT_USAGE)
-        self.transact(lambda c: c.execute(q, row), f"reply {message_id!r}: usage was not stored")
-
-    def load_usage(
-        self, conversation_id: str, start: int = 0, stop: int | None = None
-    ) -> list[W.UsageRecord]:
-        q, span = self.dialect.sql(W.LOAD_USAGE), (conversation_id, start, W.END if stop is None else stop)
-        rows = self.transact(lambda c: c.execute(q, span).fetchall(), "the read failed", read=True)
-        return W.usage_from_rows(rows)
 
     # ------------------------------------------------------------------------------------------
     # removal (``history rm``; a turn that sent nothing)
@@ -460,6 +400,7 @@ class SQLStore(ABC):
         row = c.execute(q.message_position, (conversation_id, message_id)).fetchone()
         if row is None:
             raise StoreError(f"conversation {conversation_id!r}: no message {message_id!r}")
+        self._unrun(c, conversation_id, message_id)
         c.execute(self.dialect.sql(W.DELETE_MESSAGE_USAGE), (conversation_id, message_id))
         c.execute(q.delete_message_tool_uses, (conversation_id, message_id))
         c.execute(q.delete_message, (conversation_id, message_id))

@@ -97,6 +97,14 @@ _USAGE = """CREATE TABLE usage (
 )"""
 _SIZE_COLUMN = "ALTER TABLE messages ADD COLUMN size INTEGER"
 _OUTLINE_INDEX = "CREATE INDEX messages_outline ON messages (conversation_id, position, role, size, id)"
+# 0008: what only a step's issuer gets, and the running sums (design 33); sizes counted again, with steps.
+_RUNNING = (
+    "ALTER TABLE messages ADD COLUMN issued TEXT",
+    "ALTER TABLE messages ADD COLUMN run_size BIGINT",
+    "ALTER TABLE messages ADD COLUMN run_calls BIGINT",
+    "UPDATE messages SET size = NULL",
+    "CREATE INDEX messages_run_size ON messages (conversation_id, run_size)",
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -178,6 +186,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_same(_SIZE_COLUMN, _OUTLINE_INDEX),
         postgres=_same(_SIZE_COLUMN, _OUTLINE_INDEX),
     ),
+    Migration(
+        "0008_message_running_size",
+        # The planning size now counts a reply's steps and answer parts, and keeps apart what goes back
+        # only to a step's issuer (``issued``: JSON, per issuer); ``run_size`` and ``run_calls`` are the
+        # running sums of the sizes and of the calls through each message, so the context budget finds
+        # its window and ``history show`` its counts with an index lookup, at any length. NULL for
+        # messages stored before: computed and written back, for the whole conversation, the first time
+        # they are needed.
+        sqlite=_RUNNING,
+        postgres=_RUNNING,
+    ),
 )
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in MIGRATIONS)
@@ -253,7 +272,7 @@ DELETE_CONVERSATION_MESSAGES = "DELETE FROM messages WHERE conversation_id = ?"
 DELETE_CONVERSATION = "DELETE FROM conversations WHERE id = ?"
 # Taken first by every write to a conversation where the database locks rows (PostgreSQL, FOR UPDATE).
 LOCK_CONVERSATION = "SELECT 1 FROM conversations WHERE id = ?"
-MESSAGE_STATE = "SELECT role, status FROM messages WHERE conversation_id = ? AND id = ?"
+MESSAGE_STATE = "SELECT role, status, position FROM messages WHERE conversation_id = ? AND id = ?"
 FINISH_REPLY = """UPDATE messages SET text = ?, status = ?, provider_data = ?, meta = ?, steps = ?
     WHERE conversation_id = ? AND id = ?"""
 
