@@ -43,6 +43,15 @@ def plan_rows(rows: Sequence[OutlineRow], base: int, accepts: Accepts) -> list[P
     return out
 
 
+def turn_accepts(vessel: Vessel, options: TurnOptions) -> Accepts:
+    """What a turn's requests take back, as its plan counts it: whatever the vessel's wire and host
+    issued. The turn renders natively, to an audience that also takes every model the provider reported
+    for this vessel earlier (design 17), which the plan cannot know before it reads the window: counting
+    every model of that wire and host keeps the plan an upper bound."""
+    a = vessel.audience(options.model, options.base_url)
+    return lambda who: who is not None and who.wire == a.wire and who.host == a.host
+
+
 def read_window(
     store: Store,
     cid: str,
@@ -53,7 +62,7 @@ def read_window(
 ) -> Window:
     """The conversation before position ``end`` (the turn's user message included) as far as the budget
     may send it: everything when no budget is known or a summary hook needs the left-out part."""
-    accepts = vessel.audience(options.model, options.base_url).accepts  # the turn renders natively
+    accepts = turn_accepts(vessel, options)
     context = options.context
     budget = context.tokens(vessel.context_tokens, options.max_tokens)
     if budget is None:
@@ -70,4 +79,4 @@ def read_window(
     return Window(History(cid, (*system.messages, *rest), system.tools), offset, the_plan, accepts)
 
 
-__all__ = ["Window", "plan_rows", "read_window"]
+__all__ = ["Window", "plan_rows", "read_window", "turn_accepts"]
