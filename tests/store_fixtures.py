@@ -136,21 +136,27 @@ __all__ = ["BACKENDS", "backend_of", "pg_database", "store", "store_factory", "s
 OLD_INSERT_MESSAGE = """INSERT INTO messages
     (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+#: A message as migrations 0005 to 0007 hold it (steps, no parts of a user message).
+STEPS_INSERT_MESSAGE = """INSERT INTO messages
+    (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta, steps)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 OLD_INSERT_TOOL_USE = """INSERT INTO tool_uses
     (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 
 
 def before_steps(h: History) -> History:
-    """``h`` as a database from before migration 0005 holds it: no step record, no answer parts."""
+    """``h`` as a database from before migration 0005 holds it: no step record, no answer parts (nor,
+    before 0008, parts of user messages)."""
     messages = tuple(
-        replace(m, steps=(), tool_uses=tuple(replace(c, parts=()) for c in m.tool_uses)) for m in h.messages
+        replace(m, steps=(), parts=(), tool_uses=tuple(replace(c, parts=()) for c in m.tool_uses))
+        for m in h.messages
     )
     return replace(h, messages=messages)
 
 
 def old_message_row(conversation_id: str, position: int, m: Message) -> tuple[Any, ...]:
-    return R.message_row(conversation_id, position, m)[:-1]
+    return R.message_row(conversation_id, position, m)[:-2]  # no steps (0005), no parts (0008)
 
 
 def old_tool_use_rows(

@@ -13,7 +13,7 @@ from helpers_fuzz import histories, mutated_json
 from toolreplay._api import render
 from toolreplay._errors import WireError
 from toolreplay._history import History
-from toolreplay._steps import Issuer, Reasoning, ServerTool, Step, Text
+from toolreplay._steps import Issuer, Part, Reasoning, ServerTool, Step, Text
 from toolreplay._vessels import Vessel
 from toolreplay.wires import parse_request
 
@@ -356,7 +356,7 @@ def test_anthropic_thinking_results_and_errors() -> None:
     assert reply.steps[0].said == (Reasoning("two lookups", {"anthropic": block}), Text("\n\nLooking."))
     assert first.provider_data is None
     assert h.messages[0].text == "Policy."
-    assert any("'image' block is not kept" in w for w in h.warnings)
+    assert any("'image' block with a None source is not kept" in w for w in h.warnings)
 
 
 def test_anthropic_opening_separator_is_not_a_user_message() -> None:
@@ -458,7 +458,7 @@ def test_ollama_position_pairing_and_thinking() -> None:
     h = parse_request("ollama", body)
     assert _calls(h) == [("f", {"a": 1}, "F"), ("g", {"b": 2}, "G")]
     assert h.messages[1].steps[0].said == (Reasoning("hmm", {"ollama": {"thinking": "hmm"}}),)
-    assert any("images are not kept" in w for w in h.warnings)
+    assert h.messages[0].parts == (Part("image", data="aGk="), Part("text", text="x"))  # kept (issue 12 item 5)
 
 
 def test_every_wire_rejects_a_body_that_is_not_its_shape() -> None:

@@ -12,7 +12,12 @@ File format (JSON)::
 
 or JSON Lines with one message per line. ``tool_uses`` accepts every shape :func:`normalize_tool_uses` knows.
 A reply may also carry ``steps``: how its calls were grouped and the reasoning and words before each group
-(see :mod:`toolreplay._steps`); a result entry may carry the answer's ``parts``.
+(see :mod:`toolreplay._steps`); a result entry may carry the answer's ``parts``; a user message may carry
+``parts``, its content in order when it holds more than words (images, documents)::
+
+    {"id": "m3", "role": "user", "text": "What is on this receipt?",
+     "parts": [{"kind": "image", "media_type": "image/png", "data": "iVBORw0..."},
+               {"kind": "text", "text": "What is on this receipt?"}]}
 """
 
 from __future__ import annotations
@@ -32,9 +37,12 @@ from toolreplay._steps import (
     Reasoning,
     Step,
     Text,
+    parts_from,
+    parts_to_json,
     steps_from,
     steps_problem,
     steps_to_json,
+    with_words,
 )
 from toolreplay._tool_uses import (
     RESULT,
@@ -70,6 +78,11 @@ class Message:
     annotations that are not sent (e.g. the said-without-doing flag). ``steps`` is the reply's record of
     what the model produced, in order (design 16): empty for a reply stored before steps existed, which
     reads as one step of all its calls. ``text`` is the reply's final words, after its last step.
+
+    ``parts`` is a user message's content in order when it holds more than words (an image, a document,
+    :class:`~toolreplay._steps.Part`): its words stand in text parts where the user put them, and ``text``
+    is then those words joined (what people read, and what a wire that carries no parts is sent beside
+    each other part's name). Empty for a message of words only.
     """
 
     id: str
@@ -82,6 +95,7 @@ class Message:
     status: Status = "complete"
     meta: Mapping[str, Any] | None = None
     steps: tuple[Step, ...] = ()
+    parts: tuple[Part, ...] = ()
 
     def step_calls(self) -> list[tuple[Step, tuple[ToolCall, ...]]]:
         """Each step with its calls; a reply without a step record is one step of all its calls."""
@@ -123,6 +137,22 @@ def _steps_of(raw: Any, role: str, n_calls: int, err: Callable[[str, str], Histo
     if steps and role != "assistant":
         raise err("only assistant messages carry steps", "steps")
     return steps
+
+
+def _parts_of(
+    d: Mapping[str, Any], role: str, text: str, err: Callable[[str, str], HistoryError]
+) -> tuple[str, tuple[Part, ...]]:
+    """A user message's ``parts`` and its text made to agree with them (``with_words``)."""
+    raw = d.get("parts")
+    if raw is None:
+        return text, ()
+    try:
+        parts = parts_from(raw)
+    except HistoryError as exc:
+        raise err(exc.problem, exc.field or "parts") from None
+    if parts and role != "user":
+        raise err("only user messages carry parts (an answer's parts go on its result entry)", "parts")
+    return with_words(text, parts)
 
 
 def _message_id(d: Mapping[str, Any], index: int, source: str, seen: set[str]) -> str:
@@ -196,6 +226,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
     if not isinstance(status, str) or status not in STATUSES:
         raise err(f"{status!r} is not one of complete, interrupted, in_progress", "status")
     _optional_fields(d, err)
+    text, parts = _parts_of(d, role, text, err)
     return Message(
         id=mid,
         role=cast(Role, role),
@@ -207,6 +238,7 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         status=cast(Status, status),
         meta=d.get("meta"),
         steps=_steps_of(d.get("steps"), role, len(calls), err),
+        parts=parts,
     )
 
 
@@ -336,6 +368,8 @@ def message_to_dict(m: Message) -> dict[str, Any]:
         out["meta"] = dict(m.meta)
     if m.steps:
         out["steps"] = steps_to_json(m.steps)
+    if m.parts:
+        out["parts"] = parts_to_json(m.parts)
     return out
 
 

@@ -133,8 +133,9 @@ class TurnMessage(NamedTuple):
     ``calls`` holds every replayed call of the reply; ``steps`` groups them when the reply has a step
     record or anything provider-made to replay (empty: one step of all ``calls``, nothing said before
     them; see :func:`turn_steps`). ``text`` is the final words, after the last step. ``warnings`` names
-    what the replay left out of this message besides the bounds. A NamedTuple for the same reason as
-    :class:`ReplayCall`.
+    what the replay left out of this message besides the bounds. ``parts``: a user message's content in
+    order when it holds more than words (images, documents; every mode sends them, they are the user's
+    input). A NamedTuple for the same reason as :class:`ReplayCall`.
     """
 
     role: Role
@@ -145,6 +146,7 @@ class TurnMessage(NamedTuple):
     provider_data: Mapping[str, Any] | None = None
     steps: tuple[ReplayStep, ...] = ()
     warnings: tuple[str, ...] = ()
+    parts: tuple[Part, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -399,12 +401,13 @@ def prepare_turn_messages(
     for m in messages:
         stem = stem_of(m.id)
         if m.role != "assistant":
-            text = m.text
+            text, parts = m.text, m.parts
             if pending and m.role == "user":
                 record = "\n\n".join(pending)
                 text = f"{record}\n\n{text}" if text else record
+                parts = (Part("text", text=record), *parts) if parts else ()
                 pending = []
-            out.append(new(TurnMessage, (m.role, m.id, text, (), m.vessel, m.provider_data, (), ())))
+            out.append(new(TurnMessage, (m.role, m.id, text, (), m.vessel, m.provider_data, (), (), parts)))
             continue
         if not _replayable(m, settings):
             continue
@@ -423,7 +426,7 @@ def _native_turn(m: Message, stem: str, settings: ReplaySettings, *, reasoning: 
     calls = reply_calls(m, settings=settings, stem=stem)
     if not m.steps and not any(c.provider_data for c in calls):
         return tuple.__new__(
-            TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data, (), ())
+            TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data, (), (), ())
         )
     steps, warns = reply_steps(m, calls, settings, reasoning)
     flat = tuple(c for s in steps for c in s.calls)

@@ -16,7 +16,8 @@ The **issuer** of a step (design 17) is who produced it: the wire, the host of t
 went to, and the model string as the provider reported it. Everything provider-made in the step (its
 reasoning, a signature on a text part, the calls' ``provider_data``) is replayed only to that same issuer.
 
-An answer may hold **parts** (text, image, document) instead of only a string: :class:`Part`.
+An answer may hold **parts** (text, image, document) instead of only a string: :class:`Part`. So may a
+user message: its content in order, when it holds more than words (``Message.parts``).
 
 File form (inside a message of the history file)::
 
@@ -209,6 +210,61 @@ class Part:
         return out
 
 
+def data_url(p: Part) -> str:
+    """An inline part as a ``data:`` URL (Chat and Responses carry inline images and files that way)."""
+    return f"data:{p.media_type or 'application/octet-stream'};base64,{p.data}"
+
+
+_DATA_URL = re.compile(r"^data:([^;,]*)(?:;[^;,]*)*;base64,", re.IGNORECASE)
+
+
+def from_data_url(kind: PartKind, url: str, name: str = "") -> Part:
+    """A part given as a URL: inline (``data:<type>;base64,<data>``: its type and data kept apart, so any
+    wire can carry it) or by address."""
+    m = _DATA_URL.match(url)
+    if m is None:
+        return Part(kind, url=url, name=name)
+    return Part(kind, media_type=m.group(1), data=url[m.end() :], name=name)
+
+
+#: The first characters of the base64 of each image format's signature (PNG, JPEG, GIF, WebP).
+_IMAGE_MAGIC = (("iVBORw0KGgo", "image/png"), ("/9j/", "image/jpeg"), ("R0lGOD", "image/gif"),
+                ("UklGR", "image/webp"))  # fmt: skip
+
+
+def image_type(data: str) -> str:
+    """The media type of a base64 image read from its first bytes (a wire that sends images without one,
+    Ollama's ``images``); "" when it is none of the common formats."""
+    return next((t for head, t in _IMAGE_MAGIC if data.startswith(head)), "")
+
+
+#: Media types by a URL's file extension, for a wire that needs one beside a URL (Gemini ``fileData``).
+_EXTENSIONS = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
+               "webp": "image/webp", "pdf": "application/pdf", "txt": "text/plain"}  # fmt: skip
+
+
+def url_type(url: str) -> str:
+    """The media type a URL's file extension names (``.../cat.jpg`` -> ``image/jpeg``); "" when none."""
+    path = urlsplit(url).path if "://" in url else url
+    return _EXTENSIONS.get(path.rpartition(".")[2].lower(), "") if "." in path else ""
+
+
+def words_of(parts: Sequence[Part]) -> str:
+    """The words of a user message given as parts: its text parts, a blank line apart."""
+    return "\n\n".join(p.text for p in parts if p.kind == "text" and p.text)
+
+
+def with_words(text: str, parts: Sequence[Part]) -> tuple[str, tuple[Part, ...]]:
+    """A user message's ``text`` and ``parts`` made to agree: no parts, the text alone; parts without a
+    text part, the text after them (where Anthropic's vision guide puts the question); parts with words,
+    their words as the text (it stands for them where people read it)."""
+    if not parts:
+        return text, ()
+    if any(p.kind == "text" for p in parts):
+        return words_of(parts), tuple(parts)
+    return text, (*parts, Part("text", text=text)) if text else tuple(parts)
+
+
 def answer_text(parts: Sequence[Part]) -> str:
     """The text an answer of parts reads as on a wire that takes text only: text parts joined by a line
     break, every other part named in brackets where it stood."""
@@ -365,11 +421,17 @@ __all__ = [
     "Text",
     "answer_text",
     "closing_pieces",
+    "data_url",
+    "from_data_url",
     "host_of",
+    "image_type",
     "parts_from",
     "parts_to_json",
     "same_model",
     "steps_from",
     "steps_problem",
     "steps_to_json",
+    "url_type",
+    "with_words",
+    "words_of",
 ]

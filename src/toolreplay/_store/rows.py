@@ -30,7 +30,8 @@ from toolreplay._steps import (
 )
 
 MessageRow = tuple[Any, ...]
-"""``(id, role, text, status, created_at, vessel, provider_data, meta, steps)`` (:data:`LOAD_MESSAGES`)."""
+"""``(id, role, text, status, created_at, vessel, provider_data, meta, steps, parts)``
+(:data:`LOAD_MESSAGES`)."""
 ToolUseRow = tuple[Any, ...]
 """``(message_id, name, input, answer, call_id, is_error, provider_data, parts)`` (:data:`LOAD_TOOL_USES`)."""
 
@@ -117,6 +118,7 @@ def message_row(conversation_id: str, position: int, m: Message) -> tuple[Any, .
         json_text(m.provider_data),
         json_text(m.meta),
         steps_text(m.steps),
+        parts_text(m.parts),
     )
 
 
@@ -158,7 +160,8 @@ def steps_value(text: str | None, n_calls: int) -> tuple[Step, ...]:
 
 
 def parts_text(parts: Sequence[Part]) -> str | None:
-    """The ``parts`` column of a call: NULL when its answer is text only."""
+    """The ``parts`` column of a call or a user message: NULL when its answer, or the message, is text
+    only."""
     return jsonenc.dumps(parts_to_json(parts)) if parts else None
 
 
@@ -184,7 +187,7 @@ def tool_call_from_row(row: ToolUseRow) -> ToolCall:
 
 
 def message_from_row(row: MessageRow, calls: Sequence[ToolCall] = ()) -> Message:
-    mid, role, text, status, created_at, vessel, pdata, meta, steps = row
+    mid, role, text, status, created_at, vessel, pdata, meta, steps, parts = row
     return Message(
         id=mid,
         role=role,
@@ -196,6 +199,7 @@ def message_from_row(row: MessageRow, calls: Sequence[ToolCall] = ()) -> Message
         status=status,
         meta=json_value(meta),
         steps=steps_value(steps, len(calls)),
+        parts=parts_value(parts),
     )
 
 
@@ -247,8 +251,9 @@ def history_from_rows(
             status,
             None if meta is None else parse(meta),
             () if steps is None else steps_value(steps, len(mcalls)),
+            () if parts is None else parts_value(parts),
         )
-        for mid, role, text, status, created_at, vessel, pdata, meta, steps in message_rows
+        for mid, role, text, status, created_at, vessel, pdata, meta, steps, parts in message_rows
     )
     return History(id=conversation_id, messages=messages, tools=tools_value(tools))
 
@@ -279,6 +284,8 @@ def message_differences(old: Message, new: Message) -> list[str]:
             out.append(attr)
     if steps_text(old.steps) != steps_text(new.steps):
         out.append("steps")
+    if parts_text(old.parts) != parts_text(new.parts):
+        out.append("parts")
     if len(old.tool_uses) != len(new.tool_uses):
         out.append(f"tool_uses (stored {len(old.tool_uses)} calls, given {len(new.tool_uses)})")
     else:
@@ -305,6 +312,8 @@ def check_message(conversation_id: str, m: Message) -> None:
         raise StoreError(f"{where}: status {m.status!r} is not one of {', '.join(sorted(STATUSES))}")
     if m.tool_uses and m.role != "assistant":
         raise StoreError(f"{where}: only assistant messages carry tool uses")
+    if m.parts and m.role != "user":
+        raise StoreError(f"{where}: only user messages carry parts")
     problem = steps_problem(m.steps, len(m.tool_uses))
     if problem is not None:
         raise StoreError(f"{where}: {problem}")

@@ -96,6 +96,7 @@ _USAGE = """CREATE TABLE usage (
     FOREIGN KEY (conversation_id, message_id) REFERENCES messages (conversation_id, id)
 )"""
 _SIZE_COLUMN = "ALTER TABLE messages ADD COLUMN size INTEGER"
+_PARTS_COLUMN = "ALTER TABLE messages ADD COLUMN parts TEXT"
 _OUTLINE_INDEX = "CREATE INDEX messages_outline ON messages (conversation_id, position, role, size, id)"
 # 0008: what only a step's issuer gets, and the running sums (design 33); sizes counted again, with steps.
 _RUNNING = (
@@ -197,6 +198,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_RUNNING,
         postgres=_RUNNING,
     ),
+    Migration(
+        "0009_user_message_parts",
+        # A user message's content in order when it holds more than words (images, documents). NULL for
+        # every message stored before, which reads as its text alone.
+        sqlite=_same(_PARTS_COLUMN),
+        postgres=_same(_PARTS_COLUMN),
+    ),
 )
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in MIGRATIONS)
@@ -225,7 +233,7 @@ ORDER BY c.id{collate}"""
 
 LIST_CONVERSATIONS = list_conversations()
 
-MESSAGE_COLUMNS = "id, role, text, status, created_at, vessel, provider_data, meta, steps"
+MESSAGE_COLUMNS = "id, role, text, status, created_at, vessel, provider_data, meta, steps, parts"
 LOAD_MESSAGES = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY position"
 TOOL_USE_COLUMNS = "message_id, name, input, answer, call_id, is_error, provider_data, parts"
 LOAD_TOOL_USES = (
@@ -238,8 +246,9 @@ LOAD_MESSAGE_TOOL_USES = (
 
 NEXT_POSITION = "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE conversation_id = ?"
 INSERT_MESSAGE = """INSERT INTO messages
-    (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta, steps)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta, steps,
+    parts)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 INSERT_TOOL_USE = """INSERT INTO tool_uses
     (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data, parts)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""

@@ -25,36 +25,55 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 
+def _any_of_validator() -> Any:
+    """Draft 2020-12 with ``oneOf`` read as ``anyOf``. OpenAI's ``oneOf`` are unions its server reads by
+    shape, and some shapes fit two branches: a user message whose content is a list of parts is both an
+    ``EasyInputMessage`` and an ``InputMessage`` (the server takes it, as real traffic shows), which a
+    strict ``oneOf`` refuses. A body that fits no branch is still refused."""
+    from jsonschema import Draft202012Validator, ValidationError, validators  # type: ignore[import-untyped]
+
+    def one_of_as_any_of(v: Any, branches: list[Any], instance: Any, schema: Any) -> Iterator[Any]:
+        found: list[Any] = []
+        for k, branch in enumerate(branches):
+            errors = list(v.descend(instance, branch, schema_path=k))
+            if not errors:
+                return
+            found.extend(errors)
+        yield ValidationError(f"{instance!r} is not valid under any of the given schemas", context=found)
+
+    return validators.extend(Draft202012Validator, {"oneOf": one_of_as_any_of})
+
+
 @functools.lru_cache(maxsize=4)
 def _openapi_validators(path: str) -> dict[str, Any]:
-    """Draft 2020-12 validators for the two request schemas of the OpenAI spec at ``path`` (cached)."""
-    from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
+    """Draft 2020-12 validators for the two request schemas of the OpenAI spec at ``path`` (cached;
+    ``oneOf`` read as ``anyOf``: :func:`_any_of_validator`)."""
     from referencing import Registry, Resource
     from referencing.jsonschema import DRAFT202012
 
     spec = json.loads(Path(path).read_text(encoding="utf-8"))
     resource = Resource.from_contents(spec, default_specification=DRAFT202012)
     registry: Registry[Any] = Registry().with_resource("urn:openai", resource)
+    validator = _any_of_validator()
     return {
-        name: Draft202012Validator({"$ref": f"urn:openai#/components/schemas/{name}"}, registry=registry)
+        name: validator({"$ref": f"urn:openai#/components/schemas/{name}"}, registry=registry)
         for name in ("CreateChatCompletionRequest", "CreateResponse")
     }
 
 
 @functools.lru_cache(maxsize=8)
 def _shipped_validator(file: str) -> Any:
-    """A Draft 2020-12 validator for the shipped request schema ``file`` (built once per process)."""
+    """A Draft 2020-12 validator for the shipped request schema ``file`` (built once per process;
+    ``oneOf`` read as ``anyOf``: :func:`_any_of_validator`)."""
     from importlib.resources import files
 
-    from jsonschema import Draft202012Validator
-
     text = files("toolreplay").joinpath("data", "schemas", file).read_text(encoding="utf-8")
-    return Draft202012Validator(json.loads(text))
+    return _any_of_validator()(json.loads(text))
 
 
 def _report(validator: Any, schema: str, origin: str, body: Mapping[str, Any], problems: list[str]) -> None:

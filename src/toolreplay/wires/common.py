@@ -11,12 +11,13 @@ import binascii
 import functools
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolreplay._history import ToolSpec
 from toolreplay._replay import ReplayCall, TurnMessage
+from toolreplay._steps import Part
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
 #: Gemini's rule that a name starts with a letter or an underscore.
@@ -204,6 +205,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     out = name_warnings(turns, tools)
     out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
     out.extend(part_warnings(turns, wire))
+    out.extend(user_part_warnings(turns, wire))
     if wire == "gemini":
         for t in turns:
             for c in t.calls:
@@ -229,6 +231,40 @@ def part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
         for p in c.parts
         if p.kind not in kinds
     ]
+
+
+def user_part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
+    """One warning per part of a user message the wire cannot carry (it travels as its name)."""
+    from toolreplay.wires import get_wire
+
+    carries = get_wire(wire).carries
+    return [
+        f"message {t.message_id}: the user's {p.label()} cannot travel on {wire}: sent as its name in the "
+        "message's text"
+        for t in turns
+        for p in t.parts
+        if p.kind != "text" and (carries is None or not carries(p))
+    ]
+
+
+def placeholder(p: Part) -> Part:
+    """The text part a part travels as where the wire cannot carry it: its name in brackets."""
+    return Part("text", text=f"[{p.label()}]")
+
+
+def user_parts(t: TurnMessage, carries: Callable[[Part], bool]) -> list[Part]:
+    """A user message's parts as a wire sends them (design 34): each part it carries, in order, and in
+    place of any other its name (:func:`placeholder`; :func:`user_part_warnings` says so)."""
+    return [p if p.kind == "text" or carries(p) else placeholder(p) for p in t.parts]
+
+
+def user_words(t: TurnMessage, carries: Callable[[Part], bool] = lambda p: False) -> str:
+    """A user message's text on a wire that sends its words apart from the parts it carries (Ollama's
+    ``images``, a prompt of text alone): the words and the names of the parts it does not carry, in
+    order, a blank line apart."""
+    if not t.parts:
+        return t.text
+    return "\n\n".join(p.text for p in user_parts(t, carries) if p.kind == "text" and p.text)
 
 
 def name_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> list[str]:

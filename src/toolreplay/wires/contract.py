@@ -34,6 +34,7 @@ from toolreplay.wires.reply import Reply
 if TYPE_CHECKING:
     from toolreplay._history import History
     from toolreplay._replay import TurnMessage
+    from toolreplay._steps import Part
     from toolreplay._vessels import Vessel
     from toolreplay.testing.answers import Answer, Event, Splitter
     from toolreplay.testing.checks import Rules as DoubleRules
@@ -239,6 +240,9 @@ class Wire:
     #: The answer parts this wire carries in a tool result (design 16); any other part travels as its
     #: name in the answer's text, with a warning.
     part_kinds: frozenset[str] = frozenset({"text"})
+    #: (a part of a user message) -> whether this wire carries it (an image, a document, inline or by
+    #: URL); any other part travels as its name in the message's text, with a warning. None: text only.
+    carries: Callable[[Part], bool] | None = None
     #: The vessel flag without which a vessel of this wire gets no reasoning back, even its own (Chat has
     #: no standard place for it: only profiles that say so get ``reasoning_content``); "" for none.
     reasoning_flag: str = ""

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
 from toolreplay._history import ToolSpec
+from toolreplay._steps import Part, with_words
 from toolreplay.wires.turns import Answers, Call, Event, Result, UserText, arguments_input, tool_spec
 
 Fail = Callable[[str], Exception]
@@ -128,14 +129,25 @@ def function_calls(raw: Any, where: str, warnings: list[str], fail: Fail) -> lis
 
 
 def user_events(
-    results: list[Result], texts: list[str], joiner: str, where: str, created_at: str | None = None
+    results: list[Result],
+    texts: list[str],
+    joiner: str,
+    where: str,
+    created_at: str | None = None,
+    parts: Sequence[Part] = (),
 ) -> list[Event]:
     """A user message of answers and words: the answers first (they close the agent's turn), then the
-    words joined by ``joiner``, when there are any or when there are no answers (an empty message)."""
+    words joined by ``joiner``, when there are any or when there are no answers (an empty message).
+
+    ``parts``: the message's content in order (text parts included) when it holds an image or a
+    document; its words are then the text parts' (:func:`~toolreplay._steps.with_words`)."""
     events: list[Event] = []
     if results:
         events.append(Answers(results, where))
-    if texts or not results:
+    if any(p.kind != "text" for p in parts):
+        text, kept = with_words("", parts)
+        events.append(UserText(text, where, created_at, parts=kept))
+    elif texts or not results:
         events.append(UserText(joiner.join(texts), where, created_at))
     return events
 

@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
 from toolreplay._ids import message_stem
-from toolreplay._steps import Issuer, Piece, Reasoning, ServerTool, Step, Text, closing_pieces
+from toolreplay._steps import Issuer, Part, Piece, Reasoning, ServerTool, Step, Text, closing_pieces
 from toolreplay.wires.readers import answer_text, arguments_input, kind_of, tool_spec
 
 #: A derived replay id (see :mod:`toolreplay._ids`): ``replay_<stem>_<position>``.
@@ -81,6 +81,8 @@ class UserText:
     where: str = ""
     created_at: str | None = None
     meta: dict[str, Any] | None = None
+    parts: tuple[Part, ...] = ()
+    """The message's content in order when it holds images or documents (``Message.parts``)."""
 
 
 @dataclass(slots=True)
@@ -185,6 +187,7 @@ class _Draft:
     meta: dict[str, Any] | None = None
     status: Status = "complete"
     steps: tuple[Step, ...] = ()
+    parts: tuple[Part, ...] = ()
 
 
 class _Turn:
@@ -338,6 +341,7 @@ def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tup
             status=d.status,
             meta=d.meta,
             steps=d.steps,
+            parts=d.parts,
         )
         for mid, d in zip(ids, drafts, strict=True)
     )
@@ -393,7 +397,7 @@ def assemble(
         elif isinstance(ev, UserText):
             drafts.extend(turn.finish(at_end=False))
             turn = _Turn(warns)
-            drafts.append(_Draft("user", ev.text, created_at=ev.created_at, meta=ev.meta))
+            drafts.append(_Draft("user", ev.text, created_at=ev.created_at, meta=ev.meta, parts=ev.parts))
         elif isinstance(ev, AgentSaid):
             turn.said(ev)
         else:

@@ -5,7 +5,8 @@ A replayed reply becomes, step by step, an assistant message of the step's ``thi
 17; with thinking on, Anthropic refuses a continuation whose last assistant message does not start with
 its thinking block), a text block of the words before the calls, and ``tool_use`` blocks; then a user
 message of the matching ``tool_result`` blocks (same ids, same order; image and document blocks when the
-answer has them). Then an assistant message with the reply's text.
+answer has them). Then an assistant message with the reply's text. A user message that holds images or
+documents sends them as ``image`` / ``document`` blocks (base64 or url source) where the user put them.
 
 Rules this module keeps (the errors they avoid):
 * a body holding ``tool_use`` blocks defines tools (400 "Requests which include `tool_use` or
@@ -41,6 +42,7 @@ from toolreplay.wires.common import (
     declared_tools,
     plain_dict,
     tool_map,
+    user_parts,
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
@@ -61,6 +63,37 @@ def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict
         {"name": name, "description": desc, "input_schema": dict(params)}
         for name, desc, params in tool_map(declared_tools(turns, opts.tools))
     ]
+
+
+#: The media types a base64 source may name (Anthropic's vision and PDF support pages): any other inline
+#: part travels as its name.
+MEDIA_TYPES = {
+    "image": frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"}),
+    "document": frozenset({"application/pdf"}),
+}
+
+
+def carries(p: Part) -> bool:
+    """Images and documents by URL, or inline of a type Anthropic takes (JPEG, PNG, GIF, WebP; PDF)."""
+    return p.kind in MEDIA_TYPES and (bool(p.url) or p.media_type in MEDIA_TYPES[p.kind])
+
+
+def _media_block(p: Part) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": p.kind, "source": _source(p)}
+    if p.kind == "document" and p.name:
+        block["title"] = p.name
+    return block
+
+
+def _user_message(t: TurnMessage) -> list[dict[str, Any]]:
+    """A user message of parts: text, image and document blocks in the user's order (no blank text
+    block: 400 "text content blocks must be non-empty")."""
+    blocks = [
+        {"type": "text", "text": p.text} if p.kind == "text" else _media_block(p)
+        for p in user_parts(t, carries)
+        if p.kind != "text" or p.text.strip()
+    ]
+    return [{"role": "user", "content": blocks}] if blocks else []
 
 
 def _text_message(role: str, text: str) -> dict[str, Any]:
@@ -85,7 +118,7 @@ def _result_content(c: ReplayCall) -> Any:
             if p.text.strip():  # no empty text block (400 "text content blocks must be non-empty")
                 out.append({"type": "text", "text": p.text})
         else:
-            out.append({"type": p.kind, "source": _source(p)})
+            out.append(_media_block(p))
     return out
 
 
@@ -130,6 +163,8 @@ def _step_messages(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
 def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
     """The messages of one turn message: each step (tool_use blocks, the tool_result message), then the
     text (led by the closing step's thinking, when it has any)."""
+    if t.parts:
+        return _user_message(t)
     if not t.calls and not t.steps:
         return [_text_message(t.role, t.text)] if t.text.strip() else []
     out: list[dict[str, Any]] = []

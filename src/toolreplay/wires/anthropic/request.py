@@ -7,7 +7,10 @@ issuer: design 17), server-tool blocks (``server_tool_use``, ``*_tool_result``: 
 other blocks kept under ``other_blocks`` and reported. A ``system`` message inside ``messages`` (Claude
 takes them mid-conversation) reads as the top-level ``system`` does. User content:
 ``tool_result`` blocks (answers by ``tool_use_id``, ``is_error`` kept) and the user's own text (text blocks
-joined with a blank line). Images and documents are reported, not kept.
+joined with a blank line); ``image`` and ``document`` blocks (``base64`` or ``url`` source, a document's
+``title``) kept as the message's parts in the user's order. Other sources (``text``, ``content``,
+``file``) and block fields a part has no place for (``cache_control``, ``citations``, ``context``) are
+reported.
 
 The renderer's ``(continued)`` user message in front of a history that opens with a reply (see
 :data:`toolreplay.wires.common.SEPARATOR`) is the wire's role rule, not the user's words: it is not
@@ -21,7 +24,7 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Reasoning, ServerTool
+from toolreplay._steps import Part, PartKind, Reasoning, ServerTool
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.common import SEPARATOR
 from toolreplay.wires.request_common import (
@@ -102,9 +105,36 @@ def _assistant(content: Any, where: str, warnings: list[str], created_at: str | 
     return AgentSaid(parts, where, data, created_at)
 
 
+#: The fields of an image or document block a part keeps (the rest is named in a warning).
+_MEDIA_FIELDS = frozenset({"type", "source", "title"})
+
+
+def media_part(b: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:
+    """An ``image`` or ``document`` block as a part (a ``base64`` or ``url`` source), or None with a
+    warning for a source a part cannot hold."""
+    kind = str(b.get("type"))
+    src = b.get("source")
+    s = cast(Mapping[str, Any], src) if isinstance(src, Mapping) else {}
+    title = b.get("title") if isinstance(b.get("title"), str) else ""
+    if s.get("type") == "base64" and isinstance(s.get("data"), str):
+        media = s.get("media_type")
+        part = Part(cast(PartKind, kind), media_type=media if isinstance(media, str) else "",
+                    data=s["data"], name=str(title))  # fmt: skip
+    elif s.get("type") == "url" and isinstance(s.get("url"), str):
+        part = Part(cast(PartKind, kind), url=s["url"], name=str(title))
+    else:
+        warnings.append(f"{at}: an {kind!r} block with a {s.get('type')!r} source is not kept")
+        return None
+    extra = sorted(k for k in b if k not in _MEDIA_FIELDS)
+    if extra:
+        warnings.append(f"{at}: the {kind}'s {', '.join(extra)} not kept (the {kind} is)")
+    return part
+
+
 def _user(content: Any, where: str, warnings: list[str], created_at: str | None) -> list[Event]:
     results: list[Result] = []
     texts: list[str] = []
+    parts: list[Part] = []
     for j, b in enumerate(_blocks(content, where)):
         kind = b.get("type")
         at = f"{where}.content[{j}]"
@@ -116,9 +146,12 @@ def _user(content: Any, where: str, warnings: list[str], created_at: str | None)
             results.append(Result(answer, ref, None, b.get("is_error") is True, at))
         elif kind == "text" and isinstance(b.get("text"), str):
             texts.append(str(b["text"]))
-        else:
+            parts.append(Part("text", text=str(b["text"])))
+        elif kind in ("image", "document") and (part := media_part(b, at, warnings)) is not None:
+            parts.append(part)
+        elif kind not in ("image", "document"):
             warnings.append(f"{at}: a {kind!r} block is not kept (text only)")
-    return user_events(results, texts, "\n\n", where, created_at)
+    return user_events(results, texts, "\n\n", where, created_at, parts)
 
 
 def message_events(

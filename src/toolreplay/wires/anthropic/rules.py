@@ -22,7 +22,7 @@ from toolreplay.wires._rules import (
     nonempty_list,
     say,
 )
-from toolreplay.wires.anthropic.render import LIST_KEY
+from toolreplay.wires.anthropic.render import LIST_KEY, MEDIA_TYPES
 from toolreplay.wires.common import ID_SAFE, signature_issuer
 
 if TYPE_CHECKING:
@@ -35,7 +35,29 @@ _BLOCK_KEYS = {
     "text": frozenset({"type", "text", "cache_control"}),
     "tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
     "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"}),
+    "image": frozenset({"type", "source", "cache_control"}),
+    "document": frozenset({"type", "source", "title", "context", "citations", "cache_control"}),
 }
+_MEDIA_TYPES = MEDIA_TYPES
+
+
+def _source(out: list[str], where: str, kind: str, source: Any) -> None:
+    """An image or document block's ``source``: base64 data of a type the block takes, or a URL."""
+    if not is_obj(source):
+        out.append(f"{where}.source: must be an object")
+    elif source.get("type") == "base64":
+        extra_keys(out, f"{where}.source", source, frozenset({"type", "media_type", "data"}))
+        if source.get("media_type") not in _MEDIA_TYPES[kind]:
+            allowed = ", ".join(sorted(_MEDIA_TYPES[kind]))
+            out.append(f"{where}.source.media_type: {source.get('media_type')!r} is not one of {allowed}")
+        if not (isinstance(source.get("data"), str) and source["data"]):
+            out.append(f"{where}.source.data: must be a non-empty base64 string")
+    elif source.get("type") == "url":
+        extra_keys(out, f"{where}.source", source, frozenset({"type", "url"}))
+        if not (isinstance(source.get("url"), str) and source["url"]):
+            out.append(f"{where}.source.url: must be a non-empty string")
+    else:
+        out.append(f"{where}.source.type: {source.get('type')!r} is not a source this wire renders")
 
 
 def _anthropic_blocks(out: list[str], where: str, m: Mapping[str, Any]) -> list[tuple[str, Any]]:
@@ -58,6 +80,10 @@ def _anthropic_blocks(out: list[str], where: str, m: Mapping[str, Any]) -> list[
         extra_keys(out, bw, b, _BLOCK_KEYS[kind])
         if kind == "text" and not (isinstance(b.get("text"), str) and b["text"].strip()):
             out.append(f"{bw}.text: blank (400 text content blocks must contain non-whitespace text)")
+        if kind in _MEDIA_TYPES:
+            if m.get("role") != "user":
+                out.append(f"{bw}: an {kind} block outside a user message")
+            _source(out, bw, kind, b.get("source"))
         blocks.append((bw, b))
     return blocks
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from toolreplay._replay import TurnMessage
 from toolreplay.wires.claude_prompt import detect, render, request, rules
+from toolreplay.wires.common import user_words
 from toolreplay.wires.contract import Wire
 from toolreplay.wires.reply import Reply
 
@@ -28,7 +29,7 @@ def _assemble(body: dict[str, Any], turns: Sequence[TurnMessage], lines: list[An
         return None
     last = next((t for t in reversed(turns) if t.role != "system"), None)
     if last is not None and last.role == "user" and not last.calls:
-        prior, message = lines[:-1], last.text
+        prior, message = lines[:-1], user_words(last)
     else:
         prior, message = lines, render.CONTINUE
     if prior:

@@ -26,6 +26,8 @@ model gets none of any vessel's. Without earlier turns the prompt is just the ne
 history does not end with a user message (a reply in progress), every turn goes into the transcript and
 :data:`CONTINUE` closes it. In ``plain`` and ``prose`` modes the lines simply carry no ``calls``. Tools
 are not declared in the body: the CLI gets them from its MCP configuration (``mcp__<server>__<tool>``).
+A user message's images and documents cannot travel in a text prompt: each goes as its name in brackets
+where it stood (``[image (image/png, 1,204 characters of base64)]``), and the render's warnings say so.
 
 The transcript lines of a history are an element-wise prefix of the lines of the same history with a
 turn appended (:func:`transcript_lines` reads them back).
@@ -38,7 +40,7 @@ from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay.wires.common import IdMapper, RenderOptions
+from toolreplay.wires.common import IdMapper, RenderOptions, user_words
 from toolreplay.wires.contract import TurnPiece
 
 WIRE = "claude-prompt"
@@ -88,7 +90,7 @@ def head(transcript: str) -> str:
 def render_turn(t: TurnMessage) -> str:
     """One transcript line for one turn message."""
     role = jsonenc.dumps(t.role)
-    text = jsonenc.dumps(t.text)
+    text = jsonenc.dumps(user_words(t))
     if not t.calls:
         return f'{{"role":{role},"text":{text}}}'
     steps = _steps(t)
@@ -110,7 +112,7 @@ def turn_renderer(opts: RenderOptions | None = None, ids: IdMapper | None = None
 def render_prompt(turns: Sequence[TurnMessage]) -> str:
     """The prompt text for ``turns`` (system messages already taken out)."""
     if turns and turns[-1].role == "user" and not turns[-1].calls:
-        prior, message = turns[:-1], turns[-1].text
+        prior, message = turns[:-1], user_words(turns[-1])
     else:
         prior, message = turns, CONTINUE
     if not prior:

@@ -5,7 +5,9 @@ A replayed reply becomes, step by step, a ``model`` content of the step's though
 to the model that issued them: design 17), its words and its ``functionCall`` parts, then a ``user``
 content of ``functionResponse`` parts (same count, same order; images and documents in their ``parts``);
 then a ``model`` content with the reply's text (led by the closing step's thought parts, and carrying the
-``thoughtSignature`` Gemini put on the final text part, both to their issuer only).
+``thoughtSignature`` Gemini put on the final text part, both to their issuer only). A user message that
+holds images or documents sends them as ``inlineData`` (``mimeType``, base64 ``data``) or, given by URL,
+``fileData`` (``fileUri``) parts in the user's order.
 
 Rules this module keeps (the errors they avoid):
 * the first ``functionCall`` part of each model content carries ``thoughtSignature`` beside
@@ -33,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Text
+from toolreplay._steps import Part, Text, url_type
 from toolreplay.wires.common import (
     GEMINI_DUMMY_SIGNATURE,
     SEPARATOR,
@@ -91,6 +93,29 @@ def _response(c: ReplayCall, name: str) -> dict[str, Any]:
     return {"functionResponse": fr}
 
 
+def carries(p: Part) -> bool:
+    """Images and documents, inline or by URL: every part of a user message."""
+    return p.kind in PART_KINDS
+
+
+def _media_part(p: Part) -> dict[str, Any]:
+    if p.url:
+        mime = p.media_type or url_type(p.url)
+        return {"fileData": {"mimeType": mime, "fileUri": p.url} if mime else {"fileUri": p.url}}
+    return {"inlineData": {"mimeType": p.media_type, "data": p.data}}
+
+
+def _user_content(t: TurnMessage) -> list[dict[str, Any]]:
+    """A user message of parts: text, ``inlineData`` and ``fileData`` parts in the user's order (no blank
+    text part: "empty text parameter")."""
+    parts = [
+        {"text": p.text} if p.kind == "text" else _media_part(p)
+        for p in t.parts
+        if p.kind != "text" or p.text.strip()
+    ]
+    return [{"role": "user", "parts": parts}] if parts else []
+
+
 def _step_contents(step: ReplayStep) -> list[dict[str, Any]]:
     """One step: a model content (thoughts, words, functionCall parts), then the user content of as many
     functionResponse parts, same order."""
@@ -118,6 +143,8 @@ def render_turn(t: TurnMessage, after_model: bool = False) -> list[dict[str, Any
     ``after_model``: the content before this turn is a ``model`` content (or there is none), so a
     function-call turn needs a ``SEPARATOR`` user content first.
     """
+    if t.parts:
+        return _user_content(t)
     role = "model" if t.role == "assistant" else "user"
     if not t.calls and not t.steps:
         return [{"role": role, "parts": [{"text": t.text}]}] if t.text.strip() else []

@@ -13,11 +13,14 @@ camelCase or snake_case alike (``functionCall``/``function_call``, ``thoughtSign
 * ``user`` (or legacy ``function``) contents: ``functionResponse`` parts answer the calls by id when both
   carry one, else by position (Gemini's own rule: same count, same order); ``{"output": x}`` and
   ``{"result": x}`` read as the answer ``x``, ``{"error": x}`` as a failed call; any other ``response``
-  object is kept as its JSON text. Text parts are the user's words.
+  object is kept as its JSON text. Text parts are the user's words; ``inlineData`` (``mimeType``, base64
+  ``data``) and ``fileData`` (``fileUri``) parts of an image or a document (``image/*``, PDF, text) are
+  kept as its parts in order. Audio, video, a file of unknown type, and part fields a part has no place
+  for (``videoMetadata``, ``mediaResolution``) are reported.
 * The renderer's ``(continued)`` user content before a function-call turn that follows a model turn
   (see :data:`toolreplay.wires.common.SEPARATOR`) is the wire's role rule, not the user's: not stored.
 
-Inline data, files and executable code parts are reported, not kept.
+Inline data and files in a model content are reported, not kept.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any, cast
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Reasoning, ServerTool, Text
+from toolreplay._steps import Part, PartKind, Reasoning, ServerTool, Text, url_type
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.common import SEPARATOR
 from toolreplay.wires.common import either_case as _get
@@ -128,9 +131,42 @@ def response_answer(response: Any) -> tuple[str, bool]:
     return jsonenc.dumps(response), False
 
 
+def _kind(mime: str) -> PartKind | None:
+    if mime.startswith("image/"):
+        return "image"
+    if mime == "application/pdf" or mime.startswith("text/"):
+        return "document"
+    return None
+
+
+def media_part(p: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:
+    """An ``inlineData`` or ``fileData`` part (either case) of an image or a document as a part, or None
+    (reported)."""
+    inline, file = _get(p, "inlineData", "inline_data"), _get(p, "fileData", "file_data")
+    src = cast(Mapping[str, Any], inline if isinstance(inline, Mapping) else file)
+    mime = _get(src, "mimeType", "mime_type") if isinstance(src, Mapping) else None
+    mime = mime if isinstance(mime, str) else ""
+    data = src.get("data") if isinstance(inline, Mapping) else None
+    uri = _get(src, "fileUri", "file_uri") if isinstance(file, Mapping) else None
+    kind = _kind(mime or (url_type(uri) if isinstance(uri, str) else ""))
+    if kind is None or not (isinstance(data, str) or isinstance(uri, str)):
+        warnings.append(f"{at}: a part of type {mime or 'unknown'!r} is not kept (images and documents are)")
+        return None
+    extra = sorted(k for k in p if k not in _MEDIA_KEYS)
+    if extra:
+        warnings.append(f"{at}: the part's {', '.join(extra)} not kept (the {kind} is)")
+    if isinstance(data, str):
+        return Part(kind, media_type=mime, data=data)
+    return Part(kind, media_type=mime, url=str(uri))
+
+
+_MEDIA_KEYS = frozenset({"inlineData", "inline_data", "fileData", "file_data"})
+
+
 def _user(content: Mapping[str, Any], where: str, warnings: list[str]) -> list[Event]:
     results: list[Result] = []
     texts: list[str] = []
+    parts: list[Part] = []
     for j, p in enumerate(_parts(content, where)):
         at = f"{where}.parts[{j}]"
         fr = _get(p, "functionResponse", "function_response")
@@ -140,9 +176,12 @@ def _user(content: Mapping[str, Any], where: str, warnings: list[str]) -> list[E
             results.append(Result(answer, nonempty(f.get("id")), string(f.get("name")), failed, at))
         elif isinstance(p.get("text"), str):
             texts.append(str(p["text"]))
+            parts.append(Part("text", text=str(p["text"])))
+        elif any(k in p for k in _MEDIA_KEYS):
+            parts.extend(x for x in [media_part(p, at, warnings)] if x is not None)
         else:
             warnings.append(f"{at}: a part with {', '.join(sorted(p)) or 'nothing'} is not kept")
-    return user_events(results, texts, "", where)
+    return user_events(results, texts, "", where, None, parts)
 
 
 def _calls_first(content: Any) -> bool:

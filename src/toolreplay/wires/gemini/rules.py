@@ -26,8 +26,22 @@ GEMINI_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:-]{0,63}\Z")
 
 _PART_KEYS = frozenset(
     {"text", "functionCall", "function_call", "functionResponse", "function_response"}
-    | {"thoughtSignature", "thought_signature"}
+    | {"thoughtSignature", "thought_signature", "inlineData", "inline_data", "fileData", "file_data"}
 )
+#: The data a part holds: exactly one (the ``data`` oneof of ``Part`` in content.proto).
+_DATA_KEYS = ("text", "functionCall", "functionResponse", "inlineData", "fileData")
+
+
+def _media(out: list[str], pw: str, p: Mapping[str, Any]) -> None:
+    """An ``inlineData`` blob (``mimeType`` and base64 ``data``) or a ``fileData`` (``fileUri``)."""
+    blob = either_case(p, "inlineData", "inline_data")
+    if blob is not None:
+        ok = is_obj(blob) and isinstance(either_case(blob, "mimeType", "mime_type"), str)
+        if not (ok and isinstance(blob.get("data"), str) and blob["data"]):
+            out.append(f"{pw}.inlineData: needs mimeType and base64 data")
+    file = either_case(p, "fileData", "file_data")
+    if file is not None and not (is_obj(file) and isinstance(either_case(file, "fileUri", "file_uri"), str)):
+        out.append(f"{pw}.fileData: needs a fileUri")
 
 
 def _gemini_parts(out: list[str], where: str, c: Any) -> list[tuple[str, Mapping[str, Any]]]:
@@ -46,13 +60,10 @@ def _gemini_parts(out: list[str], where: str, c: Any) -> list[tuple[str, Mapping
             out.append(f"{pw}: not an object")
             continue
         extra_keys(out, pw, p, _PART_KEYS)
-        data = [
-            key
-            for key in ("text", "functionCall", "functionResponse")
-            if either_case(p, key, _snake(key)) is not None
-        ]
+        data = [key for key in _DATA_KEYS if either_case(p, key, _snake(key)) is not None]
         if len(data) != 1:
-            out.append(f"{pw}: must hold exactly one of text, functionCall, functionResponse")
+            out.append(f"{pw}: must hold exactly one of {', '.join(_DATA_KEYS)}")
+        _media(out, pw, p)
         if "text" in p and not (isinstance(p["text"], str) and p["text"].strip()):
             out.append(f"{pw}.text: blank (Gemini rejects an empty text parameter)")
         got.append((pw, p))

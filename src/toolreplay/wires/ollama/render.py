@@ -2,7 +2,8 @@
 
 A replayed reply becomes an assistant message with ``tool_calls`` (``arguments`` a JSON **object**), one
 ``tool`` message per call right after it (``tool_name`` and ``tool_call_id``), then an assistant message
-with the reply's text.
+with the reply's text. A user message that holds images sends them base64 in its ``images`` (Ollama has
+no place for an image by URL or a document: those travel as their names in its ``content``).
 
 Rules this module keeps (the shape of the Go type ``api.Message``, which the bundled openapi.yaml lacks):
 * ``arguments`` is an object (a string does not decode into ``api.ToolCallFunctionArguments``);
@@ -16,12 +17,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolreplay._replay import ReplayStep, TurnMessage, split_system, turn_steps
+from toolreplay._steps import Part
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
     function_tools,
     plain_dict,
     sampling,
+    user_words,
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
@@ -35,6 +38,19 @@ PART_KINDS: frozenset[str] = frozenset({"text", "image"})
 
 #: ``tools``: every given tool plus every tool the replayed calls use.
 render_tools = function_tools
+
+
+def carries(p: Part) -> bool:
+    """Inline images only (``images`` holds base64; nothing takes a URL or a document)."""
+    return p.kind == "image" and bool(p.data) and not p.url
+
+
+def _user_message(t: TurnMessage) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": t.role, "content": user_words(t, carries)}
+    images = [p.data for p in t.parts if p.kind != "text" and carries(p)]
+    if images:
+        msg["images"] = images
+    return msg
 
 
 def _step_messages(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
@@ -61,6 +77,8 @@ def _step_messages(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
 
 def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
     """The messages of one turn message: each step (calls, their answers), then the text."""
+    if t.parts:
+        return [_user_message(t)]
     if not t.calls and not t.steps:
         return [{"role": t.role, "content": t.text}]
     out: list[dict[str, Any]] = []

@@ -4,8 +4,9 @@ Reads a whole body (``messages``, ``tools``) or just its ``messages`` list: ``sy
 ``assistant`` messages (``tool_calls`` with ``function.arguments`` an object, or a JSON string as older
 clients sent it), and ``tool`` messages (``tool_name``, or the older ``name``; ``tool_call_id`` when
 given). Answers pair by ``tool_call_id`` when the calls carry ids, else by position (Ollama's own rule).
-An assistant's ``thinking`` is kept as a reasoning piece of its step (replayed only to its issuer). Images are
-reported, not kept.
+An assistant's ``thinking`` is kept as a reasoning piece of its step (replayed only to its issuer). A user
+message's ``images`` (base64) are kept as its parts, before its words (the body keeps them apart, so their
+order is not known; the type is read from the image's first bytes); images on other messages are reported.
 The turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 """
 
@@ -16,7 +17,7 @@ from typing import Any
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Reasoning
+from toolreplay._steps import Part, Reasoning, image_type, with_words
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.request_common import (
     function_calls,
@@ -45,9 +46,19 @@ def _fail(problem: str) -> WireError:
     return WireError(f"{WIRE} request: {problem}")
 
 
+def _images(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Part]:
+    out: list[Part] = []
+    for k, raw in enumerate(listed(msg.get("images"))):
+        if isinstance(raw, str) and raw:
+            out.append(Part("image", media_type=image_type(raw), data=raw))
+        else:
+            warnings.append(f"{where}.images[{k}]: not a base64 string, not kept")
+    return out
+
+
 def _text(msg: Mapping[str, Any], where: str, warnings: list[str]) -> str:
     content = msg.get("content")
-    if msg.get("images"):
+    if msg.get("images") and msg.get("role") != "user":
         warnings.append(f"{where}.images: images are not kept (text only)")
     if content is None:
         return ""
@@ -63,7 +74,11 @@ def message_events(msg: Mapping[str, Any], where: str, warnings: list[str]) -> l
     if role == "system":
         return [SystemText(text, where)]
     if role == "user":
-        return [UserText(text, where)]
+        images = _images(msg, where, warnings)
+        if not images:
+            return [UserText(text, where)]
+        words, media = with_words(text, images)
+        return [UserText(words, where, parts=media)]
     if role == "assistant":
         thinking = msg.get("thinking")
         parts: list[SaidPart] = []

@@ -37,6 +37,7 @@ WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
+    carries=render.carries,
     reasoning_flag="reasoning_content",
     render=render.render,
     render_turn=render.turn_renderer,

@@ -5,7 +5,10 @@ the model wrote before them, else null), one ``tool`` message per call right aft
 message with the reply's text. A step's reasoning rides on its message as its issuer sent it
 (``reasoning_content``; Kimi, DeepSeek and GLM thinking models require it on tool-call messages: 400
 "thinking is enabled but reasoning_content is missing in assistant tool call message"), only for that
-issuer and profiles with flag ``reasoning_content`` (the replay seam decides, design 17).
+issuer and profiles with flag ``reasoning_content`` (the replay seam decides, design 17). A user message
+that holds images or documents sends its content as parts in the user's order: ``text``, ``image_url``
+(an address or a ``data:`` URL) and ``file`` (``filename`` and ``file_data``, a ``data:`` URL; a document
+by address has no place there and travels as its name).
 
 Rules this module keeps (the errors they avoid):
 * every ``tool_calls`` id is answered by tool messages right after, before any other message
@@ -25,7 +28,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay._replay import ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay.wires.common import IdMapper, RenderOptions, function_tools, sampling, wire_tool_name
+from toolreplay._steps import Part, data_url
+from toolreplay.wires.common import (
+    IdMapper,
+    RenderOptions,
+    function_tools,
+    sampling,
+    user_parts,
+    wire_tool_name,
+)
 from toolreplay.wires.contract import TurnPiece
 
 WIRE = "openai-chat"
@@ -41,6 +52,23 @@ render_tools = function_tools
 
 #: The message fields Chat servers read reasoning back from (Kimi, DeepSeek, GLM; OpenRouter).
 _REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_details")
+
+
+def carries(p: Part) -> bool:
+    """Images (inline or by URL) and inline documents (a ``file`` part takes no URL)."""
+    return p.kind == "image" or (p.kind == "document" and not p.url)
+
+
+def _content_part(p: Part) -> dict[str, Any]:
+    if p.kind == "text":
+        return {"type": "text", "text": p.text}
+    if p.kind == "image":
+        return {"type": "image_url", "image_url": {"url": p.url or data_url(p)}}
+    return {"type": "file", "file": {"filename": p.name or "document", "file_data": data_url(p)}}
+
+
+def _user_message(t: TurnMessage) -> dict[str, Any]:
+    return {"role": t.role, "content": [_content_part(p) for p in user_parts(t, carries)]}
 
 
 def _reasoning_fields(step: ReplayStep) -> dict[str, Any]:
@@ -87,6 +115,8 @@ def _step_messages(step: ReplayStep, ids: IdMapper, named: bool) -> list[dict[st
 
 def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, Any]]:
     """The Chat messages of one turn message: each step (its calls, their answers), then the text."""
+    if t.parts:
+        return [_user_message(t)]
     if not t.calls and not t.steps:
         return [{"role": t.role, "content": t.text}]
     out: list[dict[str, Any]] = []

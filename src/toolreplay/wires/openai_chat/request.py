@@ -6,7 +6,10 @@ JSON string, or an object as some compatible servers take it), ``tool`` messages
 ``tool_call_id``, and the legacy ``function_call`` / ``function`` pair (answered by position). Kimi's and
 DeepSeek's ``reasoning_content`` (vLLM's ``reasoning``, OpenRouter's ``reasoning_details``) and Mistral's
 ``thinking`` content parts are kept verbatim as reasoning pieces of the message's step, replayed only to
-their issuer (design 17), never in an id.
+their issuer (design 17), never in an id. A user message's ``image_url`` parts (an address or a
+``data:`` URL) and ``file`` parts (``file_data``, ``filename``) are kept as its parts in order; a file
+given by ``file_id`` only, ``input_audio`` (no part kind holds sound) and a ``detail`` other than
+``auto`` are reported.
 
 The turn rules (one agent turn is one stored reply, pairing, deterministic ids) are
 :func:`toolreplay.wires.turns.assemble`'s.
@@ -19,7 +22,7 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Reasoning
+from toolreplay._steps import Part, Reasoning, from_data_url, with_words
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.openai_chat.response import thinking_text
 from toolreplay.wires.request_common import (
@@ -90,6 +93,48 @@ def content_pieces(
     return out
 
 
+def _media(p: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:
+    """An ``image_url`` or ``file`` part as a part of the message, or None (reported)."""
+    kind = p.get("type")
+    inner = p.get(str(kind))
+    d = cast(Mapping[str, Any], inner) if isinstance(inner, Mapping) else {}
+    part: Part | None = None
+    if kind == "image_url":
+        url = d.get("url") if d else inner
+        part = from_data_url("image", url) if isinstance(url, str) and url else None
+        if part is not None and d.get("detail") not in (None, "auto"):
+            warnings.append(f"{at}: detail {d.get('detail')!r} is not kept (sent as auto)")
+    elif isinstance(d.get("file_data"), str) and d["file_data"]:
+        name = d.get("filename") if isinstance(d.get("filename"), str) else ""
+        part = from_data_url("document", d["file_data"], str(name))
+        if not part.data:  # bare base64, no data: URL around it
+            part = Part("document", data=d["file_data"], name=str(name))
+    if part is None:
+        warnings.append(f"{at}: a {kind!r} part without data or a URL (a file_id) is not kept")
+    return part
+
+
+def _user(content: Any, where: str, warnings: list[str], created_at: str | None) -> UserText:
+    """A user message: its words, and its parts in order when it holds an image or a file."""
+    if not isinstance(content, list) or not any(
+        isinstance(p, Mapping) and p.get("type") in ("image_url", "file") for p in content
+    ):
+        return UserText(content_text(content, where, warnings), where, created_at)
+    parts: list[Part] = []
+    for j, raw in enumerate(content):
+        at = f"{where}.content[{j}]"
+        p = cast(Mapping[str, Any], raw) if isinstance(raw, Mapping) else {"type": "text", "text": raw}
+        key = _TEXT_PARTS.get(str(p.get("type")))
+        if key is not None and isinstance(p.get(key), str):
+            parts.append(Part("text", text=str(p[key])))
+        elif p.get("type") in ("image_url", "file"):
+            parts.extend(x for x in [_media(p, at, warnings)] if x is not None)
+        else:
+            warnings.append(f"{at}: a {p.get('type')!r} part is not kept (no part kind holds it)")
+    text, kept = with_words("", parts)
+    return UserText(text, where, created_at, parts=kept)
+
+
 def _calls(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call]:
     out = function_calls(msg.get("tool_calls"), where, warnings, _fail)
     legacy = msg.get("function_call")
@@ -121,7 +166,7 @@ def message_events(
     if role in ("system", "developer"):
         return [SystemText(content_text(msg.get("content"), where, warnings), where)]
     if role == "user":
-        return [UserText(content_text(msg.get("content"), where, warnings), where, created_at)]
+        return [_user(msg.get("content"), where, warnings, created_at)]
     if role == "assistant":
         parts: list[SaidPart] = [*_reasoning(msg)]
         parts.extend(content_pieces(msg.get("content"), where, warnings))

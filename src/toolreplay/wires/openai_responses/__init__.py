@@ -20,6 +20,7 @@ WIRE = Wire(
     name=render.WIRE,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
+    carries=render.carries,
     render=render.render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,

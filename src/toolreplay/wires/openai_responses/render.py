@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Text
+from toolreplay._steps import Part, Text, data_url
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -58,26 +58,39 @@ def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict
     ]
 
 
+def carries(p: Part) -> bool:
+    """Images and files, inline (a ``data:`` URL) or by URL: every part of a user message."""
+    return p.kind in PART_KINDS
+
+
+def _content_part(p: Part) -> dict[str, Any]:
+    """One content part: ``input_text``, ``input_image`` or ``input_file``."""
+    if p.kind == "text":
+        return {"type": "input_text", "text": p.text}
+    if p.kind == "image":
+        return {"type": "input_image", "image_url": p.url or data_url(p)}
+    item: dict[str, Any] = {"type": "input_file"}
+    if p.url:
+        item["file_url"] = p.url
+    else:
+        item["file_data"] = data_url(p)
+    item["filename"] = p.name or "document"
+    return item
+
+
 def _output(c: ReplayCall) -> Any:
     """A call's ``output``: its answer, or content items when it has parts (images, files)."""
     if not c.parts:
         return c.answer
-    out: list[dict[str, Any]] = []
-    for p in c.parts:
-        if p.kind == "text":
-            out.append({"type": "input_text", "text": p.text})
-        elif p.kind == "image":
-            url = p.url or f"data:{p.media_type};base64,{p.data}"
-            out.append({"type": "input_image", "image_url": url})
-        else:
-            item: dict[str, Any] = {"type": "input_file"}
-            if p.url:
-                item["file_url"] = p.url
-            else:
-                item["file_data"] = f"data:{p.media_type};base64,{p.data}"
-            item["filename"] = p.name or "document"
-            out.append(item)
-    return out
+    return [_content_part(p) for p in c.parts]
+
+
+def _user_message(t: TurnMessage) -> dict[str, Any]:
+    content = [_content_part(p) for p in t.parts]
+    for part in content:
+        if part["type"] == "input_image":
+            part["detail"] = "auto"  # required on a message's input_image (InputImageContent)
+    return {"role": "user", "content": content}
 
 
 def _item_id(c: ReplayCall) -> str | None:
@@ -124,6 +137,8 @@ def _step_items(step: ReplayStep, ids: IdMapper, stateless: bool) -> list[dict[s
 
 def render_turn(t: TurnMessage, ids: IdMapper, stateless: bool = False) -> list[dict[str, Any]]:
     """The input items of one turn message: each step (reasoning, words, calls, outputs), then the text."""
+    if t.parts:
+        return [_user_message(t)]
     if not t.calls and not t.steps:
         return [{"role": t.role, "content": t.text}]
     out: list[dict[str, Any]] = []

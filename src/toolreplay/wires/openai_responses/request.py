@@ -8,6 +8,9 @@ and its output, and ``reasoning`` items (kept whole, ``encrypted_content`` inclu
 of the step they lead, replayed only to their issuer; a call's ``fc_...`` item id is kept as ``item_id``
 beside it, never as its id). Hosted-tool items (``web_search_call``, ``code_interpreter_call``...) are
 kept whole the same way, as server-tool pieces. Other item kinds (item references) are reported, not kept.
+A user message's ``input_image`` (``image_url``: a ``data:`` URL or an address) and ``input_file``
+(``file_data`` or ``file_url``, ``filename``) parts are kept as its parts in order; one given only by
+``file_id`` (a file kept at OpenAI), and a ``detail`` other than ``auto``, are reported.
 
 One model response is several items in this wire: an output-form message (``type: "message"`` or a list
 of ``output_text`` parts), reasoning items and the ``function_call`` items that follow it without an
@@ -23,6 +26,7 @@ from typing import Any, cast
 
 from toolreplay._errors import WireError
 from toolreplay._history import History, ToolSpec
+from toolreplay._steps import Part, from_data_url, with_words
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.openai_responses.response import said_item
 from toolreplay.wires.request_common import listed, nonempty, objects, read_tools, split_list
@@ -41,6 +45,7 @@ from toolreplay.wires.turns import (
 
 WIRE = "openai-responses"
 _TEXT_PARTS = ("input_text", "output_text", "text", "refusal")
+_MEDIA = ("input_image", "input_file")
 _CALLS = ("function_call", "custom_tool_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 #: Items of tools OpenAI runs itself: kept whole as server-tool pieces of their step, for their issuer.
@@ -54,14 +59,41 @@ def _fail(problem: str) -> WireError:
     return WireError(f"{WIRE} request: {problem}")
 
 
-def _content_text(content: Any, where: str, warnings: list[str]) -> str:
+def _media(p: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:
+    """An ``input_image`` or ``input_file`` part as a part of the message, or None (reported)."""
+    kind = p.get("type")
+    if kind == "input_image":
+        url = p.get("image_url")
+        part = from_data_url("image", url) if isinstance(url, str) and url else None
+    else:
+        name = p.get("filename") if isinstance(p.get("filename"), str) else ""
+        data, url = p.get("file_data"), p.get("file_url")
+        if isinstance(data, str) and data:
+            part = from_data_url("document", data, str(name))
+            if not part.data:  # bare base64, no data: URL around it
+                part = Part("document", data=data, name=str(name))
+        elif isinstance(url, str) and url:
+            part = Part("document", url=url, name=str(name))
+        else:
+            part = None
+    if part is None:
+        warnings.append(f"{at}: a {kind} given by file_id only (a file kept at OpenAI) is not kept")
+    elif p.get("detail") not in (None, "auto"):
+        warnings.append(f"{at}: detail {p.get('detail')!r} is not kept (sent as auto)")
+    return part
+
+
+def _content(content: Any, where: str, warnings: list[str], media: bool) -> tuple[str, list[Part]]:
+    """A message's text, and (``media``: a user message) its parts in order when it holds any image or
+    file (otherwise none: a message of words stays text)."""
     if content is None:
-        return ""
+        return "", []
     if isinstance(content, str):
-        return content
+        return content, []
     if not isinstance(content, list):
         raise _fail(f"{where}.content is {type(content).__name__}, not a string or a list of parts")
     texts: list[str] = []
+    parts: list[Part] = []
     for j, part in enumerate(content):
         if not isinstance(part, Mapping):
             raise _fail(f"{where}.content[{j}] is {type(part).__name__}, not a content part")
@@ -70,9 +102,15 @@ def _content_text(content: Any, where: str, warnings: list[str]) -> str:
         value = p.get("refusal") if kind == "refusal" else p.get("text")
         if kind in _TEXT_PARTS and isinstance(value, str):
             texts.append(value)
+            parts.append(Part("text", text=value))
+        elif media and kind in _MEDIA:
+            got = _media(p, f"{where}.content[{j}]", warnings)
+            parts.extend([got] if got is not None else [])
         else:
             warnings.append(f"{where}.content[{j}]: a {kind!r} part is not kept (text only)")
-    return "".join(texts)
+    if not any(p.kind != "text" for p in parts):
+        return "".join(texts), []
+    return with_words("", parts)[0], parts
 
 
 def _is_output_form(item: Mapping[str, Any]) -> bool:
@@ -119,7 +157,7 @@ class _Reader:
             self.warnings.append(f"{where}: a {kind!r} item is not kept (no stored form for it)")
 
     def _message(self, item: Mapping[str, Any], role: str, where: str) -> None:
-        text = _content_text(item.get("content"), where, self.warnings)
+        text, parts = _content(item.get("content"), where, self.warnings, role == "user")
         if role == "assistant":
             if _is_output_form(item):
                 g = self._group(where)
@@ -133,7 +171,7 @@ class _Reader:
         if role in ("system", "developer"):
             self.events.append(SystemText(text, where))
         elif role == "user":
-            self.events.append(UserText(text, where))
+            self.events.append(UserText(text, where, parts=tuple(parts)))
         else:
             raise _fail(f"{where}.role is {role!r}; expected user, assistant, system or developer")
 

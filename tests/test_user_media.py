@@ -1,0 +1,239 @@
+"""Images and documents in the user's own messages (issue 12 item 5): the neutral model, both stores, every
+importer that reads user content, and every wire's render (carried where the wire can, a short name and a
+warning where it cannot)."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import toolreplay
+from store_fixtures import store, store_factory, store_url  # noqa: F401
+from toolreplay._audit.validate import check_body
+from toolreplay._errors import HistoryError
+from toolreplay._history import History, Message, history_from_dict, history_to_dict, load_history
+from toolreplay._steps import Part, from_data_url, url_type, with_words
+from toolreplay._store import Store
+from toolreplay._vessels import get_vessel
+from toolreplay.wires import parse_request
+from wire_helpers import VESSELS
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
+PDF = "JVBERi0xLjQKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK"
+IMAGE = Part("image", media_type="image/png", data=PNG)
+DOC = Part("document", media_type="application/pdf", data=PDF, name="receipt.pdf")
+PHOTO = Part("image", url="https://example.test/cat.jpg")
+
+FILE_FORM: dict[str, Any] = {
+    "id": "media",
+    "messages": [
+        {"id": "u1", "role": "user", "text": "What is on this receipt?",
+         "parts": [{"kind": "image", "media_type": "image/png", "data": PNG},
+                   {"kind": "text", "text": "What is on this receipt?"},
+                   {"kind": "document", "media_type": "application/pdf", "data": PDF,
+                    "name": "receipt.pdf"}]},
+        {"id": "a1", "role": "assistant", "text": "A coffee, 3 EUR."},
+        {"id": "u2", "role": "user", "parts": [{"kind": "image", "url": "https://example.test/cat.jpg"}]},
+    ],
+}  # fmt: skip
+
+
+def media_history() -> History:
+    return history_from_dict(copy.deepcopy(FILE_FORM))
+
+
+# ------------------------------------------------------------------------------------------- the model
+
+
+def test_the_file_form_keeps_parts_in_order_and_the_words_as_text() -> None:
+    h = media_history()
+    first, _, last = h.messages
+    assert first.parts == (IMAGE, Part("text", text="What is on this receipt?"), DOC)
+    assert first.text == "What is on this receipt?"
+    assert (last.text, last.parts) == ("", (PHOTO,))
+    assert load_history(history_to_dict(h)) == h
+
+
+def test_text_beside_parts_without_words_goes_after_them() -> None:
+    assert with_words("Describe it.", (IMAGE,)) == (
+        "Describe it.",
+        (IMAGE, Part("text", text="Describe it.")),
+    )
+    assert with_words("ignored", (Part("text", text="a"), IMAGE, Part("text", text="b"))) == (
+        "a\n\nb",
+        (Part("text", text="a"), IMAGE, Part("text", text="b")),
+    )
+
+
+def test_only_user_messages_carry_parts() -> None:
+    bad = {
+        "messages": [{"id": "a", "role": "assistant", "text": "x", "parts": [{"kind": "image", "url": "u"}]}]
+    }
+    with pytest.raises(HistoryError, match=r"message 0 \(id a\): parts: only user messages carry parts"):
+        history_from_dict(bad)
+    with pytest.raises(HistoryError, match=r"parts\[0\]\.kind"):
+        history_from_dict({"messages": [{"id": "u", "role": "user", "parts": [{"kind": "audio"}]}]})
+
+
+def test_a_data_url_is_split_into_its_type_and_data() -> None:
+    assert from_data_url("image", f"data:image/png;base64,{PNG}") == IMAGE
+    assert from_data_url("image", "https://example.test/cat.jpg") == PHOTO
+
+
+# ------------------------------------------------------------------------------------------ the stores
+
+
+def test_both_stores_keep_the_parts(store: Store) -> None:  # noqa: F811
+    h = media_history()
+    store.import_history(h)
+    assert store.load(h.id) == h
+    assert store.load_range(h.id, 0).messages == h.messages
+    assert store.import_history(h).unchanged == 3  # the same parts: nothing to write
+
+
+def test_a_stored_message_with_other_parts_is_a_conflict(store: Store) -> None:  # noqa: F811
+    h = media_history()
+    store.import_history(h)
+    changed = list(h.messages)
+    changed[2] = Message("u2", "user", "", parts=(IMAGE,))
+    with pytest.raises(toolreplay.StoreError, match="different parts"):
+        store.import_history(History(h.id, tuple(changed)))
+
+
+def test_only_user_messages_are_stored_with_parts(store: Store) -> None:  # noqa: F811
+    with pytest.raises(toolreplay.StoreError, match="only user messages carry parts"):
+        store.append_message("c", Message("a", "assistant", "x", parts=(IMAGE,)))
+
+
+# ------------------------------------------------------------------------------------------ the wires
+
+
+def _messages(vessel: str, warnings: list[str] | None = None) -> list[Any]:
+    body = toolreplay.render(media_history(), vessel, warnings=warnings)
+    for key in ("messages", "input", "contents"):
+        if key in body:
+            return list(body[key])
+    raise AssertionError(body)
+
+
+def test_anthropic_sends_image_and_document_blocks() -> None:
+    said: list[str] = []
+    first, _, last = _messages("anthropic", said)
+    assert first["content"] == [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+        {"type": "text", "text": "What is on this receipt?"},
+        {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": PDF},
+         "title": "receipt.pdf"},
+    ]  # fmt: skip
+    assert last == {
+        "role": "user",
+        "content": [{"type": "image", "source": {"type": "url", "url": PHOTO.url}}],
+    }
+    assert said == []
+
+
+def test_chat_sends_content_parts() -> None:
+    said: list[str] = []
+    first, _, last = _messages("openai", said)
+    assert first["content"] == [
+        {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+        {"type": "text", "text": "What is on this receipt?"},
+        {
+            "type": "file",
+            "file": {"filename": "receipt.pdf", "file_data": f"data:application/pdf;base64,{PDF}"},
+        },
+    ]
+    assert last["content"] == [{"type": "image_url", "image_url": {"url": PHOTO.url}}]
+    assert said == []
+
+
+def test_chat_names_a_document_it_cannot_carry() -> None:
+    pdf = "https://example.test/a.pdf"
+    h = history_from_dict(
+        {"messages": [{"id": "u", "role": "user", "parts": [{"kind": "document", "url": pdf}]}]}
+    )
+    said: list[str] = []
+    body = toolreplay.render(h, "openai", warnings=said)
+    assert body["messages"][0]["content"] == [{"type": "text", "text": f"[document (unknown type, {pdf})]"}]
+    assert said == [
+        f"message u: the user's document (unknown type, {pdf}) cannot travel on openai-chat: sent as its "
+        "name in the message's text"
+    ]
+
+
+def test_responses_sends_input_image_and_input_file() -> None:
+    first, _, last = _messages("openai-responses")
+    assert first["content"] == [
+        {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "auto"},
+        {"type": "input_text", "text": "What is on this receipt?"},
+        {"type": "input_file", "file_data": f"data:application/pdf;base64,{PDF}", "filename": "receipt.pdf"},
+    ]
+    assert last["content"] == [{"type": "input_image", "image_url": PHOTO.url, "detail": "auto"}]
+
+
+def test_gemini_sends_inline_data_and_file_data() -> None:
+    first, _, last = _messages("gemini")
+    assert first["parts"] == [
+        {"inlineData": {"mimeType": "image/png", "data": PNG}},
+        {"text": "What is on this receipt?"},
+        {"inlineData": {"mimeType": "application/pdf", "data": PDF}},
+    ]
+    # the type a fileData names, from the URL when the part has none
+    assert last == {"role": "user", "parts": [{"fileData": {"mimeType": "image/jpeg", "fileUri": PHOTO.url}}]}
+
+
+def test_ollama_sends_inline_images_and_names_the_rest() -> None:
+    said: list[str] = []
+    first, _, last = _messages("ollama", said)
+    assert first == {
+        "role": "user",
+        "content": "What is on this receipt?\n\n[document (application/pdf, 96 characters of base64)]",
+        "images": [PNG],
+    }
+    assert last == {"role": "user", "content": f"[image (unknown type, {PHOTO.url})]"}
+    assert len(said) == 2 and all("cannot travel on ollama" in w for w in said)
+
+
+def test_claude_prompt_names_every_part() -> None:
+    said: list[str] = []
+    body = toolreplay.render(media_history(), "claude", warnings=said)
+    assert body["prompt"].endswith(f"\n\n[image (unknown type, {PHOTO.url})]")
+    assert (
+        '"text":"[image (image/png, 96 characters of base64)]\\n\\nWhat is on this receipt?' in body["prompt"]
+    )
+    assert len(said) == 3 and all("cannot travel on claude-prompt" in w for w in said)
+
+
+@pytest.mark.parametrize("vessel", VESSELS)
+def test_bodies_with_user_media_pass_rules_and_specs(vessel: str, shared_dir: Path) -> None:
+    report = check_body(vessel, toolreplay.render(media_history(), vessel), specs_dir=shared_dir / "specs")
+    assert report.problems == ()
+
+
+@pytest.mark.parametrize("mode", ["plain", "prose"])
+def test_every_mode_sends_the_users_parts(mode: str) -> None:
+    first = toolreplay.render(media_history(), "anthropic", mode=mode)["messages"][0]
+    assert [b["type"] for b in first["content"]] == ["image", "text", "document"]
+
+
+# ------------------------------------------------------------------------------------ the round trip
+
+
+@pytest.mark.parametrize("vessel", ["anthropic", "openai", "openai-responses", "gemini"])
+def test_a_body_read_back_gives_the_same_parts(vessel: str) -> None:
+    h = media_history()
+    body = toolreplay.render(h, vessel)
+    again = parse_request(get_vessel(vessel).wire, body)
+    users = [m for m in again.messages if m.role == "user"]
+    sent = [m.parts for m in h.messages if m.role == "user"]
+    if vessel == "gemini":  # a Gemini blob has no name; a fileData names its type
+        sent = [
+            tuple(replace(p, name="", media_type=p.media_type or url_type(p.url)) for p in ps) for ps in sent
+        ]
+    assert [m.parts for m in users] == sent
+    assert [m.text for m in users] == [m.text for m in h.messages if m.role == "user"]
+    assert again.warnings == ()
