@@ -458,7 +458,10 @@ def test_ollama_position_pairing_and_thinking() -> None:
     h = parse_request("ollama", body)
     assert _calls(h) == [("f", {"a": 1}, "F"), ("g", {"b": 2}, "G")]
     assert h.messages[1].steps[0].said == (Reasoning("hmm", {"ollama": {"thinking": "hmm"}}),)
-    assert h.messages[0].parts == (Part("image", data="aGk="), Part("text", text="x"))  # kept (issue 12 item 5)
+    assert h.messages[0].parts == (
+        Part("image", data="aGk="),
+        Part("text", text="x"),
+    )  # kept (issue 12 item 5)
 
 
 def test_every_wire_rejects_a_body_that_is_not_its_shape() -> None:
