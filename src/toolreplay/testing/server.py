@@ -265,9 +265,11 @@ class ProviderDouble:
             text, reasoning, usage = item.text, item.reasoning, item.usage
         else:
             calls, text, reasoning, usage = (), item.text, item.reasoning, item.usage
+        request = req.body if isinstance(req.body, Mapping) else {}
+        if reasoning and not double_of(wire).thinks(BUILTIN.get(req.vessel or ""), model, request):
+            reasoning = None  # a model that does not think sends no reasoning (design 32)
         if usage is None:
             usage = self._usage(wire, model, req, text, calls)
-        request = req.body if isinstance(req.body, Mapping) else {}
         cut = CHUNKINGS[item.chunking] if item.chunking is not None else self._cut
         return Answer(seq, model, text, calls, reasoning, usage, request, cut)
 

@@ -169,6 +169,9 @@ class Double:
     refuse_url: Callable[[bool, str], str | None] = lambda stream, query: None
     #: The Chat id limit applied when a request names no vessel (OpenAI's own server: 40).
     default_max_id_len: int | None = None
+    #: (vessel or None, model, body) -> whether the model answering thinks, so its answer carries the
+    #: scripted reasoning (Chat: only the thinking models and the profiles that say so; design 32).
+    thinks: Callable[[Any, str, Mapping[str, Any]], bool] = lambda vessel, model, body: True
 
 
 def lazy_double(module: str) -> Callable[[], Double]:

@@ -91,13 +91,37 @@ def _anthropic_blocks(out: list[str], where: str, m: Mapping[str, Any]) -> list[
 Turn = tuple[str, list[tuple[str, Any]]]
 
 
+#: The roles a ``messages`` entry may have: ``user`` and ``assistant`` take turns; a ``system`` entry is
+#: taken where it stands (see :func:`in_loop`).
+_ROLES = ("user", "assistant", "system")
+
+
+def in_loop(m: Any) -> bool:
+    """Whether a ``messages`` entry takes part in the user/assistant alternation and the tool loop.
+
+    A ``role: "system"`` entry inside ``messages`` does not: the API takes it where it stands. The API
+    reference lists only ``user`` and ``assistant`` there, but real requests carry such entries and are
+    answered: Claude Code 2.1 sends its runtime reminders as ``system`` entries inside ``messages``
+    (gateways that rebuilt the Messages API had to add them: ankitcharolia/kiro-gateway#76,
+    ogx-ai/ogx#5982, whose ``Input should be 'user' or 'assistant'`` refused Claude Code), and
+    LangChain's Anthropic package sends a system message that is not first at its own position
+    (@langchain/anthropic 1.5.11). What the server does with one between a ``tool_use`` and its
+    ``tool_result`` is not documented; these rules leave it out of the loop's checks, so it breaks
+    nothing there and is not itself refused."""
+    return not (is_obj(m) and m.get("role") == "system")
+
+
 def _turns(msgs: list[Any], out: list[str]) -> list[Turn]:
     """The turns the server sees: it combines consecutive same-role messages before its checks."""
     turns: list[Turn] = []
     for i, m in enumerate(msgs):
         where = f"messages[{i}]"
-        if not is_obj(m) or m.get("role") not in ("user", "assistant"):
-            out.append(f"{where}: role must be user or assistant")
+        if not is_obj(m) or m.get("role") not in _ROLES:
+            out.append(f"{where}: role must be user or assistant (or system)")
+            continue
+        if not in_loop(m):
+            extra_keys(out, where, m, frozenset({"role", "content"}))
+            _anthropic_blocks(out, where, m)
             continue
         extra_keys(out, where, m, frozenset({"role", "content"}))
         blocks = _anthropic_blocks(out, where, m)
@@ -248,6 +272,8 @@ def _merged(messages: list[Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
     """Consecutive same-role messages merged, as Anthropic's server does before its checks."""
     out: list[tuple[str, list[Mapping[str, Any]]]] = []
     for raw in messages:
+        if not in_loop(raw):
+            continue  # a system entry stands where it is (see in_loop)
         m = raw if is_obj(raw) else {}
         role = str(m.get("role"))
         if out and out[-1][0] == role:

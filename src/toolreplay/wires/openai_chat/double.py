@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay._vessels import Vessel
 from toolreplay.testing.answers import (
     ERROR_KINDS,
     Answer,
@@ -21,6 +22,7 @@ from toolreplay.testing.answers import (
 )
 from toolreplay.testing.checks import Rules
 from toolreplay.wires.contract import Double
+from toolreplay.wires.openai_chat.rules import KIMI_REASONING, kimi_thinking, moonshot
 
 STREAM_OPTIONS_ALONE = "The 'stream_options' parameter is only allowed when 'stream' is enabled."
 
@@ -33,6 +35,24 @@ def check_chat(body: Mapping[str, Any], rules: Rules) -> str | None:
     if body.get("stream_options") is not None and body.get("stream") is not True:
         return STREAM_OPTIONS_ALONE
     return None
+
+
+#: Chat models that think and say so in ``reasoning_content`` when no vessel names a profile: DeepSeek's
+#: reasoner, Z.ai's GLM from 4.5 on (thinking on by default), Qwen's QwQ and Qwen3 thinking models.
+#: Kimi's thinking models are Moonshot's rule (``kimi_thinking``: the model, or the body's ``thinking``).
+_THINKING_MODEL = re.compile(r"^(deepseek-reasoner|glm-(4\.[5-9]|[5-9])|qwq|qwen3-.*thinking)")
+
+
+def chat_thinks(vessel: Vessel | None, model: str, body: Mapping[str, Any]) -> bool:
+    """Whether the model answering thinks, so the answer carries ``reasoning_content``: OpenAI's own
+    models and most compatible servers send none. A vessel's profile says (flag ``reasoning_content``:
+    Kimi, DeepSeek, GLM thinking models); Moonshot's server thinks only for its thinking models or when
+    the body turns ``thinking`` on. Without a vessel, the model name says."""
+    if vessel is not None and moonshot(vessel):
+        return kimi_thinking(body)
+    if vessel is not None:
+        return vessel.has("reasoning_content")
+    return kimi_thinking(body) or _THINKING_MODEL.match(model) is not None
 
 
 def _chat_usage(a: Answer) -> dict[str, Any]:
@@ -113,7 +133,16 @@ def chat_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     return out
 
 
+#: Moonshot's own refusals (its thinking models' ``reasoning_content`` rule), told by their text.
+_MOONSHOT_REFUSAL = re.compile("^" + re.escape(KIMI_REASONING).replace(re.escape("{i}"), r"\d+") + "$")
+
+
 def error_body(status: int, message: str) -> dict[str, Any]:
+    """OpenAI's error shape; Moonshot's refusal in Moonshot's: ``{"error": {"message", "type"}}`` with no
+    ``param`` or ``code``, as its 400 reads in public reports (OpenRouter's copy of Moonshot's raw answer in
+    charmbracelet/crush#2633, and the Kimi CLI's in MoonshotAI/kimi-cli#770)."""
+    if _MOONSHOT_REFUSAL.match(message):
+        return {"error": {"message": message, "type": "invalid_request_error"}}
     return openai_error_body(status, message)
 
 
@@ -131,4 +160,5 @@ DOUBLE = Double(
     check=check_chat,
     call_id=lambda seq, k: f"call_double{seq}_{k}",
     default_max_id_len=40,
+    thinks=chat_thinks,
 )
