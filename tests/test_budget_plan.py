@@ -11,6 +11,8 @@ goes back to its issuer) plus the body's own reserve (tools, system prompt, fram
 from __future__ import annotations
 
 import string
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -59,7 +61,7 @@ def reply(draw: Any, v: Vessel, i: int) -> Message:
     steps: list[Step] = []
     left = len(calls)
     while left or not steps:
-        n = draw(st.integers(0, left)) if left else 0
+        n = draw(st.integers(1, left)) if left else 0  # only the last step may have no calls
         own = draw(st.booleans())
         issuer = v.audience().issuer() if own else draw(st.sampled_from([OTHER, None]))
         sig = draw(_b64)
@@ -126,3 +128,26 @@ def test_reasoning_counts_only_for_its_issuer() -> None:
     assert [who for who, _n in issued] == [v.audience().issuer()] and issued[0][1] > 1800
     assert size_for(m, v.audience().accepts) == common + issued[0][1]
     assert size_for(m, BUILTIN["gemini"].audience().accepts) == common == size_for(m, None)
+
+
+@settings(max_examples=25, deadline=None)
+@given(case(), st.integers(200, 5000), st.sampled_from([0.25, 0.5, 1.0]))
+def test_a_stored_conversation_is_planned_as_the_whole_one_would_be(
+    c: tuple[Vessel, str, History], budget: int, step: float
+) -> None:
+    """The turn's plan, made from the store's running sums and the outline of the window alone, is the
+    plan of the whole conversation in memory, and the turn reads exactly the messages it may send."""
+    from toolreplay._budget import plan_of
+    from toolreplay._loop.events import TurnOptions
+    from toolreplay._loop.window import read_window, turn_accepts
+    from toolreplay._store.sqlite import SQLiteStore
+
+    v, _mode, h = c
+    options = TurnOptions(context=ContextBudget(max_tokens=budget, step=step))
+    with tempfile.TemporaryDirectory() as tmp, SQLiteStore(Path(tmp) / "plan.db") as store:
+        store.import_history(h)
+        window = read_window(store, h.id, len(h.messages), v, options, lambda _h: TOOLS)
+    accepts = turn_accepts(v, options)
+    whole = plan_of(h.messages, budget, step, reserved_bytes(TOOLS, None), accepts)
+    assert window.plan == whole
+    assert window.history.messages == (h.messages[0], *h.messages[whole.starts[0] :])
