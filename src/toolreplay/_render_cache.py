@@ -35,15 +35,25 @@ e.g. before adding an Anthropic ``cache_control`` marker). A cache is not thread
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from itertools import accumulate, chain, islice
 from pathlib import Path
 from typing import Any, cast
 
 from toolreplay._history import History, Message, ToolSpec, load_history
-from toolreplay._ids import StemAllocator, stems_for
+from toolreplay._ids import StemAllocator
+from toolreplay._render_entry import (
+    CALLS,
+    NAME,
+    ROLE,
+    Entry,
+    Key,
+    extend_each,
+    mapped,
+    prepared,
+    tail_turns,
+)
 from toolreplay._render_same import first_difference
 from toolreplay._replay import (
     DEFAULT_SETTINGS,
@@ -79,121 +89,6 @@ class CacheStats:
     fallbacks: int = 0
 
 
-@dataclass(slots=True)
-class _Entry:
-    """One cached rendering: its key, and per stored message what it produced and the state after it."""
-
-    wire: str
-    opts: RenderOptions
-    mode: Mode
-    settings: ReplaySettings
-    native_tools: bool
-    messages: tuple[Message, ...] = ()
-    #: per stored message: its turn message (None: not replayed) and how many elements exist after it
-    turns: list[TurnMessage | None] = field(default_factory=list)
-    items_after: list[int] = field(default_factory=list)
-    items: list[Any] = field(default_factory=list)
-    declared: list[ToolSpec] = field(default_factory=list)
-    declared_names: set[str] = field(default_factory=set)
-    #: (stored message, how many tools are declared after it), where a message declared new tools
-    declared_at: list[tuple[int, int]] = field(default_factory=list)
-    system: list[TurnMessage] = field(default_factory=list)
-    #: the stored message of each system turn
-    system_at: list[int] = field(default_factory=list)
-    first: tuple[TurnMessage, int] | None = None
-    first_at: int = -1
-    #: the stems of the first ``fed`` stored messages (fed when a render resumes, not by a cold render)
-    alloc: StemAllocator = field(default_factory=StemAllocator)
-    fed: int = 0
-    piece: TurnPiece | None = None
-    ids: IdMapper | None = None
-
-    def matches(self, key: tuple[str, RenderOptions, Mode, ReplaySettings, bool]) -> bool:
-        wire, opts, mode, settings, native_tools = key
-        return (
-            self.wire == wire
-            and self.mode == mode
-            and self.native_tools == native_tools
-            and self.opts == opts
-            and self.settings == settings
-        )
-
-
-_ID = operator.attrgetter("id")
-_ROLE = operator.attrgetter("role")
-_NAME = operator.attrgetter("name")
-_CALLS = operator.attrgetter("calls")
-
-
-#: Per stored message of a tail: its turn message in the entry's mode, and the one that declares tools;
-#: then whether every message of the tail has a turn message in the entry's mode (no None).
-Tail = tuple[list[TurnMessage | None], list[TurnMessage | None], bool]
-
-
-def _matched(prepared: list[TurnMessage], messages: Sequence[Message], skip: int) -> list[TurnMessage | None]:
-    """Each message's turn message (None where it is not replayed), after the first ``skip`` prepared
-    ones (the context's); prepare emits at most one per message, in order."""
-    out: list[TurnMessage | None]
-    if len(prepared) - skip == len(messages):  # one each (the common case): they pair in order
-        out = list(prepared[skip:])
-        return out
-    out = []
-    pos = skip
-    for m in messages:
-        if pos < len(prepared) and prepared[pos].message_id == m.id:
-            out.append(prepared[pos])
-            pos += 1
-        else:
-            out.append(None)
-    return out
-
-
-def _prepared(
-    window: Sequence[Message], tail: int, mode: Mode, settings: ReplaySettings, native: bool
-) -> Tail:
-    """(turn message in ``mode``, the turn message that declares tools) of each of the last ``tail``
-    messages of ``window``: with ``native``, the native mode's (design 8), else the same one."""
-    context = {m.id for m in window[: len(window) - tail]}
-    rows: list[list[TurnMessage | None]] = []
-    every: list[bool] = []
-    for md in dict.fromkeys((mode, "native" if native else mode)):
-        prepared = prepare_turn_messages(window, md, settings=settings)
-        skip = 0
-        while skip < len(prepared) and prepared[skip].message_id in context:
-            skip += 1
-        rows.append(_matched(prepared, window[len(window) - tail :], skip))
-        every.append(len(prepared) - skip == tail)
-    return rows[0], rows[-1], every[0]
-
-
-def _tail_turns(messages: tuple[Message, ...], start: int, e: _Entry) -> Tail | None:
-    """The turn messages of ``messages[start:]`` (see :func:`_prepared`).
-
-    Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
-    the last user message before ``start`` (the ``prose`` records made there land in the next user
-    message). ``e.alloc`` is brought to the stems of ``messages[:start]`` and continued; when the stems
-    the tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
-    From the start (a cold render) the tail's own stems are the conversation's: nothing to compare, and
-    the allocator is left to be fed if a later render resumes.
-    """
-    c = start
-    while c > 0 and messages[c - 1].role != "user":
-        c -= 1
-    window = messages[c:]
-    ids = list(map(_ID, window))
-    if len(set(ids)) != len(ids):
-        return None
-    if start:
-        stem = e.alloc.stem
-        for m in messages[e.fed : start]:
-            stem(m.id)
-        stems = [stem(i) for i in ids[start - c :]]
-        e.fed = len(messages)
-        if stems_for(ids)[start - c :] != stems:
-            return None
-    return _prepared(window, len(messages) - start, e.mode, e.settings, e.native_tools)
-
-
 def _cut(h: History, upto: str | None, mode: Mode, settings: ReplaySettings) -> tuple[Message, ...]:
     """The messages up to and including ``upto`` (all without it); a missing id raises the seam's error."""
     if upto is None:
@@ -203,12 +98,6 @@ def _cut(h: History, upto: str | None, mode: Mode, settings: ReplaySettings) -> 
             return h.messages[: i + 1]
     prepare_turn_messages(h, mode, upto=upto, settings=settings)  # raises the error a caller expects
     raise AssertionError("unreachable: prepare_turn_messages accepted a missing upto")
-
-
-def _mapped(turns: Sequence[TurnMessage | None]) -> int:
-    """How many calls the wire's call-id mapper named for ``turns`` (once per call of each rendered turn,
-    the mapper's contract)."""
-    return sum(len(t.calls) for t in turns if t is not None and t.role != "system")
 
 
 def _whole_body(
@@ -224,24 +113,6 @@ def _whole_body(
     return render_wire(wire, turns, opts), turns, opts
 
 
-def _extend_each(e: _Entry, piece: TurnPiece, turns: list[TurnMessage | None]) -> None:
-    """:meth:`RenderCache._extend` for turns that hold system turns or messages not replayed."""
-    items, after = e.items, e.items_after
-    first = e.first is None
-    for t in turns:
-        if t is not None:
-            if t.role == "system":
-                e.system_at.append(len(after))
-                e.system.append(t)
-            else:
-                made = piece(t, items)
-                if made:
-                    if first:
-                        e.first, e.first_at, first = (t, len(made)), len(after), False
-                    items += made
-        after.append(len(items))
-
-
 class RenderCache:
     """The rendered pieces of one conversation, reused when the conversation only grew (or changed late).
 
@@ -250,7 +121,7 @@ class RenderCache:
     """
 
     def __init__(self) -> None:
-        self._entries: list[_Entry] = []
+        self._entries: list[Entry] = []
         self._stats = CacheStats()
 
     @property
@@ -338,7 +209,7 @@ class RenderCache:
         mode: Mode,
         settings: ReplaySettings,
         native_tools: bool,
-    ) -> tuple[dict[str, Any], _Entry] | None:
+    ) -> tuple[dict[str, Any], Entry] | None:
         """The body and the entry that made it; None when the wire did not render as expected."""
         entry = self._entry((wire, opts, mode, settings, native_tools))
         try:
@@ -353,18 +224,18 @@ class RenderCache:
             return None
         return body, entry
 
-    def _entry(self, key: tuple[str, RenderOptions, Mode, ReplaySettings, bool]) -> _Entry:
+    def _entry(self, key: Key) -> Entry:
         for i, e in enumerate(self._entries):
             if e.matches(key):
                 if i:
                     self._entries.insert(0, self._entries.pop(i))
                 return e
-        e = _Entry(*key)
+        e = Entry(*key)
         self._entries.insert(0, e)
         del self._entries[MAX_ENTRIES:]
         return e
 
-    def _update(self, e: _Entry, messages: tuple[Message, ...]) -> None:
+    def _update(self, e: Entry, messages: tuple[Message, ...]) -> None:
         """Bring ``e`` to ``messages``: keep the shared leading messages, render the rest."""
         fresh = e.piece is None
         j = 0 if fresh else first_difference(e.messages, messages)
@@ -373,14 +244,14 @@ class RenderCache:
             return
         if fresh or j < len(e.messages):
             self._truncate(e, messages, j)
-        tail = _tail_turns(messages, j, e)
+        tail = tail_turns(messages, j, e)
         if tail is None and j > 0:
             j = 0
             self._truncate(e, messages, 0)
-            tail = _tail_turns(messages, 0, e)
+            tail = tail_turns(messages, 0, e)
         repeated = tail is None
         if tail is None:  # message ids repeat: matched in order, and no resuming from this state
-            tail = _prepared(messages, len(messages), e.mode, e.settings, e.native_tools)
+            tail = prepared(messages, len(messages), e.mode, e.settings, e.native_tools)
         self._count(resumed=j > 0, reused=j, rendered=len(messages) - j)
         self._extend(e, tail[0], tail[2])
         self._declare(e, tail[1], j)
@@ -399,9 +270,9 @@ class RenderCache:
         )
 
     @staticmethod
-    def _truncate(e: _Entry, messages: tuple[Message, ...], j: int) -> None:
+    def _truncate(e: Entry, messages: tuple[Message, ...], j: int) -> None:
         """Drop everything ``e`` holds from stored message ``j`` on; rebuild the running state at ``j``."""
-        index = e.ids.index - _mapped(e.turns[j:]) if e.ids is not None and j else 0
+        index = e.ids.index - mapped(e.turns[j:]) if e.ids is not None and j else 0
         del e.turns[j:]
         del e.items_after[j:]
         del e.items[e.items_after[-1] if j else 0 :]
@@ -427,14 +298,14 @@ class RenderCache:
             e.ids.resume(index)
 
     @staticmethod
-    def _extend(e: _Entry, turns: list[TurnMessage | None], every: bool) -> None:
+    def _extend(e: Entry, turns: list[TurnMessage | None], every: bool) -> None:
         """Render ``turns`` (one per stored message, None where nothing is replayed) onto ``e``."""
         piece = e.piece
         assert piece is not None
         items, after = e.items, e.items_after
         e.turns.extend(turns)
-        if not every or "system" in map(_ROLE, turns):
-            _extend_each(e, piece, turns)
+        if not every or "system" in map(ROLE, turns):
+            extend_each(e, piece, turns)
             return
         # Every stored message has a turn and none is a system turn (the common case): the loop a wire's
         # own render runs, and the counts taken afterwards at C speed.
@@ -455,11 +326,11 @@ class RenderCache:
                 )
 
     @staticmethod
-    def _declare(e: _Entry, declaring: list[TurnMessage | None], start: int) -> None:
+    def _declare(e: Entry, declaring: list[TurnMessage | None], start: int) -> None:
         """Declare the tools the calls of ``declaring`` (stored messages ``start`` on) use that are not
         declared yet, in order of first use (see :func:`declared_tools`)."""
         names = e.declared_names
-        missing = set(map(_NAME, chain.from_iterable(map(_CALLS, filter(None, declaring))))) - names
+        missing = set(map(NAME, chain.from_iterable(map(CALLS, filter(None, declaring))))) - names
         for k, t in enumerate(declaring):
             if not missing:
                 return
@@ -470,7 +341,7 @@ class RenderCache:
                 e.declared_at.append((start + k, len(e.declared)))
 
     @staticmethod
-    def _body(e: _Entry) -> dict[str, Any] | None:
+    def _body(e: Entry) -> dict[str, Any] | None:
         """The whole body: the wire's own render of a skeleton (system turns, the first turn that renders
         anything, every declared tool), its list then replaced by the cached elements."""
         skeleton = list(e.system)

@@ -1,0 +1,170 @@
+"""What the render cache keeps per rendering (vessel, mode, options): :class:`Entry`, and how the turn
+messages of a conversation's tail are prepared for it.
+
+Used by :mod:`toolreplay._render_cache` (which renders) and :mod:`toolreplay._fragments` (which seeds an
+entry from stored fragments and exports what it rendered); kept apart so both see one definition.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolreplay._history import Message, ToolSpec
+from toolreplay._ids import StemAllocator, stems_for
+from toolreplay._replay import Mode, ReplaySettings, TurnMessage, prepare_turn_messages
+from toolreplay.wires.common import IdMapper, RenderOptions
+from toolreplay.wires.contract import TurnPiece
+
+#: One cache entry's key: wire, options, mode, replay settings, whether tools are declared from the
+#: native replay (design 8).
+Key = tuple[str, RenderOptions, Mode, ReplaySettings, bool]
+
+
+@dataclass(slots=True)
+class Entry:
+    """One cached rendering: its key, and per stored message what it produced and the state after it."""
+
+    wire: str
+    opts: RenderOptions
+    mode: Mode
+    settings: ReplaySettings
+    native_tools: bool
+    messages: tuple[Message, ...] = ()
+    #: per stored message: its turn message (None: not replayed) and how many elements exist after it
+    turns: list[TurnMessage | None] = field(default_factory=list)
+    items_after: list[int] = field(default_factory=list)
+    items: list[Any] = field(default_factory=list)
+    declared: list[ToolSpec] = field(default_factory=list)
+    declared_names: set[str] = field(default_factory=set)
+    #: (stored message, how many tools are declared after it), where a message declared new tools
+    declared_at: list[tuple[int, int]] = field(default_factory=list)
+    system: list[TurnMessage] = field(default_factory=list)
+    #: the stored message of each system turn
+    system_at: list[int] = field(default_factory=list)
+    first: tuple[TurnMessage, int] | None = None
+    first_at: int = -1
+    #: the stems of the first ``fed`` stored messages (fed when a render resumes, not by a cold render)
+    alloc: StemAllocator = field(default_factory=StemAllocator)
+    fed: int = 0
+    piece: TurnPiece | None = None
+    ids: IdMapper | None = None
+    #: the first ``seeded`` stored messages came from stored fragments (design 34): their turn messages
+    #: are None until :func:`toolreplay._fragments.materialize` prepares them, and ``mapped_at[k]`` is
+    #: how many calls the call-id mapper had named after seeded message ``k``
+    seeded: int = 0
+    mapped_at: list[int] = field(default_factory=list)
+
+    def matches(self, key: Key) -> bool:
+        wire, opts, mode, settings, native_tools = key
+        return (
+            self.wire == wire
+            and self.mode == mode
+            and self.native_tools == native_tools
+            and self.opts == opts
+            and self.settings == settings
+        )
+
+
+ID = operator.attrgetter("id")
+ROLE = operator.attrgetter("role")
+NAME = operator.attrgetter("name")
+CALLS = operator.attrgetter("calls")
+
+
+#: Per stored message of a tail: its turn message in the entry's mode, and the one that declares tools;
+#: then whether every message of the tail has a turn message in the entry's mode (no None).
+Tail = tuple[list[TurnMessage | None], list[TurnMessage | None], bool]
+
+
+def matched(prepared: list[TurnMessage], messages: Sequence[Message], skip: int) -> list[TurnMessage | None]:
+    """Each message's turn message (None where it is not replayed), after the first ``skip`` prepared
+    ones (the context's); prepare emits at most one per message, in order."""
+    out: list[TurnMessage | None]
+    if len(prepared) - skip == len(messages):  # one each (the common case): they pair in order
+        out = list(prepared[skip:])
+        return out
+    out = []
+    pos = skip
+    for m in messages:
+        if pos < len(prepared) and prepared[pos].message_id == m.id:
+            out.append(prepared[pos])
+            pos += 1
+        else:
+            out.append(None)
+    return out
+
+
+def prepared(
+    window: Sequence[Message], tail: int, mode: Mode, settings: ReplaySettings, native: bool
+) -> Tail:
+    """(turn message in ``mode``, the turn message that declares tools) of each of the last ``tail``
+    messages of ``window``: with ``native``, the native mode's (design 8), else the same one."""
+    context = {m.id for m in window[: len(window) - tail]}
+    rows: list[list[TurnMessage | None]] = []
+    every: list[bool] = []
+    for md in dict.fromkeys((mode, "native" if native else mode)):
+        turns = prepare_turn_messages(window, md, settings=settings)
+        skip = 0
+        while skip < len(turns) and turns[skip].message_id in context:
+            skip += 1
+        rows.append(matched(turns, window[len(window) - tail :], skip))
+        every.append(len(turns) - skip == tail)
+    return rows[0], rows[-1], every[0]
+
+
+def tail_turns(messages: tuple[Message, ...], start: int, e: Entry) -> Tail | None:
+    """The turn messages of ``messages[start:]`` (see :func:`prepared`).
+
+    Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
+    the last user message before ``start`` (the ``prose`` records made there land in the next user
+    message). ``e.alloc`` is brought to the stems of ``messages[:start]`` and continued; when the stems
+    the tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
+    From the start (a cold render) the tail's own stems are the conversation's: nothing to compare, and
+    the allocator is left to be fed if a later render resumes.
+    """
+    c = start
+    while c > 0 and messages[c - 1].role != "user":
+        c -= 1
+    window = messages[c:]
+    ids = list(map(ID, window))
+    if len(set(ids)) != len(ids):
+        return None
+    if start:
+        stem = e.alloc.stem
+        for m in messages[e.fed : start]:
+            stem(m.id)
+        stems = [stem(i) for i in ids[start - c :]]
+        e.fed = len(messages)
+        if stems_for(ids)[start - c :] != stems:
+            return None
+    return prepared(window, len(messages) - start, e.mode, e.settings, e.native_tools)
+
+
+def mapped(turns: Sequence[TurnMessage | None]) -> int:
+    """How many calls the wire's call-id mapper named for ``turns`` (once per call of each rendered turn,
+    the mapper's contract)."""
+    return sum(len(t.calls) for t in turns if t is not None and t.role != "system")
+
+
+def extend_each(e: Entry, piece: TurnPiece, turns: list[TurnMessage | None]) -> None:
+    """:meth:`RenderCache._extend` for turns that hold system turns or messages not replayed."""
+    items, after = e.items, e.items_after
+    first = e.first is None
+    for t in turns:
+        if t is not None:
+            if t.role == "system":
+                e.system_at.append(len(after))
+                e.system.append(t)
+            else:
+                made = piece(t, items)
+                if made:
+                    if first:
+                        e.first, e.first_at, first = (t, len(made)), len(after), False
+                    items += made
+        after.append(len(items))
+
+
+__all__ = ["Entry", "Key", "Tail", "extend_each", "mapped", "matched", "prepared", "tail_turns"]
