@@ -117,6 +117,9 @@ class History:
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    fragments: Any = field(default=None, compare=False, repr=False)
+    """The stored render fragments loaded with the messages (design 35), a
+    :class:`toolreplay._fragments.Fragments` or None: :func:`toolreplay.render` reuses them."""
 
     def index_of(self, message_id: str) -> int:
         for i, m in enumerate(self.messages):

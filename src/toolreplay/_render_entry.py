@@ -51,11 +51,13 @@ class Entry:
     fed: int = 0
     piece: TurnPiece | None = None
     ids: IdMapper | None = None
-    #: the first ``seeded`` stored messages came from stored fragments (design 34): their turn messages
+    #: the first ``seeded`` stored messages came from stored fragments (design 35): their turn messages
     #: are None until :func:`toolreplay._fragments.materialize` prepares them, and ``mapped_at[k]`` is
     #: how many calls the call-id mapper had named after seeded message ``k``
     seeded: int = 0
     mapped_at: list[int] = field(default_factory=list)
+    #: the first ``from_store`` stored messages have valid rows in the store already
+    from_store: int = 0
 
     def matches(self, key: Key) -> bool:
         wire, opts, mode, settings, native_tools = key

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolreplay._history import History, Message, Step, ToolCall
 
 if TYPE_CHECKING:
+    from toolreplay._fragments import FragmentRow, Fragments
     from toolreplay._store.window import Line, OutlineRow, UsageRecord
     from toolreplay.wires.reply import Usage
 
@@ -64,8 +65,26 @@ class Store(Protocol):
 
     def exists(self, conversation_id: str) -> bool: ...
 
-    def load(self, conversation_id: str) -> History:
-        """The whole conversation in stored order; raises StoreError when there is none."""
+    def load(self, conversation_id: str, fragments: str | None = None) -> History:
+        """The whole conversation in stored order; raises StoreError when there is none. With
+        ``fragments`` (a key of :func:`toolreplay._fragments.fragment_key`), its stored render fragments of
+        that key come with it, bound to its messages (design 35)."""
+        ...
+
+    def load_fragments(self, conversation_id: str, key: str) -> Fragments | None:
+        """The stored render fragments of ``key`` (design 35), not bound to any messages yet."""
+        ...
+
+    def save_fragments(
+        self,
+        conversation_id: str,
+        key: str,
+        start: int,
+        rows: Sequence[FragmentRow],
+        messages: Sequence[Message],
+    ) -> int:
+        """Store the fragments a render of ``messages`` made, from row ``start`` on, for the messages stored
+        complete exactly as rendered; keeps the conversation's newest sets. Returns the rows written."""
         ...
 
     def counts(self, conversation_id: str) -> tuple[int, int]:

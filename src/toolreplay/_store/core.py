@@ -33,6 +33,7 @@ from toolreplay._store import ConversationInfo, ImportResult
 from toolreplay._store import rows as R
 from toolreplay._store import schema as S
 from toolreplay._store import window as W
+from toolreplay._store.fragments import DROP_CONVERSATION, DROP_MESSAGE, FragmentStore, attach
 
 T = TypeVar("T")
 
@@ -139,7 +140,7 @@ def surrogate_error(where: str, exc: UnicodeEncodeError) -> StoreError:
     )
 
 
-class SQLStore(W.WindowView, ABC):
+class SQLStore(FragmentStore, W.WindowView, ABC):
     """The :class:`~toolreplay._store.Store` on an SQL database; a backend supplies the connection."""
 
     url: str
@@ -158,6 +159,9 @@ class SQLStore(W.WindowView, ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def _read(self, fn: Callable[[Tx], T]) -> T:
+        return self.transact(fn, "the read failed", read=True)
 
     # ------------------------------------------------------------------------------------------
     # migrations
@@ -191,23 +195,19 @@ class SQLStore(W.WindowView, ABC):
 
     def applied_migrations(self) -> list[str]:
         q = self.queries.applied_migrations
-        return self.transact(
-            lambda c: sorted(r[0] for r in c.execute(q).fetchall()), "the read failed", read=True
-        )
+        return self._read(lambda c: sorted(r[0] for r in c.execute(q).fetchall()))
 
     # ------------------------------------------------------------------------------------------
     # conversations
 
     def list_conversations(self) -> list[ConversationInfo]:
         q = self.queries.list_conversations
-        rows = self.transact(lambda c: c.execute(q).fetchall(), "the read failed", read=True)
+        rows = self._read(lambda c: c.execute(q).fetchall())
         return [ConversationInfo(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
 
     def exists(self, conversation_id: str) -> bool:
         q = self.queries.conversation_exists
-        return self.transact(
-            lambda c: c.execute(q, (conversation_id,)).fetchone() is not None, "the read failed", read=True
-        )
+        return self._read(lambda c: c.execute(q, (conversation_id,)).fetchone() is not None)
 
     def _load(self, c: Tx, conversation_id: str) -> History | None:
         q = self.queries
@@ -218,8 +218,9 @@ class SQLStore(W.WindowView, ABC):
         tool_uses = c.execute(q.load_tool_uses, (conversation_id,)).fetchall()
         return R.history_from_rows(conversation_id, row[0], messages, tool_uses)
 
-    def load(self, conversation_id: str) -> History:
-        h = self.transact(lambda c: self._load(c, conversation_id), "the read failed", read=True)
+    def load(self, conversation_id: str, fragments: str | None = None) -> History:
+        """With ``fragments``, the conversation's stored render fragments of that key too (design 35)."""
+        h = self._read(lambda c: attach(self, c, self._load(c, conversation_id), fragments))
         if h is None:
             raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
         return h
@@ -386,9 +387,9 @@ class SQLStore(W.WindowView, ABC):
                 c.execute(q.lock_conversation, cid)
             if c.execute(q.conversation_exists, cid).fetchone() is None:
                 raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
-            c.execute(self.dialect.sql(W.DELETE_CONVERSATION_USAGE), cid)
-            c.execute(q.delete_conversation_tool_uses, cid)
-            c.execute(q.delete_conversation_messages, cid)
+            drops = map(self.dialect.sql, (W.DELETE_CONVERSATION_USAGE, *DROP_CONVERSATION))
+            for sql in (*drops, q.delete_conversation_tool_uses, q.delete_conversation_messages):
+                c.execute(sql, cid)
             c.execute(q.delete_conversation, cid)
 
         self.transact(run, f"conversation {conversation_id!r} was not removed")
@@ -401,7 +402,8 @@ class SQLStore(W.WindowView, ABC):
         if row is None:
             raise StoreError(f"conversation {conversation_id!r}: no message {message_id!r}")
         self._unrun(c, conversation_id, message_id)
-        c.execute(self.dialect.sql(W.DELETE_MESSAGE_USAGE), (conversation_id, message_id))
+        for drop in (W.DELETE_MESSAGE_USAGE, DROP_MESSAGE):
+            c.execute(self.dialect.sql(drop), (conversation_id, message_id))
         c.execute(q.delete_message_tool_uses, (conversation_id, message_id))
         c.execute(q.delete_message, (conversation_id, message_id))
         c.execute(q.park_later_messages, (conversation_id, int(row[0])))

@@ -95,6 +95,31 @@ _USAGE = """CREATE TABLE usage (
     PRIMARY KEY (conversation_id, message_id, step),
     FOREIGN KEY (conversation_id, message_id) REFERENCES messages (conversation_id, id)
 )"""
+_FRAGMENTS = """CREATE TABLE render_fragments (
+    conversation_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    message_id TEXT NOT NULL,
+    stem TEXT NOT NULL,
+    calls INTEGER NOT NULL,
+    declares TEXT,
+    items TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, key, seq)
+)"""
+_SETS = """CREATE TABLE render_fragment_sets (
+    conversation_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    used BIGINT NOT NULL,
+    PRIMARY KEY (conversation_id, key)
+)"""
+# The render fragments (design 35): one row per message of a rendered list, per settings key; the sets
+# kept per conversation, most recently written first (see _store/fragments.py).
+FRAGMENT_TABLES = (
+    _FRAGMENTS,
+    _SETS,
+    "CREATE INDEX render_fragments_message ON render_fragments (conversation_id, message_id)",
+)
+
 _SIZE_COLUMN = "ALTER TABLE messages ADD COLUMN size INTEGER"
 _PARTS_COLUMN = "ALTER TABLE messages ADD COLUMN parts TEXT"
 _OUTLINE_INDEX = "CREATE INDEX messages_outline ON messages (conversation_id, position, role, size, id)"
@@ -204,6 +229,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         # every message stored before, which reads as its text alone.
         sqlite=_same(_PARTS_COLUMN),
         postgres=_same(_PARTS_COLUMN),
+    ),
+    Migration(
+        "0010_render_fragments",
+        # What each stored message rendered into, per wire and settings (design 35), so a new process
+        # renders a long conversation from them; see _store/fragments.py. Rows are a cache: dropping them
+        # loses nothing. A later migration that changes how stored messages read must delete them.
+        sqlite=_same(*FRAGMENT_TABLES),
+        postgres=_same(*FRAGMENT_TABLES),
     ),
 )
 
