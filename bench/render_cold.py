@@ -7,9 +7,12 @@ the bench makes its own from its seeded generator (:mod:`bench.histories`), 1,00
 
 LiteLLM's converters get the messages as they are. toolreplay imports them (the ``openai-chat``
 importer), stores them in SQLite, and each timed render gets the conversation freshly loaded from the
-store (new objects, nothing remembered from an earlier render): a cold render, as a new process or the
-CLI renders. Each wire is measured on one vessel (Responses on ``codex``), all contenders of a wire
-alternately in one process, every wire in the same run.
+store (new objects, nothing remembered from an earlier render in the process). Two cold renders are
+timed: the **first render** of a conversation nobody rendered before, and the render of the conversation
+loaded with the **fragments** an earlier render stored (design 34): the CLI's normal case, one process
+per turn, each turn's messages but the newest rendered by an earlier turn. Loading with and without the
+fragments is timed too, since reading them is part of the load. Each wire is measured on one vessel
+(Responses on ``codex``), all contenders of a wire alternately in one process, every wire in the same run.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from bench import histories
 from bench.cases import Config, Row, ms, short, times, wire_whole
@@ -29,7 +32,11 @@ from bench.timing import Contender, Samples, alternate
 from toolreplay import render
 from toolreplay._history import History
 from toolreplay._jsonenc import encode
+from toolreplay._render_cache import RenderCache
 from toolreplay.wires import get_wire
+
+if TYPE_CHECKING:
+    from toolreplay._store.sqlite import SQLiteStore
 
 #: The vessel each wire is measured on (the issue names codex, gemini and anthropic).
 COLD_VESSELS: dict[str, str] = {
@@ -103,9 +110,25 @@ def chat_input(path: Path | None, turns: int) -> tuple[list[dict[str, Any]], str
     return chat_messages(turns), f"the bench's own generator, {turns} turns of {CALLS} calls"
 
 
-def imported(messages: list[dict[str, Any]]) -> Callable[[], History]:
-    """The messages through the ``openai-chat`` importer into an in-memory SQLite store; the returned
-    function loads the conversation afresh each time it is called."""
+class Stored(NamedTuple):
+    """The imported conversation in its store: ``fresh()`` loads it afresh, without fragments."""
+
+    store: SQLiteStore
+    cid: str
+    fresh: Callable[[], History]
+
+    def with_fragments(self, vessel: str) -> Callable[[], History]:
+        """Render once on ``vessel`` and store the fragments (design 34); the returned function loads the
+        conversation afresh with them, as the next turn's process does."""
+        cache = RenderCache()
+        cache.render(self.fresh(), vessel)
+        made = cache.fragments()
+        assert made is not None and self.store.save_fragments(self.cid, *made) == len(made.rows)
+        return lambda: self.store.load(self.cid, fragments=made.key)
+
+
+def imported(messages: list[dict[str, Any]]) -> Stored:
+    """The messages through the ``openai-chat`` importer into an in-memory SQLite store."""
     from toolreplay._importers import read_file
     from toolreplay._store.sqlite import SQLiteStore
 
@@ -115,20 +138,26 @@ def imported(messages: list[dict[str, Any]]) -> Callable[[], History]:
         h = read_file(src, "openai-chat").conversations[0]
     store = SQLiteStore(":memory:")
     store.import_history(h)
-    return lambda: store.load(h.id)
+    return Stored(store, h.id, lambda: store.load(h.id))
 
 
-def _contenders(
-    peer: Peer | None, vessel: str, given: list[dict[str, Any]], fresh: Callable[[], History]
-) -> list[Contender]:
-    """LiteLLM (when it has a counterpart), the cold render, plus encode, the wire's own render of every
-    prepared turn (the path before design 29), and ``json.dumps`` of the body."""
+def _contenders(peer: Peer | None, vessel: str, given: list[dict[str, Any]], db: Stored) -> list[Contender]:
+    """LiteLLM (when it has a counterpart); the first render and the render from stored fragments, each
+    alone and plus encode; the wire's own render of every prepared turn (the path before design 29);
+    ``json.dumps`` of the body; loading the conversation without and with its fragments."""
+    fresh, stored = db.fresh, db.with_fragments(vessel)
     body = render(fresh(), vessel)
+    load, cid = db.store.load, db.cid
+    key = stored().fragments.key
     out = [
-        Contender("render", lambda h: render(h, vessel), setup=fresh),
-        Contender("render+encode", lambda h: encode(render(h, vessel)), setup=fresh),
+        Contender("first", lambda h: render(h, vessel), setup=fresh),
+        Contender("first+encode", lambda h: encode(render(h, vessel)), setup=fresh),
+        Contender("render", lambda h: render(h, vessel), setup=stored),
+        Contender("render+encode", lambda h: encode(render(h, vessel)), setup=stored),
         Contender("wire whole", lambda h: wire_whole(vessel, h), setup=fresh),
         Contender("json.dumps", lambda _: json.dumps(body, ensure_ascii=False, separators=(",", ":"))),
+        Contender("load", lambda _: load(cid)),
+        Contender("load+fragments", lambda _: load(cid, fragments=key)),
     ]
     if peer is not None:
         convert = peer.convert
@@ -136,30 +165,58 @@ def _contenders(
     return out
 
 
-def _peer_row(peer: Peer, where: str, s: Samples, judged: bool) -> Row:
-    r = s.ratio("litellm", "render")
+def _peer_rows(peer: Peer, where: str, s: Samples, judged: bool) -> list[Row]:
+    r, first = s.ratio("litellm", "render"), s.ratio("litellm", "first")
+    return [
+        Row(
+            "cold",
+            f"{where}: cold render from the stored fragments (design 34; the CLI's normal case) vs LiteLLM "
+            f"{short(peer.function)}",
+            "≥ 5x faster" if judged else "",
+            f"{times(r)} (LiteLLM {ms(s.median('litellm'))}, toolreplay {ms(s.median('render'))}; render + "
+            f"encode {times(s.ratio('litellm', 'render+encode'))})",
+            r >= 5 if judged else None,
+        ),
+        Row(
+            "cold",
+            f"{where}: first render (a conversation nobody rendered before) vs LiteLLM "
+            f"{short(peer.function)}",
+            "",
+            f"{times(first)} (toolreplay {ms(s.median('first'))}; render + encode "
+            f"{times(s.ratio('litellm', 'first+encode'))})",
+            None,
+        ),
+    ]
+
+
+def _load_row(where: str, s: Samples) -> Row:
+    """What reading the fragments adds to loading, and load + render with and without them."""
+    plain, more = s.median("load"), s.median("load+fragments")
+    first, cold = plain + s.median("first+encode"), more + s.median("render+encode")
     return Row(
         "cold",
-        f"{where}: cold render vs LiteLLM {short(peer.function)}",
-        "≥ 5x faster" if judged else "",
-        f"{times(r)} (LiteLLM {ms(s.median('litellm'))}, toolreplay {ms(s.median('render'))}; render + "
-        f"encode {times(s.ratio('litellm', 'render+encode'))})",
-        r >= 5 if judged else None,
+        f"{where}: loading the conversation from SQLite without and with its fragments; load + render + "
+        "encode, first render vs from the fragments",
+        "",
+        f"load {ms(plain)}, with fragments {ms(more)}; load + render + encode {ms(first)} vs {ms(cold)} "
+        f"({first / cold:.2f}x)",
+        None,
     )
 
 
 def _rows(wire: str, peer: Peer | None, vessel: str, label: str, s: Samples, judged: bool) -> list[Row]:
     floor = s.median("render+encode") / s.median("json.dumps")
-    path = s.median("render") / s.median("wire whole")
+    first_floor = s.median("first+encode") / s.median("json.dumps")
+    path = s.median("first") / s.median("wire whole")
     where = f"{wire} ({vessel}), {label}"
-    rows = [_peer_row(peer, where, s, judged)] if peer is not None else []
+    rows = _peer_rows(peer, where, s, judged) if peer is not None else []
     rows.append(
         Row(
             "cold",
-            f"{where}: render() (design 29, the cache with nothing cached) vs the wire's own render of "
+            f"{where}: first render() (design 29, the cache with nothing cached) vs the wire's own render of "
             "every prepared turn",
             "≤ 1.05x" if judged else "",
-            f"{path:.3f}x (render {ms(s.median('render'))}, wire's own {ms(s.median('wire whole'))})",
+            f"{path:.3f}x (render {ms(s.median('first'))}, wire's own {ms(s.median('wire whole'))})",
             path <= 1.05 if judged else None,
         )
     )
@@ -169,13 +226,14 @@ def _rows(wire: str, peer: Peer | None, vessel: str, label: str, s: Samples, jud
     rows.append(
         Row(
             "cold",
-            f"{where}: cold render + encode vs json.dumps of the same body",
+            f"{where}: cold render + encode (from the fragments) vs json.dumps of the same body",
             "≤ 1.0x" if judged else "",
             f"{floor:.2f}x (render + encode {ms(s.median('render+encode'))}, "
-            f"json.dumps {ms(s.median('json.dumps'))})",
+            f"json.dumps {ms(s.median('json.dumps'))}; first render + encode {first_floor:.2f}x)",
             floor <= 1.0 if judged else None,
         )
     )
+    rows.append(_load_row(where, s))
     return rows
 
 
@@ -231,7 +289,8 @@ def cold_rows(peers: Sequence[Peer], cfg: Config) -> list[Row]:
     path = Path(cfg.chat_history) if cfg.chat_history else None
     turns = cfg.big if cfg.quick else TURNS
     messages, source = chat_input(path, turns)
-    fresh = imported(messages)
+    db = imported(messages)
+    fresh = db.fresh
     n = sum(1 for m in messages if m.get("role") == "user")
     label = f"{n} turns ({source})"
     rows: list[Row] = []
@@ -241,9 +300,7 @@ def cold_rows(peers: Sequence[Peer], cfg: Config) -> list[Row]:
         given = peer_input(messages, peer) if peer is not None else []
         if peer is not None:
             _check(peer, vessel, label, given, fresh)
-        s = alternate(
-            _contenders(peer, vessel, given, fresh), repeats=cfg.repeats, min_seconds=cfg.min_seconds
-        )
+        s = alternate(_contenders(peer, vessel, given, db), repeats=cfg.repeats, min_seconds=cfg.min_seconds)
         rows.extend(_rows(wire, peer, vessel, label, s, judged=n >= TURNS and not cfg.quick))
         h = fresh()
         # the first 100 turns: counting every instruction is slow, and the count grows with the length alike

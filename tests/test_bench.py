@@ -220,7 +220,8 @@ def test_results_markdown_keeps_the_notes(tmp_path: Any) -> None:
 
 def test_cold_section_history_is_chat_and_loads_afresh(tmp_path: Any) -> None:
     """The cold section's own Chat history: the importer reads each turn as a user message and one reply
-    with its calls answered; every load gives new objects that render the same bytes."""
+    with its calls answered; every load gives new objects that render the same bytes, with the stored
+    fragments too."""
     from bench.render_cold import chat_input, chat_messages, imported
 
     msgs = chat_messages(turns=4, calls=3, seed=7)
@@ -230,15 +231,17 @@ def test_cold_section_history_is_chat_and_loads_afresh(tmp_path: Any) -> None:
     path = tmp_path / "chat.json"
     path.write_text(json.dumps(msgs), encoding="utf-8")
     assert chat_input(path, 99)[0] == msgs
-    fresh = imported(msgs)
-    a, b = fresh(), fresh()
+    db = imported(msgs)
+    a, b = db.fresh(), db.fresh()
     assert a is not b and a.messages[1] is not b.messages[1]
     assert [len(m.tool_uses) for m in a.messages] == [0, 3] * 4
     assert all(c.answer for m in a.messages for c in m.tool_uses)
     for vessel in ("codex", "gemini", "anthropic", "openai", "ollama"):
-        assert toolreplay.encode(toolreplay.render(a, vessel)) == toolreplay.encode(
-            toolreplay.render(b, vessel)
-        )
+        want = toolreplay.encode(toolreplay.render(a, vessel))
+        assert toolreplay.encode(toolreplay.render(b, vessel)) == want
+        stored = db.with_fragments(vessel)()  # the next process: loaded with the stored fragments
+        assert stored.fragments is not None and len(stored.fragments.messages) == 8
+        assert toolreplay.encode(toolreplay.render(stored, vessel)) == want
 
 
 def test_bytecodes_counts_work_and_repeats_exactly() -> None:
