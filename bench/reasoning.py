@@ -5,7 +5,7 @@ piece of reasoning from the vessel's own model, is rendered on that vessel (the 
 place) and on another vessel of the same wire (it is left out). Both are compared with the same history
 stored without steps or reasoning: the cost of steps and reasoning must stay small beside the render
 itself, so the earlier ratios against LiteLLM hold. The reasoning-heavy history is also stored in SQLite
-with the fragments a first render left (design 34) and rendered freshly loaded with them: the CLI's
+with the fragments a first render left (design 35) and rendered freshly loaded with them: the CLI's
 normal case, where a turn renders only what is new.
 """
 
@@ -94,7 +94,7 @@ def reasoning_rows(cfg: Config) -> list[Row]:
         for name, what in (
             ("issuer", "to its issuer (reasoning in place)"),
             ("other", f"on {other} (left out)"),
-            ("stored", "to its issuer, loaded with its stored fragments (design 34)"),
+            ("stored", "to its issuer, loaded with its stored fragments (design 35)"),
         ):
             ratio = s.median(name) / s.median("plain")
             rows.append(

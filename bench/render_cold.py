@@ -9,7 +9,7 @@ LiteLLM's converters get the messages as they are. toolreplay imports them (the 
 importer), stores them in SQLite, and each timed render gets the conversation freshly loaded from the
 store (new objects, nothing remembered from an earlier render in the process). Two cold renders are
 timed: the **first render** of a conversation nobody rendered before, and the render of the conversation
-loaded with the **fragments** an earlier render stored (design 34): the CLI's normal case, one process
+loaded with the **fragments** an earlier render stored (design 35): the CLI's normal case, one process
 per turn, each turn's messages but the newest rendered by an earlier turn. Loading with and without the
 fragments is timed too, since reading them is part of the load. Each wire is measured on one vessel
 (Responses on ``codex``), all contenders of a wire alternately in one process, every wire in the same run.
@@ -118,7 +118,7 @@ class Stored(NamedTuple):
     fresh: Callable[[], History]
 
     def with_fragments(self, vessel: str) -> Callable[[], History]:
-        """Render once on ``vessel`` and store the fragments (design 34); the returned function loads the
+        """Render once on ``vessel`` and store the fragments (design 35); the returned function loads the
         conversation afresh with them, as the next turn's process does."""
         cache = RenderCache()
         cache.render(self.fresh(), vessel)
@@ -170,7 +170,7 @@ def _peer_rows(peer: Peer, where: str, s: Samples, judged: bool) -> list[Row]:
     return [
         Row(
             "cold",
-            f"{where}: cold render from the stored fragments (design 34; the CLI's normal case) vs LiteLLM "
+            f"{where}: cold render from the stored fragments (design 35; the CLI's normal case) vs LiteLLM "
             f"{short(peer.function)}",
             "≥ 5x faster" if judged else "",
             f"{times(r)} (LiteLLM {ms(s.median('litellm'))}, toolreplay {ms(s.median('render'))}; render + "
