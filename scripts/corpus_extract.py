@@ -61,6 +61,8 @@ class Source:
     #: keep only exchanges with calls, results, reasoning, media or server tools; at most this many a file
     select_per_file: int | None = None
     size_cap: int = SIZE_CAP
+    #: path regexes left out (variants of one test recorded again, providers of other wires)
+    skip: tuple[str, ...] = ()
 
 
 SOURCES = (
@@ -82,6 +84,41 @@ SOURCES = (
         "MIT",
         cassettes=(r"^lib/crewai/tests/cassettes/.*\.yaml$",),
         select_per_file=2,
+    ),
+    # Tracing instrumentations record the provider traffic their tests make: many providers and agent
+    # frameworks (LiteLLM, the OpenAI Agents SDK, LlamaIndex, LangChain, Agno, Haystack, AutoGen) at once.
+    Source(
+        "traceloop/openllmetry",
+        "openllmetry",
+        "Apache-2.0",
+        cassettes=(
+            r"^packages/opentelemetry-instrumentation-(openai|anthropic|ollama|groq|mistralai|google-generativeai"
+            r"|openai-agents|agno|langchain|llamaindex|together)/tests/(traces/)?cassettes/.*\.yaml$",
+        ),
+        select_per_file=3,
+        # the same test recorded once more for each way of reporting events: the first recording is kept
+        skip=(r"_with_events_with_(no_)?content\.yaml$",),
+    ),
+    Source(
+        "Arize-ai/openinference",
+        "openinference",
+        "Apache-2.0",
+        cassettes=(
+            r"^python/instrumentation/openinference-instrumentation-[^/]+/tests/.*cassettes/.*\.yaml$",
+        ),
+        select_per_file=3,
+        # pydantic-ai's traffic stays out of the corpus (kept aside for the acceptance check)
+        skip=(r"instrumentation-(pydantic-ai|bedrock)/",),
+    ),
+    Source(
+        "open-telemetry/opentelemetry-python-contrib",
+        "otel-contrib",
+        "Apache-2.0",
+        cassettes=(
+            r"^instrumentation-genai/opentelemetry-instrumentation-(google-genai|openai-v2|vertexai)/tests/"
+            r".*cassettes/.*\.yaml$",
+        ),
+        select_per_file=3,
     ),
 )
 
@@ -401,6 +438,16 @@ so they were copied from the stored files at the commit below:
 Licence: MIT. Kept under `ollama/ollama-docs/`: `docs/api.md`, sections "Chat request (with tools)" and
 "Chat request (Structured outputs)": the provider's own documented request and answer, not recordings.
 No public recording of a native Ollama exchange with a tool call and its request body was found.
+
+## ollama/ollama@fb30760996871fa9460115c753afd2c60d4ab0f7 (API reference example, streamed)
+
+Licence: MIT. Kept under `ollama/ollama-docs/`: `docs/api.md`, section "Chat request (Streaming with tools)"
+(`chat-streaming-with-tools`): the documented NDJSON stream (a line holding the call with `done: false`, then
+the final line with `done_reason`, counts and timings); its request is left out (it is also a valid Chat
+body). The Go types the server answers with (`api.ChatResponse`, `api.Message`, `api.ToolCall`, `api.Metrics`
+in `api/types.go`, where every count and duration is `omitempty`) and how it streams (`server/routes.go`:
+`ChatHandler`, `streamResponse`, call ids `call_` + 8 lowercase letters or digits, a mid-stream error as a
+lone `{"error": …}` line) were read at the same commit.
 """
 
 
@@ -444,7 +491,7 @@ def main() -> None:
         paths = git(gitdir, "ls-tree", "-r", "--name-only", commit).decode().splitlines()
         found: list[tuple[str, dict[str, Any]]] = []
         for path in paths:
-            if path in EXCLUDED.get(src.repo, {}):
+            if path in EXCLUDED.get(src.repo, {}) or any(re.search(p, path) for p in src.skip):
                 continue
             if any(re.search(p, path) for p in src.cassettes):
                 got = list(cassette_exchanges(src, gitdir, commit, path))
@@ -453,10 +500,16 @@ def main() -> None:
                 found.extend(got)
             elif any(re.search(p, path) for p in src.answers):
                 found.extend(answer_exchange(src, gitdir, commit, path))
+        seen: set[str] = set()
         for stem, env in found:
+            same = json.dumps([env.get(k) for k in ("request", "response", "stream")], sort_keys=True)
+            if same in seen:  # one exchange recorded again for another test: kept once
+                continue
+            seen.add(same)
             text = json.dumps(ordered(env), indent=1, ensure_ascii=False) + "\n"
             if len(text.encode()) > min(SIZE_CAP, src.size_cap):
-                skipped.append(f"{src.repo}:{env['source']['path']} ({len(text) // 1000} kB)")
+                big = f"{src.repo}:{env['source']['path']} ({len(text) // 1000} kB)"
+                skipped.extend([big] if big not in skipped else [])
                 continue
             dest = args.out / env["wire"] / src.short / f"{safe(stem)}.json"
             if dest in written:  # the same file name in two folders of the source

@@ -477,7 +477,10 @@ def shape(wire: str, body: Mapping[str, Any]) -> tuple[str, list[str]]:
     letters: list[str] = []
     words: list[str] = []
     last_said = ""
-    for el in _objs(body.get(_LIST_KEY.get(wire, "messages"))):
+    listed = body.get(_LIST_KEY.get(wire, "messages"))
+    if wire == "openai-responses" and isinstance(listed, str):
+        listed = [{"role": "user", "content": listed}]  # Responses takes a bare string as one user message
+    for el in _objs(listed):
         letter, said = _letter(wire, el)
         if not letter:
             continue

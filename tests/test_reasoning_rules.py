@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -254,6 +255,24 @@ def test_responses_call_item_id_without_its_reasoning_item(double: ProviderDoubl
 def test_responses_bodies_that_keep_the_rule(double: ProviderDouble, body: dict[str, Any]) -> None:
     assert _post(double, "openai-responses", body).status_code == 200
     assert [p for p in rule_problems("openai-responses", body) if "reasoning" in p] == []
+
+
+#: A real request OpenAI answered 200: the OpenAI Agents SDK sends gpt-4.1's call item back with its ``fc_``
+#: id and no reasoning item (gpt-4.1 never reasons). Recorded by traceloop/openllmetry (tests/corpus/).
+AGENTS_SDK = "openai-responses/openllmetry/test_agent_with_function_tool_spans.2.json"
+
+
+def test_responses_call_item_id_of_a_model_that_never_reasons_travels_alone(double: ProviderDouble) -> None:
+    body = json.loads((Path(__file__).parent / "corpus" / AGENTS_SDK).read_text(encoding="utf-8"))["request"]
+    assert any(str(it.get("id", "")).startswith("fc_") for it in body["input"])
+    assert _post(double, "openai-responses", body).status_code == 200
+    assert [p for p in rule_problems("openai-responses", body) if "reasoning" in p] == []
+    # the same items from a reasoning model are still refused
+    reasoner = {**body, "model": "gpt-5"}
+    assert (
+        "without its required 'reasoning' item"
+        in _refusal(double, "openai-responses", reasoner)["error"]["message"]
+    )
 
 
 def test_responses_output_items_sent_back_whole_pass_and_without_reasoning_fail(

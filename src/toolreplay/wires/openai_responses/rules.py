@@ -125,6 +125,10 @@ def _top(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
 NO_REASONING_ITEM = "Item '{id}' of type 'function_call' was provided without its required 'reasoning' item"
 #: Item ids the provider double gives one answer's items (``fc_double3_0`` goes with ``rs_double3``).
 _DOUBLE_CALL_ITEM = re.compile(r"^fc_(?P<answer>double[0-9]+)_[0-9]+\Z")
+#: OpenAI's models that never reason: their answers hold no reasoning item, so OpenAI takes their call
+#: items back with their ids alone (recorded: the OpenAI Agents SDK sends gpt-4.1's ``fc_`` items back
+#: without reasoning and is answered 200). Every other model is held to the rule.
+_NON_REASONING = re.compile(r"^(gpt-4|gpt-3\.5|chatgpt-|gpt-5(\.[0-9]+)?-chat)")
 #: Items the model produced in one answer (a step): reasoning, words, calls.
 _MODEL_ITEMS = ("reasoning", "function_call")
 
@@ -139,10 +143,13 @@ def _produced(item: Any) -> bool:
 def reasoning_items(body: Mapping[str, Any]) -> Refusal | None:
     """A request that carries its own history (no ``previous_response_id``: nothing is looked up on
     the server) may send a ``function_call`` with its item id only beside the reasoning item of the same
-    answer: a ``reasoning`` item among the model's items right before it."""
+    answer: a ``reasoning`` item among the model's items right before it. A model that never reasons
+    produced none, so its call items' ids travel alone."""
     items = body.get(LIST_KEY)
     if not isinstance(items, list) or body.get("previous_response_id"):
         return None
+    model = body.get("model")
+    foreign_ok = isinstance(model, str) and _NON_REASONING.match(model) is not None
     for i, item in enumerate(items):
         fc = item.get("id") if is_obj(item) and item.get("type") == "function_call" else None
         if not (isinstance(fc, str) and fc.startswith("fc_")):
@@ -152,6 +159,8 @@ def reasoning_items(body: Mapping[str, Any]) -> Refusal | None:
             j -= 1
         seen = {items[k].get("id") for k in range(j, i) if items[k].get("type") == "reasoning"}
         own = _DOUBLE_CALL_ITEM.match(fc)
+        if own is None and foreign_ok:
+            continue
         needed = f"rs_{own.group('answer')}" if own else None
         if (needed in seen) if needed else seen:
             continue
