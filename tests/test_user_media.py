@@ -4,21 +4,39 @@ warning where it cannot)."""
 
 from __future__ import annotations
 
+import base64
 import copy
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from click.testing import CliRunner
 
 import toolreplay
 from store_fixtures import store, store_factory, store_url  # noqa: F401
+from toolreplay._audit.body import load_request
+from toolreplay._audit.report import audit_request, format_audit
 from toolreplay._audit.validate import check_body
+from toolreplay._budget import ContextBudget, body_counter
+from toolreplay._cli import cli
 from toolreplay._errors import HistoryError
 from toolreplay._history import History, Message, history_from_dict, history_to_dict, load_history
+from toolreplay._jsonenc import encode
 from toolreplay._steps import Part, from_data_url, url_type, with_words
 from toolreplay._store import Store
-from toolreplay._vessels import get_vessel
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._tokens import (
+    BYTES_PER_TOKEN,
+    IMAGE_TOKENS,
+    PAGE_TOKENS,
+    byte_count,
+    part_tokens,
+    planning_size,
+)
+from toolreplay._vessels import BUILTIN, get_vessel
+from toolreplay.testing import ProviderDouble
 from toolreplay.wires import parse_request
 from wire_helpers import VESSELS
 
@@ -237,3 +255,81 @@ def test_a_body_read_back_gives_the_same_parts(vessel: str) -> None:
     assert [m.parts for m in users] == sent
     assert [m.text for m in users] == [m.text for m in h.messages if m.role == "user"]
     assert again.warnings == ()
+
+
+# ------------------------------------------------------------------------------------ the estimate
+
+
+def big_image(n: int) -> Part:
+    return Part("image", media_type="image/png", data=PNG[:12] + "A" * n)
+
+
+def test_an_image_counts_as_an_image_not_as_its_base64() -> None:
+    photo = big_image(4_000_000)  # a 3 MB photo
+    h = History(
+        "big", (Message("u1", "user", "Describe it.", parts=(photo, Part("text", text="Describe it."))),)
+    )
+    count = body_counter(byte_count)
+    for vessel in ("anthropic", "openai", "openai-responses", "gemini", "ollama"):
+        body = toolreplay.render(h, vessel)
+        assert len(encode(body)) > 4_000_000
+        tokens = count(body, h.messages)
+        assert IMAGE_TOKENS < tokens < IMAGE_TOKENS + 200, vessel
+    assert planning_size(h.messages[0])[0] >= IMAGE_TOKENS * BYTES_PER_TOKEN  # planned the same way
+
+
+def test_a_document_counts_by_its_pages() -> None:
+    three = base64.b64encode(b"%PDF-1.4 " + b"<< /Type /Page >> " * 3 + b"<< /Type /Pages >>").decode()
+    assert part_tokens(Part("document", media_type="application/pdf", data=three)) == 3 * PAGE_TOKENS
+    text = base64.b64encode(b"x" * 3_000).decode()
+    assert part_tokens(Part("document", media_type="text/plain", data=text)) == 1_000
+    assert part_tokens(Part("document", url="https://example.test/a.pdf")) > PAGE_TOKENS
+
+
+def test_the_budget_keeps_a_turn_with_a_large_image() -> None:
+    photo = big_image(3_000_000)
+    h = History("big", (
+        Message("u1", "user", "Hello."), Message("a1", "assistant", "Hi."),
+        Message("u2", "user", "What is this?", parts=(photo, Part("text", text="What is this?"))),
+    ))  # fmt: skip
+    said: list[str] = []
+    body = toolreplay.render(h, "anthropic", warnings=said, context=ContextBudget(max_tokens=8_000))
+    assert len(body["messages"]) == 3  # nothing left out: the image is about 1,600 tokens, not a million
+    assert not any("context budget" in w for w in said)
+
+
+# ------------------------------------------------------------------------- history show, audit, doubles
+
+
+def test_history_show_prints_a_part_as_a_short_line(tmp_path: Path) -> None:
+    db = str(tmp_path / "t.db")
+    with SQLiteStore(db) as s:
+        s.import_history(media_history())
+    res = CliRunner().invoke(cli, ["history", "show", "media", "--db", db], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "[image (image/png, 96 characters of base64)]" in res.output
+    assert "[document (application/pdf, 96 characters of base64)]" in res.output
+    assert f"[image (unknown type, {PHOTO.url})]" in res.output
+    assert PNG not in res.output
+
+
+def test_audit_names_the_users_parts() -> None:
+    report = audit_request(load_request(toolreplay.render(media_history(), "anthropic")))
+    lines = format_audit(report)
+    assert "note: message m1 (user) holds an image (image/png, 96 characters of base64)" in lines
+    assert "note: message m1 (user) holds a document (application/pdf, 96 characters of base64)" in lines
+    assert PNG not in lines
+
+
+@pytest.mark.parametrize("vessel", sorted(n for n, v in BUILTIN.items() if v.wire != "claude-prompt"))
+def test_the_doubles_take_user_media(vessel: str) -> None:
+    body = toolreplay.render(media_history(), vessel)
+    if BUILTIN[vessel].has("stream_only"):
+        body["stream"] = True
+    wire = BUILTIN[vessel].wire
+    model = BUILTIN[vessel].model
+    path = {"openai-chat": "/chat/completions", "openai-responses": "/responses", "anthropic": "/v1/messages",
+            "gemini": f"/models/{model}:generateContent", "ollama": "/api/chat"}[wire]  # fmt: skip
+    with ProviderDouble() as d, httpx.Client(timeout=5) as client:
+        resp = client.post(d.base_url_for(vessel) + path, content=encode(body))
+    assert resp.status_code == 200, resp.text

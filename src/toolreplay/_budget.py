@@ -218,7 +218,7 @@ def _with_summary(
 def fit(
     messages: Sequence[Message],
     render: Callable[[Sequence[Message]], dict[str, Any]],
-    count: Callable[[dict[str, Any]], int],
+    count: Callable[[dict[str, Any], Sequence[Message]], int],
     budget: int,
     the_plan: Plan,
     *,
@@ -226,7 +226,8 @@ def fit(
     summary: SummaryHook | None = None,
     offset: int = 0,
 ) -> Fitted:
-    """Render the newest whole turns of ``messages`` that fit ``budget`` tokens (``count`` of the body),
+    """Render the newest whole turns of ``messages`` that fit ``budget`` tokens (``count`` of the body and
+    the messages it was rendered from),
     trying the starts of ``the_plan`` (``extra``: planning bytes of messages after its end, the reply in
     progress). ``messages``: the leading system messages, then the conversation from position ``offset``
     (or from the first non-system message, when later) on: the store reads only the window."""
@@ -240,7 +241,7 @@ def fit(
         kept = rest[cut:]
         sent = _with_summary(system, kept, rest[:cut], summary)
         body = render(sent)
-        tokens = count(body)
+        tokens = count(body, sent)
         dropped = max(0, start - the_plan.head)
         if tokens <= budget:
             return Fitted(sent, body, dropped, tokens, _said(dropped, kept, tokens, budget, fits=True))
@@ -273,14 +274,14 @@ def reserved_bytes(tools: Sequence[ToolSpec], system: str | None) -> int:
     return BODY_FRAME_BYTES + defs + schemas + (len(encode(system)) if system else 0)
 
 
-def body_counter(counter: Counter) -> Callable[[dict[str, Any]], int]:
-    """The estimate of a whole body: ``counter`` over its encoded JSON text."""
+def body_counter(counter: Counter) -> Callable[[dict[str, Any], Sequence[Message]], int]:
+    """The estimate of a whole body rendered from ``messages``: ``counter`` over its encoded JSON text,
+    each image or document of the messages counted as the tokens a provider counts it as, not as its
+    base64 (design 34, :func:`~toolreplay._tokens.estimate`)."""
     from toolreplay._jsonenc import encode
-    from toolreplay._tokens import byte_count, bytes_to_tokens
+    from toolreplay._tokens import estimate, media_of
 
-    if counter is byte_count:
-        return lambda body: bytes_to_tokens(len(encode(body)))
-    return lambda body: counter(encode(body).decode("utf-8"))
+    return lambda body, messages: estimate(encode(body), media_of(messages), counter)
 
 
 __all__ = [

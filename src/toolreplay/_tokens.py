@@ -16,12 +16,21 @@ body (strings escaped and quoted), so an estimate is never below what the body's
 what only a step's issuer gets (the store keeps both per message, with running sums, so the budget can
 choose a window without loading the conversation). It is an upper bound of what the replay sends on
 every wire and in every mode (a test checks it).
+
+**Images and documents** (design 34) are not counted by their base64: a provider scales an image down
+before it counts it and reads a document page by page, so a 4 MB photo is not a million tokens. The
+body estimate takes each inline part's data out of the encoded text and counts the part as
+:func:`part_tokens` instead (a part by URL: its URL's bytes and the same figure); a user message's parts
+are planned the same way. (An answer's parts are still planned by their bytes: an upper bound.)
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -45,8 +54,70 @@ PART_FRAME_BYTES = 64
 PLAN_MAX_CALLS = 12
 PLAN_MAX_CHARS = 500
 
+#: Tokens an image counts as, whatever its size: providers scale an image down before they count it, to
+#: about 1,600 tokens at most on Anthropic (1.15 megapixels), 765 for a 1024x1024 image on OpenAI's high
+#: detail, 258 a tile on Gemini. The largest of these, never its megabytes of base64.
+IMAGE_TOKENS = 1600
+#: Tokens a page of a document counts as: Anthropic reads each PDF page as its text and as an image
+#: (1,500 to 3,000 tokens a page by its PDF guide); the high end.
+PAGE_TOKENS = 3000
+#: Pages a document counts as when they cannot be counted (given by URL).
+UNKNOWN_PAGES = 10
+#: Inline data shorter than this stays counted by its bytes (too short to be worth finding in the body).
+MEDIA_MIN_CHARS = 256
+_PDF_PAGE = re.compile(rb"/Type\s*/Page(?![A-Za-z])")
+
 Counter = Callable[[str], int]
 """Tokens in a piece of JSON text."""
+
+
+@lru_cache(maxsize=128)  # a render counts the same parts at every start it tries
+def part_tokens(p: Part) -> int:
+    """The tokens an image or a document counts as: :data:`IMAGE_TOKENS` an image; a document its pages
+    (the page objects of an inline PDF, at least one a started 100 KB when they are packed out of
+    sight; :data:`UNKNOWN_PAGES` by URL) times :data:`PAGE_TOKENS`; an inline text document its text."""
+    if p.kind == "image":
+        return IMAGE_TOKENS
+    if p.kind != "document":
+        return bytes_to_tokens(len(p.text.encode("utf-8", "surrogatepass")))
+    if not p.data:
+        return UNKNOWN_PAGES * PAGE_TOKENS
+    try:
+        raw = base64.b64decode(p.data, validate=False)
+    except (binascii.Error, ValueError):
+        raw = p.data.encode("ascii", "replace")
+    if p.media_type.startswith("text/"):
+        return bytes_to_tokens(len(raw))
+    pages = len(_PDF_PAGE.findall(raw)) or -(-len(raw) // 100_000)
+    return max(1, pages) * PAGE_TOKENS
+
+
+def media_of(messages: Iterable[Message]) -> list[Part]:
+    """The images and documents ``messages`` hold: the user's parts and the answers' parts."""
+    out: list[Part] = []
+    for m in messages:
+        out.extend(p for p in m.parts if p.kind != "text")
+        for c in m.tool_uses:
+            out.extend(p for p in c.parts if p.kind != "text")
+    return out
+
+
+def estimate(encoded: bytes, media: Sequence[Part], counter: Counter) -> int:
+    """Tokens of an encoded body, each image or document in it counted as :func:`part_tokens`: inline
+    data found in the body is taken out of the text counted, a URL found there stays counted as text."""
+    extra = 0
+    for p in dict.fromkeys(media):
+        if len(p.data) >= MEDIA_MIN_CHARS:
+            needle = p.data.encode("ascii", "replace")
+            k = encoded.count(needle)
+            if k:
+                encoded = encoded.replace(needle, b"")
+                extra += k * part_tokens(p)
+        elif p.url and not p.data:
+            extra += encoded.count(p.url.encode("utf-8", "surrogatepass")) * part_tokens(p)
+    if counter is byte_count:
+        return bytes_to_tokens(len(encoded)) + extra
+    return counter(encoded.decode("utf-8", "surrogatepass")) + extra
 
 
 def byte_count(text: str) -> int:
@@ -138,6 +209,19 @@ def _parts_bytes(parts: Sequence[Part]) -> int:
     return n
 
 
+def _user_bytes(parts: Sequence[Part]) -> int:
+    """A user message's parts (its words are counted in its text): each part's frame, and an image or a
+    document as the bytes of its estimated tokens (:func:`part_tokens`), its URL, type and name, and the
+    name it travels as where a wire cannot carry it."""
+    n = 0
+    for p in parts:
+        n += PART_FRAME_BYTES
+        if p.kind != "text":
+            n += part_tokens(p) * BYTES_PER_TOKEN + PART_FRAME_BYTES + 2 * len(p.url) + len(p.media_type)
+            n += len(p.name)
+    return n
+
+
 def _step_bytes(step: Step) -> tuple[int, int]:
     """A step's planning bytes: (what every vessel gets: its words; what only its issuer gets: its
     reasoning, server-tool pieces and the data on its words), each piece with its frame."""
@@ -159,7 +243,7 @@ def planning_size(m: Message) -> tuple[int, tuple[tuple[Issuer, int], ...]]:
     signatures on words), per issuer. Frames of :data:`MESSAGE_FRAME_BYTES`, :data:`CALL_FRAME_BYTES`
     and :data:`PIECE_FRAME_BYTES` included. An upper bound on every wire and in every mode (design 33):
     a step cut by the call window still counts whole, call provider data counts for everyone."""
-    n = MESSAGE_FRAME_BYTES + _text_bytes(m.text) + _data_bytes(m.provider_data)
+    n = MESSAGE_FRAME_BYTES + _text_bytes(m.text) + _data_bytes(m.provider_data) + _user_bytes(m.parts)
     for c in m.tool_uses[-PLAN_MAX_CALLS:]:
         n += CALL_FRAME_BYTES + _text_bytes(c.name)
         # an input replayed as an object is one level of JSON (Anthropic, Gemini) or a JSON string
@@ -197,6 +281,9 @@ __all__ = [
     "byte_count",
     "bytes_to_tokens",
     "counter_for",
+    "estimate",
+    "media_of",
+    "part_tokens",
     "planning_size",
     "replay_size",
     "size_for",

@@ -162,4 +162,16 @@ def format_reasoning(pieces: Sequence[ReasoningPiece]) -> list[str]:
     return [head, *(f"{p.line()} [{p.wire}]" for p in pieces)]
 
 
-__all__ = ["ReasoningPiece", "describe", "format_reasoning", "reasoning_pieces"]
+def media_notes(history: History) -> list[str]:
+    """One short line per image or document of the user's that the body carries (design 34): what it is,
+    its type and size or its URL, never its data."""
+    return [
+        f"message {m.id} (user) holds an {p.label()}" if p.kind == "image" else
+        f"message {m.id} (user) holds a {p.label()}"
+        for m in history.messages
+        for p in m.parts
+        if p.kind != "text"
+    ]  # fmt: skip
+
+
+__all__ = ["ReasoningPiece", "describe", "format_reasoning", "media_notes", "reasoning_pieces"]

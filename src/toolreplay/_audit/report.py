@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._audit.body import RequestBody
-from toolreplay._audit.reasoning import ReasoningPiece, format_reasoning, reasoning_pieces
+from toolreplay._audit.reasoning import ReasoningPiece, format_reasoning, media_notes, reasoning_pieces
 from toolreplay._history import History, Message, ToolCall
 from toolreplay._replay import (
     DEFAULT_SETTINGS,
@@ -433,7 +433,7 @@ def audit_request(
     from toolreplay.wires import get_wire
 
     wire = get_wire(request.wire)
-    notes: list[str] = [wire.audit_note] if wire.audit_note else []
+    notes: list[str] = [*([wire.audit_note] if wire.audit_note else []), *media_notes(parsed)]
     tpl_audit = None
     if template is not None:
         from toolreplay._audit.template_audit import template_audit

@@ -252,7 +252,11 @@ def message_view(position: int, m: Message) -> RenderableType:
     for flag in message_flags(m):
         out.append(f"  [{flag}]", style="bold red" if flag == "said without doing" else "bold yellow")
     out.append("\n")
-    out.append(m.text if m.text else "(no text)", style="" if m.text else "dim italic")
+    out.append(m.text if m.text or m.parts else "(no text)", style="" if m.text else "dim italic")
+    for k, p in enumerate(x for x in m.parts if x.kind != "text"):
+        # an image or a document as one short line (its data stays in the store), design 34
+        out.append("\n" if m.text or k else "")
+        out.append(f"  [{p.label()}]", style="magenta")
     for i, call in enumerate(m.tool_uses):
         for style, line in call_lines(call, i):
             out.append("\n")
