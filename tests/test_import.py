@@ -13,7 +13,7 @@ import pytest
 from toolreplay._errors import HistoryError, ImportFormatError
 from toolreplay._history import History
 from toolreplay._importers import read_file
-from toolreplay._steps import Issuer, Reasoning, Text
+from toolreplay._steps import Issuer, Part, Reasoning, Text
 
 DATA = Path(__file__).parent / "data"
 
@@ -316,7 +316,11 @@ def test_pydantic_ai_history() -> None:
         {"content": "The id must be a number.", "id": "rs_9", "signature": None, "provider_name": "openai",
          "part_kind": "thinking"}]}}  # fmt: skip
     assert h.messages[3].text == "And this screenshot?"
-    assert any("'image-url' item is not kept" in w for w in b.warnings)
+    assert h.messages[3].parts == (  # kept where the user put it (design 34)
+        Part("text", text="And this screenshot?"),
+        Part("image", media_type="image/png", url="https://example.com/board.png"),
+    )
+    assert not any("image-url" in w for w in b.warnings)
     assert h.messages[1].created_at == "2026-10-20T08:00:00.000000Z"
 
 

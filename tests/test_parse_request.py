@@ -356,7 +356,7 @@ def test_anthropic_thinking_results_and_errors() -> None:
     assert reply.steps[0].said == (Reasoning("two lookups", {"anthropic": block}), Text("\n\nLooking."))
     assert first.provider_data is None
     assert h.messages[0].text == "Policy."
-    assert any("'image' block with a None source is not kept" in w for w in h.warnings)
+    assert any("the image block's None source is not kept" in w for w in h.warnings)
 
 
 def test_anthropic_opening_separator_is_not_a_user_message() -> None:

@@ -333,3 +333,62 @@ def test_the_doubles_take_user_media(vessel: str) -> None:
     with ProviderDouble() as d, httpx.Client(timeout=5) as client:
         resp = client.post(d.base_url_for(vessel) + path, content=encode(body))
     assert resp.status_code == 200, resp.text
+
+
+# ---------------------------------------------------------------------- what a part cannot hold is named
+
+
+def _said(wire: str, body: dict[str, Any]) -> tuple[History, str]:
+    h = parse_request(wire, body)
+    return h, " | ".join(h.warnings)
+
+
+def test_chat_names_what_it_does_not_keep() -> None:
+    content = [
+        {"type": "text", "text": "Look."},
+        {"type": "image_url", "image_url": {"url": PHOTO.url, "detail": "low"}},
+        {"type": "file", "file": {"file_id": "file-abc"}},
+        {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+    ]
+    h, said = _said("openai-chat", {"model": "gpt-4o", "messages": [{"role": "user", "content": content}]})
+    assert h.messages[0].parts == (Part("text", text="Look."), PHOTO)
+    assert "content[1]: detail 'low' is not kept" in said
+    assert "content[2]: a 'file' part without data or a URL (a file_id) is not kept" in said
+    assert "content[3]: a 'input_audio' part is not kept" in said
+
+
+def test_responses_names_a_file_kept_at_openai() -> None:
+    image = {"type": "input_image", "image_url": PHOTO.url, "detail": "high"}
+    item = {"role": "user", "content": [{"type": "input_file", "file_id": "file-abc"}, image]}
+    h, said = _said("openai-responses", {"model": "gpt-5", "input": [item]})
+    assert h.messages[0].parts == (PHOTO,)
+    assert "content[0]: an 'input_file' part given by file_id only" in said
+    assert "content[1]: detail 'high' is not kept" in said
+
+
+def test_anthropic_names_a_text_source_and_cache_control() -> None:
+    content = [
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}},
+        {
+            "type": "image",
+            "source": {"type": "url", "url": PHOTO.url},
+            "cache_control": {"type": "ephemeral"},
+        },
+    ]
+    h, said = _said(
+        "anthropic",
+        {"model": "claude-x", "max_tokens": 9, "messages": [{"role": "user", "content": content}]},
+    )
+    assert h.messages[0].parts == (PHOTO,)
+    assert "content[0]: the document block's 'text' source is not kept" in said
+    assert "content[1]: the image's cache_control not kept" in said
+
+
+def test_gemini_names_audio_and_keeps_snake_case_blobs() -> None:
+    parts = [
+        {"inline_data": {"mime_type": "image/png", "data": PNG}},
+        {"inlineData": {"mimeType": "audio/wav", "data": "UklGRg=="}},
+    ]
+    h, said = _said("gemini", {"contents": [{"role": "user", "parts": parts}]})
+    assert h.messages[0].parts == (IMAGE,)
+    assert "parts[1]: a part of type 'audio/wav' is not kept" in said

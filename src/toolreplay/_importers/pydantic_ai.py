@@ -12,19 +12,22 @@ The JSON is a list of messages, each ``{"kind": "request"|"response", "parts": [
 
 A retry prompt answers its tool call as a failed call with the text pydantic-ai sends the model; without
 a tool it is the user-side feedback pydantic-ai sends as a user message. Timestamps are kept as
-``created_at``. Media, files and built-in tool parts are reported, not kept. A JSON document is one
-conversation (id: the file name, or ``--conversation``); JSON Lines hold one conversation per line.
+``created_at``. A user prompt's images and documents (``image-url``, ``document-url``, ``binary``) are
+kept as its parts (design 34); audio, video and built-in tool parts are reported, not kept. A JSON
+document is one conversation (id: the file name, or ``--conversation``); JSON Lines hold one
+conversation per line.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ImportFormatError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
+from toolreplay._steps import Part, PartKind, with_words
 from toolreplay.wires.request_common import read_call
 from toolreplay.wires.turns import (
     AgentSaid,
@@ -80,17 +83,45 @@ def _retry_text(content: Any) -> str:
     return f"{n} validation error{'s' if n != 1 else ''}: {jsonenc.dumps(content)}"
 
 
-def _user_content(content: Any, where: str, warnings: list[str]) -> str:
+#: pydantic-ai's URL items that are an image or a document, and what part they are.
+_URL_KINDS: dict[str, PartKind] = {"image-url": "image", "document-url": "document"}
+
+
+def _media(item: Mapping[str, Any]) -> Part | None:
+    """An image or a document of a user prompt (``image-url``, ``document-url``, ``binary`` with a
+    base64 ``data``, URL-safe as pydantic writes bytes, kept in the standard alphabet providers read)."""
+    media = item.get("media_type") if isinstance(item.get("media_type"), str) else ""
+    kind = _URL_KINDS.get(str(item.get("kind")))
+    if kind is not None and isinstance(item.get("url"), str):
+        return Part(kind, media_type=str(media), url=item["url"])
+    data = item.get("data")
+    if item.get("kind") != "binary" or not isinstance(data, str) or not data:
+        return None
+    found: PartKind | None = "image" if str(media).startswith("image/") else None
+    if str(media) == "application/pdf" or str(media).startswith("text/"):
+        found = "document"
+    std = data.replace("-", "+").replace("_", "/")
+    return None if found is None else Part(found, media_type=str(media), data=std)
+
+
+def _user_content(content: Any, where: str, warnings: list[str]) -> tuple[str, tuple[Part, ...]]:
+    """A user prompt's words, and its parts in order when it holds an image or a document (design 34)."""
     if isinstance(content, str):
-        return content
+        return content, ()
     texts: list[str] = []
+    parts: list[Part] = []
     for k, item in enumerate(content if isinstance(content, list) else [content]):
         if isinstance(item, str):
             texts.append(item)
+            parts.append(Part("text", text=item))
+        elif isinstance(item, Mapping) and (got := _media(cast(Mapping[str, Any], item))) is not None:
+            parts.append(got)
         else:
             kind = item.get("kind") if isinstance(item, Mapping) else kind_of(item)
-            warnings.append(f"{where}.content[{k}]: a {kind!r} item is not kept (text only)")
-    return "\n\n".join(texts)
+            warnings.append(f"{where}.content[{k}]: a {kind!r} item is not kept (text, images, documents)")
+    if not any(p.kind != "text" for p in parts):
+        return "\n\n".join(texts), ()
+    return with_words("", parts)
 
 
 def _request(
@@ -110,7 +141,8 @@ def _request(
         if kind == "system-prompt":
             events.append(SystemText(str(p.get("content") or ""), at))
         elif kind == "user-prompt":
-            events.append(UserText(_user_content(p.get("content"), at, warnings), at, _ts(p)))
+            text, parts = _user_content(p.get("content"), at, warnings)
+            events.append(UserText(text, at, _ts(p), parts=parts))
         elif kind == "tool-return":
             content = p.get("content")
             answer = content if isinstance(content, str) else jsonenc.dumps(content)

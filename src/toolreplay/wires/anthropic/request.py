@@ -123,7 +123,7 @@ def media_part(b: Mapping[str, Any], at: str, warnings: list[str]) -> Part | Non
     elif s.get("type") == "url" and isinstance(s.get("url"), str):
         part = Part(cast(PartKind, kind), url=s["url"], name=str(title))
     else:
-        warnings.append(f"{at}: an {kind!r} block with a {s.get('type')!r} source is not kept")
+        warnings.append(f"{at}: the {kind} block's {s.get('type')!r} source is not kept (base64 and url are)")
         return None
     extra = sorted(k for k in b if k not in _MEDIA_FIELDS)
     if extra:
