@@ -24,6 +24,7 @@ from toolreplay._cli import cli
 from toolreplay._errors import HistoryError
 from toolreplay._history import History, Message, history_from_dict, history_to_dict, load_history
 from toolreplay._jsonenc import encode
+from toolreplay._loop import run_turn
 from toolreplay._steps import Part, from_data_url, url_type, with_words
 from toolreplay._store import Store
 from toolreplay._store.sqlite import SQLiteStore
@@ -38,6 +39,7 @@ from toolreplay._tokens import (
 from toolreplay._vessels import BUILTIN, get_vessel
 from toolreplay.testing import ProviderDouble
 from toolreplay.wires import parse_request
+from toolreplay.wires.reply import Reply
 from wire_helpers import VESSELS
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
@@ -392,3 +394,48 @@ def test_gemini_names_audio_and_keeps_snake_case_blobs() -> None:
     h, said = _said("gemini", {"contents": [{"role": "user", "parts": parts}]})
     assert h.messages[0].parts == (IMAGE,)
     assert "parts[1]: a part of type 'audio/wav' is not kept" in said
+
+
+# ------------------------------------------------------------------------------------- the turn loop
+
+
+class _Scripted:
+    """Stands in for the Transport: answers each send with the next reply, keeps the bodies."""
+
+    def __init__(self, *replies: Reply) -> None:
+        self.replies = list(replies)
+        self.bodies: list[dict[str, Any]] = []
+
+    async def send(self, vessel: Any, body: Any, **kw: Any) -> Reply:
+        self.bodies.append(dict(body))
+        return self.replies.pop(0)
+
+
+def test_a_turn_sends_and_stores_the_users_image(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-sent")
+    t = _Scripted(
+        Reply(text="A coffee receipt.", finish_reason="stop"), Reply(text="3 EUR.", finish_reason="stop")
+    )
+    with SQLiteStore(tmp_path / "t.db") as s:
+        run_turn("c", "What is this?", "anthropic", store=s, transport=t, parts=(IMAGE,))
+        run_turn("c", "", "anthropic", store=s, transport=t, parts=(PHOTO,))
+        stored = s.load("c").messages
+    assert (
+        stored[0].parts == (IMAGE, Part("text", text="What is this?")) and stored[0].text == "What is this?"
+    )
+    assert stored[2].parts == (PHOTO,) and stored[2].text == ""
+    first, second = (b["messages"] for b in t.bodies)
+    assert first[0]["content"][0]["source"]["data"] == PNG
+    assert second[:2] == first[:1] + second[1:2]  # the first turn's bytes stay as they were
+    assert second[-1] == {
+        "role": "user",
+        "content": [{"type": "image", "source": {"type": "url", "url": PHOTO.url}}],
+    }
+
+
+def test_a_turn_without_words_or_media_is_refused(tmp_path: Path) -> None:
+    with (
+        SQLiteStore(tmp_path / "t.db") as s,
+        pytest.raises(toolreplay.ConfigError, match="an image or a document"),
+    ):
+        run_turn("c", " ", "ollama", store=s, parts=(Part("text", text=" "),))

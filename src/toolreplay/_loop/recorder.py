@@ -17,7 +17,7 @@ order that keeps a killed process's work:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ from toolreplay._loop.events import (
 from toolreplay._loop.step_log import StepLog, words
 from toolreplay._loop.window import read_window
 from toolreplay._replay import replay_name
-from toolreplay._steps import steps_problem
+from toolreplay._steps import Part, steps_problem, with_words
 from toolreplay._tokens import size_for
 from toolreplay._tools import ToolRegistry
 from toolreplay._vessels import Vessel
@@ -152,20 +152,22 @@ class Recorder:
                     raise
         raise StoreError(f"conversation {self.cid!r}: could not find a free message id")
 
-    def start(self, user_text: str) -> None:
-        """Store the user message and the empty reply; keep the history this turn renders from (the
-        conversation up to and including its own user message: design 5)."""
+    def start(self, user_text: str, parts: Sequence[Part] = ()) -> None:
+        """Store the user message (with its images and documents, design 34) and the empty reply; keep
+        the history this turn renders from (the conversation up to and including its own user message:
+        design 5)."""
         stamp = now()
+        user_text, kept = with_words(user_text, parts)
 
         def store_user(mid: str) -> None:
-            self.store.append_message(self.cid, Message(mid, "user", user_text, created_at=stamp))
+            self.store.append_message(self.cid, Message(mid, "user", user_text, created_at=stamp, parts=kept))
 
         def begin(mid: str) -> None:
             self.store.begin_reply(self.cid, mid, vessel=self.vessel.name, created_at=self.started_at)
 
         self.existed = self.store.exists(self.cid)
         uid = self._claim_id("u", store_user)
-        self.user = Message(uid, "user", user_text, created_at=stamp)
+        self.user = Message(uid, "user", user_text, created_at=stamp, parts=kept)
         end = self.store.positions(self.cid, [uid])[uid] + 1
         self.window = read_window(self.store, self.cid, end, self.vessel, self.options, self._specs)
         self.history = self.window.history

@@ -8,7 +8,7 @@ own tool loop). Both write through one :class:`~toolreplay._loop.recorder.Record
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -16,6 +16,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError
 from toolreplay._loop.events import EventCallback, TurnOptions, TurnResult
 from toolreplay._loop.recorder import Recorder
+from toolreplay._steps import Part
 from toolreplay._tools import Tool, ToolRegistry
 from toolreplay._vessels import Vessel, get_vessel
 from toolreplay.wires import get_wire
@@ -50,14 +51,14 @@ def preflight(vessel: Vessel, registry: ToolRegistry, options: TurnOptions, stor
     resolve_key(vessel, vessel.base_url, send_key=options.send_key)
 
 
-def _refuse_empty(conversation: str, user_text: str) -> None:
+def _refuse_empty(conversation: str, user_text: str, parts: Sequence[Part] = ()) -> None:
     """Refused before anything is stored: the wires drop an empty user message, so the request would end
     on the previous reply (read as a prefill) or hold no message at all (Anthropic: 400 "messages: Field
     required"; Gemini: "contents is not specified")."""
     if not isinstance(conversation, str) or not conversation.strip():
         raise ConfigError(f"a turn needs a conversation id, not {conversation!r}")
-    if not user_text.strip():
-        raise ConfigError("a turn needs the user's text: it is empty")
+    if not user_text.strip() and not any(p.kind != "text" for p in parts):
+        raise ConfigError("a turn needs the user's text (or an image or a document): it is empty")
     for what, value in (("conversation id", conversation), ("user's text", user_text)):
         if jsonenc.scrub(value) != value:
             raise ConfigError(f"the {what} is not UTF-8 text (it holds a lone surrogate)")
@@ -73,8 +74,13 @@ async def run_turn_async(
     options: TurnOptions | None = None,
     on_event: EventCallback | None = None,
     transport: Transport | None = None,
+    parts: Sequence[Part] = (),
 ) -> TurnResult:
     """Run one turn of ``conversation`` on ``vessel`` (see :mod:`toolreplay._loop`).
+
+    ``parts``: images and documents the user gives with the text (design 34), stored on the user message
+    and sent where the vessel's wire has a place for them (the text follows them unless ``parts`` holds
+    text parts of its own).
 
     ``store`` defaults to :func:`~toolreplay._store.open_store` (opened and closed here); ``transport``
     to a :class:`~toolreplay._transport.client.Transport` made here (dumping to ``options.dump_requests``).
@@ -83,7 +89,7 @@ async def run_turn_async(
     removing the turn's user message and reply (design 28).
     """
     opts = options or TurnOptions()
-    _refuse_empty(conversation, user_text)
+    _refuse_empty(conversation, user_text, parts)
     v = get_vessel(vessel)
     if opts.base_url or opts.model:
         v = replace(v, base_url=opts.base_url or v.base_url, model=opts.model or v.model)
@@ -97,7 +103,7 @@ async def run_turn_async(
         registry = _registry(tools)
         preflight(v, registry, opts, store)
         rec = Recorder(store, conversation, v, registry, opts, on_event)
-        rec.start(user_text)
+        rec.start(user_text, parts)
         http = get_wire(v.wire).http is not None
         try:
             if not http:
@@ -138,6 +144,7 @@ def run_turn(
     options: TurnOptions | None = None,
     on_event: EventCallback | None = None,
     transport: Transport | None = None,
+    parts: Sequence[Part] = (),
 ) -> TurnResult:
     """:func:`run_turn_async` for synchronous callers (the same arguments)."""
     try:
@@ -152,6 +159,7 @@ def run_turn(
             options=options,
             on_event=on_event,
             transport=transport,
+            parts=parts,
         )
         return asyncio.run(turn)
     raise ConfigError("run_turn was called inside a running event loop: await run_turn_async() instead")
