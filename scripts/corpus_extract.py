@@ -6,7 +6,8 @@ writes one JSON envelope per exchange under ``tests/corpus/<wire>/<source>/``. T
 * VCR cassettes (YAML): each interaction is a request body the provider accepted and its answer (JSON, an
   SSE stream, a JSON-array stream of Gemini chunks, or NDJSON lines of Ollama);
 * recorded answers kept as files: ``*.json`` (one answer) and ``*.chunks.txt`` (the ``data`` payloads of a
-  stream, one per line).
+  stream, one per line); a ``*.json`` holding a whole recorded HTTP answer (``{"status", "headers", "body"}``)
+  gives its body (an answer, or an SSE stream).
 
 The provider's bytes are kept as recorded: bodies as JSON values, stream payloads as their text. Answers
 other than 200, files past the size cap and recordings that are hand-made rather than recorded (listed in
@@ -106,6 +107,7 @@ SOURCES = (
         cassettes=(
             r"^python/instrumentation/openinference-instrumentation-[^/]+/tests/.*cassettes/.*\.yaml$",
         ),
+        answers=(r"^js/packages/openinference-instrumentation-anthropic/test/cassettes/[^/]+\.json$",),
         select_per_file=3,
         # pydantic-ai's traffic stays out of the corpus (kept aside for the acceptance check)
         skip=(r"instrumentation-(pydantic-ai|bedrock)/",),
@@ -131,8 +133,17 @@ INTERESTING = (
 )  # fmt: skip
 
 
+def _payload(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError:
+        return data
+
+
 def interesting(env: dict[str, Any]) -> bool:
-    text = json.dumps([env.get("request"), env.get("response"), env.get("stream")], separators=(",", ":"))
+    # stream payloads are kept as text: read as JSON here, so their marks show unescaped and compact
+    events = [_payload(e["data"]) for e in env.get("stream") or []]
+    text = json.dumps([env.get("request"), env.get("response"), events], separators=(",", ":"))
     return any(mark in text for mark in INTERESTING)
 
 
@@ -152,7 +163,7 @@ EXCLUDED = {
 
 
 #: Marks of a hand-made answer file (invented models and ids): such files are left out as well.
-HAND_MADE = re.compile(r"kimi-k3|claude-fable|Example[A-Z]|chatcmpl-test|_test_0|abc123")
+HAND_MADE = re.compile(r"kimi-k3|claude-fable|Example[A-Z]|chatcmpl-test|_test_0|abc123|msg_redacted")
 
 
 HAND_MADE_FOUND: list[str] = []
@@ -374,9 +385,40 @@ def answer_exchange(
             answer = json.loads(text)
         except json.JSONDecodeError:
             return
+        if _recorded_http(answer):
+            yield from _http_answer(base, answer, name.removesuffix(".json"), path)
+            return
         got = _finish({**base, "kind": "response", "response": answer}, answer, path)
         if got is not None:
             yield f"{name.removesuffix('.json')}.response", got
+
+
+def _recorded_http(obj: Any) -> bool:
+    """A recorded HTTP answer alone (``{"status", "headers", "body"}``)."""
+    return (
+        isinstance(obj, dict) and set(obj) == {"status", "headers", "body"} and isinstance(obj["body"], str)
+    )
+
+
+def _http_answer(
+    base: dict[str, Any], rec: dict[str, Any], stem: str, path: str
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The body of a recorded HTTP answer: a whole answer, or a stream (kept as its SSE payloads)."""
+    if rec["status"] != 200:
+        return
+    streamed = stream_of(rec["body"], header(rec["headers"], "content-type"))
+    if streamed is not None:
+        fmt, events = streamed
+        env = {**base, "kind": "stream", "stream_format": fmt, "stream": events}
+        first, label = (_payload(events[0]["data"]) if events else None), f"{stem}.stream"
+    else:
+        first = _payload(rec["body"])  # text, not JSON: no wire's answer, left out below
+        env, label = {**base, "kind": "response", "response": first}, f"{stem}.response"
+    got = _finish(env, first, path)
+    if got is not None:
+        named = re.search(r"instrumentation-([a-z]+)/", path)
+        got["provider"] = named.group(1) if named else got["provider"]
+        yield label, got
 
 
 def _finish(env: dict[str, Any], first: Any, path: str) -> dict[str, Any] | None:
