@@ -272,6 +272,21 @@ def _counted(wire: str, vessel: str, h: History, judged: bool) -> Row:
     )
 
 
+def _counted_fragments(wire: str, vessel: str, label: str, db: Stored) -> Row:
+    """The render from stored fragments against the first render, in bytecodes executed (both from a
+    freshly loaded history: load-independent, unlike the times)."""
+    first, stored = db.fresh(), db.with_fragments(vessel)()
+    ours, old = bytecodes(lambda: render(stored, vessel)), bytecodes(lambda: render(first, vessel))
+    return Row(
+        "cold",
+        f"{wire} ({vessel}), {label}: render from the stored fragments vs the first render, in Python "
+        "bytecodes executed (deterministic)",
+        "",
+        f"{ours / old:.4f}x ({ours:,} vs {old:,})",
+        None,
+    )
+
+
 def _check(
     peer: Peer, vessel: str, label: str, given: list[dict[str, Any]], fresh: Callable[[], History]
 ) -> None:
@@ -305,6 +320,7 @@ def cold_rows(peers: Sequence[Peer], cfg: Config) -> list[Row]:
         h = fresh()
         # the first 100 turns: counting every instruction is slow, and the count grows with the length alike
         rows.append(_counted(wire, vessel, History(h.id, h.messages[:200], h.tools), not cfg.quick))
+        rows.append(_counted_fragments(wire, vessel, label, db))
     return rows
 
 

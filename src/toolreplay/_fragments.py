@@ -19,7 +19,9 @@ are never read, only evicted.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, is_dataclass, replace
 from itertools import accumulate, chain
@@ -29,7 +31,7 @@ import orjson
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import Message, ToolSpec
-from toolreplay._render_entry import Entry, prepared
+from toolreplay._render_entry import ROLE, Entry, prepared
 from toolreplay._replay import Mode, ReplaySettings, TurnMessage
 from toolreplay.wires.common import RenderOptions
 
@@ -148,12 +150,10 @@ def usable(f: Fragments | None, key: str, messages: Sequence[Message]) -> int:
     """How many leading ``messages`` ``f`` holds fragments for: the very objects it was bound to."""
     if f is None or f.key != key:
         return 0
-    n = 0
-    for a, b in zip(f.messages, messages, strict=False):
-        if a is not b:
-            break
-        n += 1
-    return n
+    try:  # the first object that differs, found at C speed (every render of a long conversation asks)
+        return operator.indexOf(map(operator.is_, f.messages, messages), False)
+    except ValueError:
+        return min(len(f.messages), len(messages))
 
 
 def _turn(e: Entry, messages: Sequence[Message], k: int) -> TurnMessage | None:
@@ -177,14 +177,15 @@ def seed(e: Entry, f: Fragments, messages: tuple[Message, ...], n: int) -> None:
             e.declared.extend(new)
             e.declared_names.update(t.name for t in new)
             e.declared_at.append((k, len(e.declared)))
-    for k, m in enumerate(messages[:n]):
-        if m.role == "system":
-            t = _turn(e, messages, k)
-            if t is not None:
-                e.system_at.append(k)
-                e.system.append(t)
-    k0 = next((k for k, after in enumerate(e.items_after) if after), -1)
-    if k0 >= 0:
+    roles, k = list(map(ROLE, messages[:n])), -1
+    for _ in range(roles.count("system")):  # system messages render no elements: the skeleton has them
+        k = roles.index("system", k + 1)
+        t = _turn(e, messages, k)
+        if t is not None:
+            e.system_at.append(k)
+            e.system.append(t)
+    k0 = bisect.bisect_right(e.items_after, 0)  # the first message that rendered anything
+    if k0 < n:
         t0 = _turn(e, messages, k0)
         if t0 is not None:
             e.first, e.first_at = (t0, e.items_after[k0]), k0
