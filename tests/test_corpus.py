@@ -5,7 +5,8 @@ every call and answer in it read, every recorded answer and stream parsed, and n
 silently: the counts of calls, results and text match a census taken straight from the provider's JSON
 (tests/corpus_census.py), and each piece of reasoning, media or server-side tool output is kept or named in
 a warning. A body read and rendered again for the same wire and model must keep its calls and answers,
-its steps, the words beside each step's calls, its ending, its reasoning and its media.
+its steps, the words beside each step's calls, its ending, its reasoning and its media, and be valid for
+its wire (the rules and the provider's published definitions).
 
 Known gaps are marked ``xfail(strict=True)`` with the issue item that closes them (tests/corpus_gaps.py), so
 a fix flips them to failures until the mark is removed.
@@ -26,6 +27,7 @@ from corpus_gaps import GAPS
 from corpus_loader import CORPUS, DONE, KINDS, WIRES, Exchange, exchanges, sources
 from toolreplay._api import render
 from toolreplay._audit.body import load_request
+from toolreplay._audit.validate import validate_body
 from toolreplay._importers import read_file
 from toolreplay.wires import get_wire, parse_request, parse_response
 
@@ -189,7 +191,7 @@ def test_stream_drops_nothing_silently(ex: Exchange) -> None:
 # ------------------------------------------------------------------------------------------- round trip
 # A body read into a history and rendered again for the one that answered it (same wire, same model) must
 # say what the recorded body said: its calls and answers, its steps, the words beside each step's calls,
-# its ending, its reasoning (same issuer) and its media.
+# its ending, its reasoning (same issuer) and its media; and it must be valid for its wire.
 
 #: The built-in vessel each wire renders with in the round trip (no id length limit of its own).
 ROUND_TRIP_VESSEL = {
@@ -260,3 +262,9 @@ def test_round_trip_replays_reasoning_to_its_issuer(ex: Exchange) -> None:
 @pytest.mark.parametrize("ex", _with("round_trip_media", _has("media")))
 def test_round_trip_keeps_images_and_documents(ex: Exchange) -> None:
     assert _kept(ex, "media") == []
+
+
+@pytest.mark.parametrize("ex", _with("round_trip_valid", lambda ex: True))
+def test_round_trip_body_is_valid(ex: Exchange) -> None:
+    """The body rendered again keeps the wire's rules and the provider's published definitions."""
+    assert validate_body(ROUND_TRIP_VESSEL[ex.wire], _again(ex)) == []
