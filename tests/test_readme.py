@@ -106,6 +106,7 @@ def test_run_turn_has_a_typed_signature() -> None:
             "options",
             "on_event",
             "transport",
+            "parts",
         ]
 
 

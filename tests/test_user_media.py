@@ -18,7 +18,7 @@ import toolreplay
 from store_fixtures import store, store_factory, store_url  # noqa: F401
 from toolreplay._audit.body import load_request
 from toolreplay._audit.report import audit_request, format_audit
-from toolreplay._audit.validate import check_body
+from toolreplay._audit.validate import check_body, rule_problems
 from toolreplay._budget import ContextBudget, body_counter
 from toolreplay._cli import cli
 from toolreplay._errors import HistoryError
@@ -39,6 +39,8 @@ from toolreplay._tokens import (
 from toolreplay._vessels import BUILTIN, get_vessel
 from toolreplay.testing import ProviderDouble
 from toolreplay.wires import parse_request
+from toolreplay.wires.anthropic.rules import IMAGE_TYPE
+from toolreplay.wires.contract import first_refusal
 from toolreplay.wires.reply import Reply
 from wire_helpers import VESSELS
 
@@ -439,3 +441,17 @@ def test_a_turn_without_words_or_media_is_refused(tmp_path: Path) -> None:
         pytest.raises(toolreplay.ConfigError, match="an image or a document"),
     ):
         run_turn("c", " ", "ollama", store=s, parts=(Part("text", text=" "),))
+
+
+def test_anthropic_refuses_an_image_of_a_type_it_does_not_take() -> None:
+    bmp = {"type": "image", "source": {"type": "base64", "media_type": "image/bmp", "data": "Qk0AAAA="}}
+    body = {
+        "model": BUILTIN["anthropic"].model,
+        "max_tokens": 9,
+        "messages": [{"role": "user", "content": [bmp]}],
+    }
+    said = IMAGE_TYPE.format(i=0, k=0)
+    assert first_refusal(rule_problems("anthropic", body)) == said
+    with ProviderDouble() as d, httpx.Client(timeout=5) as client:
+        resp = client.post(d.base_url_for("anthropic") + "/v1/messages", content=encode(body))
+    assert resp.status_code == 400 and resp.json()["error"]["message"] == said

@@ -47,7 +47,7 @@ def _source(out: list[str], where: str, kind: str, source: Any) -> None:
         out.append(f"{where}.source: must be an object")
     elif source.get("type") == "base64":
         extra_keys(out, f"{where}.source", source, frozenset({"type", "media_type", "data"}))
-        if source.get("media_type") not in _MEDIA_TYPES[kind]:
+        if kind != "image" and source.get("media_type") not in _MEDIA_TYPES[kind]:  # images: media_types()
             allowed = ", ".join(sorted(_MEDIA_TYPES[kind]))
             out.append(f"{where}.source.media_type: {source.get('media_type')!r} is not one of {allowed}")
         if not (isinstance(source.get("data"), str) and source["data"]):
@@ -401,8 +401,35 @@ def structure(body: Mapping[str, Any]) -> Refusal | None:
     return _tool_loop(merged)
 
 
+#: Anthropic's answer (400 invalid_request_error) to an image whose base64 source names another type.
+IMAGE_TYPE = (
+    "messages.{i}.content.{k}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', "
+    "'image/gif' or 'image/webp'"
+)
+
+
+def media_types(body: Mapping[str, Any]) -> Refusal | None:
+    """The first image of a message whose base64 source is not JPEG, PNG, GIF or WebP (design 34)."""
+    msgs = body.get(LIST_KEY)
+    for i, m in enumerate(msgs if isinstance(msgs, list) else []):
+        content = m.get("content") if is_obj(m) else None
+        for k, b in enumerate(content if isinstance(content, list) else []):
+            src = b.get("source") if is_obj(b) and b.get("type") == "image" else None
+            if (
+                is_obj(src)
+                and src.get("type") == "base64"
+                and src.get("media_type") not in MEDIA_TYPES["image"]
+            ):
+                problem = f"{src.get('media_type')!r} is not one of {', '.join(sorted(MEDIA_TYPES['image']))}"
+                return Refusal(
+                    f"messages[{i}].content[{k}].source.media_type", problem, IMAGE_TYPE.format(i=i, k=k)
+                )
+    return None
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     say(out, structure(body))  # first: the double answers the first refusal (design 30)
+    say(out, media_types(body))
     msgs = nonempty_list(body, LIST_KEY, out)
     if msgs is None:
         return
@@ -423,10 +450,12 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
 
 __all__ = [
     "FOREIGN_THINKING",
+    "IMAGE_TYPE",
     "MUST_DEFINE_TOOLS",
     "THINKING_FIRST",
     "empty_content",
     "foreign_thinking",
+    "media_types",
     "rules",
     "structure",
     "thinking_first",
