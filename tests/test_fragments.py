@@ -295,3 +295,49 @@ def test_every_vessel_renders_a_long_history_from_its_fragments(store: Store, ve
     got = encode(cache.render(store.load(h.id, fragments=key), vessel))
     assert got == encode(render(store.load(h.id), vessel))
     assert cache.stats.rendered_messages == 1
+
+
+def test_a_turn_never_pairs_its_window_with_rows_written_after_it_was_read(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer removes the conversation and stores it again with a reply's content changed (same
+    ids) right after the turn read its window, then stores that content's fragments: the turn's messages
+    and fragments are one snapshot, so it sends the bytes of a render of what it read, not the new rows."""
+    import toolreplay._loop.recorder as recorder_mod
+    from test_loop import Scripted, text
+    from toolreplay._loop import run_turn
+    from toolreplay._tools import ToolRegistry
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-sent")
+    t = Scripted(text("Blue."), text("Green."), text("Done."))
+    for words in ("Sky?", "Grass?"):
+        run_turn("c1", words, "anthropic", ToolRegistry([]), store=store, transport=t)
+    real = recorder_mod.read_window
+    sets = "SELECT key FROM render_fragment_sets"
+    key = store._read(lambda c: c.execute(sets).fetchone()[0])  # type: ignore[attr-defined]
+
+    def then_rewrite(*a: Any, **kw: Any) -> Any:
+        w = real(*a, **kw)
+        old = store.load("c1")
+        new = History("c1", tuple(replace_text(m, "Red.") if m.id == "a2" else m for m in old.messages))
+        store.delete_conversation("c1")
+        store.import_history(new)
+        cache = RenderCache()
+        cache.render(new, "anthropic")
+        made = cache.fragments()
+        assert made is not None
+        assert store.save_fragments("c1", key, 0, made.rows, made.messages) == 5
+        return w
+
+    monkeypatch.setattr(recorder_mod, "read_window", then_rewrite)
+    run_turn("c1", "Trees?", "anthropic", ToolRegistry([]), store=store, transport=t)
+    sent = t.bodies[-1]["messages"]
+    assert sent[1]["role"] == "assistant" and sent[1]["content"] in (
+        "Blue.",
+        [{"type": "text", "text": "Blue."}],
+    )
+    assert b"Red." not in encode(t.bodies[-1])
+
+
+def replace_text(m: Message, words: str) -> Message:
+    return dataclasses.replace(m, text=words)

@@ -41,6 +41,11 @@ class Counting(SQLiteStore):
         self.read += len(h.messages)
         return h
 
+    def load_window(self, conversation_id: str, head: int, offset: int, stop: int) -> Any:
+        h, sets = super().load_window(conversation_id, head, offset, stop)
+        self.read += len(h.messages)
+        return h, sets
+
 
 def test_a_turn_reads_only_the_window(tmp_path: Path) -> None:
     store = Counting(tmp_path / "long.db")

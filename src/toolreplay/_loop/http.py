@@ -123,10 +123,11 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
 
 
 def _stored(rec: Recorder, opts: RenderOptions, settings: ReplaySettings) -> Fragments | None:
-    """The render fragments an earlier turn stored for this turn's settings, bound to its messages."""
+    """The render fragments an earlier turn stored for this turn's settings, bound to its messages (read
+    with them, in one transaction: design 35)."""
     from toolreplay._fragments import bind, fragment_key
 
-    got = rec.store.load_fragments(rec.cid, fragment_key(rec.vessel.wire, opts, "native", settings, False))
+    got = rec.window.fragments.get(fragment_key(rec.vessel.wire, opts, "native", settings, False))
     return bind(got, rec.history.messages) if got is not None else None
 
 

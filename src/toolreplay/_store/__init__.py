@@ -114,6 +114,14 @@ class Store(Protocol):
         conversation's tools; raises StoreError when there is no such conversation."""
         ...
 
+    def load_window(
+        self, conversation_id: str, head: int, offset: int, stop: int
+    ) -> tuple[History, dict[str, Fragments]]:
+        """The messages at positions ``0 <= position < head`` then ``offset <= position < stop`` (with
+        the conversation's tools), and the conversation's stored render fragment sets by key, unbound
+        (design 35), read in one transaction; raises StoreError when there is no such conversation."""
+        ...
+
     def record_usage(
         self, conversation_id: str, message_id: str, step: int, usage: Usage, model: str | None = None
     ) -> None:

@@ -47,6 +47,18 @@ def read(store: SQLStore, c: Tx, conversation_id: str, key: str) -> Fragments | 
     return from_rows(key, rows) if rows else None
 
 
+LOAD_ALL = """SELECT key, seq, message_id, stem, calls, declares, items FROM render_fragments
+    WHERE conversation_id = ? ORDER BY key, seq"""
+
+
+def read_sets(store: SQLStore, c: Tx, conversation_id: str) -> dict[str, Fragments]:
+    """Every set of the conversation as stored, by key (at most :data:`MAX_SETS`)."""
+    by_key: dict[str, list[Any]] = {}
+    for r in c.execute(store.dialect.sql(LOAD_ALL), (conversation_id,)).fetchall():
+        by_key.setdefault(r[0], []).append(r[1:])
+    return {k: from_rows(k, rows) for k, rows in by_key.items()}
+
+
 def attach(store: SQLStore, c: Tx, h: History | None, key: str | None) -> History | None:
     """``h`` with its stored set ``key`` bound to its messages (read in the same transaction)."""
     if h is None or key is None:
@@ -140,4 +152,4 @@ class FragmentStore:
         return store.transact(run, f"conversation {conversation_id!r}: render fragments were not stored")
 
 
-__all__ = ["DROP_CONVERSATION", "DROP_MESSAGE", "FragmentStore", "attach", "read"]
+__all__ = ["DROP_CONVERSATION", "DROP_MESSAGE", "FragmentStore", "attach", "read", "read_sets"]
