@@ -45,6 +45,11 @@ def _quirks(v: object) -> list[str]:
         out.append("Call ids are Kimi's own `functions.<name>:<index>`, whatever their length.")
     if v.max_id_len:
         out.append(f"Call ids are at most {v.max_id_len} characters (longer derived ids are shortened).")
+    if v.cache_breakpoints:
+        out.append(
+            f"Up to {v.cache_breakpoints} prompt-cache breakpoints (`cache_control`) per request: the tail, "
+            "the system prompt, the ends of the earlier requests (design 36)."
+        )
     return out or ["None beyond its wire's rules."]
 
 

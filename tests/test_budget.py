@@ -88,13 +88,13 @@ def test_whole_turns_only_and_the_body_fits(vessel: Any, turns: Any, budget: int
 def test_turns_between_two_steps_share_their_prefix(
     vessel: Any, turns: Any, budget: int, step: float
 ) -> None:
-    key = get_wire(vessel.wire).list_key
+    elements = get_wire(vessel.wire).body_elements  # Anthropic's without its moving cache markers
     before: list[Any] | None = None
     first: str | None = None
     for n in range(1, len(turns) + 1):
         h = conversation(turns[:n])
         body = render(h, vessel.name, context=ContextBudget(max_tokens=budget, step=step))
-        items = body[key]
+        items = elements(body)
         kept_first = parse_request(vessel.wire, body).messages
         head = next((m.text for m in kept_first if m.role == "user"), None)
         if before is not None and head == first:
@@ -125,7 +125,7 @@ def test_the_start_moves_in_steps_of_the_budget() -> None:
 def test_the_current_turn_and_the_system_prompt_are_always_kept() -> None:
     h = conversation([("hello " * 400, "fine", []), ("again " * 2000, "ok", [])])
     body, warnings = budgeted(h, "anthropic", 500)
-    assert body["system"] == "Be brief."
+    assert body["system"] == [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}]
     assert [m["role"] for m in body["messages"]] == ["user", "assistant"]
     assert any("current turn alone" in w for w in warnings)
 
@@ -148,7 +148,7 @@ def test_the_summary_hook_stands_for_what_was_left_out() -> None:
     h = History(h.id, tuple(Message(f"m{i}", m.role, m.text) for i, m in enumerate(h.messages)), TOOLS)
     body = render(h, "anthropic", context=ContextBudget(max_tokens=2000, summary=summary))
     assert seen and seen[-1][0] == "m1"
-    assert body["system"].endswith("earlier messages about todos.")
+    assert body["system"][0]["text"].endswith("earlier messages about todos.")
 
 
 def test_the_vessel_window_is_the_default_and_a_file_may_set_it(tmp_path: Any) -> None:
@@ -201,7 +201,7 @@ def test_a_turn_sends_only_what_fits_and_says_so(tmp_path: Any, monkeypatch: pyt
                       transport=transport)  # type: ignore[arg-type]  # fmt: skip
     body = transport.bodies[0]
     assert bytes_to_tokens(len(encode(body))) <= 3000
-    assert body["messages"][0]["role"] == "user" and body["messages"][-1]["content"] == "and now?"
+    assert body["messages"][0]["role"] == "user" and body["messages"][-1]["content"][0]["text"] == "and now?"
     trimmed = [e for e in events if isinstance(e, ContextTrimmed)]
     assert len(trimmed) == 1 and trimmed[0].dropped > 0 and trimmed[0].budget == 3000
     assert result.reply.meta is not None and result.reply.meta["context"]["dropped"] == trimmed[0].dropped

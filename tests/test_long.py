@@ -63,8 +63,9 @@ def test_a_turn_reads_only_the_window(tmp_path: Path) -> None:
         body = double.requests[-1].body
     assert result.reply.text == "All open."
     assert 3 < store.read < 60  # of 803 messages: the system message and the newest turns
-    assert body["system"] == "You keep the todo board."
-    assert body["messages"][0]["role"] == "user" and body["messages"][0]["content"].startswith("Question")
+    assert body["system"][0]["text"] == "You keep the todo board."
+    first = body["messages"][0]
+    assert first["role"] == "user" and first["content"][0]["text"].startswith("Question")
     assert result.reply.meta is not None and result.reply.meta["context"]["dropped"] > 700
     store.close()
 

@@ -224,7 +224,8 @@ def test_an_error_on_the_first_request_leaves_nothing_behind(store: SQLiteStore)
     assert [m.id for m in store.load("c1").messages] == ["u1", "a2"]
     t2 = Scripted(text("Hi."))
     turn(store, t2, "Hello again", vessel="anthropic")
-    assert [m["content"] for m in t2.bodies[0]["messages"] if m["role"] == "user"] == ["First", "Hello again"]
+    users = [m["content"][0]["text"] for m in t2.bodies[0]["messages"] if m["role"] == "user"]
+    assert users == ["First", "Hello again"]
     assert [m.id for m in store.load("c1").messages] == ["u1", "a2", "u3", "a4"]
 
 

@@ -44,6 +44,9 @@ def test_the_cache_remembers_per_wire_and_model() -> None:
     assert cache.count("openai-chat", "m", changed).cached_tokens < 10  # a changed head misses
 
 
+SYSTEM = "You keep the todo board: close what is done, say what is open. " * 60
+
+
 @pytest.mark.parametrize("vessel", ["openai", "codex", "anthropic", "gemini", "kimi"])
 def test_native_replay_keeps_the_cache_hitting_and_the_loop_stores_it(
     vessel: str, tmp_path: Path, double: ProviderDouble
@@ -58,7 +61,9 @@ def test_native_replay_keeps_the_cache_hitting_and_the_loop_stores_it(
                 double.vessel(vessel),
                 build_registry(["coop"], store),
                 store=store,
-                options=TurnOptions(dry_tools=True, context=ContextBudget(max_tokens=10**6)),
+                # a system prompt above Anthropic's smallest cacheable prefix (1,024 tokens), so every
+                # request is long enough to be cached from the first (design 36)
+                options=TurnOptions(system=SYSTEM, dry_tools=True, context=ContextBudget(max_tokens=10**6)),
             )
         records = store.load_usage("c")
     finally:
@@ -69,8 +74,8 @@ def test_native_replay_keeps_the_cache_hitting_and_the_loop_stores_it(
         assert u.input_tokens and u.cached_tokens is not None and before.usage.input_tokens
         # the whole earlier request was sent again, byte for byte, at the head of this one
         assert u.cached_tokens >= before.usage.input_tokens - 2, (before, r)
-        if vessel == "anthropic":
-            assert u.cache_write_tokens == u.input_tokens - u.cached_tokens
+        if vessel == "anthropic":  # written up to the last marker, the end of the prompt (rounded down)
+            assert 0 <= u.input_tokens - u.cached_tokens - (u.cache_write_tokens or 0) <= 1
     assert not records[0].usage.cached_tokens  # Gemini leaves a zero count out
     late = records[-1].usage
     assert (

@@ -24,7 +24,7 @@ from toolreplay._cli import cli
 from toolreplay._errors import HistoryError
 from toolreplay._history import History, Message, history_from_dict, history_to_dict, load_history
 from toolreplay._jsonenc import encode
-from toolreplay._loop import run_turn
+from toolreplay._loop import TurnOptions, run_turn
 from toolreplay._steps import Part, from_data_url, url_type, with_words
 from toolreplay._store import Store
 from toolreplay._store.sqlite import SQLiteStore
@@ -135,7 +135,8 @@ def test_only_user_messages_are_stored_with_parts(store: Store) -> None:  # noqa
 
 
 def _messages(vessel: str, warnings: list[str] | None = None) -> list[Any]:
-    body = toolreplay.render(media_history(), vessel, warnings=warnings)
+    # the blocks as the wire renders them, without Anthropic's prompt-cache markers (design 36)
+    body = toolreplay.render(media_history(), vessel, warnings=warnings, cache_breakpoints=0)
     for key in ("messages", "input", "contents"):
         if key in body:
             return list(body[key])
@@ -370,7 +371,7 @@ def test_responses_names_a_file_kept_at_openai() -> None:
     assert "content[1]: detail 'high' is not kept" in said
 
 
-def test_anthropic_names_a_text_source_and_cache_control() -> None:
+def test_anthropic_names_a_text_source_and_drops_cache_markers() -> None:
     content = [
         {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "notes"}},
         {
@@ -385,7 +386,8 @@ def test_anthropic_names_a_text_source_and_cache_control() -> None:
     )
     assert h.messages[0].parts == (PHOTO,)
     assert "content[0]: the document block's 'text' source is not kept" in said
-    assert "content[1]: the image's cache_control not kept" in said
+    # a prompt-cache marker is not content (design 36): the replay places its own, so nothing is lost
+    assert not any("cache_control" in w for w in said)
 
 
 def test_gemini_names_audio_and_keeps_snake_case_blobs() -> None:
@@ -419,8 +421,9 @@ def test_a_turn_sends_and_stores_the_users_image(tmp_path: Path, monkeypatch: py
         Reply(text="A coffee receipt.", finish_reason="stop"), Reply(text="3 EUR.", finish_reason="stop")
     )
     with SQLiteStore(tmp_path / "t.db") as s:
-        run_turn("c", "What is this?", "anthropic", store=s, transport=t, parts=(IMAGE,))
-        run_turn("c", "", "anthropic", store=s, transport=t, parts=(PHOTO,))
+        bare = TurnOptions(cache_breakpoints=0)  # the blocks without prompt-cache markers (design 36)
+        run_turn("c", "What is this?", "anthropic", store=s, transport=t, parts=(IMAGE,), options=bare)
+        run_turn("c", "", "anthropic", store=s, transport=t, parts=(PHOTO,), options=bare)
         stored = s.load("c").messages
     assert (
         stored[0].parts == (IMAGE, Part("text", text="What is this?")) and stored[0].text == "What is this?"

@@ -106,7 +106,8 @@ def test_responses_matches_wires_md() -> None:
 
 
 def test_anthropic_matches_wires_md() -> None:
-    body = body_for("anthropic", max_tokens=1024)
+    # the shape WIRES.md shows, without the prompt-cache markers (design 36: tests/test_anthropic_cache.py)
+    body = body_for("anthropic", max_tokens=1024, cache_breakpoints=0)
     assert body["max_tokens"] == 1024
     assert body["tools"] == [
         {"name": "get_weather", "description": "Get weather", "input_schema": dict(WEATHER.parameters)}
@@ -273,7 +274,7 @@ def test_anthropic_opens_with_a_user_message_and_marks_errors() -> None:
             },
         ],
     }
-    body = body_for("anthropic", data, tools=[])
+    body = body_for("anthropic", data, tools=[], cache_breakpoints=0)
     assert body["messages"][0] == {"role": "user", "content": SEPARATOR}
     assert body["messages"][4]["content"][0]["is_error"] is True
     assert body["tools"][0]["name"] == "check"  # inferred: tool_use needs tools defined
@@ -351,7 +352,9 @@ def test_system_prompt_per_wire() -> None:
     sys = "Be brief."
     assert body_for("openai", system=sys)["messages"][0] == {"role": "system", "content": sys}
     assert body_for("codex", system=sys)["instructions"] == sys
-    assert body_for("anthropic", system=sys)["system"] == sys
+    assert body_for("anthropic", system=sys, cache_breakpoints=0)["system"] == sys
+    marked = [{"type": "text", "text": sys, "cache_control": {"type": "ephemeral"}}]
+    assert body_for("anthropic", system=sys)["system"] == marked  # the stable head's marker (design 36)
     assert body_for("gemini", system=sys)["systemInstruction"] == {"parts": [{"text": sys}]}
     assert body_for("ollama", system=sys)["messages"][0] == {"role": "system", "content": sys}
     assert body_for("claude", system=sys)["system"] == sys

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from toolreplay._history import History, history_from_dict
 from toolreplay._vessels import BUILTIN
+from toolreplay.wires import get_wire
 from toolreplay.wires.claude_prompt.render import transcript_lines
 
 VESSELS = sorted(BUILTIN)
@@ -26,10 +27,13 @@ LIST_KEY = {
 
 
 def message_list(wire: str, body: Mapping[str, Any]) -> list[Any]:
-    """The rendered message list of ``body``: messages / input / contents, or claude-prompt's lines."""
+    """The rendered message list of ``body``: messages / input / contents, or claude-prompt's lines; as
+    the wire compares them (Anthropic's without their prompt-cache markers, which move every turn:
+    design 36)."""
     if wire == "claude-prompt":
         return list(transcript_lines(dict(body)))
-    return list(body[LIST_KEY[wire]])
+    assert LIST_KEY[wire] in body
+    return get_wire(wire).body_elements(body)
 
 
 # --------------------------------------------------------------------------------------------------

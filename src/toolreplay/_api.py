@@ -20,10 +20,11 @@ from toolreplay._budget import (
     plan_of,
     reserved_bytes,
 )
+from toolreplay._errors import ConfigError
 from toolreplay._history import History, ToolSpec, load_history
 from toolreplay._jsonenc import encode
 from toolreplay._replay import DEFAULT_SETTINGS, Mode, ReplaySettings
-from toolreplay._vessels import Vessel, get_vessel, vessels
+from toolreplay._vessels import MAX_BREAKPOINTS, Vessel, get_vessel, vessels
 from toolreplay.wires.common import RenderOptions
 
 
@@ -48,7 +49,15 @@ def render_options(
         id_policy=vessel.id_policy,
         max_id_len=vessel.max_id_len,
         flags=vessel.flags,
+        cache_breakpoints=vessel.cache_breakpoints,
     )
+
+
+def with_breakpoints(vessel: Vessel, n: int) -> Vessel:
+    """``vessel`` placing ``n`` prompt-cache breakpoints (design 36)."""
+    if not 0 <= n <= MAX_BREAKPOINTS:
+        raise ConfigError(f"cache_breakpoints must be from 0 to {MAX_BREAKPOINTS}, not {n}")
+    return replace(vessel, cache_breakpoints=n)
 
 
 def for_vessel(settings: ReplaySettings, vessel: Vessel, model: str | None = None) -> ReplaySettings:
@@ -74,6 +83,7 @@ def render(
     stream: bool | None = None,
     warnings: list[str] | None = None,
     context: ContextBudget | None = None,
+    cache_breakpoints: int | None = None,
 ) -> dict[str, Any]:
     """The request body of the next turn of ``history`` on ``vessel``, earlier calls replayed per ``mode``.
 
@@ -91,7 +101,12 @@ def render(
     ``context``: a :class:`~toolreplay._budget.ContextBudget` keeps the newest whole turns that fit (the
     vessel's context window unless it names its own ``max_tokens``) and says in ``warnings`` what it
     left out; None (the default) renders the whole history.
+
+    ``cache_breakpoints``: how many prompt-cache markers an Anthropic-wire body carries (0 to 4; 0:
+    none), instead of the vessel profile's (design 36).
     """
+    if cache_breakpoints is not None:
+        vessel = with_breakpoints(get_vessel(vessel), cache_breakpoints)
     kwargs: dict[str, Any] = {
         "system": system, "tools": tools, "model": model, "settings": settings,
         "temperature": temperature, "max_tokens": max_tokens, "stream": stream,

@@ -40,7 +40,7 @@ STEP_FRACTION = 0.25
 #: Tokens kept free for the answer when the budget comes from the vessel's context window.
 OUTPUT_RESERVE = 16_384
 #: Bytes a body's frame takes at most besides its messages, tools and system prompt (model, settings,
-#: the keys around the list, the claude-prompt's head).
+#: the keys around the list, the claude-prompt's head, Anthropic's four cache markers: design 36).
 BODY_FRAME_BYTES = 1024
 #: Bytes each tool definition adds at most besides its name, description and schema.
 TOOL_FRAME_BYTES = 128

@@ -38,7 +38,7 @@ from toolreplay.wires.common import RenderOptions
 #: Bumped whenever a wire renders a stored message differently (the golden digests change): every stored
 #: fragment of an older version is then another key, never read. tests/test_fragments.py ties it to the
 #: golden file.
-RENDER_VERSION = 1
+RENDER_VERSION = 2  # 2: Anthropic user words as a text block when cache breakpoints are on (design 36)
 #: How many fragment sets (keys) one conversation keeps, most recently written first.
 MAX_SETS = 2
 #: Options that shape only the body around the message list (the skeleton), never a message's elements.

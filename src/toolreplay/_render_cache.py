@@ -375,7 +375,8 @@ class RenderCache:
         body = w.render(skeleton, opts)
         if w.assemble is not None:
             fragments.materialize(e)
-            return w.assemble(body, list(filter(None, e.turns)), e.items)
+            whole = w.assemble(body, list(filter(None, e.turns)), e.items)
+            return whole if whole is None or w.finish is None else w.finish(whole, opts)
         key = w.list_key
         shown = body.get(key)
         if not isinstance(shown, list) or len(shown) < n_first:
@@ -384,7 +385,9 @@ class RenderCache:
         if shown[head:] != e.items[:n_first]:
             return None
         body[key] = shown[:head] + e.items
-        return body
+        # the wire's last touch on the whole body (Anthropic's cache markers, design 36) works on copies:
+        # the cached elements stay as rendered
+        return body if w.finish is None else w.finish(body, opts)
 
     def fragments(self) -> Made | None:
         """What the last render adds to the stored fragments (design 35), None before any render."""

@@ -11,6 +11,7 @@ else ``~/.config/toolreplay/vessels.toml``)::
     key_env = "LOCAL_KEY"        # optional
     max_id_len = 40              # optional
     context_tokens = 32768       # optional: the model's context window (the context budget's default)
+    cache_breakpoints = 4        # optional, 0-4: prompt-cache markers an Anthropic-wire vessel places
     flags = ["tool_message_name"]
     signature_models = ["m-1", "m-1-fast"]   # optional: models that accept each other's reasoning
 
@@ -48,6 +49,8 @@ from typing import Any, Literal, cast
 from toolreplay._errors import ConfigError
 from toolreplay._steps import Audience, Issuer, host_of
 
+#: Anthropic's limit on prompt-cache markers per request (``cache_breakpoints`` at most).
+MAX_BREAKPOINTS = 4
 #: A registered wire's name (:func:`toolreplay.wires.wire_names`); a vessel row names its wire as data.
 WireName = str
 IdPolicy = Literal["derived", "kimi"]
@@ -80,6 +83,9 @@ class Vessel:
     signature_models: frozenset[str] = field(default_factory=lambda: frozenset[str]())
     context_tokens: int | None = None
     """The model's context window in tokens (the context budget's default); None: unknown, no budget."""
+    cache_breakpoints: int = 0
+    """Prompt-cache breakpoints per request, 0 to 4, on a wire that places them (Anthropic's
+    ``cache_control``, design 36); 0: none."""
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
@@ -95,39 +101,40 @@ class Vessel:
         return Audience(self.wire, host, model or self.model, self.signature_models, takes)
 
 
-# name, wire, base URL, key variable, model, context window, id policy, max id length, flags, description
-# (the default model's, from its provider's model page; Ollama's own num_ctx may be set lower)
-_Row = tuple[str, WireName, str, str | None, str, int | None, IdPolicy, int | None, str, str]
+# name, wire, base URL, key variable, model, context window (the default model's, from its provider's model
+# page; Ollama's own num_ctx may be set lower), prompt-cache breakpoints (design 36: Anthropic's own API
+# caches only up to a marker; GLM's endpoint documents none), id policy, max id length, flags, description
+_Row = tuple[str, WireName, str, str | None, str, int | None, int, IdPolicy, int | None, str, str]
 _TABLE: tuple[_Row, ...] = (
     ("codex", "openai-responses", "https://chatgpt.com/backend-api/codex", "CODEX_API_KEY",
-     "gpt-5-codex", 400_000, "derived", 64, "store_false stream_only encrypted_reasoning",
+     "gpt-5-codex", 400_000, 0, "derived", 64, "store_false stream_only encrypted_reasoning",
      "OpenAI Codex (ChatGPT backend), Responses"),
     ("grok", "openai-responses", "https://api.x.ai/v1", "XAI_API_KEY",
-     "grok-4", 256_000, "derived", 64, "", "xAI Grok, Responses"),
+     "grok-4", 256_000, 0, "derived", 64, "", "xAI Grok, Responses"),
     ("openai-responses", "openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY",
-     "gpt-5", 400_000, "derived", 64, "store_false encrypted_reasoning", "OpenAI Responses API"),
+     "gpt-5", 400_000, 0, "derived", 64, "store_false encrypted_reasoning", "OpenAI Responses API"),
     ("openai", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY",
-     "gpt-4.1", 1_047_576, "derived", 40, "", "OpenAI Chat Completions"),
+     "gpt-4.1", 1_047_576, 0, "derived", 40, "", "OpenAI Chat Completions"),
     ("kimi", "openai-chat", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY",
-     "kimi-k2-0905-preview", 262_144, "kimi", None, "tool_message_name reasoning_content",
+     "kimi-k2-0905-preview", 262_144, 0, "kimi", None, "tool_message_name reasoning_content",
      "Moonshot Kimi K2, Chat"),
     ("openai-compatible", "openai-chat", "http://127.0.0.1:8000/v1", "OPENAI_COMPATIBLE_API_KEY",
-     "default", 32_768, "derived", None, "", "any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
+     "default", 32_768, 0, "derived", None, "", "any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
     ("ollama", "ollama", "http://127.0.0.1:11434", None,
-     "qwen3", 40_960, "derived", None, "", "Ollama native /api/chat"),
+     "qwen3", 40_960, 0, "derived", None, "", "Ollama native /api/chat"),
     ("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
-     "claude-sonnet-4-5", 200_000, "derived", None, "", "Anthropic Messages (Claude API)"),
+     "claude-sonnet-4-5", 200_000, 4, "derived", None, "", "Anthropic Messages (Claude API)"),
     ("glm", "anthropic", "https://api.z.ai/api/anthropic", "ZAI_API_KEY",
-     "glm-4.6", 200_000, "derived", None, "", "Z.ai GLM, Anthropic-compatible endpoint"),
+     "glm-4.6", 200_000, 0, "derived", None, "", "Z.ai GLM, Anthropic-compatible endpoint"),
     ("gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY",
-     "gemini-2.5-flash", 1_048_576, "derived", None, "", "Google Gemini generateContent"),
+     "gemini-2.5-flash", 1_048_576, 0, "derived", None, "", "Google Gemini generateContent"),
     ("claude", "claude-prompt", "claude", None,
-     "sonnet", 200_000, "derived", None, "", "Claude Code CLI (claude -p), history as a JSON prompt"),
+     "sonnet", 200_000, 0, "derived", None, "", "Claude Code CLI (claude -p), history as a JSON prompt"),
 )  # fmt: skip
 
 BUILTIN: dict[str, Vessel] = {
-    row[0]: Vessel(row[0], row[1], row[2], row[3], row[4], row[6], row[7],
-                   frozenset(row[8].split()), row[9], context_tokens=row[5])
+    row[0]: Vessel(row[0], row[1], row[2], row[3], row[4], row[7], row[8], frozenset(row[9].split()),
+                   row[10], context_tokens=row[5], cache_breakpoints=row[6])
     for row in _TABLE
 }  # fmt: skip
 
@@ -186,7 +193,7 @@ def _int_at_least(value: Any, low: int, what: str) -> int | None:
 def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, src: str) -> Vessel:
     where = f"{src}: [vessels.{name}]"
     allowed = {"wire", "base_url", "key_env", "model", "id_policy", "max_id_len", "flags", "description",
-               "signature_models", "context_tokens"}  # fmt: skip
+               "signature_models", "context_tokens", "cache_breakpoints"}  # fmt: skip
     unknown = sorted(set(raw) - allowed)
     if unknown:
         raise ConfigError(
@@ -208,6 +215,9 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
     flags = _flags(raw, base, where)
     max_id = _int_at_least(raw.get("max_id_len", base.max_id_len), 16, f"{where}: max_id_len")
     window = _int_at_least(raw.get("context_tokens", base.context_tokens), 1, f"{where}: context_tokens")
+    marks = raw.get("cache_breakpoints", base.cache_breakpoints)
+    if _int_at_least(marks, 0, f"{where}: cache_breakpoints") is None or marks > MAX_BREAKPOINTS:
+        raise ConfigError(f"{where}: cache_breakpoints must be an integer from 0 to {MAX_BREAKPOINTS}")
     for k in ("base_url", "model", "description", "key_env"):
         if k in raw and not isinstance(raw[k], str):
             raise ConfigError(f"{where}: {k} must be a string")
@@ -225,6 +235,7 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
         description=str(raw.get("description", base.description)),
         signature_models=frozenset(shared),
         context_tokens=window,
+        cache_breakpoints=marks,
     )
 
 

@@ -62,6 +62,15 @@ def sending_options(fn: F) -> F:
     return fn
 
 
+CACHE_BREAKPOINTS_OPTION = click.option(
+    "--cache-breakpoints",
+    type=click.IntRange(0, 4),
+    default=None,
+    metavar="N",
+    help="Anthropic prompt-cache markers per request, 0 (none) to 4; default: the vessel's.",
+)
+
+
 MAX_CONTEXT_OPTION = click.option(
     "--max-context-tokens",
     type=click.IntRange(min=1),
@@ -103,6 +112,7 @@ def turn_options(fn: F) -> F:
                 help="Requests per turn at most.",
             ),
             MAX_CONTEXT_OPTION,
+            CACHE_BREAKPOINTS_OPTION,
         )
     ):
         fn = decorator(fn)
@@ -154,6 +164,7 @@ def turn_settings(
     send_key: bool = False,
     timeout: float | None = 600.0,
     max_context_tokens: int | None = None,
+    cache_breakpoints: int | None = None,
 ) -> TurnOptions:
     from toolreplay._budget import ContextBudget
     from toolreplay._loop import TurnOptions
@@ -168,6 +179,7 @@ def turn_settings(
         send_key=send_key,
         timeout=timeout,
         context=ContextBudget(max_tokens=max_context_tokens),
+        cache_breakpoints=cache_breakpoints,
     )
 
 

@@ -180,6 +180,7 @@ def chat(
     system: str | None,
     max_steps: int,
     max_context_tokens: int | None,
+    cache_breakpoints: int | None,
     base_url: str | None,
     model: str | None,
     dump_requests: Path | None,
@@ -201,7 +202,16 @@ def chat(
     from toolreplay._vessels import get_vessel
 
     settings = turn_settings(
-        system, model, base_url, max_steps, dry_tools, dump_requests, send_key, timeout, max_context_tokens
+        system,
+        model,
+        base_url,
+        max_steps,
+        dry_tools,
+        dump_requests,
+        send_key,
+        timeout,
+        max_context_tokens,
+        cache_breakpoints,
     )
     store, registry = open_session(db, tools)
     try:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from toolreplay._cli._common import db_option, friendly, load_source, prompt_template_options
-from toolreplay._cli._sending import MAX_CONTEXT_OPTION
+from toolreplay._cli._sending import CACHE_BREAKPOINTS_OPTION, MAX_CONTEXT_OPTION
 from toolreplay._errors import ConfigError
 from toolreplay._replay import MODES, Mode
 
@@ -168,6 +168,7 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
     "prompt_template", "print the prompt it makes of the (Chat) body instead of the body."
 )
 @MAX_CONTEXT_OPTION
+@CACHE_BREAKPOINTS_OPTION
 @db_option
 @friendly
 def render_cmd(
@@ -182,6 +183,7 @@ def render_cmd(
     prompt_template: str | None,
     server: str,
     max_context_tokens: int | None,
+    cache_breakpoints: int | None,
     db: str | None,
 ) -> None:
     """Print the exact request body of the next turn of SOURCE on a vessel.
@@ -200,7 +202,8 @@ def render_cmd(
     warnings: list[str] = []
     budget = ContextBudget(max_context_tokens)
     body = render(h, vessel, mode=cast(Mode, mode), system=read_system(system), tools=read_tools(tools_opt),
-                  model=model, upto=upto, warnings=warnings, context=budget)  # fmt: skip
+                  model=model, upto=upto, warnings=warnings, context=budget,
+                  cache_breakpoints=cache_breakpoints)  # fmt: skip
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
     if prompt_template is not None:

@@ -70,6 +70,7 @@ def turn(
     system: str | None,
     max_steps: int,
     max_context_tokens: int | None,
+    cache_breakpoints: int | None,
     base_url: str | None,
     send_key: bool,
     timeout: float,
@@ -92,7 +93,16 @@ def turn(
     """
     text = prompt_text(text)
     settings = turn_settings(
-        system, model, base_url, max_steps, dry_tools, dump_requests, send_key, timeout, max_context_tokens
+        system,
+        model,
+        base_url,
+        max_steps,
+        dry_tools,
+        dump_requests,
+        send_key,
+        timeout,
+        max_context_tokens,
+        cache_breakpoints,
     )
     store, registry = open_session(db, tools)
     printer = EventPrinter(stream_text=not as_json)

@@ -42,10 +42,15 @@ class TurnOptions:
     """Seconds the whole turn may take (every request, retry and tool run); None: no limit."""
     context: ContextBudget = DEFAULT_BUDGET
     """The context budget (default: the vessel's context window); ``ContextBudget(max_tokens=N)``."""
+    cache_breakpoints: int | None = None
+    """Prompt-cache markers per request on a wire that places them (Anthropic, design 36), 0 to 4;
+    None: the vessel profile's."""
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:
             raise ConfigError(f"max_steps must be at least 1, not {self.max_steps}")
+        if self.cache_breakpoints is not None and not 0 <= self.cache_breakpoints <= 4:
+            raise ConfigError(f"cache_breakpoints must be from 0 to 4, not {self.cache_breakpoints}")
         if self.timeout is not None and not self.timeout > 0:
             raise ConfigError(f"timeout must be more than 0 seconds, not {self.timeout}")
 

@@ -8,7 +8,9 @@ cached part is the longest common prefix, in bytes, with any of the last :data:`
 same wire and model; it is converted to tokens with the documented estimate (bytes / 3, rounded down,
 so the double never reports more than was shared), and the whole prompt with the same estimate
 (rounded up). No minimum length and no block granularity: the figure says how much a provider *could*
-reuse. Each wire's answer builder puts it in that provider's own usage field.
+reuse. Each wire's answer builder puts it in that provider's own usage field. A wire whose provider
+caches by rules of its own (Anthropic: only up to a marked block) names a :class:`PromptCacheRule` in
+its double (``Double.prompt_cache``), and that rule counts instead (design 36).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import threading
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._tokens import BYTES_PER_TOKEN, bytes_to_tokens
@@ -32,11 +34,23 @@ class PromptCount:
 
     prompt_tokens: int
     cached_tokens: int
+    written: int | None = None
+    """What the request wrote to the cache, when a wire's own rule says (Anthropic's: up to its last
+    marker); None: everything it did not read."""
 
     @property
     def written_tokens(self) -> int:
-        """What the request adds to the cache: everything it did not read from it."""
-        return self.prompt_tokens - self.cached_tokens
+        """What the request adds to the cache."""
+        return self.prompt_tokens - self.cached_tokens if self.written is None else self.written
+
+
+class PromptCacheRule(Protocol):
+    """A wire whose provider caches by its own rules (Anthropic: only up to a marked block) counts with
+    one of these (``Double.prompt_cache`` makes it) instead of the longest common prefix."""
+
+    def count(self, model: str, body: Mapping[str, Any]) -> PromptCount: ...
+
+    def clear(self) -> None: ...
 
 
 def pieces(wire: str, body: Mapping[str, Any]) -> list[bytes]:
@@ -67,12 +81,16 @@ class PrefixCache:
 
     def __init__(self, keep: int = KEEP) -> None:
         self._seen: dict[tuple[str, str], deque[list[bytes]]] = {}
+        self._rules: dict[str, PromptCacheRule | None] = {}
         self._keep = keep
         self._lock = threading.Lock()
 
     def count(self, wire: str, model: str, body: Mapping[str, Any]) -> PromptCount:
         """Count ``body``'s prompt and the part an earlier request of the same wire and model shared,
-        then remember ``body``."""
+        then remember ``body`` (a wire with a rule of its own: as that rule counts)."""
+        rule = self._rule(wire)
+        if rule is not None:
+            return rule.count(model, body)
         now = pieces(wire, body)
         total = sum(len(p) for p in now)
         with self._lock:
@@ -81,9 +99,23 @@ class PrefixCache:
             earlier.append(now)
         return PromptCount(bytes_to_tokens(total), shared // BYTES_PER_TOKEN)
 
+    def _rule(self, wire: str) -> PromptCacheRule | None:
+        """The wire's own cache rule, made on first use (None: the common prefix counts)."""
+        from toolreplay.wires import get_wire
+
+        with self._lock:
+            if wire not in self._rules:
+                loader = get_wire(wire).double
+                make = loader().prompt_cache if loader is not None else None
+                self._rules[wire] = make() if make is not None else None
+            return self._rules[wire]
+
     def clear(self) -> None:
         with self._lock:
             self._seen.clear()
+            for rule in self._rules.values():
+                if rule is not None:
+                    rule.clear()
 
 
-__all__ = ["KEEP", "PrefixCache", "PromptCount", "common_prefix", "pieces"]
+__all__ = ["KEEP", "PrefixCache", "PromptCacheRule", "PromptCount", "common_prefix", "pieces"]

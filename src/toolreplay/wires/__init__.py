@@ -101,8 +101,10 @@ def sniff_wire(body: Mapping[str, Any]) -> tuple[Wire, float] | None:
 
 
 def render_wire(wire: str, turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
-    """``turns`` rendered into ``wire``'s request body."""
-    return get_wire(wire).render(turns, opts)
+    """``turns`` rendered into ``wire``'s request body (the wire's ``render``, then its ``finish``)."""
+    w = get_wire(wire)
+    body = w.render(turns, opts)
+    return body if w.finish is None else w.finish(body, opts)
 
 
 def parse_response(wire: str, body: Mapping[str, Any]) -> Reply:

@@ -57,6 +57,9 @@ class RenderOptions:
     tool_choice: str | None = None
     include: tuple[str, ...] = ()
     """Responses ``include`` (the turn loop asks a stateless vessel for ``reasoning.encrypted_content``)."""
+    cache_breakpoints: int = 0
+    """Prompt-cache breakpoints a wire that takes them places (Anthropic ``cache_control``, design 36);
+    0: none. From the vessel's profile unless the caller says otherwise."""
 
 
 @functools.lru_cache(maxsize=4096)  # called once per call and definition on every render; names repeat

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
     from toolreplay.testing.answers import Answer, Event, Splitter
     from toolreplay.testing.checks import Rules as DoubleRules
+    from toolreplay.testing.prefix_cache import PromptCacheRule
     from toolreplay.wires.common import IdMapper, RenderOptions
 
 Framing = Literal["sse", "ndjson"]
@@ -172,6 +173,9 @@ class Double:
     #: (vessel or None, model, body) -> whether the model answering thinks, so its answer carries the
     #: scripted reasoning (Chat: only the thinking models and the profiles that say so; design 32).
     thinks: Callable[[Any, str, Mapping[str, Any]], bool] = lambda vessel, model, body: True
+    #: Makes the simulated prompt cache of a provider that caches by rules of its own (Anthropic: only up
+    #: to a marked block, design 36); None: the longest common prefix (``testing.prefix_cache``).
+    prompt_cache: Callable[[], PromptCacheRule] | None = None
 
 
 def lazy_double(module: str) -> Callable[[], Double]:
@@ -219,6 +223,10 @@ class Wire:
     assemble: Callable[[dict[str, Any], Sequence[TurnMessage], list[Any]], dict[str, Any] | None] | None = (
         None
     )
+    #: (whole body, options) -> the body sent: a last touch that depends on the whole list (Anthropic's
+    #: cache breakpoints, design 36), applied after ``render`` and after the incremental renderer's
+    #: splice alike; it copies what it changes, so cached elements stay as rendered. None: nothing.
+    finish: Callable[[dict[str, Any], RenderOptions], dict[str, Any]] | None = None
     #: Does this object hold a body of this wire (a dump's wrapper search)? Default: a list under
     #: ``list_key``.
     holds: Callable[[Mapping[str, Any]], bool] | None = None

@@ -1,15 +1,16 @@
 """The Anthropic Messages wire.
 
-``render.py`` bodies, ``response.py`` answers and stream events, ``request.py`` bodies back into a
-history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies are recognised,
-``double.py`` the loopback double's side. :data:`WIRE` holds them all.
+``render.py`` bodies, ``breakpoints.py`` their prompt-cache markers, ``response.py`` answers and stream
+events, ``request.py`` bodies back into a history, ``rules.py`` what the provider refuses, ``detect.py``
+how its bodies are recognised, ``double.py`` the loopback double's side (``prompt_cache.py`` its
+simulated prompt cache). :data:`WIRE` holds them all.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from toolreplay.wires.anthropic import detect, render, request, response, rules, specs
+from toolreplay.wires.anthropic import breakpoints, detect, render, request, response, rules, specs
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 
 if TYPE_CHECKING:
@@ -38,6 +39,8 @@ WIRE = Wire(
     render=render.render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,
+    finish=breakpoints.finish,
+    elements=breakpoints.unmarked,
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,

@@ -1,7 +1,8 @@
 """The Anthropic Messages double (a :class:`toolreplay.wires.contract.Double`): ``message`` bodies and the
 ``message_start`` ... ``message_stop`` event stream, Anthropic's error envelopes, and the one request check
 only the server makes (the model named); what Anthropic documents it refuses (required fields, empty
-content, tools defined, the tool loop, thinking blocks) is the wire's rules, with Anthropic's texts.
+content, tools defined, the tool loop, thinking blocks) is the wire's rules, with Anthropic's texts. The
+usage it reports comes from Anthropic's caching rules, simulated (``prompt_cache.py``, design 36).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from toolreplay.testing.answers import (
     usage_counts,
 )
 from toolreplay.testing.checks import Rules
+from toolreplay.wires.anthropic.prompt_cache import AnthropicPromptCache
 from toolreplay.wires.contract import Double
 
 
@@ -46,7 +48,7 @@ def _anthropic_blocks(a: Answer) -> list[dict[str, Any]]:
 
 def _anthropic_usage(a: Answer, *, output: bool = True) -> dict[str, Any]:
     i, o, c = usage_counts(a.usage)
-    w = a.usage.cache_write_tokens or 0  # the prompt cache the double simulates (testing/prefix_cache.py)
+    w = a.usage.cache_write_tokens or 0  # the prompt cache the double simulates (prompt_cache.py)
     return {
         "input_tokens": i - c - w,
         "cache_creation_input_tokens": w,
@@ -150,4 +152,5 @@ DOUBLE = Double(
     error_event=error_event,
     check=check_anthropic,
     call_id=lambda seq, k: f"toolu_double{seq}_{k}",
+    prompt_cache=AnthropicPromptCache,
 )

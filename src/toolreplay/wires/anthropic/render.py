@@ -96,9 +96,11 @@ def _user_message(t: TurnMessage) -> list[dict[str, Any]]:
     return [{"role": "user", "content": blocks}] if blocks else []
 
 
-def _text_message(role: str, text: str) -> dict[str, Any]:
-    if role == "assistant":
-        return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+def _text_message(role: str, text: str, blocks: bool = False) -> dict[str, Any]:
+    """A message of words; a user's is a plain string unless ``blocks`` (cache breakpoints on: a marker
+    needs a block, and a message keeps one form whether it carries the marker or not, design 36)."""
+    if role == "assistant" or blocks:
+        return {"role": role, "content": [{"type": "text", "text": text}]}
     return {"role": role, "content": text}
 
 
@@ -160,13 +162,13 @@ def _step_messages(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
     return [{"role": "assistant", "content": uses}, {"role": "user", "content": results}]
 
 
-def render_turn(t: TurnMessage, ids: IdMapper) -> list[dict[str, Any]]:
+def render_turn(t: TurnMessage, ids: IdMapper, blocks: bool = False) -> list[dict[str, Any]]:
     """The messages of one turn message: each step (tool_use blocks, the tool_result message), then the
-    text (led by the closing step's thinking, when it has any)."""
+    text (led by the closing step's thinking, when it has any); ``blocks``: see :func:`_text_message`."""
     if t.parts:
         return _user_message(t)
     if not t.calls and not t.steps:
-        return [_text_message(t.role, t.text)] if t.text.strip() else []
+        return [_text_message(t.role, t.text, blocks)] if t.text.strip() else []
     out: list[dict[str, Any]] = []
     closing: list[dict[str, Any]] = []
     for step in turn_steps(t):
@@ -189,7 +191,8 @@ def call_ids(opts: RenderOptions) -> IdMapper:
 def turn_renderer(opts: RenderOptions, ids: IdMapper | None) -> TurnPiece:
     """The per-turn renderer (the incremental renderer and :func:`render_messages` both run it)."""
     mapper = ids if ids is not None else call_ids(opts)
-    return lambda t, items: render_turn(t, mapper)
+    blocks = opts.cache_breakpoints > 0
+    return lambda t, items: render_turn(t, mapper, blocks)
 
 
 def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict[str, Any]]:
@@ -199,12 +202,13 @@ def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[d
     for t in turns:
         out.extend(piece(t, out))
     if out and out[0]["role"] != "user":
-        out.insert(0, {"role": "user", "content": SEPARATOR})
+        out.insert(0, _text_message("user", SEPARATOR, opts.cache_breakpoints > 0))
     return out
 
 
 def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
-    """The request body for ``/v1/messages``."""
+    """The request body for ``/v1/messages``, before its cache breakpoints (the wire's ``finish``,
+    ``breakpoints.finish``, places them on the whole body)."""
     system, rest = split_system(turns, opts.system)
     body: dict[str, Any] = {
         "model": opts.model,

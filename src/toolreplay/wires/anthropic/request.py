@@ -106,7 +106,9 @@ def _assistant(content: Any, where: str, warnings: list[str], created_at: str | 
 
 
 #: The fields of an image or document block a part keeps (the rest is named in a warning).
-_MEDIA_FIELDS = frozenset({"type", "source", "title"})
+#: ``cache_control`` is a prompt-cache marker, not content: the replay places its own (design 36), so
+#: leaving it out loses nothing and is not reported.
+_MEDIA_FIELDS = frozenset({"type", "source", "title", "cache_control"})
 
 
 def media_part(b: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:

@@ -22,6 +22,7 @@ from toolreplay.wires._rules import (
     nonempty_list,
     say,
 )
+from toolreplay.wires.anthropic.breakpoints import MAX_BREAKPOINTS, count_markers
 from toolreplay.wires.anthropic.render import LIST_KEY, MEDIA_TYPES
 from toolreplay.wires.common import ID_SAFE, signature_issuer
 
@@ -383,9 +384,27 @@ def _tool_loop(merged: list[tuple[str, list[Mapping[str, Any]]]]) -> Refusal | N
     return None
 
 
+#: Anthropic's answer (400 invalid_request_error) to more than four prompt-cache markers in one request.
+TOO_MANY_MARKERS = "A maximum of 4 blocks with cache_control may be provided. Found {n}."
+
+
+def cache_markers(body: Mapping[str, Any]) -> Refusal | None:
+    """At most :data:`~toolreplay.wires.anthropic.breakpoints.MAX_BREAKPOINTS` blocks carry
+    ``cache_control`` (design 36: the breakpoints placed never exceed it)."""
+    n = count_markers(body)
+    if n <= MAX_BREAKPOINTS:
+        return None
+    return Refusal(
+        "cache_control",
+        f"{n} blocks carry a cache marker (at most {MAX_BREAKPOINTS})",
+        TOO_MANY_MARKERS.format(n=n),
+    )
+
+
 def structure(body: Mapping[str, Any]) -> Refusal | None:
     """The first break of the request structure Anthropic documents, with its own text: ``max_tokens`` and
-    ``messages`` given, no empty content, tools defined when blocks use them, the tool loop answered."""
+    ``messages`` given, no empty content, tools defined when blocks use them, the tool loop answered, at
+    most four cache markers."""
     if not isinstance(body.get("max_tokens"), int):
         return Refusal("max_tokens", "required (an integer)", "max_tokens: Field required")
     messages = body.get(LIST_KEY)
@@ -398,7 +417,7 @@ def structure(body: Mapping[str, Any]) -> Refusal | None:
     uses_tools = any(b.get("type") in ("tool_use", "tool_result") for _, blocks in merged for b in blocks)
     if uses_tools and not body.get("tools"):
         return Refusal("tools", "tool_use or tool_result blocks but no tools defined", MUST_DEFINE_TOOLS)
-    return _tool_loop(merged)
+    return _tool_loop(merged) or cache_markers(body)
 
 
 #: Anthropic's answer (400 invalid_request_error) to an image whose base64 source names another type.
@@ -453,6 +472,8 @@ __all__ = [
     "IMAGE_TYPE",
     "MUST_DEFINE_TOOLS",
     "THINKING_FIRST",
+    "TOO_MANY_MARKERS",
+    "cache_markers",
     "empty_content",
     "foreign_thinking",
     "media_types",
