@@ -344,3 +344,40 @@ def test_a_turn_never_pairs_its_window_with_rows_written_after_it_was_read(
 
 def replace_text(m: Message, words: str) -> Message:
     return dataclasses.replace(m, text=words)
+
+
+def test_the_cli_and_the_api_render_a_stored_conversation_from_its_fragments_and_write_none(
+    store: Store, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``toolreplay render CONVERSATION`` and ``render(store.load(cid, fragments=True))`` take the stored
+    set of their settings (another set is also stored) and print the bytes of a render without it; the
+    render writes no row."""
+    from click.testing import CliRunner
+
+    import toolreplay._fragments as fragments_mod
+    from toolreplay._cli import cli
+
+    h = _history(6)
+    _stored(store, h, "anthropic")
+    _stored(store, h, "gemini")
+    seeded: list[int] = []
+    real = fragments_mod.seed
+
+    def spy(e: Any, f: Any, messages: Any, n: int) -> None:
+        seeded.append(n)
+        real(e, f, messages, n)
+
+    monkeypatch.setattr(fragments_mod, "seed", spy)
+    table = "SELECT key, seq, message_id, items FROM render_fragments ORDER BY key, seq"
+    before = store._read(lambda c: c.execute(table).fetchall())  # type: ignore[attr-defined]
+    used = "SELECT key, used FROM render_fragment_sets ORDER BY key"
+    used_before = store._read(lambda c: c.execute(used).fetchall())  # type: ignore[attr-defined]
+    want = encode(render(store.load(h.id), "anthropic"))
+    assert seeded == []
+    got = encode(render(store.load(h.id, fragments=True), "anthropic"))
+    assert got == want and seeded == [len(h.messages)]
+    res = CliRunner().invoke(cli, ["render", h.id, "-v", "anthropic", "--db", store_url])
+    assert res.exit_code == 0, res.output
+    assert res.stdout_bytes == want and seeded == [len(h.messages)] * 2
+    assert store._read(lambda c: c.execute(table).fetchall()) == before  # type: ignore[attr-defined]
+    assert store._read(lambda c: c.execute(used).fetchall()) == used_before  # type: ignore[attr-defined]

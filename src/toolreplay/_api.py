@@ -117,7 +117,8 @@ def render(
         if budget is not None:
             h = history if isinstance(history, History) else load_history(history)
             if upto is not None:
-                h = History(h.id, h.messages[: h.index_of(upto) + 1], h.tools, h.warnings)
+                cut = h.messages[: h.index_of(upto) + 1]
+                h = History(h.id, cut, h.tools, h.warnings, h.fragments)
             return _budgeted(h, v, mode, context, budget, warnings, kwargs)
     return _render(history, vessel, mode, upto, warnings, kwargs)
 
@@ -176,7 +177,9 @@ def fit_body(
         the_plan = plan_of(h.messages, budget, context.step, reserved, accepts)
     return fit(
         h.messages,
-        lambda sent: render_sent(History(h.id, tuple(sent), h.tools, h.warnings)),
+        # the stored fragments go along (design 35): a render uses them only for the very messages they
+        # were bound to, from the first on
+        lambda sent: render_sent(History(h.id, tuple(sent), h.tools, h.warnings, h.fragments)),
         count,
         budget,
         the_plan,

@@ -146,6 +146,18 @@ def bind(f: Fragments, messages: Sequence[Message]) -> Fragments:
     return replace(f, messages=tuple(messages[:n]))
 
 
+#: What a history may carry (:attr:`toolreplay.History.fragments`): one set, or every set of its
+#: conversation by key (the render picks its own).
+Stored = Fragments | Mapping[str, Fragments]
+
+
+def pick(stored: Stored | None, key: str) -> Fragments | None:
+    """The set of ``key`` among ``stored`` (None when there is none)."""
+    if stored is None or isinstance(stored, Fragments):
+        return stored
+    return stored.get(key)
+
+
 def usable(f: Fragments | None, key: str, messages: Sequence[Message]) -> int:
     """How many leading ``messages`` ``f`` holds fragments for: the very objects it was bound to."""
     if f is None or f.key != key:
@@ -240,11 +252,13 @@ __all__ = [
     "RENDER_VERSION",
     "FragmentRow",
     "Fragments",
+    "Stored",
     "bind",
     "export",
     "fragment_key",
     "from_rows",
     "materialize",
+    "pick",
     "seed",
     "usable",
 ]

@@ -118,8 +118,9 @@ class History:
     tools: tuple[ToolSpec, ...] | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
     fragments: Any = field(default=None, compare=False, repr=False)
-    """The stored render fragments loaded with the messages (design 35), a
-    :class:`toolreplay._fragments.Fragments` or None: :func:`toolreplay.render` reuses them."""
+    """The stored render fragments loaded with the messages (design 35): a
+    :class:`toolreplay._fragments.Fragments`, a mapping of them by key, or None; :func:`toolreplay.render`
+    reuses the set of its own settings."""
 
     def index_of(self, message_id: str) -> int:
         for i, m in enumerate(self.messages):

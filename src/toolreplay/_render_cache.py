@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from toolreplay import _fragments as fragments
-from toolreplay._fragments import FragmentRow, Fragments
+from toolreplay._fragments import FragmentRow, Fragments, Stored
 from toolreplay._history import History, Message, ToolSpec, load_history
 from toolreplay._ids import StemAllocator
 from toolreplay._render_entry import (
@@ -216,7 +216,7 @@ class RenderCache:
         mode: Mode,
         settings: ReplaySettings,
         native_tools: bool,
-        stored: Fragments | None = None,
+        stored: Stored | None = None,
     ) -> tuple[dict[str, Any], Entry] | None:
         """The body and the entry that made it; None when the wire did not render as expected."""
         entry = self._entry((wire, opts, mode, settings, native_tools))
@@ -243,15 +243,17 @@ class RenderCache:
         del self._entries[MAX_ENTRIES:]
         return e
 
-    def _update(self, e: Entry, messages: tuple[Message, ...], stored: Fragments | None) -> None:
+    def _update(self, e: Entry, messages: tuple[Message, ...], stored: Stored | None) -> None:
         """Bring ``e`` to ``messages``: keep the shared leading messages, render the rest."""
         fresh = e.piece is None
         j = 0 if fresh else first_difference(e.messages, messages)
         if fresh and stored is not None:  # design 35: the stored fragments' messages are not rendered
-            n = fragments.usable(stored, fragments.fragment_key(*_key_of(e)), messages)
-            if n:
+            key = fragments.fragment_key(*_key_of(e))
+            f = fragments.pick(stored, key)
+            n = fragments.usable(f, key, messages)
+            if f is not None and n:
                 self._truncate(e, messages, 0)
-                fragments.seed(e, stored, messages, n)
+                fragments.seed(e, f, messages, n)
                 e.from_store, fresh, j = n, False, n
         if not fresh and j == len(e.messages) == len(messages):
             self._count(resumed=True, reused=j, rendered=0)

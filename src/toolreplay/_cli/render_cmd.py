@@ -198,7 +198,7 @@ def render_cmd(
     from toolreplay._vessels import get_vessel
 
     vessel = get_vessel(pick_vessel(vessel_name))
-    h = load_source(source, db)
+    h = load_source(source, db, fragments=True)  # the render uses the stored set of its settings
     warnings: list[str] = []
     budget = ContextBudget(max_context_tokens)
     body = render(h, vessel, mode=cast(Mode, mode), system=read_system(system), tools=read_tools(tools_opt),

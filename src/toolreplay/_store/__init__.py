@@ -65,10 +65,11 @@ class Store(Protocol):
 
     def exists(self, conversation_id: str) -> bool: ...
 
-    def load(self, conversation_id: str, fragments: str | None = None) -> History:
+    def load(self, conversation_id: str, fragments: str | bool | None = None) -> History:
         """The whole conversation in stored order; raises StoreError when there is none. With
         ``fragments`` (a key of :func:`toolreplay._fragments.fragment_key`), its stored render fragments of
-        that key come with it, bound to its messages (design 35)."""
+        that key come with it, bound to its messages; with True, every stored set, by key: a render
+        picks the one of its own settings (design 35). Reading them writes nothing."""
         ...
 
     def load_fragments(self, conversation_id: str, key: str) -> Fragments | None:

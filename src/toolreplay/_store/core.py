@@ -218,8 +218,9 @@ class SQLStore(FragmentStore, W.WindowView, ABC):
         tool_uses = c.execute(q.load_tool_uses, (conversation_id,)).fetchall()
         return R.history_from_rows(conversation_id, row[0], messages, tool_uses)
 
-    def load(self, conversation_id: str, fragments: str | None = None) -> History:
-        """With ``fragments``, the conversation's stored render fragments of that key too (design 35)."""
+    def load(self, conversation_id: str, fragments: str | bool | None = None) -> History:
+        """With ``fragments``, the conversation's stored render fragments of that key (True: every set)
+        too (design 35)."""
         h = self._read(lambda c: attach(self, c, self._load(c, conversation_id), fragments))
         if h is None:
             raise StoreError(f"no conversation {conversation_id!r} in {self.where}")

@@ -59,10 +59,14 @@ def read_sets(store: SQLStore, c: Tx, conversation_id: str) -> dict[str, Fragmen
     return {k: from_rows(k, rows) for k, rows in by_key.items()}
 
 
-def attach(store: SQLStore, c: Tx, h: History | None, key: str | None) -> History | None:
-    """``h`` with its stored set ``key`` bound to its messages (read in the same transaction)."""
-    if h is None or key is None:
+def attach(store: SQLStore, c: Tx, h: History | None, key: str | bool | None) -> History | None:
+    """``h`` with its stored set ``key`` (with True: every set, by key) bound to its messages, read in the
+    same transaction."""
+    if h is None or key is None or key is False:
         return h
+    if key is True:
+        sets = {k: bind(f, h.messages) for k, f in read_sets(store, c, h.id).items()}
+        return History(h.id, h.messages, h.tools, h.warnings, sets or None)
     f = read(store, c, h.id, key)
     return h if f is None else History(h.id, h.messages, h.tools, h.warnings, bind(f, h.messages))
 
