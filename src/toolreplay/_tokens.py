@@ -102,22 +102,42 @@ def media_of(messages: Iterable[Message]) -> list[Part]:
     return out
 
 
+def _found(encoded: bytes, needle: bytes) -> list[int]:
+    """Where ``needle`` (megabytes of base64) stands in ``encoded``: found by its first bytes, checked
+    whole in place (a search for the whole needle costs far more)."""
+    head, out = needle[:64], []
+    at = encoded.find(head)
+    while at >= 0:
+        if encoded.startswith(needle, at):
+            out.append(at)
+            at = encoded.find(head, at + len(needle))
+        else:
+            at = encoded.find(head, at + 1)
+    return out
+
+
 def estimate(encoded: bytes, media: Sequence[Part], counter: Counter) -> int:
     """Tokens of an encoded body, each image or document in it counted as :func:`part_tokens`: inline
     data found in the body is taken out of the text counted, a URL found there stays counted as text."""
     extra = 0
-    for p in dict.fromkeys(media):
-        if len(p.data) >= MEDIA_MIN_CHARS:
-            needle = p.data.encode("ascii", "replace")
-            k = encoded.count(needle)
-            if k:
-                encoded = encoded.replace(needle, b"")
-                extra += k * part_tokens(p)
-        elif p.url and not p.data:
-            extra += encoded.count(p.url.encode("utf-8", "surrogatepass")) * part_tokens(p)
+    cuts: list[tuple[int, int]] = []
+    inline = {p.data: p for p in media if len(p.data) >= MEDIA_MIN_CHARS}  # one search per image
+    for data, p in inline.items():
+        needle = data.encode("ascii", "replace")
+        spans = _found(encoded, needle)
+        cuts.extend((at, at + len(needle)) for at in spans)
+        extra += len(spans) * part_tokens(p)
+    for p in dict.fromkeys(p for p in media if p.url and not p.data):
+        extra += encoded.count(p.url.encode("utf-8", "surrogatepass")) * part_tokens(p)
+    kept, pos = [], 0
+    for a, b in sorted(cuts):
+        if a >= pos:  # one image's data inside another's is taken out once
+            kept.append(encoded[pos:a])
+            pos = b
+    kept.append(encoded[pos:])
     if counter is byte_count:
-        return bytes_to_tokens(len(encoded)) + extra
-    return counter(encoded.decode("utf-8", "surrogatepass")) + extra
+        return bytes_to_tokens(sum(map(len, kept))) + extra
+    return counter(b"".join(kept).decode("utf-8", "surrogatepass")) + extra
 
 
 def byte_count(text: str) -> int:
