@@ -8,7 +8,7 @@ that, design 30).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires._rules import (
@@ -19,7 +19,6 @@ from toolreplay.wires._rules import (
     declared_names,
     extra_keys,
     is_obj,
-    nonempty_list,
     say,
 )
 from toolreplay.wires.anthropic.breakpoints import MAX_BREAKPOINTS, count_markers
@@ -64,13 +63,13 @@ def _source(out: list[str], where: str, kind: str, source: Any) -> None:
 def _anthropic_blocks(out: list[str], where: str, m: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """``(place, block)`` pairs of one message; string content becomes a text block."""
     content = m.get("content")
-    if isinstance(content, str):
-        if not content.strip():
-            out.append(f"{where}.content: blank (Anthropic rejects empty content)")
+    if isinstance(content, str):  # blank words are the provider's refusal (empty_contents)
         return [(f"{where}.content", {"type": "text", "text": content})]
     if not isinstance(content, list) or not content:
-        out.append(f"{where}.content: must be a non-empty string or list of blocks")
-        return []
+        return []  # no content: the provider's refusal (empty_contents)
+    # a blank text block beside other blocks is taken by Anthropic, though the replay never sends one;
+    # alone, or empty, it is the provider's refusal (empty_contents), said there once
+    words_only = all(is_obj(b) and b.get("type") == "text" for b in content)
     blocks: list[tuple[str, Any]] = []
     for k, b in enumerate(content):
         bw = f"{where}.content[{k}]"
@@ -79,8 +78,9 @@ def _anthropic_blocks(out: list[str], where: str, m: Mapping[str, Any]) -> list[
             out.append(f"{bw}: not a block this wire renders ({kind!r})")
             continue
         extra_keys(out, bw, b, _BLOCK_KEYS[kind])
-        if kind == "text" and not (isinstance(b.get("text"), str) and b["text"].strip()):
-            out.append(f"{bw}.text: blank (400 text content blocks must contain non-whitespace text)")
+        text = b.get("text")
+        if kind == "text" and not words_only and isinstance(text, str) and text and not text.strip():
+            out.append(f"{bw}.text: blank (the replay sends no blank words)")
         if kind in _MEDIA_TYPES:
             if m.get("role") != "user":
                 out.append(f"{bw}: an {kind} block outside a user message")
@@ -118,8 +118,7 @@ def _turns(msgs: list[Any], out: list[str]) -> list[Turn]:
     for i, m in enumerate(msgs):
         where = f"messages[{i}]"
         if not is_obj(m) or m.get("role") not in _ROLES:
-            out.append(f"{where}: role must be user or assistant (or system)")
-            continue
+            continue  # another role: the provider's refusal (_tool_loop)
         if not in_loop(m):
             extra_keys(out, where, m, frozenset({"role", "content"}))
             _anthropic_blocks(out, where, m)
@@ -134,16 +133,14 @@ def _turns(msgs: list[Any], out: list[str]) -> list[Turn]:
 
 
 def _results(blocks: list[tuple[str, Any]], open_ids: list[Any], out: list[str]) -> None:
-    """The tool_result blocks of a turn: exactly the open calls' results, first, in order."""
-    results = [b for b in blocks if b[1].get("type") == "tool_result"]
-    if open_ids:
-        got = [b.get("tool_use_id") for _, b in blocks[: len(open_ids)] if b.get("type") == "tool_result"]
-        if got != open_ids:
-            where = blocks[0][0] if blocks else "messages"
-            out.append(f"{where}: the results of {open_ids} must open the next user message, in order")
-    elif results:
-        out.append(f"{results[0][0]}: tool_result with no tool_use right before it")
-    if len(results) > len(open_ids):
+    """What the replay promises of a turn's tool_result blocks beyond the provider's rule (which
+    :func:`_tool_loop` says: every call answered by the blocks opening the next message, no answer for
+    another call): the answers in call order, one each."""
+    results = [(w, b.get("tool_use_id")) for w, b in blocks if b.get("type") == "tool_result"]
+    got = [r for _, r in results[: len(open_ids)]]
+    if open_ids and sorted(map(str, got)) == sorted(map(str, open_ids)) and got != open_ids:
+        out.append(f"{blocks[0][0]}: the results of {open_ids} are not in call order")
+    if len(results) > len(open_ids) and all(r in open_ids for _, r in results):
         out.append(f"{results[-1][0]}: more tool_result blocks than calls before them")
 
 
@@ -154,12 +151,11 @@ def _uses(turn: Turn, ids: Ids, declared: set[str], out: list[str]) -> list[Any]
     for bw, b in blocks:
         if role != "assistant" or b.get("type") != "tool_use":
             continue
-        if not declared:
-            out.append(f"{bw}: tool_use but the request defines no tools")
-        ids.check(f"{bw}.id", b.get("id"), b.get("name"))
+        # no tools defined, a missing or malformed id, an input that is not an object: the provider's
+        # refusals (structure), said there once
+        if isinstance(b.get("id"), str) and ID_SAFE.match(b["id"]):
+            ids.check(f"{bw}.id", b.get("id"), b.get("name"))
         check_name(out, f"{bw}.name", b.get("name"), declared or {b.get("name")}, NAME_RE)
-        if not is_obj(b.get("input")):
-            out.append(f"{bw}.input: must be an object")
         open_ids.append(b.get("id"))
     if role == "user" and any(b.get("type") == "tool_use" for _, b in blocks):
         out.append("a user message holds tool_use blocks")
@@ -284,7 +280,7 @@ def _merged(messages: list[Any]) -> list[tuple[str, list[Mapping[str, Any]]]]:
     return out
 
 
-def empty_content(messages: list[Any]) -> Refusal | None:
+def empty_contents(messages: list[Any]) -> Iterator[Refusal]:
     """Anthropic's 400s for empty content (design 32): a message with no content (only the last one may be
     an empty assistant prefill), an empty text block, a message whose only words are blank (a blank text
     block beside a tool_use is taken: tests/corpus llm-anthropic/test_tools.1)."""
@@ -293,23 +289,27 @@ def empty_content(messages: list[Any]) -> Refusal | None:
         content = m.get("content")
         last = i == len(messages) - 1 and m.get("role") == "assistant"
         if content in ("", []):
-            if last:
-                continue
-            return Refusal(f"messages[{i}]", "empty content", EMPTY_MESSAGE.format(i=i))
+            if not last:
+                yield Refusal(f"messages[{i}]", "empty content", EMPTY_MESSAGE.format(i=i))
+            continue
         blocks = _server_blocks(content)
         texts = [b.get("text") for b in blocks if b.get("type") == "text"]
         if "" in texts and isinstance(content, list):
-            return Refusal(f"messages[{i}]", "an empty text block", EMPTY_TEXT)
-        if (
+            yield Refusal(f"messages[{i}]", "an empty text block", EMPTY_TEXT)
+        elif (
             not last
             and len(texts) == len(blocks)
             and all(isinstance(t, str) and not t.strip() for t in texts)
         ):
-            return Refusal(f"messages[{i}]", "only blank words", BLANK_TEXT)
-    return None
+            yield Refusal(f"messages[{i}]", "only blank words", BLANK_TEXT)
 
 
-def _server_uses(blocks: list[Mapping[str, Any]], i: int, ids: list[str]) -> Refusal | None:
+def empty_content(messages: list[Any]) -> Refusal | None:
+    """The first of :func:`empty_contents`."""
+    return next(empty_contents(messages), None)
+
+
+def _server_uses(blocks: list[Mapping[str, Any]], i: int, ids: list[str]) -> Iterator[Refusal]:
     """The ``tool_use`` blocks of merged assistant message ``i``: each id (appended to ``ids``) and input."""
     for j, b in enumerate(blocks):
         if b.get("type") != "tool_use":
@@ -317,22 +317,21 @@ def _server_uses(blocks: list[Mapping[str, Any]], i: int, ids: list[str]) -> Ref
         bid = str(b.get("id") or "")
         where = f"messages (merged) {i}, block {j}"
         if not ID_SAFE.match(bid):
-            return Refusal(
+            yield Refusal(
                 where,
                 f"tool_use id {bid!r} breaks Anthropic's id pattern",
                 f"messages.{i}.content.{j}.tool_use.id: {_ID_PATTERN}",
             )
         if not is_obj(b.get("input")):
-            return Refusal(
+            yield Refusal(
                 where,
                 "tool_use input is not an object",
                 f"messages.{i}.content.{j}.tool_use.input: Input should be a valid dictionary",
             )
         ids.append(bid)
-    return None
 
 
-def _server_results(blocks: list[Mapping[str, Any]], expected: list[str], i: int) -> Refusal | None:
+def _server_results(blocks: list[Mapping[str, Any]], expected: list[str], i: int) -> Iterator[Refusal]:
     leading: list[str] = []
     for b in blocks:
         if b.get("type") != "tool_result":
@@ -341,47 +340,42 @@ def _server_results(blocks: list[Mapping[str, Any]], expected: list[str], i: int
     missing = [x for x in expected if x not in leading]
     if missing:
         problem = f"tool_use ids {missing} are not answered by tool_result blocks opening the next message"
-        return Refusal(
+        yield Refusal(
             f"messages (merged) {i - 1}", problem, NO_RESULT_AFTER.format(i=i - 1, ids=", ".join(missing))
         )
     for j, b in enumerate(blocks):
         if b.get("type") == "tool_result" and str(b.get("tool_use_id")) not in expected:
             tid = b.get("tool_use_id")
             problem = f"tool_result for {tid!r}, not a tool_use of the message before"
-            return Refusal(
+            yield Refusal(
                 f"messages (merged) {i}, block {j}", problem, UNEXPECTED_RESULT.format(i=i, j=j, id=tid)
             )
-    return None
 
 
-def _tool_loop(merged: list[tuple[str, list[Mapping[str, Any]]]]) -> Refusal | None:
+def _tool_loop(merged: list[tuple[str, list[Mapping[str, Any]]]]) -> Iterator[Refusal]:
     """Each merged assistant message's ``tool_use`` ids answered by the ``tool_result`` blocks opening the
     next (user) message, and only those."""
     previous_ids: list[str] = []
     for i, (role, blocks) in enumerate(merged):
         if role == "user":
-            refused = _server_results(blocks, previous_ids, i)
-            if refused:
-                return refused
+            yield from _server_results(blocks, previous_ids, i)
             previous_ids = []
         elif role == "assistant":
             previous_ids = []
-            refused = _server_uses(blocks, i, previous_ids)
-            if refused:
-                return refused
+            yield from _server_uses(blocks, i, previous_ids)
             if previous_ids and i + 1 >= len(merged):
                 problem = f"tool_use ids {previous_ids} are not answered by a next message"
-                return Refusal(
+                yield Refusal(
                     f"messages (merged) {i}",
                     problem,
                     NO_RESULT_AFTER.format(i=i, ids=", ".join(previous_ids)),
                 )
         else:
             problem = f"role {role!r} is not user or assistant"
-            return Refusal(
+            yield Refusal(
                 f"messages (merged) {i}", problem, f"messages.{i}.role: Input should be 'user' or 'assistant'"
             )
-    return None
+            previous_ids = []
 
 
 #: Anthropic's answer (400 invalid_request_error) to more than four prompt-cache markers in one request.
@@ -401,23 +395,31 @@ def cache_markers(body: Mapping[str, Any]) -> Refusal | None:
     )
 
 
-def structure(body: Mapping[str, Any]) -> Refusal | None:
-    """The first break of the request structure Anthropic documents, with its own text: ``max_tokens`` and
-    ``messages`` given, no empty content, tools defined when blocks use them, the tool loop answered, at
-    most four cache markers."""
+def refusals(body: Mapping[str, Any]) -> Iterator[Refusal]:
+    """Every break of the request structure Anthropic documents, in the order its server checks, with its
+    own text: ``max_tokens`` and ``messages`` given, no empty content, tools defined when blocks use them,
+    the tool loop answered, at most four cache markers. The validator says each once; the double answers
+    the first."""
     if not isinstance(body.get("max_tokens"), int):
-        return Refusal("max_tokens", "required (an integer)", "max_tokens: Field required")
+        yield Refusal("max_tokens", "required (an integer)", "max_tokens: Field required")
     messages = body.get(LIST_KEY)
     if not isinstance(messages, list) or not messages:
-        return Refusal("messages", "required (a non-empty list)", "messages: Field required")
-    empty = empty_content(messages)
-    if empty:
-        return empty
+        yield Refusal("messages", "required (a non-empty list)", "messages: Field required")
+        return
+    yield from empty_contents(messages)
     merged = _merged(messages)
     uses_tools = any(b.get("type") in ("tool_use", "tool_result") for _, blocks in merged for b in blocks)
     if uses_tools and not body.get("tools"):
-        return Refusal("tools", "tool_use or tool_result blocks but no tools defined", MUST_DEFINE_TOOLS)
-    return _tool_loop(merged) or cache_markers(body)
+        yield Refusal("tools", "tool_use or tool_result blocks but no tools defined", MUST_DEFINE_TOOLS)
+    yield from _tool_loop(merged)
+    markers = cache_markers(body)
+    if markers:
+        yield markers
+
+
+def structure(body: Mapping[str, Any]) -> Refusal | None:
+    """The first of :func:`refusals`: what Anthropic's server answers."""
+    return next(refusals(body), None)
 
 
 #: Anthropic's answer (400 invalid_request_error) to an image whose base64 source names another type.
@@ -447,18 +449,21 @@ def media_types(body: Mapping[str, Any]) -> Refusal | None:
 
 
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
-    say(out, structure(body))  # first: the double answers the first refusal (design 30)
+    # Each fault once: the provider's refusals first (the double answers the first, design 30), then
+    # what the replay promises on top, which leaves out what a refusal already said.
+    for refused in refusals(body):
+        say(out, refused)
     say(out, media_types(body))
-    msgs = nonempty_list(body, LIST_KEY, out)
-    if msgs is None:
+    msgs = body.get(LIST_KEY)
+    if not isinstance(msgs, list) or not msgs:
         return
-    if not isinstance(body.get("max_tokens"), int) or body["max_tokens"] < 1:
-        out.append("max_tokens: required, a positive integer")
+    if isinstance(body.get("max_tokens"), int) and body["max_tokens"] < 1:
+        out.append("max_tokens: must be a positive integer")
     declared = declared_names(body, lambda t: [t.get("name")])
     turns = _turns(msgs, out)
     if turns and turns[0][0] != "user":
         out.append('messages[0]: the first message must use the "user" role')
-    ids = Ids(v, out, pattern=True)
+    ids = Ids(v, out)
     open_ids: list[Any] = []
     for turn in turns:
         _results(turn[1], open_ids, out)
@@ -475,8 +480,10 @@ __all__ = [
     "TOO_MANY_MARKERS",
     "cache_markers",
     "empty_content",
+    "empty_contents",
     "foreign_thinking",
     "media_types",
+    "refusals",
     "rules",
     "structure",
     "thinking_first",

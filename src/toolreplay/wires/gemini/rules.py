@@ -9,10 +9,10 @@ refuses is a :class:`~toolreplay.wires._rules.Refusal` carrying Google's error t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.wires._rules import Refusal, check_name, extra_keys, is_obj, nonempty_list, say
+from toolreplay.wires._rules import Refusal, check_name, extra_keys, is_obj, say
 from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case, signature_issuer
 from toolreplay.wires.gemini.render import LIST_KEY
 
@@ -46,13 +46,11 @@ def _media(out: list[str], pw: str, p: Mapping[str, Any]) -> None:
 
 def _gemini_parts(out: list[str], where: str, c: Any) -> list[tuple[str, Mapping[str, Any]]]:
     parts = c.get("parts") if is_obj(c) else None
-    if not is_obj(c) or c.get("role") not in ("user", "model"):
-        out.append(f"{where}: role must be user or model")
-        return []
+    if not is_obj(c) or c.get("role", "user") not in ("user", "model"):
+        return []  # the provider's refusal (refusals), said there
     extra_keys(out, where, c, frozenset({"role", "parts"}))
     if not isinstance(parts, list) or not parts:
-        out.append(f"{where}.parts: must be a non-empty list")
-        return []
+        return []  # the provider's refusal (refusals), said there
     got: list[tuple[str, Mapping[str, Any]]] = []
     for k, p in enumerate(parts):
         pw = f"{where}.parts[{k}]"
@@ -90,10 +88,14 @@ def _gemini_answers(out: list[str], where: str, c: Any, parts: list[Any], pendin
     resps = [(pw, either_case(p, "functionResponse", "function_response")) for pw, p in parts]
     resps = [(pw, r) for pw, r in resps if r is not None]
     if pending:
+        # another count (or no user content) is the provider's refusal (response_count); the replay
+        # promises one user content of exactly the responses, in call order
         names = [r.get("name") if is_obj(r) else None for _, r in resps]
-        if c.get("role") != "user" or len(resps) != len(parts) or names != pending:
+        counted = c.get("role") == "user" and len(resps) == len(pending)
+        if counted and (len(resps) != len(parts) or names != pending):
             out.append(f"{where}: must be a user content of functionResponse parts for {pending}, in order")
-    elif resps:
+        return  # a response that is not an object: the provider's refusal, said there
+    if resps:
         out.append(f"{resps[0][0]}: functionResponse with no functionCall right before it")
     for pw, r in resps:
         if not is_obj(r) or not is_obj(r.get("response")):
@@ -110,8 +112,7 @@ def _gemini_calls(
         return []
     if c.get("role") != "model":
         out.append(f"{where}: functionCall parts in a {c.get('role')} content")
-    if prev_role != "user":
-        out.append(f"{where}: a function-call turn must follow a user or function-response turn")
+    # a call turn after another model turn, args that are not an object: the provider's refusals
     sig = either_case(calls[0][1], "thoughtSignature", "thought_signature")
     if not isinstance(sig, str) or not sig:
         out.append(f"{calls[0][0]}: the first functionCall of a model turn needs a thoughtSignature")
@@ -121,8 +122,6 @@ def _gemini_calls(
             out.append(f"{pw}.functionCall: not an object")
             continue
         check_name(out, f"{pw}.functionCall.name", fc.get("name"), declared, GEMINI_NAME_RE)
-        if not is_obj(fc.get("args", {})):
-            out.append(f"{pw}.functionCall.args: must be an object")
         names.append(fc.get("name"))
     return names
 
@@ -196,19 +195,21 @@ _STRUCT = "(type.googleapis.com/google.protobuf.Struct)"
 StepCheck = Callable[[int, Mapping[str, Any], bool], "Refusal | None"]
 
 
-def _shaped(contents: list[Any]) -> list[tuple[str, list[Mapping[str, Any]]]] | Refusal:
+def _shaped(contents: list[Any], faults: list[Refusal]) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """Each content's role and parts (same positions as ``contents``); a role Gemini does not take and
+    empty parts are added to ``faults``."""
     shaped: list[tuple[str, list[Mapping[str, Any]]]] = []
     for i, raw in enumerate(contents):
         c = raw if is_obj(raw) else {}
         role = c.get("role", "user")
         if role not in ("user", "model"):
             problem = f"role {role!r} is not user or model"
-            return Refusal(f"contents[{i}].role", problem, "Please use a valid role: user, model.")
+            faults.append(Refusal(f"contents[{i}].role", problem, "Please use a valid role: user, model."))
         raw_parts = c.get("parts")
         parts = [p if is_obj(p) else {} for p in (raw_parts if isinstance(raw_parts, list) else [])]
         if not parts:
             text = f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
-            return Refusal(f"contents[{i}].parts", "empty", text)
+            faults.append(Refusal(f"contents[{i}].parts", "empty", text))
         shaped.append((str(role), parts))
     return shaped
 
@@ -219,12 +220,12 @@ def _step(
     i: int,
     at_step: StepCheck | None,
     current: bool,
-) -> Refusal | None:
+) -> Iterator[Refusal]:
     """The function-call turn ``contents[i]``: after a user turn, object args, answered by as many
     responses (objects) as it has calls."""
     calls = [p for p in shaped[i][1] if either_case(p, "functionCall", "function_call") is not None]
     if i == 0 or shaped[i - 1][0] != "user":
-        return Refusal(
+        yield Refusal(
             f"contents[{i}]",
             "a function-call turn must follow a user or function-response turn",
             GEMINI_ORDER,
@@ -233,30 +234,35 @@ def _step(
         fc = either_case(p, "functionCall", "function_call")
         if not is_obj((fc if is_obj(fc) else {}).get("args", {})):
             text = f"Invalid value at 'contents[{i}].parts.function_call.args' {_STRUCT}"
-            return Refusal(f"contents[{i}].parts", "functionCall args is not an object", text)
+            yield Refusal(f"contents[{i}].parts", "functionCall args is not an object", text)
     refused = at_step(i, calls[0], current) if at_step else None
-    refused = refused or response_count(contents, i)
-    if refused or i + 1 >= len(shaped):
-        return refused
+    if refused:
+        yield refused
+    counted = response_count(contents, i)
+    if counted:
+        yield counted
+    if i + 1 >= len(shaped):
+        return
     for p in shaped[i + 1][1]:
         fr = either_case(p, "functionResponse", "function_response")
         if fr is not None and not is_obj((fr if is_obj(fr) else {}).get("response")):
             text = f"Invalid value at 'contents[{i + 1}].parts.function_response.response' {_STRUCT}"
-            return Refusal(f"contents[{i + 1}].parts", "functionResponse response is not an object", text)
-    return None
+            yield Refusal(f"contents[{i + 1}].parts", "functionResponse response is not an object", text)
 
 
-def structure(body: Mapping[str, Any], at_step: StepCheck | None = None) -> Refusal | None:
-    """The first break of the request structure Gemini documents, with Google's own text: contents given,
+def refusals(body: Mapping[str, Any], at_step: StepCheck | None = None) -> Iterator[Refusal]:
+    """Every break of the request structure Gemini documents, with Google's own text: contents given,
     valid roles, non-empty parts, each function-call turn placed and answered (:func:`_step`);
-    ``at_step`` is what a server alone adds at each such turn."""
+    ``at_step`` is what a server alone adds at each such turn. The validator says each once; the double
+    answers the first."""
     contents = body.get(LIST_KEY)
     if not isinstance(contents, list) or not contents:
         text = "* GenerateContentRequest.contents: contents is not specified"
-        return Refusal("contents", "required (a non-empty list)", text)
-    shaped = _shaped(contents)
-    if isinstance(shaped, Refusal):
-        return shaped
+        yield Refusal("contents", "required (a non-empty list)", text)
+        return
+    faults: list[Refusal] = []
+    shaped = _shaped(contents, faults)
+    yield from faults
     turn_start = 0
     for i, (role, parts) in enumerate(shaped):
         if role == "user" and not any(either_case(p, "functionResponse", "function_response") for p in parts):
@@ -265,16 +271,21 @@ def structure(body: Mapping[str, Any], at_step: StepCheck | None = None) -> Refu
         if role == "model" and any(
             either_case(p, "functionCall", "function_call") is not None for p in parts
         ):
-            refused = _step(contents, shaped, i, at_step, i > turn_start)
-            if refused:
-                return refused
-    return None
+            yield from _step(contents, shaped, i, at_step, i > turn_start)
+
+
+def structure(body: Mapping[str, Any], at_step: StepCheck | None = None) -> Refusal | None:
+    """The first of :func:`refusals`: what Gemini's server answers."""
+    return next(refusals(body, at_step), None)
 
 
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
-    say(out, structure(body))  # first: the double answers the first refusal (design 30)
-    contents = nonempty_list(body, LIST_KEY, out)
-    if contents is None:
+    # Each fault once: the provider's refusals first (the double answers the first, design 30), then
+    # what the replay promises on top, which leaves out what a refusal already said.
+    for refused in refusals(body):
+        say(out, refused)
+    contents = body.get(LIST_KEY)
+    if not isinstance(contents, list) or not contents:
         return
     if "model" in body:
         out.append("model: goes in the URL, not in the body")
@@ -315,6 +326,7 @@ __all__ = [
     "GEMINI_ORDER",
     "StepCheck",
     "foreign_signature",
+    "refusals",
     "response_count",
     "rules",
     "structure",

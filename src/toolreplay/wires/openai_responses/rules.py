@@ -72,6 +72,7 @@ class _Outputs:
         self.out = out
         self.made: list[str] = []
         self.answered: set[str] = set()
+        self.late: list[tuple[str, str]] = []  # (call id, line): answered later than right after the calls
 
     def run(self, items: list[Any], i: int, group: list[str]) -> int:
         """The ``function_call_output`` items from ``i`` (owed to ``group``, the calls right before them):
@@ -82,7 +83,9 @@ class _Outputs:
             self._one(items[i], f"input[{i}]", expected)
             i += 1
         if expected:
-            self.out.append(f"input[{i}]: call {expected[0]!r} is not answered right after the calls")
+            self.late.append(
+                (expected[0], f"input[{i}]: call {expected[0]!r} is not answered right after the calls")
+            )
         return i
 
     def _one(self, o: Mapping[str, Any], where: str, expected: list[str]) -> None:
@@ -104,6 +107,9 @@ class _Outputs:
             self.out.append(f"{where}.output: not a string")
 
     def finish(self) -> None:
+        # a call never answered is the provider's refusal, said once; one answered later than the
+        # replay promises is the promise's line
+        self.out.extend(line for cid, line in self.late if cid in self.answered)
         left = [c for c in self.made if c not in self.answered]
         if left:
             line = f"{LIST_KEY}: call {left[0]!r} has no function_call_output"
