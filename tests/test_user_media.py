@@ -159,6 +159,20 @@ def test_anthropic_sends_image_and_document_blocks() -> None:
     assert said == []
 
 
+def test_anthropic_takes_an_image_jpg_label_as_jpeg() -> None:
+    # "image/jpg" is a common label (Chat data URLs, .jpg names) that Anthropic's media_type refuses
+    jpg = Part("image", media_type="image/jpg", data="/9j/4AAQSkZJRg==")
+    h = History("c", (Message("u", "user", "", parts=(jpg,)),))
+    said: list[str] = []
+    body = toolreplay.render(h, "anthropic", warnings=said, cache_breakpoints=0)
+    source = {"type": "base64", "media_type": "image/jpeg", "data": jpg.data}
+    assert body["messages"] == [{"role": "user", "content": [{"type": "image", "source": source}]}]
+    assert said == [] and rule_problems("anthropic", body) == []
+    assert toolreplay.render(h, "openai")["messages"][0]["content"][0]["image_url"]["url"].startswith(
+        "data:image/jpg;base64,"
+    )  # other wires send the label as stored
+
+
 def test_chat_sends_content_parts() -> None:
     said: list[str] = []
     first, _, last = _messages("openai", said)

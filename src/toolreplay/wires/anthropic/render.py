@@ -71,11 +71,18 @@ MEDIA_TYPES = {
     "image": frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"}),
     "document": frozenset({"application/pdf"}),
 }
+#: Labels clients write for a type Anthropic names otherwise: ``image/jpg`` is common (and what some
+#: importers read from a ``.jpg`` name) but Anthropic's ``media_type`` takes only ``image/jpeg``.
+MEDIA_ALIASES = {"image/jpg": "image/jpeg"}
+
+
+def _media_type(p: Part) -> str:
+    return MEDIA_ALIASES.get(p.media_type, p.media_type)
 
 
 def carries(p: Part) -> bool:
     """Images and documents by URL, or inline of a type Anthropic takes (JPEG, PNG, GIF, WebP; PDF)."""
-    return p.kind in MEDIA_TYPES and (bool(p.url) or p.media_type in MEDIA_TYPES[p.kind])
+    return p.kind in MEDIA_TYPES and (bool(p.url) or _media_type(p) in MEDIA_TYPES[p.kind])
 
 
 def _media_block(p: Part) -> dict[str, Any]:
@@ -107,7 +114,7 @@ def _text_message(role: str, text: str, blocks: bool = False) -> dict[str, Any]:
 def _source(p: Part) -> dict[str, Any]:
     if p.url:
         return {"type": "url", "url": p.url}
-    return {"type": "base64", "media_type": p.media_type, "data": p.data}
+    return {"type": "base64", "media_type": _media_type(p), "data": p.data}
 
 
 def _result_content(c: ReplayCall) -> Any:
