@@ -22,18 +22,19 @@ How the guarantees of :mod:`toolreplay._store` are kept by this shared code:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from toolreplay._errors import StoreError
-from toolreplay._history import History, Message, Step, ToolCall
+from toolreplay._history import History, Message
 from toolreplay._store import ConversationInfo, ImportResult
 from toolreplay._store import rows as R
 from toolreplay._store import schema as S
 from toolreplay._store import window as W
 from toolreplay._store.fragments import DROP_CONVERSATION, DROP_MESSAGE, FragmentStore, attach
+from toolreplay._store.replies import LiveReplies
 
 T = TypeVar("T")
 
@@ -140,7 +141,7 @@ def surrogate_error(where: str, exc: UnicodeEncodeError) -> StoreError:
     )
 
 
-class SQLStore(FragmentStore, W.WindowView, ABC):
+class SQLStore(FragmentStore, LiveReplies, W.WindowView, ABC):
     """The :class:`~toolreplay._store.Store` on an SQL database; a backend supplies the connection."""
 
     url: str
@@ -279,101 +280,6 @@ class SQLStore(FragmentStore, W.WindowView, ABC):
             self._insert_messages(c, conversation_id, [message])
 
         self.transact(run, f"conversation {conversation_id!r}: message {message.id!r} was not stored")
-
-    # ------------------------------------------------------------------------------------------
-    # the reply of a live turn
-
-    def begin_reply(
-        self, conversation_id: str, message_id: str, *, vessel: str | None, created_at: str | None
-    ) -> None:
-        reply = Message(
-            id=message_id, role="assistant", created_at=created_at, vessel=vessel, status="in_progress"
-        )
-        R.check_message(conversation_id, reply)
-
-        def run(c: Tx) -> None:
-            self._lock_conversation(c, conversation_id)
-            if c.execute(self.queries.message_state, (conversation_id, message_id)).fetchone() is not None:
-                raise StoreError(
-                    f"conversation {conversation_id!r}: message {message_id!r} is already stored; "
-                    "a reply needs a new id"
-                )
-            self._insert_messages(c, conversation_id, [reply])
-
-        self.transact(run, f"conversation {conversation_id!r}: reply {message_id!r} was not stored")
-
-    def _open_reply(self, c: Tx, cid: str, message_id: str) -> tuple[str, str, int]:
-        """Lock the conversation (the running sums of the later messages may change) and the reply's row
-        where rows lock (a concurrent finish waits), and refuse what is not an open reply."""
-        if self.dialect.row_locks:
-            c.execute(self.queries.lock_conversation, (cid,))
-        row = c.execute(self.queries.message_state, (cid, message_id)).fetchone()
-        if row is None:
-            raise StoreError(f"conversation {cid!r}: no message {message_id!r} to record a call on")
-        if row[0] != "assistant":
-            raise StoreError(
-                f"conversation {cid!r}: message {message_id!r} is a {row[0]} message, not a reply"
-            )
-        if row[1] == "complete":
-            raise StoreError(
-                f"conversation {cid!r}: reply {message_id!r} is already complete; its calls cannot change"
-            )
-        return row[0], row[1], int(row[2])
-
-    def record_call(self, conversation_id: str, message_id: str, call: ToolCall) -> None:
-        """Append one executed call to a reply that is not complete; committed at once.
-
-        Record a call before it runs (``answer=None``) and again with its answer: when the reply's latest
-        call with the same provider ``call_id`` (for a call without one: the reply's latest call, when it
-        has no id either) has no answer and the same name and input, the answer is filled in there
-        instead of appending a second call. Anything else appends (providers reuse ids such as
-        ``call_0`` across the rounds of one turn, so an id alone does not identify a call).
-        """
-        q = self.queries
-
-        def run(c: Tx) -> None:
-            state = self._open_reply(c, conversation_id, message_id)
-            if call.call_id is not None:
-                row = c.execute(q.find_open_call, (conversation_id, message_id, call.call_id)).fetchone()
-            else:
-                row = c.execute(q.find_last_idless_call, (conversation_id, message_id)).fetchone()
-            if row is not None and row[3] is None and row[1] == call.name and row[2] == R.input_text(call):
-                if call.answer is not None:
-                    pdata = R.json_text(call.provider_data)
-                    where = (conversation_id, message_id, row[0])
-                    parts = R.parts_text(call.parts)
-                    c.execute(q.set_call_answer, (call.answer, int(call.is_error), pdata, parts, *where))
-                return
-            pos = c.execute(q.next_tool_position, (conversation_id, message_id)).fetchone()
-            start = int(pos[0]) if pos else 0
-            c.executemany(q.insert_tool_use, R.tool_use_rows(conversation_id, message_id, [call], start))
-            self._shift_runs(c, conversation_id, state[2], 0, 1)
-
-        self.transact(run, f"conversation {conversation_id!r}: a call of reply {message_id!r} was not stored")
-
-    def finish_reply(
-        self,
-        conversation_id: str,
-        message_id: str,
-        *,
-        text: str,
-        status: str = "complete",
-        provider_data: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        steps: Sequence[Step] = (),
-    ) -> None:
-        R.status_of(status)
-        pdata, mdata, sdata = R.json_text(provider_data), R.json_text(meta), R.steps_text(steps)
-        values = (text, status, pdata, mdata, sdata, conversation_id, message_id)
-
-        def run(c: Tx) -> None:
-            self._open_reply(c, conversation_id, message_id)
-            c.execute(self.queries.finish_reply, values)
-            done = self._stored_message(c, conversation_id, message_id)
-            if done is not None:  # its planning size, now that its text and calls are final
-                self._resize(c, conversation_id, done)
-
-        self.transact(run, f"conversation {conversation_id!r}: reply {message_id!r} was not finished")
 
     # ------------------------------------------------------------------------------------------
     # removal (``history rm``; a turn that sent nothing)
