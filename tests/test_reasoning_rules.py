@@ -279,8 +279,11 @@ def test_responses_output_items_sent_back_whole_pass_and_without_reasoning_fail(
     double: ProviderDouble,
 ) -> None:
     double.script(Calls([Call("coop", {"action": "close", "id": 12})], reasoning="Close it."))
-    output = httpx.post(_url(double, "openai-responses"), json=_responses(), timeout=5).json()["output"]
+    # store: false: the reasoning goes back whole, so the first request asks for its encrypted content
+    first = _responses(include=["reasoning.encrypted_content"])
+    output = httpx.post(_url(double, "openai-responses"), json=first, timeout=5).json()["output"]
     reasoning, call = output
+    assert reasoning["encrypted_content"]
     answer = {"type": "function_call_output", "call_id": call["call_id"], "output": "closed"}
     kept = [reasoning, {k: call[k] for k in ("type", "id", "call_id", "name", "arguments")}, answer]
     assert _post(double, "openai-responses", _responses(*kept)).status_code == 200

@@ -112,20 +112,26 @@ def test_the_issuer_gets_the_call_item_ids_beside_their_reasoning(
     store: SQLiteStore, x: Exchange, reply: Reply, vessel: str
 ) -> None:
     """Stateful (grok): always beside the reasoning; ``store: false`` (openai-responses, codex): only when
-    the reasoning items carry their encrypted content."""
+    the reasoning items carry their encrypted content, and without it not the reasoning either (a bare
+    ``rs_`` id is answered 404 "Item ... not found. Items are not persisted when `store` is set to
+    false"), named in a warning."""
     t = _run(store, vessel, reply)
     stored = store.load("c1")
     stateless = vessel != "grok"
-    expected = _item_ids(reply) if _sealed(reply) or not stateless else [None] * len(reply.calls)
+    kept = _sealed(reply) or not stateless
+    expected = _item_ids(reply) if kept else [None] * len(reply.calls)
     own = [
         jsonenc.dumps(p.data["openai-responses"]) for p in reply.said if isinstance(p, Reasoning) and p.data
     ]
-    for body in (t.bodies[1], render(stored, vessel, model=reply.model)):
+    warnings: list[str] = []
+    for body in (t.bodies[1], render(stored, vessel, model=reply.model, warnings=warnings)):
         assert [c.get("id") for c in _of(body["input"], "function_call")] == expected
-        assert [jsonenc.dumps(i) for i in _of(body["input"], "reasoning")] == own  # byte-identical
+        # byte-identical where it goes
+        assert [jsonenc.dumps(i) for i in _of(body["input"], "reasoning")] == (own if kept else [])
         assert not [p for p in rule_problems(vessel, body) if "Refused" in p]
         if stateless:
             assert body["store"] is False
+    assert kept or any("keeps nothing between requests" in w and "encrypted_content" in w for w in warnings)
     if stateless:  # the loop asks for the encrypted reasoning it must hand back
         assert t.bodies[1]["include"] == ["reasoning.encrypted_content"]
 
@@ -146,3 +152,34 @@ def test_no_provider_item_id_goes_to_another_vessel_and_call_ids_stay(
             c["call_id"] for c in _of(same["input"], "function_call")
         ]
         assert any("not replayed" in w for w in warnings)
+
+
+def test_a_store_false_body_with_bare_reasoning_is_refused_as_openai_does() -> None:
+    """The rule the double answers with: a reasoning item without ``encrypted_content`` on a ``store:
+    false`` request names an item the server never kept."""
+    import httpx
+
+    from toolreplay.testing import ProviderDouble
+    from toolreplay.wires.openai_responses.rules import NOT_PERSISTED
+
+    body: dict[str, Any] = {
+        "model": "gpt-5",
+        "store": False,
+        "input": [
+            {"role": "user", "content": "Go."},
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            {"role": "assistant", "content": "Done."},
+            {"role": "user", "content": "Again."},
+        ],
+    }
+    said = NOT_PERSISTED.format(id="rs_1")
+    problems = rule_problems("codex", body)
+    assert [p.provider for p in problems if hasattr(p, "provider")] == [said]
+    with ProviderDouble() as d, httpx.Client(timeout=5) as client:
+        resp = client.post(d.base_url_for("openai-responses") + "/responses", content=jsonenc.encode(body))
+    assert resp.status_code == 400 and resp.json()["error"]["message"] == said
+    body["input"][1]["encrypted_content"] = "gAAAA"
+    assert not [p for p in rule_problems("codex", body) if hasattr(p, "provider")]
+    body["input"][1].pop("encrypted_content")
+    body["store"] = True  # the server kept it: the id alone is read
+    assert not [p for p in rule_problems("openai-responses", body) if hasattr(p, "provider")]

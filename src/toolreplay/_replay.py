@@ -321,6 +321,21 @@ def _step_for(
     return _plain_step(step, calls)
 
 
+def _kept_reasoning(step: Step, audience: Audience, where: str, warns: list[str]) -> Step:
+    """The step with its reasoning, or without it (named in a warning) where its own vessel cannot take it
+    back: a profile that takes none, or a provider that keeps nothing between requests while a piece
+    lacks the field that carries it whole (Responses ``store: false`` without ``encrypted_content``)."""
+    if not audience.takes_reasoning:
+        why = "the vessel's profile takes none back (flag reasoning_content)"
+    elif n := audience.unsealed(step.reasoning):
+        why = (f"the vessel keeps nothing between requests and {n} of its {len(step.reasoning)} pieces "
+               f"lack {audience.sealed}")  # fmt: skip
+    else:
+        return step
+    warns.append(f"{where}: reasoning not replayed: {why}")
+    return replace(step, said=tuple(p for p in step.said if not isinstance(p, Reasoning)))
+
+
 def reply_steps(
     m: Message, calls: tuple[ReplayCall, ...], settings: ReplaySettings, reasoning: bool
 ) -> tuple[tuple[ReplayStep, ...], tuple[str, ...]]:
@@ -342,11 +357,9 @@ def reply_steps(
             continue
         kept = calls[max(pos, first) - first : end - first]
         allowed = reasoning and audience is not None and audience.accepts(step.issuer)
-        if allowed and audience is not None and not audience.takes_reasoning and step.reasoning:
-            warns.append(f"message {m.id}: step {k + 1}: reasoning not replayed: the vessel's profile "
-                         "takes none back (flag reasoning_content)")  # fmt: skip
-            step = replace(step, said=tuple(p for p in step.said if not isinstance(p, Reasoning)))
         where = f"message {m.id}: step {k + 1}"
+        if allowed and audience is not None and step.reasoning:
+            step = _kept_reasoning(step, audience, where, warns)
         out.append(_step_for(step, kept, pos < first, allowed, where, warns))
         pos = end
     return tuple(out), tuple(warns)

@@ -81,6 +81,15 @@ class Audience:
     takes_reasoning: bool = True
     """False where the wire has no place the profile allows for reasoning (Chat without
     ``reasoning_content``): signatures and data on text still go back, reasoning pieces do not."""
+    sealed: str = ""
+    """The field of its wire's data every reasoning piece of a step must carry for the step's reasoning to
+    go back ("": none): the vessel keeps nothing between requests (:attr:`Wire.sealed_reasoning`)."""
+
+    def unsealed(self, pieces: Sequence[Reasoning]) -> int:
+        """How many of a step's reasoning pieces lack the field :attr:`sealed` names."""
+        if not self.sealed:
+            return 0
+        return sum(1 for p in pieces if not _carries(p.data, self.wire, self.sealed))
 
     def accepts(self, issuer: Issuer | None) -> bool:
         if issuer is None or issuer.wire != self.wire or issuer.host != self.host:
@@ -435,3 +444,8 @@ __all__ = [
     "with_words",
     "words_of",
 ]
+
+
+def _carries(data: Mapping[str, Any] | None, wire: str, key: str) -> bool:
+    d = data.get(wire) if data else None
+    return isinstance(d, Mapping) and bool(d.get(key))

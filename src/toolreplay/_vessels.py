@@ -98,7 +98,9 @@ class Vessel:
         # A wire with no standard place for reasoning (Chat) names the flag of the profiles that take it.
         flag = get_wire(self.wire).reasoning_flag
         takes = not flag or self.has(flag)
-        return Audience(self.wire, host, model or self.model, self.signature_models, takes)
+        stateless, field = get_wire(self.wire).sealed_reasoning
+        sealed = field if stateless and self.has(stateless) else ""
+        return Audience(self.wire, host, model or self.model, self.signature_models, takes, sealed)
 
 
 # name, wire, base URL, key variable, model, context window (the default model's, from its provider's model

@@ -257,6 +257,11 @@ class Wire:
     #: The vessel flag without which a vessel of this wire gets no reasoning back, even its own (Chat has
     #: no standard place for it: only profiles that say so get ``reasoning_content``); "" for none.
     reasoning_flag: str = ""
+    #: (vessel flag, data field): on a vessel with the flag the provider keeps nothing between requests, so
+    #: a step's reasoning goes back only when every piece carries the field (Responses with ``store:
+    #: false``: ``encrypted_content``; a bare ``rs_`` id is answered 404 "Item ... not found"); ("", ""):
+    #: no such rule.
+    sealed_reasoning: tuple[str, str] = ("", "")
 
     @property
     def label(self) -> str:

@@ -17,6 +17,7 @@ def _endpoint(base: str, model: str, stream: bool) -> str:
 
 
 WIRE = Wire(
+    sealed_reasoning=("store_false", "encrypted_content"),
     name=render.WIRE,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,

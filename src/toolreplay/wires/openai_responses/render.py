@@ -14,7 +14,8 @@ Rules this module keeps (the errors they avoid):
   (derived ``call_id`` only), as does every call for another vessel. With ``store: false`` (Codex, the
   ``openai-responses`` vessel) nothing is kept server-side: a reasoning item travels whole with its
   ``encrypted_content`` (the vessel asks for it with ``include``; without it the server answers "Item with
-  id 'rs_...' not found. Items are not persisted when `store` is set to false"), and the calls carry their
+  id 'rs_...' not found. Items are not persisted when `store` is set to false": such a step goes
+  without its reasoning, design 17), and the calls carry their
   item ids only when every reasoning item of their step has its encrypted content;
 * ``call_id`` at most 64 characters (the spec's limit; Codex enforces it);
 * each output follows the call with its ``call_id`` in the same input;

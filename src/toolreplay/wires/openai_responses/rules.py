@@ -198,6 +198,27 @@ def lone_reasoning(body: Mapping[str, Any]) -> Refusal | None:
     return None
 
 
+#: OpenAI's answer to a reasoning item a ``store: false`` request sends without its ``encrypted_content``:
+#: nothing was kept server-side to look the id up by (reported with 404 and with 400).
+NOT_PERSISTED = (
+    "Item with id '{id}' not found. Items are not persisted when `store` is set to false. Try again with "
+    "`store` set to true, or remove this item from your input."
+)
+
+
+def unsealed_reasoning(body: Mapping[str, Any]) -> Refusal | None:
+    """With ``store: false`` the server keeps nothing between requests, so a ``reasoning`` item is read
+    only from its ``encrypted_content``; one without it names an item the server never kept."""
+    raw = body.get(LIST_KEY)
+    if body.get("store") is not False or not isinstance(raw, list):
+        return None
+    for i, item in enumerate(raw):
+        if is_obj(item) and item.get("type") == "reasoning" and not item.get("encrypted_content"):
+            problem = "a reasoning item without its encrypted_content on a store: false request"
+            return Refusal(f"{LIST_KEY}[{i}]", problem, NOT_PERSISTED.format(id=item.get("id")))
+    return None
+
+
 def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     items = body.get(LIST_KEY)
     if not isinstance(items, list):
@@ -227,9 +248,11 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     outputs.finish()
     say(out, reasoning_items(body))
     say(out, lone_reasoning(body))
+    say(out, unsealed_reasoning(body))
 
 
 __all__ = [
+    "NOT_PERSISTED",
     "NO_CALL_FOR_OUTPUT",
     "NO_FOLLOWING_ITEM",
     "NO_OUTPUT_FOR_CALL",
@@ -237,4 +260,5 @@ __all__ = [
     "lone_reasoning",
     "reasoning_items",
     "rules",
+    "unsealed_reasoning",
 ]
