@@ -8,7 +8,7 @@ Short options follow llm's where they exist: ``-v`` vessel (toolreplay has no ve
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +19,7 @@ from toolreplay._cli._common import SEND_KEY_HELP
 
 if TYPE_CHECKING:
     from toolreplay._loop import TurnEvent, TurnOptions, TurnResult
+    from toolreplay._steps import Part
     from toolreplay._store import Store
     from toolreplay._tools import ToolRegistry
 
@@ -259,10 +260,13 @@ def run_one(
     vessel: str,
     options: TurnOptions,
     printer: Callable[[TurnEvent], None],
+    parts: Sequence[Part] = (),
 ) -> TurnResult:
     from toolreplay._loop import run_turn
 
-    return run_turn(conversation, text, vessel, registry, store=store, options=options, on_event=printer)
+    return run_turn(
+        conversation, text, vessel, registry, store=store, options=options, on_event=printer, parts=parts
+    )
 
 
 # -- choosing the vessel, the conversation and the prompt --------------------------------------------
@@ -347,14 +351,17 @@ def pick_vessel(store: Store, vessel: str | None, conversation: str | None) -> s
     return configured(None)
 
 
-def prompt_text(text: str | None) -> str:
-    """TEXT as given; from stdin when it is ``-``, or when it is left out and stdin is not a terminal."""
+def prompt_text(text: str | None, *, attached: bool = False) -> str:
+    """TEXT as given; from stdin when it is ``-``, or when it is left out and stdin is not a terminal.
+    ``attached``: the turn carries files, so it may have no words (left out, or an empty stdin)."""
     if text == "-" or (text is None and not sys.stdin.isatty()):
         read = sys.stdin.read()
-        if not read.strip():
+        if not read.strip() and not (attached and text is None):
             raise click.UsageError("the prompt read from stdin is empty")
         return read.rstrip("\n")
     if text is None:
+        if attached:
+            return ""
         raise click.UsageError("give the prompt as TEXT (or - to read it from stdin)")
     if not text.strip():
         raise click.BadParameter("must not be empty", param_hint="'TEXT'")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from toolreplay._cli._attach import attach_option
 from toolreplay._cli._common import db_option, friendly
 from toolreplay._cli._sending import (
     EventPrinter,
@@ -29,6 +30,7 @@ from toolreplay._errors import ToolreplayError
 
 if TYPE_CHECKING:
     from toolreplay._loop import TurnResult
+    from toolreplay._steps import Part
     from toolreplay._store import Store
 
 
@@ -54,6 +56,7 @@ def _print_json(store: Store, conversation: str, result: TurnResult) -> None:
 @click.argument("text", required=False)
 @vessel_option
 @conversation_options
+@attach_option
 @click.option("--json", "as_json", is_flag=True, help="Print the stored user message and reply as JSON.")
 @turn_options
 @sending_options
@@ -64,6 +67,7 @@ def turn(
     vessel: str | None,
     conversation: str | None,
     continue_: bool,
+    attachments: tuple[Part, ...],
     as_json: bool,
     tools: tuple[str, ...],
     dry_tools: bool,
@@ -80,18 +84,20 @@ def turn(
 ) -> None:
     """Run one turn of a conversation on a vessel and print the reply.
 
-    TEXT is the user's message (- or left out with stdin piped: read from stdin). It and the reply are
-    stored; calls are run and recorded as they happen. A turn that fails before the provider answered
-    anything (no connection, a refused key, a 4xx) leaves nothing stored; one that fails later leaves its
-    reply marked interrupted (the error says which).
+    TEXT is the user's message (- or left out with stdin piped: read from stdin); with --attach it may be
+    left out, the files then the whole message. It, its files and the reply are stored; calls are run and
+    recorded as they happen. A turn that fails before the provider answered anything (no connection, a
+    refused key, a 4xx) leaves nothing stored; one that fails later leaves its reply marked interrupted
+    (the error says which).
 
     \b
     Examples:
       toolreplay turn "Close #1." -v kimi --cid chief -T coop
       toolreplay turn -c "And #2?"              # the most recent conversation, its last vessel
       git diff | toolreplay turn -v gemini -s "Review this diff."
+      toolreplay turn "What does this receipt total?" --attach receipt.pdf -v anthropic
     """
-    text = prompt_text(text)
+    text = prompt_text(text, attached=bool(attachments))
     settings = turn_settings(
         system,
         model,
@@ -111,7 +117,7 @@ def turn(
         name = pick_vessel(store, vessel, cid)
         before = stored_count(store, cid)
         try:
-            result = run_one(store, registry, cid, text, name, settings, printer)
+            result = run_one(store, registry, cid, text, name, settings, printer, attachments)
         except ToolreplayError as exc:  # the finally below ends the streamed line before click prints this
             raise click.ClickException(f"{exc} ({failed_turn(store, cid, before)})") from None
         if as_json:  # nothing was streamed (--json), so there is no line to end first
