@@ -23,8 +23,11 @@ from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import ToolRegistry
 from toolreplay._tools.coop import coop_tool
+from toolreplay.testing import ProviderDouble, Text
+from toolreplay.testing.answers import Answer, AnswerCall, signature_for
 from toolreplay.wires import get_wire
-from toolreplay.wires.reply import ParsedCall, Reply
+from toolreplay.wires.gemini.double import gemini_body, gemini_events
+from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
 GEMINI = get_wire("gemini")
 
@@ -155,3 +158,57 @@ def test_an_imported_body_keeps_the_signature_on_its_final_words() -> None:
     text = jsonenc.dumps(render(h, "anthropic", warnings=warnings))
     assert "dGV4dA==" not in text and "Hello there." in text
     assert any("data on its text" in w for w in warnings)
+
+
+# -- the Gemini double signs the end of a Gemini 3 answer as the real API does (design 32) --------------
+
+
+def _answer(model: str, text: str = "Done.", calls: tuple[AnswerCall, ...] = ()) -> Answer:
+    return Answer(7, model, text, calls, None, Usage(3, 2, 0))
+
+
+def test_the_double_signs_the_final_text_of_a_gemini_3_answer_whole_and_streamed() -> None:
+    sig = signature_for(7, 0, "gemini-3-pro-preview")
+    whole = gemini_body(_answer("gemini-3-pro-preview"))["candidates"][0]["content"]["parts"]
+    assert whole == [{"text": "Done.", "thoughtSignature": sig}]
+    events = gemini_events(_answer("gemini-3-pro-preview"))
+    closing = events[-1][1]["candidates"][0]
+    assert closing["content"]["parts"] == [{"text": "", "thoughtSignature": sig}] and closing["finishReason"]
+    assert all("thoughtSignature" not in jsonenc.dumps(e[1]) for e in events[:-1])
+    # Gemini 2.5 signs no text; with calls, the first call carries the step's signature, the text none
+    assert "thoughtSignature" not in jsonenc.dumps(gemini_body(_answer("gemini-2.5-flash")))
+    assert "thoughtSignature" not in jsonenc.dumps(gemini_events(_answer("gemini-2.5-flash")))
+    call = AnswerCall("coop", {"action": "list"}, None, signature_for(7, 0, "gemini-3-pro-preview"))
+    signed = gemini_body(_answer("gemini-3-pro-preview", "Looking.", (call,)))
+    parts = signed["candidates"][0]["content"]["parts"]
+    assert parts[0] == {"text": "Looking."} and parts[1]["thoughtSignature"] == sig
+    closing = gemini_events(_answer("gemini-3-pro-preview", "Looking.", (call,)))[-1][1]
+    assert closing["candidates"][0]["content"]["parts"] == [{"text": ""}]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_the_doubles_final_text_signature_goes_back_to_its_issuer_over_two_turns(
+    store: SQLiteStore, stream: bool
+) -> None:
+    model = "gemini-3-pro-preview"
+    options = TurnOptions(model=model, stream=stream, dry_tools=True)
+    reg = ToolRegistry([coop_tool(board_of(store))])
+    with ProviderDouble() as double:
+        double.script(Text("Hello there."), Text("Goodbye."))
+        vessel = double.vessel("gemini")
+        run_turn("c1", "Hi.", vessel, reg, store=store, options=options)
+        run_turn("c1", "Bye.", vessel, reg, store=store, options=options)
+        first, second = (r for r in double.requests if r.status == 200)
+    assert first.stream == second.stream == stream
+    sig = signature_for(1, 0, model)  # the double numbers its answers from 1
+    assert first.body["contents"] == [{"role": "user", "parts": [{"text": "Hi."}]}]
+    earlier = _model_contents(second.body)
+    assert len(earlier) == 1
+    sent = jsonenc.dumps(earlier[0]["parts"][-1])
+    assert sent == jsonenc.dumps({"text": "Hello there.", "thoughtSignature": sig})
+    stored = store.load("c1")
+    for vessel_name, other_model in (("gemini", "gemini-2.5-flash"), ("anthropic", None)):
+        warnings: list[str] = []
+        text = jsonenc.dumps(render(stored, vessel_name, model=other_model, warnings=warnings))
+        assert "thoughtSignature" not in text and sig not in text and "Hello there." in text
+        assert any("data on its text not replayed" in w for w in warnings), (vessel_name, warnings)

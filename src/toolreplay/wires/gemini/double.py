@@ -16,6 +16,7 @@ from toolreplay.testing.answers import (
     AnswerCall,
     Event,
     Splitter,
+    signature_for,
     token_pieces,
     usage_counts,
 )
@@ -79,12 +80,21 @@ def _gemini_call_part(c: AnswerCall) -> dict[str, Any]:
     return part
 
 
+def _text_signature(a: Answer) -> dict[str, str]:
+    """Gemini 3 signs the end of an answer without calls (with calls, the first call carries the step's
+    signature): the final text part of a whole answer, the closing empty text chunk of a stream
+    (tests/corpus crewai test_gemini_async_basic_call, openinference test_streaming_reasoning; design 32)."""
+    if a.calls or not a.text or not _gemini_3(a.model):
+        return {}
+    return {"thoughtSignature": signature_for(a.seq, 0, a.model)}
+
+
 def _gemini_parts(a: Answer) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     if a.reasoning:
         parts.append({"text": a.reasoning, "thought": True})
     if a.text:
-        parts.append({"text": a.text})
+        parts.append({"text": a.text, **_text_signature(a)})
     parts += [_gemini_call_part(c) for c in a.calls]
     return parts
 
@@ -113,7 +123,8 @@ def _gemini_3(model: str) -> bool:
 def gemini_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     # Usage builds up chunk by chunk (the output count grows; thoughts once thinking is done). Gemini 2
     # puts finishReason on the last chunk of content (the call chunk); Gemini 3 sends no finishReason
-    # with the call and ends with a separate chunk: an empty text part, finishReason, the final usage.
+    # with the call and ends with a separate chunk: an empty text part (signed when the answer has no
+    # calls), finishReason, the final usage.
     texts = [p for p in cut(a.text) if p]
     sent = 0
 
@@ -142,7 +153,7 @@ def gemini_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
         payload["candidates"][0].update(_finish(a))
         payload["usageMetadata"] = _gemini_usage(a)
     if ends_apart:
-        out.append(chunk([{"text": ""}], final=True))
+        out.append(chunk([{"text": "", **_text_signature(a)}], final=True))
     return out
 
 
