@@ -25,7 +25,7 @@ from toolreplay._errors import HistoryError
 from toolreplay._history import History, Message, history_from_dict, history_to_dict, load_history
 from toolreplay._jsonenc import encode
 from toolreplay._loop import TurnOptions, run_turn
-from toolreplay._steps import Part, from_data_url, url_type, with_words
+from toolreplay._steps import Part, from_data_url, image_type, url_type, with_words
 from toolreplay._store import Store
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tokens import (
@@ -104,6 +104,25 @@ def test_only_user_messages_carry_parts() -> None:
 def test_a_data_url_is_split_into_its_type_and_data() -> None:
     assert from_data_url("image", f"data:image/png;base64,{PNG}") == IMAGE
     assert from_data_url("image", "https://example.test/cat.jpg") == PHOTO
+
+
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def test_an_image_type_is_read_from_its_first_bytes_and_a_riff_must_say_webp() -> None:
+    webp, wav = b"RIFF\x24\x00\x00\x00WEBPVP8 ", b"RIFF\x24\x00\x00\x00WAVEfmt "
+    assert [image_type(d) for d in (PNG, _b64(b"\xff\xd8\xff\xe0"), _b64(b"GIF89a"), _b64(webp))] == [
+        "image/png", "image/jpeg", "image/gif", "image/webp",
+    ]  # fmt: skip
+    # WAV and AVI share WebP's RIFF container: the form type at bytes 8-11 tells them apart
+    for other in (wav, b"RIFF\x24\x00\x00\x00AVI LIST", b"RIFF"):
+        assert image_type(_b64(other)) == "", other
+    assert image_type("UklGRg==") == "" and image_type("UklGR!!!") == ""  # too short; not base64
+    # an Ollama request's images have no type of their own: the importer reads them the same way
+    body = {"model": "m", "messages": [{"role": "user", "content": "x", "images": [_b64(webp), _b64(wav)]}]}
+    types = [p.media_type for p in parse_request("ollama", body).messages[0].parts if p.kind == "image"]
+    assert types == ["image/webp", ""]
 
 
 # ------------------------------------------------------------------------------------------ the stores

@@ -28,6 +28,7 @@ File form (inside a message of the history file)::
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -244,7 +245,17 @@ _IMAGE_MAGIC = (("iVBORw0KGgo", "image/png"), ("/9j/", "image/jpeg"), ("R0lGOD",
 def image_type(data: str) -> str:
     """The media type of a base64 image read from its first bytes (a wire that sends images without one,
     Ollama's ``images``); "" when it is none of the common formats."""
-    return next((t for head, t in _IMAGE_MAGIC if data.startswith(head)), "")
+    found = next((t for head, t in _IMAGE_MAGIC if data.startswith(head)), "")
+    # WebP is a RIFF container, as WAV and AVI are: only the form type at bytes 8-11 (base64 characters
+    # 0-15, whole groups of four, so just those are decoded) tells them apart
+    return "" if found == "image/webp" and not _riff_webp(data[:16]) else found
+
+
+def _riff_webp(head: str) -> bool:
+    try:
+        return base64.b64decode(head, validate=True)[8:12] == b"WEBP"
+    except ValueError:  # binascii.Error: not base64 after all
+        return False
 
 
 #: Media types by a URL's file extension, for a wire that needs one beside a URL (Gemini ``fileData``).
