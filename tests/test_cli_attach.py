@@ -10,11 +10,11 @@ from pathlib import Path
 import click
 import pytest
 
-from helpers_cli import conversations, run
+from helpers_cli import conversations, invoke, run
 from toolreplay._cli._attach import MAX_BYTES, read_attachment
 from toolreplay._steps import Part
 from toolreplay._store.sqlite import SQLiteStore
-from toolreplay.testing import ProviderDouble
+from toolreplay.testing import ProviderDouble, Text
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
@@ -126,3 +126,53 @@ def test_a_directory_and_a_file_too_large_are_refused(tmp_path: Path) -> None:
 def test_without_text_or_a_file_the_turn_still_asks_for_text(tmp_path: Path) -> None:
     res = run("turn", "-v", "kimi", "--db", str(tmp_path / "t.db"), "-u", "http://127.0.0.1:9")
     assert res.exit_code == 2 and "the prompt read from stdin is empty" in res.stderr
+
+
+# ------------------------------------------------------------------------------------ /attach in chat
+
+
+def _chat(double: ProviderDouble, db: Path, vessel: str, lines: str) -> str:
+    url = double.base_url_for(vessel)
+    res = invoke("chat", "-v", vessel, "--cid", "c", "--db", str(db), "-u", url, input=lines)
+    assert res.exit_code == 0, res.output
+    assert "Traceback" not in res.output
+    return " ".join(res.output.split())
+
+
+def test_chat_attach_queues_files_for_the_next_message_only(double: ProviderDouble, tmp_path: Path) -> None:
+    (tmp_path / "dot.png").write_bytes(PNG)
+    (tmp_path / "receipt.pdf").write_bytes(PDF)
+    (tmp_path / "sound.wav").write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt ")
+    double.script(Text("one"), Text("two"))
+    lines = (
+        f"/attach\n/attach {tmp_path / 'dot.png'}\n/attach {tmp_path / 'sound.wav'}\n"
+        f"/attach {tmp_path / 'gone.png'}\n/attach {tmp_path / 'receipt.pdf'}\n/attach\n"
+        "What is this?\nand now?\n/help\n/exit\n"
+    )
+    out = _chat(double, tmp_path / "t.db", "anthropic", lines)
+    assert "(no files attached; /attach PATH adds one)" in out
+    # a file that cannot go is one line, and the chat goes on with the files already queued
+    assert "error: sound.wav: not a type any wire takes; accepted:" in out.replace(str(tmp_path) + "/", "")
+    assert "error: gone.png: no such file" in out.replace(str(tmp_path) + "/", "")
+    listed = "attached to your next message: dot.png (image/png), receipt.pdf (application/pdf)"
+    assert out.count(listed) == 2  # once when added, once when /attach alone lists them
+    assert "/attach PATH (a file for the next message" in out  # /help names it
+    first, second = (r.body["messages"] for r in double.requests)
+    assert [b["type"] for b in first[-1]["content"]] == ["image", "document", "text"]
+    assert first[-1]["content"][0]["source"]["data"] == base64.b64encode(PNG).decode()
+    # the queue went with the first message only (a list here for the prompt-cache marker, design 36)
+    assert [(b["type"], b["text"]) for b in second[-1]["content"]] == [("text", "and now?")]
+    assert [b["type"] for b in second[0]["content"]] == ["image", "document", "text"]  # replayed as stored
+    with SQLiteStore(tmp_path / "t.db") as s:
+        messages = s.load("c").messages
+    assert [p.kind for p in messages[0].parts] == ["image", "document", "text"] and messages[2].parts == ()
+
+
+def test_chat_detach_drops_the_queue(double: ProviderDouble, tmp_path: Path) -> None:
+    (tmp_path / "dot.png").write_bytes(PNG)
+    double.script(Text("one"))
+    out = _chat(
+        double, tmp_path / "t.db", "kimi", f"/attach {tmp_path / 'dot.png'}\n/detach\n/detach\nhi\n/exit\n"
+    )
+    assert "(dropped 1 file(s))" in out and "(no files attached)" in out
+    assert double.requests[-1].body["messages"][-1]["content"] == "hi"

@@ -33,10 +33,14 @@ from toolreplay._cli._sending import (
 
 if TYPE_CHECKING:
     from toolreplay._loop import TurnOptions
+    from toolreplay._steps import Part
     from toolreplay._store import Store
     from toolreplay._tools import ToolRegistry
 
-CHAT_HELP = "Commands: /vessel NAME [BASE_URL [--send-key]] to switch, /history, /help, /exit."
+CHAT_HELP = (
+    "Commands: /vessel NAME [BASE_URL [--send-key]] to switch, /attach PATH (a file for the next message; "
+    "/attach alone lists them), /detach, /history, /help, /exit."
+)
 
 
 def _read_line() -> str | None:
@@ -53,6 +57,7 @@ class _Chat:
         self.conversation = conversation
         self.vessel = vessel
         self.options = options
+        self.attached: list[tuple[Path, Part]] = []  # the files that go with the next message
 
     def command(self, line: str) -> bool:
         """Handle a ``/command``; False when the chat should end."""
@@ -63,6 +68,11 @@ class _Chat:
             self.switch(arg.split())
         elif name == "history":
             self.history()
+        elif name == "attach":
+            self.attach(arg.strip())
+        elif name == "detach":
+            click.echo(f"(dropped {len(self.attached)} file(s))" if self.attached else "(no files attached)")
+            self.attached.clear()
         elif name == "help":
             click.echo(CHAT_HELP)
         else:
@@ -93,6 +103,24 @@ class _Chat:
         self.options = replace(self.options, base_url=url, send_key=send_key and len(parts) > 1)
         click.echo(f"vessel: {self.vessel}" + (f" at {url}" if url else " at its own endpoint"))
 
+    def attach(self, arg: str) -> None:
+        """``/attach PATH``: the file read now, as ``turn --attach`` reads it (design 34), and sent with the
+        next message; a file that cannot go is said in one line and the chat goes on. Alone, the list."""
+        from toolreplay._cli._attach import read_attachment
+
+        if arg:
+            path = Path(arg).expanduser()
+            try:
+                self.attached.append((path, read_attachment(path)))
+            except click.BadParameter as exc:
+                click.secho(f"error: {exc.message}", fg="red")
+                return
+        if not self.attached:
+            click.echo("(no files attached; /attach PATH adds one)")
+            return
+        files = ", ".join(f"{path.name} ({part.media_type})" for path, part in self.attached)
+        click.echo(f"attached to your next message: {files}")
+
     def history(self) -> None:
         from rich.console import Console
 
@@ -110,8 +138,11 @@ class _Chat:
         click.secho(f"{self.vessel}> ", fg="magenta", nl=False)
         printer.at_line_start = False
         before = stored_count(self.store, self.conversation)
+        parts = tuple(part for _, part in self.attached)
         try:
-            run_one(self.store, self.registry, self.conversation, text, self.vessel, self.options, printer)
+            run_one(
+                self.store, self.registry, self.conversation, text, self.vessel, self.options, printer, parts
+            )
         except KeyboardInterrupt:  # Ctrl-C cancels this reply, not the chat
             printer.end()
             left = failed_turn(self.store, self.conversation, before)
@@ -125,6 +156,10 @@ class _Chat:
             click.secho(f"error: {type(exc).__name__}: {exc} {_where(exc)}({left})", fg="red")
         else:
             printer.end()
+        if stored_count(self.store, self.conversation) > before:  # the files went with the message
+            self.attached.clear()
+        elif self.attached:  # nothing was stored: the files wait for the retry
+            click.secho(f"({len(self.attached)} file(s) still attached; /detach drops them)", fg="yellow")
 
 
 def _where(exc: BaseException) -> str:
@@ -191,8 +226,9 @@ def chat(
     """Chat with a vessel: calls are run, stored and replayed; switch vessels with /vessel.
 
     In the chat: /vessel NAME [BASE_URL [--send-key]] to switch (the chat's base URL is kept),
-    /history, /help, /exit (or Ctrl-D). Ctrl-C cancels the reply in progress; Ctrl-C twice at the
-    prompt leaves.
+    /attach PATH to send a file with the next message (as turn --attach; /attach alone lists them,
+    /detach drops them), /history, /help, /exit (or Ctrl-D). Ctrl-C cancels the reply in progress;
+    Ctrl-C twice at the prompt leaves.
 
     \b
     Examples:
