@@ -30,7 +30,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, HistoryError
 from toolreplay._history import History, Message, Role, ToolCall
 from toolreplay._ids import StemAllocator, call_id, message_stem
-from toolreplay._steps import Audience, Part, Piece, Reasoning, ServerTool, Step, Text
+from toolreplay._steps import Audience, Issuer, Part, Piece, Reasoning, ServerTool, Step, Text
 
 Mode = Literal["native", "plain", "prose"]
 MODES: tuple[Mode, ...] = ("native", "plain", "prose")
@@ -110,7 +110,8 @@ class ReplayStep(NamedTuple):
     @property
     def words(self) -> str:
         """The step's words before its calls, a blank line apart."""
-        return "\n\n".join(p.text for p in self.said if isinstance(p, Text) and p.text)
+        texts = [p.text for p in self.said if type(p) is Text and p.text]
+        return texts[0] if len(texts) == 1 else "\n\n".join(texts)
 
     def reasoning(self, wire: str) -> list[Mapping[str, Any]]:
         """The provider data of the step's reasoning pieces for ``wire``, in order, verbatim."""
@@ -121,9 +122,10 @@ class ReplayStep(NamedTuple):
         the order the model produced them, verbatim."""
         out: list[Mapping[str, Any]] = []
         for p in self.said:
-            d = p.data.get(wire) if isinstance(p, kinds) and p.data else None
-            if isinstance(d, Mapping):
-                out.append(cast(Mapping[str, Any], d))
+            if type(p) is not Text and isinstance(p, kinds) and p.data:
+                d = p.data.get(wire)
+                if isinstance(d, Mapping):
+                    out.append(cast(Mapping[str, Any], d))
         return out
 
 
@@ -345,24 +347,41 @@ def reply_steps(
     window and loses its reasoning (design 19). With ``reasoning`` (native mode), a step goes whole to its
     issuer (design 17); otherwise, and for every other vessel, without reasoning or signatures.
     """
-    audience = settings.audience
+    audience = settings.audience if reasoning else None
     first = len(m.tool_uses) - len(calls)  # the reply position of calls[0]
     out: list[ReplayStep] = []
     warns: list[str] = []
     pos = 0
-    for k, (step, _made) in enumerate(m.step_calls()):
+    steps = m.steps or ((Step((), len(m.tool_uses)),) if m.tool_uses else ())
+    last: Issuer | None = None
+    allowed = False  # no issuer recorded: nothing provider-made goes back
+    new = tuple.__new__  # a NamedTuple built without its Python-level __new__ (every step of a render)
+    for k, step in enumerate(steps):
         end = pos + step.calls
         if step.calls and end <= first:
             pos = end
             continue
         kept = calls[max(pos, first) - first : end - first]
-        allowed = reasoning and audience is not None and audience.accepts(step.issuer)
-        where = f"message {m.id}: step {k + 1}"
-        if allowed and audience is not None and step.reasoning:
-            step = _kept_reasoning(step, audience, where, warns)
-        out.append(_step_for(step, kept, pos < first, allowed, where, warns))
+        if step.issuer is not last:  # a reply's steps share their issuer: ask the audience once
+            last = step.issuer
+            allowed = audience is not None and audience.accepts(last)
+        if allowed and pos >= first and audience is not None and _whole(step, audience):
+            out.append(new(ReplayStep, (step.said, kept)))  # the common case: whole to its issuer
+        else:
+            where = f"message {m.id}: step {k + 1}"
+            if allowed and audience is not None and step.reasoning:
+                step = _kept_reasoning(step, audience, where, warns)
+            out.append(_step_for(step, kept, pos < first, allowed, where, warns))
         pos = end
     return tuple(out), tuple(warns)
+
+
+def _whole(step: Step, audience: Audience) -> bool:
+    """Whether the step's own vessel takes its reasoning back as it is (see :func:`_kept_reasoning`)."""
+    if audience.takes_reasoning and not audience.sealed:
+        return True  # every piece goes back (``unsealed`` finds none lacking a field)
+    reasoning = step.reasoning
+    return not reasoning or (audience.takes_reasoning and not audience.unsealed(reasoning))
 
 
 def prose_record(calls: Sequence[ReplayCall]) -> str:

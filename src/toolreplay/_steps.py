@@ -90,7 +90,12 @@ class Audience:
         """How many of a step's reasoning pieces lack the field :attr:`sealed` names."""
         if not self.sealed:
             return 0
-        return sum(1 for p in pieces if not _carries(p.data, self.wire, self.sealed))
+        wire, key = self.wire, self.sealed
+        n = 0
+        for p in pieces:  # a loop, not sum() over a generator: every reasoning step of a render asks
+            if not _carries(p.data, wire, key):
+                n += 1
+        return n
 
     def accepts(self, issuer: Issuer | None) -> bool:
         if issuer is None or issuer.wire != self.wire or issuer.host != self.host:
@@ -160,7 +165,7 @@ class Step:
 
     @property
     def reasoning(self) -> tuple[Reasoning, ...]:
-        return tuple(p for p in self.said if isinstance(p, Reasoning))
+        return tuple([p for p in self.said if isinstance(p, Reasoning)])
 
     @property
     def server_tools(self) -> tuple[ServerTool, ...]:

@@ -71,19 +71,18 @@ def _user_message(t: TurnMessage) -> dict[str, Any]:
     return {"role": t.role, "content": [_content_part(p) for p in user_parts(t, carries)]}
 
 
-def _reasoning_fields(step: ReplayStep) -> dict[str, Any]:
-    """``reasoning_content`` (or ``reasoning``, ``reasoning_details``) of the step, as its issuer sent it."""
+def _reasoning_fields(made: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """``reasoning_content`` (or ``reasoning``, ``reasoning_details``) of a step's reasoning ``made``, as
+    its issuer sent it."""
     out: dict[str, Any] = {}
-    for d in step.reasoning(WIRE):
+    for d in made:
         out.update((k, v) for k, v in d.items() if k in _REASONING_FIELDS)
     return out
 
 
-def _content(step: ReplayStep, words: str) -> Any:
+def _content(made: list[Mapping[str, Any]], words: str) -> Any:
     """The message's ``content``: the words, or (Mistral) the issuer's thinking parts before them."""
-    parts = [
-        dict(d["content_part"]) for d in step.reasoning(WIRE) if isinstance(d.get("content_part"), Mapping)
-    ]
+    parts = [dict(d["content_part"]) for d in made if isinstance(d.get("content_part"), Mapping)]
     if not parts:
         return words or None
     return [*parts, *([{"type": "text", "text": words}] if words else [])]
@@ -93,10 +92,12 @@ def _step_messages(step: ReplayStep, ids: IdMapper, named: bool) -> list[dict[st
     """One step: an assistant message (its words as ``content``, its reasoning, its ``tool_calls``), then
     one tool message per call (parts a tool message cannot carry are named in the answer's text)."""
     tool_calls: list[dict[str, Any]] = []
-    msg: dict[str, Any] = {"role": "assistant", "content": step.words or None}
-    if step.said:
-        msg["content"] = _content(step, step.words)
-        msg.update(_reasoning_fields(step))
+    words = step.words if step.said else ""
+    msg: dict[str, Any] = {"role": "assistant", "content": words or None}
+    made = step.reasoning(WIRE) if step.said else None
+    if made:  # without reasoning data the content is the words and no field is added
+        msg["content"] = _content(made, words)
+        msg.update(_reasoning_fields(made))
     msg["tool_calls"] = tool_calls
     out = [msg]
     for c in step.calls:  # one pass: each call's id and name mapped once, for the call and its answer
@@ -128,9 +129,10 @@ def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, An
             closing = step
     if t.text:
         final: dict[str, Any] = {"role": "assistant", "content": t.text}
-        if closing is not None:
-            final["content"] = _content(closing, t.text)
-            final.update(_reasoning_fields(closing))
+        made = closing.reasoning(WIRE) if closing is not None else None
+        if made:
+            final["content"] = _content(made, t.text)
+            final.update(_reasoning_fields(made))
         out.append(final)
     return out
 

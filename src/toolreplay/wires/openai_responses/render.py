@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Part, Text, data_url
+from toolreplay._steps import Part, Reasoning, Text, data_url
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -102,11 +102,10 @@ def _item_id(c: ReplayCall) -> str | None:
     return fc if isinstance(fc, str) and fc else None
 
 
-def _paired(step: ReplayStep, stateless: bool) -> bool:
-    """Whether the step's calls carry their own item ids: when its reasoning items go back with them
+def _paired(reasoning: list[Mapping[str, Any]], stateless: bool) -> bool:
+    """Whether a step's calls carry their own item ids: when its ``reasoning`` items go back with them
     (the server pairs the two), each with its ``encrypted_content`` on a ``store: false`` vessel (nothing
     is kept server-side to resolve an id by)."""
-    reasoning = step.reasoning(WIRE)
     return bool(reasoning) and not (stateless and not all(r.get("encrypted_content") for r in reasoning))
 
 
@@ -114,25 +113,31 @@ def _step_items(step: ReplayStep, ids: IdMapper, stateless: bool) -> list[dict[s
     """One step: its reasoning items (verbatim, to their issuer only), its words, its calls (with their
     own item ids beside their reasoning, :func:`_paired`), then their outputs."""
     out: list[dict[str, Any]] = []
+    reasoning: list[Mapping[str, Any]] = []
     for p in step.said:  # in the order the model produced them
-        if isinstance(p, Text):
+        if type(p) is Text:
             if p.text:
                 out.append({"role": "assistant", "content": p.text})
         elif p.data and isinstance(d := p.data.get(WIRE), Mapping):
             out.append(dict(d))
-    wire_ids = [ids(c) for c in step.calls]
-    paired = _paired(step, stateless)
-    for wid, c in zip(wire_ids, step.calls, strict=True):
-        item: dict[str, Any] = {"type": "function_call"}
+            if type(p) is Reasoning:
+                reasoning.append(d)
+    paired = _paired(reasoning, stateless)
+    outputs: list[dict[str, Any]] = []
+    for c in step.calls:  # one pass: each call's id mapped once, for the call and its output
+        wid = ids(c)
         fc = _item_id(c) if paired else None
-        if fc is not None:
-            item["id"] = fc
-        item.update(call_id=wid, name=wire_tool_name(c.name), arguments=c.arguments)
-        out.append(item)
-    out.extend(
-        {"type": "function_call_output", "call_id": wid, "output": _output(c)}
-        for wid, c in zip(wire_ids, step.calls, strict=True)
-    )
+        name = wire_tool_name(c.name)
+        if fc is None:
+            out.append({"type": "function_call", "call_id": wid, "name": name, "arguments": c.arguments})
+        else:
+            out.append(
+                {"type": "function_call", "id": fc, "call_id": wid, "name": name, "arguments": c.arguments}
+            )
+        outputs.append(
+            {"type": "function_call_output", "call_id": wid, "output": _output(c) if c.parts else c.answer}
+        )
+    out += outputs
     return out
 
 
