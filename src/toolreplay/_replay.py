@@ -285,13 +285,20 @@ def flat_text(m: Message) -> str:
 def _data_names(step: Step, calls: Sequence[ReplayCall]) -> list[str]:
     """What of a step's provider-made content a replay would send: its reasoning, signatures, data."""
     out: list[str] = []
-    n = len(step.reasoning)
+    n = tools = 0
+    text_data = False
+    for p in step.said:  # one pass (every step of a render on another vessel asks)
+        if type(p) is Reasoning:
+            n += 1
+        elif type(p) is ServerTool:
+            tools += 1
+        elif p.data:
+            text_data = True
     if n:
         out.append(f"{n} piece{'s' if n > 1 else ''} of reasoning")
-    n = len(step.server_tools)
-    if n:
-        out.append(f"{n} server-tool piece{'s' if n > 1 else ''} (a tool the provider ran itself)")
-    if any(isinstance(p, Text) and p.data for p in step.said):
+    if tools:
+        out.append(f"{tools} server-tool piece{'s' if tools > 1 else ''} (a tool the provider ran itself)")
+    if text_data:
         out.append("data on its text")
     if any(c.provider_data for c in calls):
         out.append("its calls' provider data (signatures)")
@@ -300,8 +307,10 @@ def _data_names(step: Step, calls: Sequence[ReplayCall]) -> list[str]:
 
 def _plain_step(step: Step, calls: Sequence[ReplayCall]) -> ReplayStep:
     """A step with nothing provider-made: its words only, its calls without provider data."""
-    said = tuple(Text(p.text) for p in step.said if isinstance(p, Text) and p.text)
-    return ReplayStep(said, tuple(c._replace(provider_data=None) if c.provider_data else c for c in calls))
+    said = tuple([p if p.data is None else Text(p.text) for p in step.said if type(p) is Text and p.text])
+    if any(c.provider_data for c in calls):
+        calls = tuple(c._replace(provider_data=None) if c.provider_data else c for c in calls)
+    return ReplayStep(said, tuple(calls))
 
 
 def _step_for(
