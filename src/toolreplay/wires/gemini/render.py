@@ -73,14 +73,15 @@ def _said_parts(step: ReplayStep) -> list[dict[str, Any]]:
     Gemini put on a text part stays on it (``Text.data``, passed only to the same issuer)."""
     out: list[dict[str, Any]] = []
     for p in step.said:
-        if isinstance(p, Text):
+        if type(p) is Text:
             if p.text.strip():
+                part: dict[str, Any] = {"text": p.text}
                 extra = p.data.get(WIRE) if p.data else None
-                out.append({"text": p.text, **(extra if isinstance(extra, Mapping) else {})})
-        else:
-            d = p.data.get(WIRE) if p.data else None
-            if isinstance(d, Mapping):
-                out.append(dict(cast(Mapping[str, Any], d)))
+                if isinstance(extra, Mapping):
+                    part.update(extra)
+                out.append(part)
+        elif p.data and isinstance(d := p.data.get(WIRE), Mapping):
+            out.append(dict(d))
     return out
 
 
