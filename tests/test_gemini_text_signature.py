@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from corpus_loader import Exchange, exchanges
+from scripted import Scripted
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._api import render
 from toolreplay._loop import TurnOptions, run_turn
@@ -72,16 +73,6 @@ SIGNED = [
 
 def test_the_corpus_holds_signed_final_text_parts_whole_and_streamed() -> None:
     assert any(x.streamed for x in SIGNED) and any(x.response is not None for x in SIGNED)
-
-
-class Scripted:
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-        self.bodies: list[dict[str, Any]] = []
-
-    async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Reply:
-        self.bodies.append(dict(body))
-        return self.replies.pop(0)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from corpus_loader import Exchange, exchanges
+from scripted import Scripted
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._api import render
 from toolreplay._audit.validate import rule_problems
@@ -64,16 +65,6 @@ CASES = _reasoned_calls()
 def test_the_corpus_holds_reasoned_calls_with_item_ids() -> None:
     assert len(CASES) >= 5
     assert all(c.provider_data for _, r in CASES for c in r.calls)
-
-
-class Scripted:
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-        self.bodies: list[dict[str, Any]] = []
-
-    async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Reply:
-        self.bodies.append(dict(body))
-        return self.replies.pop(0)
 
 
 @pytest.fixture

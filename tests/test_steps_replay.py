@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from scripted import Scripted
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._api import render
 from toolreplay._history import History, Message, Reasoning, Step, Text, ToolCall
@@ -35,18 +36,6 @@ REASONING: dict[str, Mapping[str, Any]] = {
     "ollama": {"thinking": "List first."},
 }
 HTTP_VESSELS = ("openai", "kimi", "openai-responses", "grok", "anthropic", "glm", "gemini", "ollama")
-
-
-class Scripted:
-    """Stands in for the Transport: answers each send with the next scripted Reply."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-        self.bodies: list[dict[str, Any]] = []
-
-    async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Reply:
-        self.bodies.append(dict(body))
-        return self.replies.pop(0)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 import toolreplay
+from scripted import Scripted
 from store_fixtures import store, store_factory, store_url  # noqa: F401
 from toolreplay._audit.body import load_request
 from toolreplay._audit.report import audit_request, format_audit
@@ -436,21 +437,9 @@ def test_gemini_names_audio_and_keeps_snake_case_blobs() -> None:
 # ------------------------------------------------------------------------------------- the turn loop
 
 
-class _Scripted:
-    """Stands in for the Transport: answers each send with the next reply, keeps the bodies."""
-
-    def __init__(self, *replies: Reply) -> None:
-        self.replies = list(replies)
-        self.bodies: list[dict[str, Any]] = []
-
-    async def send(self, vessel: Any, body: Any, **kw: Any) -> Reply:
-        self.bodies.append(dict(body))
-        return self.replies.pop(0)
-
-
 def test_a_turn_sends_and_stores_the_users_image(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-not-sent")
-    t = _Scripted(
+    t = Scripted(
         Reply(text="A coffee receipt.", finish_reason="stop"), Reply(text="3 EUR.", finish_reason="stop")
     )
     with SQLiteStore(tmp_path / "t.db") as s:
