@@ -140,6 +140,10 @@ OLD_INSERT_MESSAGE = """INSERT INTO messages
 STEPS_INSERT_MESSAGE = """INSERT INTO messages
     (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta, steps)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+#: A call as migrations 0005 to 0010 hold it (answer parts; no kind, no sent).
+PARTS_INSERT_TOOL_USE = """INSERT INTO tool_uses
+    (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data, parts)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 OLD_INSERT_TOOL_USE = """INSERT INTO tool_uses
     (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"""
@@ -156,10 +160,10 @@ def before_steps(h: History) -> History:
 
 
 def old_message_row(conversation_id: str, position: int, m: Message) -> tuple[Any, ...]:
-    return R.message_row(conversation_id, position, m)[:-2]  # no steps (0005), no parts (0008)
+    return R.message_row(conversation_id, position, m)[:-3]  # no steps (0005), parts (0008), sent (0011)
 
 
 def old_tool_use_rows(
     conversation_id: str, message_id: str, calls: Sequence[ToolCall]
 ) -> list[tuple[Any, ...]]:
-    return [r[:-1] for r in R.tool_use_rows(conversation_id, message_id, calls)]
+    return [r[:-3] for r in R.tool_use_rows(conversation_id, message_id, calls)]  # no parts, kind, sent

@@ -299,10 +299,6 @@ def test_explicit_no_answer_is_not_paired_later() -> None:
             ": message 0 (id a): status: 'done' is not one of",
         ),
         (
-            '{"messages": [{"id": "a", "role": "user"}, {"id": "s", "role": "system"}]}',
-            ": message 1 (id s): role: a system message is allowed only at the start",
-        ),
-        (
             '{"messages": [{"id": "a", "role": "user", "tool_uses": [{"name": "t", "input": {}}]}]}',
             ": message 0 (id a): tool_uses: only assistant messages carry tool uses",
         ),

@@ -15,6 +15,7 @@ from toolreplay._errors import WireError
 from toolreplay._history import History
 from toolreplay._steps import Issuer, Part, Reasoning, ServerTool, Step, Text
 from toolreplay._vessels import Vessel
+from toolreplay.model import RequestSettings
 from toolreplay.wires import parse_request
 
 
@@ -95,8 +96,10 @@ def test_chat_ids_are_deterministic_and_positional() -> None:
     a, b = parse_request("openai-chat", body), parse_request("openai-chat", body)
     assert a == b
     assert [m.id for m in a.messages] == ["m1", "m2", "m3", "m4", "m5"]
-    # just the message list gives the same history
-    assert parse_request("openai-chat", body["messages"]) == a
+    # just the message list gives the same conversation (a body also records its request's settings)
+    bare = parse_request("openai-chat", body["messages"])
+    assert bare.requests == () and a.requests == (RequestSettings("openai-chat", {}, "m5"),)
+    assert (bare.messages, bare.tools) == (a.messages, a.tools)
 
 
 def test_chat_reasoning_content_rides_with_its_step() -> None:

@@ -65,7 +65,8 @@ def test_clustered_migration_keeps_the_calls_of_an_older_sqlite_database(tmp_pat
         # the foreign key to messages still holds on the new table
         with pytest.raises(Exception, match="FOREIGN KEY"):
             s._conn.execute(
-                S.INSERT_TOOL_USE, (h.id, "no-such-message", 0, "x", "{}", None, None, 0, None, None)
+                S.INSERT_TOOL_USE,
+                (h.id, "no-such-message", 0, "x", "{}", None, None, 0, None, None, None, None),
             )
         reply = Message("late", "assistant", "more", (ToolCall("coop", {"a": 1}, "ok"),))
         s.append_message(h.id, reply)

@@ -8,7 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from store_fixtures import STEPS_INSERT_MESSAGE, store, store_factory, store_url  # noqa: F401
+from store_fixtures import (  # noqa: F401
+    PARTS_INSERT_TOOL_USE,
+    STEPS_INSERT_MESSAGE,
+    store,
+    store_factory,
+    store_url,
+)
 from toolreplay._history import History, Message, ToolCall
 from toolreplay._store import Store
 from toolreplay._store import rows as R
@@ -92,8 +98,8 @@ def test_upgrade_keeps_messages_and_adds_sizes(tmp_path: Path) -> None:
         conn.execute(S.RECORD_MIGRATION, (m.name, "2026-01-01T00:00:00Z"))
     conn.execute(S.ENSURE_CONVERSATION, (h.id, None))
     for pos, m in enumerate(h.messages):
-        conn.execute(STEPS_INSERT_MESSAGE, R.message_row(h.id, pos, m)[:-1])  # no parts column yet
-        conn.executemany(S.INSERT_TOOL_USE, R.tool_use_rows(h.id, m.id, m.tool_uses))
+        conn.execute(STEPS_INSERT_MESSAGE, R.message_row(h.id, pos, m)[:-2])  # no parts, sent columns yet
+        conn.executemany(PARTS_INSERT_TOOL_USE, [r[:-2] for r in R.tool_use_rows(h.id, m.id, m.tool_uses)])
     conn.close()
     with SQLiteStore(db) as s:
         assert s.load(h.id) == h

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from toolreplay import render
 from toolreplay._audit.body import detect_wire, load_request
 from toolreplay._audit.report import audit_request
 from toolreplay._errors import ImportFormatError, WireError
@@ -95,10 +96,18 @@ def test_role_system_inside_anthropic_messages_is_read_by_import_and_audit(tmp_p
     batch = _imported(tmp_path, ANTHROPIC_WITH_SYSTEM_ENTRY)
     assert batch.format == "anthropic"
     messages = batch.conversations[0].messages
-    assert [(m.role, m.text) for m in messages][-1] == ("user", "Answer in one line.")
-    assert messages[-1].meta == {"source_role": "system"}
+    # kept where it stood (issue 22: it was stored as a user message), not merged into the system prompt
+    assert [(m.role, m.text) for m in messages][-1] == ("system", "Answer in one line.")
+    assert messages[-1].meta is None
     assert [(c.name, c.answer) for m in messages for c in m.tool_uses] == [("weather", "18 C")]
-    assert any("messages[3]" in w and "system message" in w for w in batch.warnings)
+    assert not any("system message" in w for w in batch.warnings)  # nothing was changed on the way in
+    # rendered on Anthropic (no mid-conversation system messages there) it travels as a user message,
+    # and the render says so
+    said: list[str] = []
+    body = render(batch.conversations[0], "anthropic", warnings=said)
+    last = body["messages"][-1]
+    assert last["role"] == "user" and "Answer in one line." in json.dumps(last)
+    assert any("system message in the middle" in w for w in said)
     report = audit_request(load_request(ANTHROPIC_WITH_SYSTEM_ENTRY))
     assert report.wire == "anthropic"
     assert [(f.name, f.answer) for f in report.found] == [("weather", "18 C")]

@@ -2,11 +2,16 @@
 
 Every public name lives here, in this module's ``__all__``; ``dir(toolreplay)`` lists them and
 ``help(toolreplay.NAME)`` explains each. The modules behind them are private (their names start with an
-underscore) and may move; ``toolreplay.wires`` (the wire contract) and ``toolreplay.testing`` (the
-provider doubles) are the two public subpackages.
+underscore) and may move. Public modules: ``toolreplay.model`` (the neutral model), ``toolreplay.errors``
+(the error tree), ``toolreplay.jsonenc`` (deterministic JSON), ``toolreplay.ids`` (derived call ids); public
+subpackages: ``toolreplay.wires`` (the wire contract) and ``toolreplay.testing`` (the provider doubles).
 
+The neutral model (one module, :mod:`toolreplay.model`, read it to know what a conversation is):
+    History, Message, ToolCall, ToolSpec, Step, Reasoning, Text, ServerTool, Piece, Part, Issuer,
+    RequestSettings, Usage
 Histories:
-    load_history, history_to_dict, normalize_tool_uses, History, Message, ToolCall, ToolSpec
+    load_history, history_to_dict, normalize_tool_uses, read_history (any format ``import`` reads),
+    ImportBatch
 Replay and render:
     render, encode, RenderCache, prepare_turn_messages, reply_calls, ReplayCall, ReplaySettings, TurnMessage
 Long conversations (the context budget):
@@ -39,10 +44,12 @@ TYPE_CHECKING = False
 __version__ = "0.1.0"
 
 _MODULES: dict[str, tuple[str, ...]] = {
-    "toolreplay._history": (
-        "History", "Message", "ToolCall", "ToolSpec", "history_to_dict", "load_history",
-        "normalize_tool_uses",
+    "toolreplay.model": (
+        "History", "Issuer", "Message", "Part", "Piece", "Reasoning", "RequestSettings", "ServerTool",
+        "Step", "Text", "ToolCall", "ToolSpec", "Usage",
     ),
+    "toolreplay._history": ("history_to_dict", "load_history", "normalize_tool_uses"),
+    "toolreplay._importers": ("ImportBatch", "read_history"),
     "toolreplay._replay": (
         "ReplayCall", "ReplaySettings", "TurnMessage", "prepare_turn_messages", "reply_calls",
     ),
@@ -55,7 +62,6 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "CallFinished", "CallStarted", "ContextTrimmed", "Flagged", "Retrying", "TextDelta", "TurnEvent",
         "TurnOptions", "TurnResult", "run_turn", "run_turn_async",
     ),
-    "toolreplay.wires.reply": ("Usage",),
     "toolreplay._tools": ("Tool", "ToolError", "ToolRegistry", "build_registry", "tool"),
     "toolreplay._store": ("ConversationInfo", "ImportResult", "Store", "open_store"),
     "toolreplay._store.board": ("Todo", "TodoBoard", "board_of"),
@@ -80,20 +86,29 @@ __all__ = [
     "Flagged",
     "History",
     "HistoryError",
+    "ImportBatch",
     "ImportFormatError",
     "ImportResult",
+    "Issuer",
     "Message",
+    "Part",
+    "Piece",
     "ProviderError",
     "ProviderTimeout",
     "RateLimitError",
+    "Reasoning",
     "RenderCache",
     "ReplayCall",
     "ReplaySettings",
+    "RequestSettings",
     "ResponseFormatError",
     "Retrying",
     "ServerError",
+    "ServerTool",
+    "Step",
     "Store",
     "StoreError",
+    "Text",
     "TextDelta",
     "Todo",
     "TodoBoard",
@@ -120,6 +135,7 @@ __all__ = [
     "normalize_tool_uses",
     "open_store",
     "prepare_turn_messages",
+    "read_history",
     "render",
     "reply_calls",
     "run_turn",
@@ -149,15 +165,8 @@ if TYPE_CHECKING:
         ToolreplayError,
         WireError,
     )
-    from toolreplay._history import (
-        History,
-        Message,
-        ToolCall,
-        ToolSpec,
-        history_to_dict,
-        load_history,
-        normalize_tool_uses,
-    )
+    from toolreplay._history import history_to_dict, load_history, normalize_tool_uses
+    from toolreplay._importers import ImportBatch, read_history
     from toolreplay._jsonenc import encode
     from toolreplay._loop import (
         CallFinished,
@@ -184,7 +193,21 @@ if TYPE_CHECKING:
     from toolreplay._store.board import Todo, TodoBoard, board_of
     from toolreplay._tools import Tool, ToolError, ToolRegistry, build_registry, tool
     from toolreplay._vessels import Vessel, get_vessel, vessels
-    from toolreplay.wires.reply import Usage
+    from toolreplay.model import (
+        History,
+        Issuer,
+        Message,
+        Part,
+        Piece,
+        Reasoning,
+        RequestSettings,
+        ServerTool,
+        Step,
+        Text,
+        ToolCall,
+        ToolSpec,
+        Usage,
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -84,6 +84,7 @@ def render(
     warnings: list[str] | None = None,
     context: ContextBudget | None = None,
     cache_breakpoints: int | None = None,
+    as_sent: bool = False,
 ) -> dict[str, Any]:
     """The request body of the next turn of ``history`` on ``vessel``, earlier calls replayed per ``mode``.
 
@@ -104,7 +105,19 @@ def render(
 
     ``cache_breakpoints``: how many prompt-cache markers an Anthropic-wire body carries (0 to 4; 0:
     none), instead of the vessel profile's (design 36).
+
+    ``as_sent``: the history's last recorded request (an imported body) rendered on its own wire as its
+    agent sent it (design 38): its settings, ids, layout and markers, without bounds or derived ids; the
+    vessel, mode and the other options do not apply. Without it, a history with recorded requests renders
+    by today's rules and carries the settings the target wire has, naming the others in ``warnings``.
     """
+    if as_sent:
+        from toolreplay._as_sent import render_as_sent
+
+        h = history if isinstance(history, History) else load_history(history)
+        if upto is not None:
+            h = replace(h, messages=h.messages[: h.index_of(upto) + 1])
+        return render_as_sent(h, warnings)
     if cache_breakpoints is not None:
         vessel = with_breakpoints(get_vessel(vessel), cache_breakpoints)
     kwargs: dict[str, Any] = {
@@ -118,7 +131,7 @@ def render(
             h = history if isinstance(history, History) else load_history(history)
             if upto is not None:
                 cut = h.messages[: h.index_of(upto) + 1]
-                h = History(h.id, cut, h.tools, h.warnings, h.fragments)
+                h = replace(h, messages=cut)
             return _budgeted(h, v, mode, context, budget, warnings, kwargs)
     return _render(history, vessel, mode, upto, warnings, kwargs)
 
@@ -179,7 +192,7 @@ def fit_body(
         h.messages,
         # the stored fragments go along (design 35): a render uses them only for the very messages they
         # were bound to, from the first on
-        lambda sent: render_sent(History(h.id, tuple(sent), h.tools, h.warnings, h.fragments)),
+        lambda sent: render_sent(replace(h, messages=tuple(sent))),
         count,
         budget,
         the_plan,

@@ -1,6 +1,4 @@
-"""The neutral stored history: messages, the calls each reply made with their answers, the file format.
-
-No provider's wire shape lives here. Every wire renders from these values and every importer produces them.
+"""The file format of a stored history: :mod:`toolreplay.model`'s values read from and written to JSON.
 
 File format (JSON)::
 
@@ -12,122 +10,69 @@ File format (JSON)::
 
 or JSON Lines with one message per line. ``tool_uses`` accepts every shape :func:`normalize_tool_uses` knows.
 A reply may also carry ``steps``: how its calls were grouped and the reasoning and words before each group
-(see :mod:`toolreplay._steps`); a result entry may carry the answer's ``parts``; a user message may carry
-``parts``, its content in order when it holds more than words (images, documents)::
+(see :mod:`toolreplay._steps_codec`); a result entry may carry the answer's ``parts``; a user message may
+carry ``parts``, its content in order when it holds more than words (images, documents)::
 
     {"id": "m3", "role": "user", "text": "What is on this receipt?",
      "parts": [{"kind": "image", "media_type": "image/png", "data": "iVBORw0..."},
                {"kind": "text", "text": "What is on this receipt?"}]}
+
+What a body carried beyond the neutral fields (design 38) rides along: ``sent`` on a message, a part, a
+call entry or a tool (``{"<wire>": {...}}``), a tool's ``kind`` (``custom``, ``hosted``), a call entry's
+``kind`` (``custom``: ``tool_input`` is its text), and at the top ``requests``, the settings of each
+request recorded, oldest first::
+
+    "requests": [{"wire": "openai-chat", "fields": {"model": "gpt-5", "max_tokens": 512}, "after": "m4"}]
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Any, cast
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import HistoryError
-from toolreplay._steps import (
-    Issuer,
-    Part,
-    Piece,
-    Reasoning,
-    Step,
-    Text,
+from toolreplay import jsonenc
+from toolreplay._steps_codec import (
+    data_from,
+    file_objects,
     parts_from,
     parts_to_json,
+    sent_from,
+    sent_json,
     steps_from,
     steps_problem,
     steps_to_json,
-    with_words,
 )
 from toolreplay._tool_uses import (
     RESULT,
-    ToolCall,
     _refuse_constant,
     normalize_tool_uses,
     pair_tool_uses,
     shown,
     tool_uses_to_entries,
 )
-
-Role = Literal["system", "user", "assistant"]
-Status = Literal["complete", "interrupted", "in_progress"]
-ROLES: frozenset[str] = frozenset({"system", "user", "assistant"})
-STATUSES: frozenset[str] = frozenset({"complete", "interrupted", "in_progress"})
-
-
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """A tool definition: name, description and a JSON schema for its input."""
-
-    name: str
-    description: str = ""
-    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
-
-
-@dataclass(frozen=True, slots=True)
-class Message:
-    """One stored message. Only assistant messages carry ``tool_uses``.
-
-    ``status`` is ``complete`` for finished messages; the turn loop writes ``in_progress`` while a reply is
-    being made and ``interrupted`` when a turn failed part-way (its executed calls are kept). ``meta`` holds
-    annotations that are not sent (e.g. the said-without-doing flag). ``steps`` is the reply's record of
-    what the model produced, in order (design 16): empty for a reply stored before steps existed, which
-    reads as one step of all its calls. ``text`` is the reply's final words, after its last step.
-
-    ``parts`` is a user message's content in order when it holds more than words (an image, a document,
-    :class:`~toolreplay._steps.Part`): its words stand in text parts where the user put them, and ``text``
-    is then those words joined (what people read, and what a wire that carries no parts is sent beside
-    each other part's name). Empty for a message of words only.
-    """
-
-    id: str
-    role: Role
-    text: str = ""
-    tool_uses: tuple[ToolCall, ...] = ()
-    created_at: str | None = None
-    vessel: str | None = None
-    provider_data: Mapping[str, Any] | None = None
-    status: Status = "complete"
-    meta: Mapping[str, Any] | None = None
-    steps: tuple[Step, ...] = ()
-    parts: tuple[Part, ...] = ()
-
-    def step_calls(self) -> list[tuple[Step, tuple[ToolCall, ...]]]:
-        """Each step with its calls; a reply without a step record is one step of all its calls."""
-        if not self.steps:
-            return [(Step((), len(self.tool_uses)), self.tool_uses)] if self.tool_uses else []
-        out: list[tuple[Step, tuple[ToolCall, ...]]] = []
-        pos = 0
-        for s in self.steps:
-            out.append((s, self.tool_uses[pos : pos + s.calls]))
-            pos += s.calls
-        return out
-
-
-@dataclass(frozen=True, slots=True)
-class History:
-    """A conversation: an id and its messages in stored order; ``tools`` when the definitions are known."""
-
-    id: str
-    messages: tuple[Message, ...]
-    tools: tuple[ToolSpec, ...] | None = None
-    warnings: tuple[str, ...] = field(default=(), compare=False)
-    fragments: Any = field(default=None, compare=False, repr=False)
-    """The stored render fragments loaded with the messages (design 35): a
-    :class:`toolreplay._fragments.Fragments`, a mapping of them by key, or None; :func:`toolreplay.render`
-    reuses the set of its own settings."""
-
-    def index_of(self, message_id: str) -> int:
-        for i, m in enumerate(self.messages):
-            if m.id == message_id:
-                return i
-        raise HistoryError(f"no message with id {message_id!r} in conversation {self.id!r}")
-
+from toolreplay.errors import HistoryError
+from toolreplay.model import (
+    ROLES,
+    STATUSES,
+    TOOL_KINDS,
+    History,
+    Issuer,
+    Message,
+    Part,
+    Piece,
+    Reasoning,
+    RequestSettings,
+    Role,
+    Status,
+    Step,
+    Text,
+    ToolCall,
+    ToolKind,
+    ToolSpec,
+    with_words,
+)
 
 # --------------------------------------------------------------------------------------------------
 # reading and writing the file format
@@ -183,7 +128,7 @@ def _optional_fields(d: Mapping[str, Any], err: Callable[[str, str], HistoryErro
         v = d.get(opt)
         if v is not None and not isinstance(v, str):
             raise err(f"must be a string, not {type(v).__name__}", opt)
-    for opt in ("provider_data", "meta"):
+    for opt in ("provider_data", "meta", "sent"):
         v = d.get(opt)
         if v is not None and not isinstance(v, Mapping):
             raise err(f"must be an object, not {type(v).__name__}", opt)
@@ -243,6 +188,33 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         meta=d.get("meta"),
         steps=_steps_of(d.get("steps"), role, len(calls), err),
         parts=parts,
+        sent=_sent_of(d, err),
+    )
+
+
+def _sent_of(d: Mapping[str, Any], err: Callable[[str, str], HistoryError]) -> Any:
+    try:
+        return sent_from(d.get("sent"), "sent")
+    except HistoryError as exc:
+        raise err(exc.problem, exc.field or "sent") from None
+
+
+def _tool_from(td: Mapping[str, Any], source: str, at: str) -> ToolSpec:
+    params = td.get("parameters", td.get("input_schema", td.get("inputSchema")))
+    kind = td.get("kind", "function")
+    if kind not in TOOL_KINDS:
+        raise HistoryError(f"kind {kind!r} is not one of {', '.join(sorted(TOOL_KINDS))}", source=source,
+                           field=f"{at}.kind")  # fmt: skip
+    try:
+        sent = sent_from(td.get("sent"), f"{at}.sent")
+    except HistoryError as exc:
+        raise HistoryError(exc.problem, source=source, field=exc.field) from None
+    return ToolSpec(
+        name=td["name"],
+        description=str(td.get("description") or ""),
+        parameters=params if isinstance(params, Mapping) else {"type": "object", "properties": {}},
+        kind=cast(ToolKind, kind),
+        sent=sent,
     )
 
 
@@ -255,15 +227,23 @@ def _tools_from(raw: Any, source: str) -> tuple[ToolSpec, ...] | None:
     for i, t in enumerate(raw):
         if not isinstance(t, Mapping) or not isinstance(t.get("name"), str):
             raise HistoryError("needs a name", source=source, field=f"tools[{i}]")
-        td = cast(Mapping[str, Any], t)
-        params = td.get("parameters", td.get("input_schema", td.get("inputSchema")))
-        out.append(
-            ToolSpec(
-                name=td["name"],
-                description=str(td.get("description") or ""),
-                parameters=params if isinstance(params, Mapping) else {"type": "object", "properties": {}},
-            )
-        )
+        out.append(_tool_from(cast(Mapping[str, Any], t), source, f"tools[{i}]"))
+    return tuple(out)
+
+
+def _requests_from(raw: Any, source: str) -> tuple[RequestSettings, ...]:
+    """The ``requests`` list: each ``{"wire", "fields", "after"}``."""
+    out: list[RequestSettings] = []
+    try:
+        for at, d in file_objects(raw, "requests"):
+            wire, after = d.get("wire"), d.get("after")
+            if not isinstance(wire, str) or not wire:
+                raise HistoryError("needs the wire's name", field=f"{at}.wire")
+            if after is not None and not isinstance(after, str):
+                raise HistoryError("must be a message id (a string)", field=f"{at}.after")
+            out.append(RequestSettings(wire, data_from(d.get("fields"), f"{at}.fields") or {}, after))
+    except HistoryError as exc:
+        raise HistoryError(exc.problem, source=source, field=exc.field) from None
     return tuple(out)
 
 
@@ -279,21 +259,15 @@ def history_from_dict(
         if not isinstance(cid, (str, int)) or isinstance(cid, bool) or cid == "":
             raise HistoryError("must be a non-empty string", source=source, field="id")
         tools = _tools_from(data.get("tools"), source)
+        requests = _requests_from(data.get("requests"), source)
     else:
-        msgs, cid, tools = list(data), default_id, None
+        msgs, cid, tools, requests = list(data), default_id, None, ()
     seen: set[str] = set()
     warnings: list[str] = []
+    # A system message may stand anywhere: first (the system prompt), or where an agent sent one in the
+    # middle of the conversation (Claude Code's mid-conversation system messages, a developer message).
     messages = tuple(_message_from_dict(m, i, source, seen, warnings) for i, m in enumerate(msgs))
-    for i, m in enumerate(messages):
-        if m.role == "system" and any(p.role != "system" for p in messages[:i]):
-            raise HistoryError(
-                "a system message is allowed only at the start",
-                source=source,
-                index=i,
-                message_id=m.id,
-                field="role",
-            )
-    return History(id=str(cid), messages=messages, tools=tools, warnings=tuple(warnings))
+    return History(str(cid), messages, tools, tuple(warnings), requests=requests)
 
 
 def _read_jsonl(text: str, source: str) -> list[Any]:
@@ -351,7 +325,7 @@ def load_history(
     else:
         hist = history_from_dict(path_or_dict, default_id=conversation_id or "conversation")
     if conversation_id is not None and hist.id != conversation_id:
-        hist = History(conversation_id, hist.messages, hist.tools, hist.warnings)
+        hist = History(conversation_id, hist.messages, hist.tools, hist.warnings, requests=hist.requests)
     return hist
 
 
@@ -374,6 +348,18 @@ def message_to_dict(m: Message) -> dict[str, Any]:
         out["steps"] = steps_to_json(m.steps)
     if m.parts:
         out["parts"] = parts_to_json(m.parts)
+    if m.sent is not None:
+        out["sent"] = sent_json(m.sent)
+    return out
+
+
+def tool_to_dict(t: ToolSpec) -> dict[str, Any]:
+    """A tool declaration in the file form (``kind`` and ``sent`` only when set)."""
+    out: dict[str, Any] = {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+    if t.kind != "function":
+        out["kind"] = t.kind
+    if t.sent is not None:
+        out["sent"] = sent_json(t.sent)
     return out
 
 
@@ -381,9 +367,9 @@ def history_to_dict(h: History) -> dict[str, Any]:
     """A history in the file format; ``load_history(history_to_dict(h)) == h``."""
     out: dict[str, Any] = {"id": h.id}
     if h.tools is not None:
-        out["tools"] = [
-            {"name": t.name, "description": t.description, "parameters": dict(t.parameters)} for t in h.tools
-        ]
+        out["tools"] = [tool_to_dict(t) for t in h.tools]
+    if h.requests:
+        out["requests"] = [r.as_json() for r in h.requests]
     out["messages"] = [message_to_dict(m) for m in h.messages]
     return out
 
@@ -398,6 +384,7 @@ __all__ = [
     "Part",
     "Piece",
     "Reasoning",
+    "RequestSettings",
     "Role",
     "Status",
     "Step",
@@ -412,5 +399,6 @@ __all__ = [
     "pair_tool_uses",
     "shown",
     "steps_problem",
+    "tool_to_dict",
     "tool_uses_to_entries",
 ]

@@ -43,7 +43,7 @@ from typing import Any, NamedTuple, cast
 
 from toolreplay import _fragments as fragments
 from toolreplay._fragments import FragmentRow, Fragments, Stored
-from toolreplay._history import History, Message, ToolSpec, load_history
+from toolreplay._history import History, Message, RequestSettings, ToolSpec, load_history
 from toolreplay._ids import StemAllocator
 from toolreplay._render_entry import (
     CALLS,
@@ -115,6 +115,36 @@ def _whole_body(
     return render_wire(wire, turns, opts), turns, opts
 
 
+def mid_system(messages: Sequence[Message]) -> bool:
+    """Whether a system message stands after the first message of another role."""
+    seen_other = False
+    for m in messages:
+        if m.role != "system":
+            seen_other = True
+        elif seen_other:
+            return True
+    return False
+
+
+def carry_settings(
+    body: dict[str, Any], req: RequestSettings, wire: str, opts: RenderOptions, warnings: list[str] | None
+) -> dict[str, Any]:
+    """``body`` with the imported request's settings the wire carries (``Wire.carry_settings``; the
+    render's own fields win), the others named in ``warnings``."""
+    hook = get_wire(wire).carry_settings
+    if hook is None:
+        kept: dict[str, Any] = {}
+        lost = tuple(k for k in req.fields if k not in ("model", "stream"))
+    else:
+        kept, lost = hook(req, opts)
+    if kept:
+        body = {**body, **{k: v for k, v in kept.items() if k not in body}}
+    if lost and warnings is not None:
+        warnings.append(f"request settings of the imported {req.wire} request not carried on {wire}: "
+                        f"{', '.join(lost)}")  # fmt: skip
+    return body
+
+
 class RenderCache:
     """The rendered pieces of one conversation, reused when the conversation only grew (or changed late).
 
@@ -171,7 +201,10 @@ class RenderCache:
         messages = _cut(h, upto, mode, settings)
         # design 8, as api.render does: plain and prose declare the tools the native replay would
         native_tools = mode != "native"
-        got = self._render(messages, v.wire, opts, mode, settings, native_tools, h.fragments)
+        # a system message in the middle of the conversation renders where it stood: the cache keeps
+        # system turns apart as the prompt's, so the wire's own render decides (rare: imported bodies)
+        got = None if mid_system(messages) else self._render(messages, v.wire, opts, mode, settings,
+                                                             native_tools, h.fragments)  # fmt: skip
         if got is None:  # the wire did not render as this cache expects: its own render decides
             body, turns, whole = _whole_body(messages, v.wire, opts, mode, settings)
             declared = whole.tools
@@ -184,6 +217,8 @@ class RenderCache:
         if warnings is not None:
             warnings.extend(h.warnings)
             warnings.extend(render_warnings(turns, declared, v.wire))
+        if h.requests:
+            body = carry_settings(body, h.requests[-1], v.wire, opts, warnings)
         return body
 
     def render_body(
@@ -201,7 +236,7 @@ class RenderCache:
         msgs = messages.messages if isinstance(messages, History) else tuple(messages)
         stored = messages.fragments if isinstance(messages, History) else None
         get_wire(wire)  # the registry's own error for an unknown wire
-        got = self._render(msgs, wire, opts, mode, settings, False, stored)
+        got = None if mid_system(msgs) else self._render(msgs, wire, opts, mode, settings, False, stored)
         if got is None:
             return render_wire(wire, prepare_turn_messages(msgs, mode, settings=settings), opts)
         return got[0]

@@ -24,13 +24,14 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, NamedTuple, cast
+from typing import Any, Literal, cast
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import ConfigError, HistoryError
-from toolreplay._history import History, Message, Role, ToolCall
-from toolreplay._ids import StemAllocator, call_id, message_stem
-from toolreplay._steps import Audience, Issuer, Part, Piece, Reasoning, ServerTool, Step, Text
+from toolreplay import jsonenc
+from toolreplay._issuers import Audience
+from toolreplay.errors import ConfigError, HistoryError
+from toolreplay.ids import StemAllocator, call_id, message_stem
+from toolreplay.model import History, Issuer, Message, Part, Reasoning, ServerTool, Step, Text, ToolCall
+from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 
 Mode = Literal["native", "plain", "prose"]
 MODES: tuple[Mode, ...] = ("native", "plain", "prose")
@@ -56,6 +57,9 @@ class ReplaySettings:
     audience: Audience | None = None
     """The vessel the replay is for: reasoning and signatures go back only to their issuer (design 17).
     None: to no one (nothing provider-made is replayed)."""
+    as_sent: bool = False
+    """Reproduce the stored request (design 38): every call whole and under its own id (design 39),
+    every step with what its issuer made, every reply; the bounds and the audience do not apply."""
 
     def __post_init__(self) -> None:
         if self.max_calls < 1:
@@ -65,98 +69,6 @@ class ReplaySettings:
 
 
 DEFAULT_SETTINGS = ReplaySettings()
-
-
-class ReplayCall(NamedTuple):
-    """One earlier call as it is replayed: always a JSON-object input and an answer string.
-
-    ``patches`` names what the replay changed, so nothing is changed silently: ``renamed``,
-    ``input_excerpt`` (input not a JSON object, or cut), ``answer_cut``, ``no_answer``.
-
-    An immutable NamedTuple rather than a frozen dataclass: every render builds one per replayed call, and
-    a NamedTuple is built in about a third of the time (issue 7's render budget).
-    """
-
-    call_id: str
-    name: str
-    input: Mapping[str, Any]
-    arguments: str
-    answer: str
-    is_error: bool = False
-    stored_name: str = ""
-    provider_call_id: str | None = None
-    provider_data: Mapping[str, Any] | None = None
-    patches: tuple[str, ...] = ()
-    parts: tuple[Part, ...] = ()
-    """The answer's parts (images, documents) for wires that carry them; ``answer`` is its text form."""
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "id": self.call_id,
-            "name": self.name,
-            "input": dict(self.input),
-            "arguments": self.arguments,
-            "answer": self.answer,
-        }
-
-
-class ReplayStep(NamedTuple):
-    """One step of a replayed reply: what the model produced before its calls (reasoning only for its
-    issuer; words), in order, then the calls (each with its answer). The closing step has no calls."""
-
-    said: tuple[Piece, ...]
-    calls: tuple[ReplayCall, ...]
-
-    @property
-    def words(self) -> str:
-        """The step's words before its calls, a blank line apart."""
-        texts = [p.text for p in self.said if type(p) is Text and p.text]
-        return texts[0] if len(texts) == 1 else "\n\n".join(texts)
-
-    def reasoning(self, wire: str) -> list[Mapping[str, Any]]:
-        """The provider data of the step's reasoning pieces for ``wire``, in order, verbatim."""
-        return self.made(wire, (Reasoning,))
-
-    def made(self, wire: str, kinds: tuple[type, ...] = (Reasoning, ServerTool)) -> list[Mapping[str, Any]]:
-        """The provider data for ``wire`` of the step's provider-made pieces (reasoning, server tools), in
-        the order the model produced them, verbatim."""
-        out: list[Mapping[str, Any]] = []
-        for p in self.said:
-            if type(p) is not Text and isinstance(p, kinds) and p.data:
-                d = p.data.get(wire)
-                if isinstance(d, Mapping):
-                    out.append(cast(Mapping[str, Any], d))
-        return out
-
-
-class TurnMessage(NamedTuple):
-    """One message of the next request, before any wire shape: role, words, and (native) the calls.
-
-    ``calls`` holds every replayed call of the reply; ``steps`` groups them when the reply has a step
-    record or anything provider-made to replay (empty: one step of all ``calls``, nothing said before
-    them; see :func:`turn_steps`). ``text`` is the final words, after the last step. ``warnings`` names
-    what the replay left out of this message besides the bounds. ``parts``: a user message's content in
-    order when it holds more than words (images, documents; every mode sends them, they are the user's
-    input). A NamedTuple for the same reason as :class:`ReplayCall`.
-    """
-
-    role: Role
-    message_id: str
-    text: str
-    calls: tuple[ReplayCall, ...] = ()
-    vessel: str | None = None
-    provider_data: Mapping[str, Any] | None = None
-    steps: tuple[ReplayStep, ...] = ()
-    warnings: tuple[str, ...] = ()
-    parts: tuple[Part, ...] = ()
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "role": self.role,
-            "message_id": self.message_id,
-            "text": self.text,
-            "calls": [c.as_json() for c in self.calls],
-        }
 
 
 def replay_name(stored: str, aliases: Mapping[str, str] | None = None) -> str:
@@ -231,6 +143,8 @@ def reply_calls(
     if not calls:
         return ()
     stem = stem if stem is not None else message_stem(message.id)
+    if settings.as_sent:
+        return _as_sent_calls(calls, call_id(stem, 0)[:-1])
     limit = settings.max_chars
     aliases = settings.aliases
     prefix = call_id(stem, 0)[:-1]  # "replay_<stem>_": the id of the call at position n is prefix + n
@@ -245,9 +159,14 @@ def reply_calls(
         if name != stored:
             patches += ("renamed",)
         text = c.input_text
+        free = ""
         if type(c.input) is dict and len(text) <= limit:
             value: Mapping[str, Any] = c.input
             arguments = text
+        elif c.kind == "custom":
+            free, value, arguments, cut = _free_form(text, limit)
+            if cut:
+                patches += ("input_cut",)
         else:
             value, arguments, excerpt = replay_input(c, limit)
             if excerpt:
@@ -260,17 +179,37 @@ def reply_calls(
             answer = cut_answer(answer, limit)
             patches += ("answer_cut",)
         fields = (prefix + str(pos), name, value, arguments, answer, c.is_error, stored, c.call_id,
-                  c.provider_data, patches, c.parts)  # fmt: skip
+                  c.provider_data, patches, c.parts, c.kind, free, c.sent)  # fmt: skip
         out.append(new(ReplayCall, fields))
     return tuple(out)
 
 
-def turn_steps(t: TurnMessage) -> tuple[ReplayStep, ...]:
-    """The steps a wire renders for ``t``: its own, or one step of all its calls (a reply without a step
-    record renders exactly as before steps existed)."""
-    if t.steps:
-        return t.steps
-    return (ReplayStep((), t.calls),) if t.calls else ()
+def _free_form(text: str, limit: int | None) -> tuple[str, Mapping[str, Any], str, bool]:
+    """A custom (free-form) call's raw text, cut to ``limit`` (None: whole), and the function-call input
+    it travels as where a wire has no free-form calls: ``{"input": text}``."""
+    cut = limit is not None and len(text) > limit
+    free = text[:limit] if cut else text
+    value = {"input": free}
+    return free, value, jsonenc.dumps(value), cut
+
+
+def _as_sent_calls(calls: Sequence[ToolCall], prefix: str) -> tuple[ReplayCall, ...]:
+    """Every call of a reply whole, under its own id (a derived one where none was stored), its input
+    and its arguments' text as stored (design 38-39)."""
+    out: list[ReplayCall] = []
+    for pos, c in enumerate(calls):
+        free = ""
+        if c.kind == "custom":
+            free, value, arguments, _ = _free_form(c.input_text, None)
+        elif isinstance(c.input, Mapping):
+            value, arguments = cast(Mapping[str, Any], c.input), c.input_text
+        else:  # raw text kept as sent (broken JSON, spaced JSON): its own text goes back
+            value, arguments = {}, c.input_text
+        answer = c.answer if c.answer is not None else NO_ANSWER
+        wid = c.call_id if c.call_id else prefix + str(pos)
+        out.append(ReplayCall(wid, c.name, value, arguments, answer, c.is_error, c.name, c.call_id,
+                              c.provider_data, (), c.parts, c.kind, free, c.sent))  # fmt: skip
+    return tuple(out)
 
 
 def flat_text(m: Message) -> str:
@@ -356,6 +295,8 @@ def reply_steps(
     window and loses its reasoning (design 19). With ``reasoning`` (native mode), a step goes whole to its
     issuer (design 17); otherwise, and for every other vessel, without reasoning or signatures.
     """
+    if settings.as_sent:
+        return _whole_steps(m, calls), ()
     audience = settings.audience if reasoning else None
     first = len(m.tool_uses) - len(calls)  # the reply position of calls[0]
     out: list[ReplayStep] = []
@@ -401,9 +342,19 @@ def prose_record(calls: Sequence[ReplayCall]) -> str:
     return "\n".join(lines)
 
 
+def _whole_steps(m: Message, calls: tuple[ReplayCall, ...]) -> tuple[ReplayStep, ...]:
+    """Every step of ``m`` with all it said and its calls (an as-sent replay: the body reproduced)."""
+    out: list[ReplayStep] = []
+    pos = 0
+    for step, made in m.step_calls():
+        out.append(ReplayStep(step.said, calls[pos : pos + len(made)]))
+        pos += len(made)
+    return tuple(out)
+
+
 def _replayable(m: Message, settings: ReplaySettings) -> bool:
     """Only finished replies with text are replayed; an interrupted or in-progress reply keeps its calls."""
-    if m.role != "assistant":
+    if m.role != "assistant" or settings.as_sent:
         return True
     if m.status != "complete":
         return bool(m.text) or bool(m.tool_uses) or bool(m.steps)
@@ -448,7 +399,8 @@ def prepare_turn_messages(
                 text = f"{record}\n\n{text}" if text else record
                 parts = (Part("text", text=record), *parts) if parts else ()
                 pending = []
-            out.append(new(TurnMessage, (m.role, m.id, text, (), m.vessel, m.provider_data, (), (), parts)))
+            fields = (m.role, m.id, text, (), m.vessel, m.provider_data, (), (), parts, m.sent)
+            out.append(new(TurnMessage, fields))
             continue
         if not _replayable(m, settings):
             continue
@@ -457,7 +409,7 @@ def prepare_turn_messages(
             continue
         if mode == "prose" and m.tool_uses:
             pending.append(prose_record(reply_calls(m, settings=settings, stem=stem)))
-        out.append(TurnMessage("assistant", m.id, flat_text(m), (), m.vessel, m.provider_data))
+        out.append(TurnMessage("assistant", m.id, flat_text(m), (), m.vessel, m.provider_data, sent=m.sent))
     return out
 
 
@@ -467,21 +419,25 @@ def _native_turn(m: Message, stem: str, settings: ReplaySettings, *, reasoning: 
     calls = reply_calls(m, settings=settings, stem=stem)
     if not m.steps and not any(c.provider_data for c in calls):
         return tuple.__new__(
-            TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data, (), (), ())
+            TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data, (), (), (), m.sent)
         )
     steps, warns = reply_steps(m, calls, settings, reasoning)
     flat = tuple(c for s in steps for c in s.calls)
-    return TurnMessage("assistant", m.id, m.text, flat, m.vessel, m.provider_data, steps, warns)
+    return TurnMessage("assistant", m.id, m.text, flat, m.vessel, m.provider_data, steps, warns, sent=m.sent)
 
 
-def split_system(turns: Sequence[TurnMessage], system: str | None) -> tuple[str | None, list[TurnMessage]]:
-    """The system prompt (the given one, then any system messages of the history) and the other turns."""
-    parts = [system] if system else []
-    rest: list[TurnMessage] = []
-    for t in turns:
-        if t.role == "system":
-            if t.text:
-                parts.append(t.text)
-        else:
-            rest.append(t)
-    return ("\n\n".join(parts) if parts else None), rest
+__all__ = [
+    "DEFAULT_SETTINGS",
+    "MODES",
+    "NO_ANSWER",
+    "Mode",
+    "ReplayCall",
+    "ReplaySettings",
+    "ReplayStep",
+    "TurnMessage",
+    "prepare_turn_messages",
+    "reply_calls",
+    "reply_steps",
+    "split_system",
+    "turn_steps",
+]

@@ -1,4 +1,4 @@
-"""A reply's calls: the :class:`ToolCall` value, and the stored shapes of ``tool_uses`` read into it.
+"""A reply's calls in the file form: the stored shapes of ``tool_uses`` read into :class:`ToolCall` values.
 
 :func:`normalize_tool_uses` reads every stored shape of a reply's tool uses into one list of entries;
 :func:`pair_tool_uses` pairs calls with their answers (design 1); :func:`tool_uses_to_entries` writes the
@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, cast
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import HistoryError
-from toolreplay._steps import Part, answer_text, parts_from, parts_to_json
+from toolreplay import jsonenc
+from toolreplay._steps_codec import parts_from, parts_to_json, sent_from, sent_json
+from toolreplay.errors import HistoryError, shown
+from toolreplay.model import CALL_KINDS, CallKind, Part, Sent, ToolCall
 
 #: The ``tool_name`` that marks a stored entry as the answer to a call.
 RESULT = "result"
@@ -29,44 +29,8 @@ def _refuse_constant(name: str) -> Any:
     raise _NotJSON(f"{name} is not a JSON value")
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One call a reply made, paired with its answer.
-
-    ``input`` is the stored input: normally a JSON object; a string when the store kept raw text (a
-    cut-short JSON input, plain text). ``answer`` is None when no answer was recorded (e.g. the process
-    died while the tool ran). ``call_id`` is the provider's own id when known (never replayed blindly:
-    the replay derives its own ids). ``provider_data`` holds what must be echoed back to the provider that
-    made the call, namespaced by wire, e.g. ``{"gemini": {"thoughtSignature": "..."}}``.
-    ``input_text`` is the input's JSON text, serialized once here and reused by every render.
-    ``parts`` is the answer as parts (text, image, document) when it was more than text; ``answer`` is
-    then its text form (:func:`~toolreplay._steps.answer_text`), what a text-only wire carries.
-    """
-
-    name: str
-    input: Any
-    answer: str | None = None
-    call_id: str | None = None
-    is_error: bool = False
-    provider_data: Mapping[str, Any] | None = None
-    input_text: str = field(default="", compare=False, repr=False)
-    parts: tuple[Part, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not self.input_text:
-            text = self.input if isinstance(self.input, str) else jsonenc.dumps(self.input)
-            object.__setattr__(self, "input_text", text)
-        if self.parts and self.answer is None:
-            object.__setattr__(self, "answer", answer_text(self.parts))
-
-
 # --------------------------------------------------------------------------------------------------
 # normalize_tool_uses
-
-
-def shown(text: str) -> str:
-    """``text`` as it appears inside a one-line message: escaped when it holds line breaks or controls."""
-    return text if text.isprintable() else repr(text)[1:-1]
 
 
 def _result_text(content: Any) -> str:
@@ -103,6 +67,21 @@ def _with_inline_answer(call: dict[str, Any], raw: Mapping[str, Any]) -> list[di
     return [call, _entry(RESULT, _result_text(raw["answer"]), is_error=is_error)]
 
 
+def _kind_and_sent(raw: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A call entry's ``kind`` (absent: ``function``) and ``sent``, checked."""
+    kind = raw.get("kind", "function")
+    if kind not in CALL_KINDS:
+        raise HistoryError(
+            f"kind {kind!r} is not one of {', '.join(sorted(CALL_KINDS))}", field=f"{where}.kind"
+        )
+    if kind == "custom" and not isinstance(raw.get("tool_input", raw.get("input")), str):
+        raise HistoryError("a custom call's input is its text (a string)", field=f"{where}.tool_input")
+    out: dict[str, Any] = {"sent": sent_from(raw.get("sent"), f"{where}.sent")}
+    if kind != "function":
+        out["kind"] = kind
+    return out
+
+
 def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     kind = raw.get("type")
     if kind == "tool_use":
@@ -127,6 +106,7 @@ def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
             tool_use_id=raw.get("tool_use_id"),
             is_error=bool(raw.get("is_error")),
             provider_data=pdata,
+            **_kind_and_sent(raw, where),
         )
         if raw["tool_name"] == RESULT:
             out["tool_input"] = _result_text(raw.get("tool_input"))
@@ -145,6 +125,7 @@ def _normalize_one(raw: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
             id=raw.get("id"),
             is_error=bool(raw.get("is_error")),
             provider_data=pdata,
+            **_kind_and_sent(raw, where),
         )
         return _with_inline_answer(out, raw)
     keys = ", ".join(sorted(shown(str(k)) for k in raw)) or "none"
@@ -226,10 +207,8 @@ def pair_tool_uses(
     B-2 (design 1). A result with no unanswered call before it, or a second result for the same call,
     is not replayed and is reported as a warning naming the entry.
     """
-    names: list[str] = []
-    inputs: list[Any] = []
+    made: list[Mapping[str, Any]] = []  # the call entries, in order
     ids: list[str | None] = []
-    pdata: list[Mapping[str, Any] | None] = []
     answers: list[str | None] = []
     closed: list[bool] = []  # answered, or recorded as having no answer: no later result pairs with it
     errors: list[bool] = []
@@ -239,12 +218,10 @@ def pair_tool_uses(
     prefix = f"{where}: " if where else ""
     for i, e in enumerate(entries):
         if e["tool_name"] != RESULT:
-            names.append(e["tool_name"])
-            inputs.append(e.get("tool_input"))
+            made.append(e)
             cid = e.get("id")
             # An empty id is no id (the file form writes it so and reads it back as none).
             ids.append(str(cid) if cid is not None and cid != "" else None)
-            pdata.append(e.get("provider_data"))
             answers.append(None)
             closed.append(bool(e.get("no_answer")))
             errors.append(bool(e.get("is_error")))
@@ -270,12 +247,18 @@ def pair_tool_uses(
             parts[target] = e["parts"]
         closed[target] = True
         errors[target] = errors[target] or bool(e.get("is_error"))
-    made = zip(names, inputs, answers, ids, errors, pdata, strict=True)
-    calls = tuple(
-        ToolCall(name=n, input=v, answer=a, call_id=c, is_error=x, provider_data=d, parts=parts.get(k, ()))
-        for k, (n, v, a, c, x, d) in enumerate(made)
-    )
-    return calls, warnings
+    return tuple(
+        _call(e, answers[k], ids[k], errors[k], parts.get(k, ())) for k, e in enumerate(made)
+    ), warnings
+
+
+def _call(
+    e: Mapping[str, Any], answer: str | None, cid: str | None, error: bool, parts: tuple[Part, ...]
+) -> ToolCall:
+    kind: CallKind = e.get("kind") or "function"
+    sent: Sent | None = e.get("sent")
+    return ToolCall(e["tool_name"], e.get("tool_input"), answer, cid, error, e.get("provider_data"),
+                    parts=parts, kind=kind, sent=sent)  # fmt: skip
 
 
 def tool_uses_to_entries(calls: Iterable[ToolCall]) -> list[dict[str, Any]]:
@@ -287,6 +270,10 @@ def tool_uses_to_entries(calls: Iterable[ToolCall]) -> list[dict[str, Any]]:
             entry["id"] = c.call_id
         if c.provider_data is not None:
             entry["provider_data"] = dict(c.provider_data)
+        if c.kind != "function":
+            entry["kind"] = c.kind
+        if c.sent is not None:
+            entry["sent"] = sent_json(c.sent)
         if c.answer is None:
             # explicit, so that a later call's result is never paired with this one when read back
             entry["answer"] = None
@@ -303,3 +290,13 @@ def tool_uses_to_entries(calls: Iterable[ToolCall]) -> list[dict[str, Any]]:
                 res["parts"] = parts_to_json(c.parts)
             out.append(res)
     return out
+
+
+__all__ = [
+    "RESULT",
+    "ToolCall",
+    "normalize_tool_uses",
+    "pair_tool_uses",
+    "shown",
+    "tool_uses_to_entries",
+]

@@ -22,7 +22,7 @@ from toolreplay._errors import ConfigError
 from toolreplay._replay import MODES, Mode
 
 if TYPE_CHECKING:
-    from toolreplay._history import ToolSpec
+    from toolreplay._history import History, ToolSpec
     from toolreplay._vessels import Vessel
 
 
@@ -133,6 +133,17 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
     out.flush()
 
 
+def _render_as_sent(h: History, upto: str | None, pretty: bool) -> None:
+    """``render --as-sent``: the history's last recorded request on its own wire (design 38)."""
+    from toolreplay._api import render
+
+    warnings: list[str] = []
+    body = render(h, upto=upto, warnings=warnings, as_sent=True)
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    write_body(body, pretty)
+
+
 @click.command("render")
 @click.argument("source", metavar="SOURCE")
 @click.option(
@@ -164,6 +175,12 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
 )
 @click.option("--upto", metavar="MESSAGE_ID", default=None, help="Cut the history after this message.")
 @click.option("--pretty", is_flag=True, help="Indent for reading (not the bytes sent).")
+@click.option(
+    "--as-sent",
+    is_flag=True,
+    help="The last imported request as its agent sent it: its own wire, settings, ids and layout, no "
+    "bounds (vessel, mode, model, system and tools do not apply).",
+)
 @prompt_template_options(
     "prompt_template", "print the prompt it makes of the (Chat) body instead of the body."
 )
@@ -180,6 +197,7 @@ def render_cmd(
     tools_opt: tuple[str, ...],
     upto: str | None,
     pretty: bool,
+    as_sent: bool,
     prompt_template: str | None,
     server: str,
     max_context_tokens: int | None,
@@ -197,6 +215,9 @@ def render_cmd(
     from toolreplay._config import pick_vessel
     from toolreplay._vessels import get_vessel
 
+    if as_sent:
+        _render_as_sent(load_source(source, db), upto, pretty)
+        return
     vessel = get_vessel(pick_vessel(vessel_name))
     h = load_source(source, db, fragments=True)  # the render uses the stored set of its settings
     warnings: list[str] = []

@@ -17,7 +17,7 @@ Formats (``toolreplay import FILE --from FORMAT``):
 
 ``auto`` tries them in the order of ``AUTO_ORDER`` (the most specific first; a plain-text chat list,
 the same in several wires, reads as ``openai-chat``) and says which it chose. A file in no known format
-raises :class:`~toolreplay._errors.ImportFormatError` in one line: the file, and why it is not JSON at all
+raises :class:`~toolreplay.errors.ImportFormatError` in one line: the file, and why it is not JSON at all
 (empty, not JSON), or the reason of the closest format. A file whose
 shape one format claims (messages with ``text`` or ``tool_uses`` are toolreplay's own; an SQLite file is
 llm's) is judged by that format alone, with its one reason: another format could read it only by
@@ -35,12 +35,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from toolreplay._errors import ImportFormatError, StoreError
 from toolreplay._history import History, Message
 from toolreplay._importers import claude_code, llm_logs, native, pydantic_ai, tau_bench
-from toolreplay._importers._source import Document, Format, Reading, read_document
+from toolreplay._importers._source import Document, Format, Reading, Record, read_document
 from toolreplay._importers.wire_formats import wire_formats
 from toolreplay._steps import Issuer, host_of
 
@@ -172,11 +172,38 @@ def read_file(
     ``issuer_url``: the base URL the recorded requests went to; the reasoning and signatures they carry
     are recorded as made there (default: the wire's public endpoint, design 17).
     """
+    return read_doc(read_document(path), fmt, conversation=conversation, issuer_url=issuer_url)
+
+
+def read_history(
+    path_or_body: str | Path | Mapping[str, Any] | Sequence[Any],
+    format: str = "auto",
+    *,
+    conversation: str | None = None,
+    issuer_url: str | None = None,
+) -> ImportBatch:
+    """The conversations ``toolreplay import`` would store from a file, or from a body or message list
+    given as a value, and every warning it would print; nothing is stored.
+
+    ``format``: one of ``import --from``'s (``auto``: detected, as ``import`` does; ``batch.format`` says
+    which). ``conversation`` and ``issuer_url`` are ``import``'s ``--conversation`` and ``--issuer-url``.
+    Raises :class:`~toolreplay.errors.ImportFormatError` naming the input and why it is in no format.
+    """
+    if isinstance(path_or_body, (str, Path)):
+        doc = read_document(path_or_body)
+    else:
+        doc = Document(Path("<body>"), "json", (Record(path_or_body),))
+    return read_doc(doc, format, conversation=conversation, issuer_url=issuer_url)
+
+
+def read_doc(
+    doc: Document, fmt: str = "auto", *, conversation: str | None = None, issuer_url: str | None = None
+) -> ImportBatch:
+    """:func:`read_file` of a document already read."""
     known = formats()
     if fmt != "auto" and fmt not in known:
         names = ("auto", *sorted(known))
         raise ImportFormatError(f"unknown format {fmt!r}; known: {', '.join(names)}")
-    doc = read_document(path)
     detected = fmt == "auto"
     if detected:
         fmt, _ = detect(doc)
@@ -248,7 +275,9 @@ __all__: Sequence[str] = [
     "detect",
     "formats",
     "import_file",
+    "read_doc",
     "read_file",
+    "read_history",
     "store_batch",
     "with_issuer_host",
 ]

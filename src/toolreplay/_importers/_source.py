@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -165,7 +165,7 @@ def pick(
     if conversation is None:
         return tuple(found)
     if not many:
-        return tuple(History(conversation, h.messages, h.tools, h.warnings) for h in found)
+        return tuple(replace(h, id=conversation) for h in found)
     chosen = tuple(h for h in found if h.id == conversation)
     if not chosen:
         ids = ", ".join(h.id for h in found[:10]) + (", ..." if len(found) > 10 else "")

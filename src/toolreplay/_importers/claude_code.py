@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, cast
 
 from toolreplay._errors import ImportFormatError, WireError
-from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
 from toolreplay._vessels import public_issuer
 from toolreplay.wires.anthropic.request import message_events
@@ -146,7 +146,7 @@ def read(doc: Document, conversation: str | None) -> Reading:
     if skipped:
         counts = ", ".join(f"{n} {why}" for why, n in sorted(skipped.items()))
         notes.append(f"{doc.source}: skipped {counts}")
-    h = History(h.id, h.messages, h.tools, tuple(f"{doc.source} {w}" for w in h.warnings))
+    h = replace(h, warnings=tuple(f"{doc.source} {w}" for w in h.warnings))
     return Reading(pick(doc, [h], conversation, many=False), tuple(notes))
 
 

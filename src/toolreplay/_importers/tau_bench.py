@@ -25,7 +25,7 @@ with their answers. They are imported, never replayed as the agent's calls, and 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from toolreplay._errors import ImportFormatError, WireError
@@ -255,7 +255,7 @@ def read(doc: Document, conversation: str | None) -> Reading:
                 f"{doc.at(rec)}: conversation {cid}: {n_user} calls by the simulated user kept in the user "
                 "messages' meta (user_tool_calls), not replayed as the agent's (design 11)"
             )
-        found.append(History(cid, h.messages, h.tools, tuple(f"{doc.at(rec)}: {w}" for w in h.warnings)))
+        found.append(replace(h, id=cid, warnings=tuple(f"{doc.at(rec)}: {w}" for w in h.warnings)))
     many = len(convs) > 1 or any(c[4] for c in convs)
     picked = pick(doc, found, conversation, many=many)
     return Reading(picked, tuple(broken_warnings(doc) + notes), left_out)

@@ -16,6 +16,7 @@ same in several wires) reads as ``openai-chat``, the lowest.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from toolreplay._errors import ImportFormatError, WireError
@@ -131,7 +132,7 @@ def _reader(wire: str) -> Callable[[Document, str | None], Reading]:
             els = _elements(body, w) or ()
             lost = [f"messages[{i}].{k}: {wire} does not read it; not kept" for i, k in _foreign_keys(w, els)]
             warns = tuple(f"{doc.at(rec)}: {x}" for x in (*lost, *h.warnings))
-            out.append(History(cid, h.messages, h.tools, warns))
+            out.append(replace(h, id=cid, warnings=warns))
         return Reading(pick(doc, out, conversation, many=many), tuple(broken_warnings(doc)))
 
     return read

@@ -94,6 +94,7 @@ class Queries:
     ensure_conversation: str
     lock_conversation: str
     set_tools: str
+    set_requests: str
     list_conversations: str
     load_messages: str
     load_tool_uses: str
@@ -217,7 +218,7 @@ class SQLStore(FragmentStore, LiveReplies, W.WindowView, ABC):
             return None
         messages = c.execute(q.load_messages, (conversation_id,)).fetchall()
         tool_uses = c.execute(q.load_tool_uses, (conversation_id,)).fetchall()
-        return R.history_from_rows(conversation_id, row[0], messages, tool_uses)
+        return R.history_from_rows(conversation_id, row[0], messages, tool_uses, row[1])
 
     def load(self, conversation_id: str, fragments: str | bool | None = None) -> History:
         """With ``fragments``, the conversation's stored render fragments of that key (True: every set)
@@ -250,6 +251,8 @@ class SQLStore(FragmentStore, LiveReplies, W.WindowView, ABC):
             plan = R.plan_import(self._load(c, history.id), history)
             if plan.set_tools:
                 c.execute(self.queries.set_tools, (R.tools_text(history.tools), history.id))
+            if plan.requests is not None:
+                c.execute(self.queries.set_requests, (R.requests_text(plan.requests), history.id))
             self._insert_messages(c, history.id, plan.new_messages)
             return plan
 

@@ -13,6 +13,7 @@ was removed, or is still in progress ends the rows written there.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from toolreplay._fragments import MAX_SETS, FragmentRow, Fragments, bind, from_rows
@@ -66,9 +67,9 @@ def attach(store: SQLStore, c: Tx, h: History | None, key: str | bool | None) ->
         return h
     if key is True:
         sets = {k: bind(f, h.messages) for k, f in read_sets(store, c, h.id).items()}
-        return History(h.id, h.messages, h.tools, h.warnings, sets or None)
+        return replace(h, fragments=sets or None)
     f = read(store, c, h.id, key)
-    return h if f is None else History(h.id, h.messages, h.tools, h.warnings, bind(f, h.messages))
+    return h if f is None else replace(h, fragments=bind(f, h.messages))
 
 
 def _stored(store: SQLStore, c: Tx, cid: str, ids: Sequence[str]) -> dict[str, Message]:

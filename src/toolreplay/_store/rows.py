@@ -18,22 +18,24 @@ import orjson
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import HistoryError, StoreError
-from toolreplay._history import ROLES, STATUSES, History, Message, Status, ToolCall, ToolSpec
-from toolreplay._steps import (
-    Part,
-    Step,
+from toolreplay._history import ROLES, STATUSES, History, Message, Status, ToolCall, ToolSpec, tool_to_dict
+from toolreplay._steps_codec import (
     parts_from,
     parts_to_json,
+    sent_from,
+    sent_json,
     steps_from,
     steps_problem,
     steps_to_json,
 )
+from toolreplay.model import Part, RequestSettings, Sent, Step
 
 MessageRow = tuple[Any, ...]
-"""``(id, role, text, status, created_at, vessel, provider_data, meta, steps, parts)``
+"""``(id, role, text, status, created_at, vessel, provider_data, meta, steps, parts, sent)``
 (:data:`LOAD_MESSAGES`)."""
 ToolUseRow = tuple[Any, ...]
-"""``(message_id, name, input, answer, call_id, is_error, provider_data, parts)`` (:data:`LOAD_TOOL_USES`)."""
+"""``(message_id, name, input, answer, call_id, is_error, provider_data, parts, kind, sent)``
+(:data:`LOAD_TOOL_USES`)."""
 
 
 def json_text(value: Mapping[str, Any] | None) -> str | None:
@@ -82,20 +84,39 @@ def json_value(text: str | None) -> Any:
 
 
 def tools_text(tools: Sequence[ToolSpec] | None) -> str | None:
+    """The ``tools`` column: the file form of each declaration (``kind``, ``sent`` only when set)."""
     if tools is None:
         return None
-    return jsonenc.dumps(
-        [{"name": t.name, "description": t.description, "parameters": dict(t.parameters)} for t in tools]
-    )
+    return jsonenc.dumps([tool_to_dict(t) for t in tools])
 
 
 def tools_value(text: str | None) -> tuple[ToolSpec, ...] | None:
     if text is None:
         return None
     return tuple(
-        ToolSpec(name=t["name"], description=t["description"], parameters=t["parameters"])
+        ToolSpec(t["name"], t["description"], t["parameters"], t.get("kind", "function"), t.get("sent"))
         for t in loads(text)
     )
+
+
+def sent_text(sent: Sent | None) -> str | None:
+    """A ``sent`` column: NULL when the element carried nothing beyond the neutral fields."""
+    return None if sent is None else jsonenc.dumps(sent_json(sent))
+
+
+def sent_value(text: str | None) -> Sent | None:
+    return None if text is None else sent_from(loads(text), "sent")
+
+
+def requests_text(requests: Sequence[RequestSettings]) -> str | None:
+    """The ``conversations.requests`` column: each recorded request's settings, oldest first."""
+    return jsonenc.dumps([r.as_json() for r in requests]) if requests else None
+
+
+def requests_value(text: str | None) -> tuple[RequestSettings, ...]:
+    if text is None:
+        return ()
+    return tuple(RequestSettings(r["wire"], r.get("fields") or {}, r.get("after")) for r in loads(text))
 
 
 def input_text(call: ToolCall) -> str:
@@ -119,6 +140,7 @@ def message_row(conversation_id: str, position: int, m: Message) -> tuple[Any, .
         json_text(m.meta),
         steps_text(m.steps),
         parts_text(m.parts),
+        sent_text(m.sent),
     )
 
 
@@ -138,6 +160,8 @@ def tool_use_rows(
             int(c.is_error),
             json_text(c.provider_data),
             parts_text(c.parts),
+            None if c.kind == "function" else c.kind,
+            sent_text(c.sent),
         )
         for k, c in enumerate(calls)
     ]
@@ -170,7 +194,7 @@ def parts_value(text: str | None) -> tuple[Part, ...]:
 
 
 def tool_call_from_row(row: ToolUseRow) -> ToolCall:
-    _mid, name, text, answer, call_id, is_error, pdata, parts = row
+    _mid, name, text, answer, call_id, is_error, pdata, parts, kind, sent = row
     value = loads(text)
     # The stored text is the input's JSON text, so it is reused as the call's ``input_text`` (serialized
     # once, when stored); a string input's ``input_text`` is the string itself.
@@ -183,11 +207,13 @@ def tool_call_from_row(row: ToolUseRow) -> ToolCall:
         provider_data=json_value(pdata),
         input_text="" if isinstance(value, str) else text,
         parts=parts_value(parts),
+        kind=kind or "function",
+        sent=sent_value(sent),
     )
 
 
 def message_from_row(row: MessageRow, calls: Sequence[ToolCall] = ()) -> Message:
-    mid, role, text, status, created_at, vessel, pdata, meta, steps, parts = row
+    mid, role, text, status, created_at, vessel, pdata, meta, steps, parts, sent = row
     return Message(
         id=mid,
         role=role,
@@ -200,6 +226,7 @@ def message_from_row(row: MessageRow, calls: Sequence[ToolCall] = ()) -> Message
         meta=json_value(meta),
         steps=steps_value(steps, len(calls)),
         parts=parts_value(parts),
+        sent=sent_value(sent),
     )
 
 
@@ -208,6 +235,7 @@ def history_from_rows(
     tools: str | None,
     message_rows: Iterable[MessageRow],
     tool_rows: Iterable[ToolUseRow],
+    requests: str | None = None,
 ) -> History:
     """A :class:`History` from one query per table (tool rows grouped by message, in position order).
 
@@ -220,7 +248,7 @@ def history_from_rows(
     last: str | None = None
     parse = loads
     call = ToolCall
-    for mid, name, text, answer, call_id, is_error, pdata, parts in tool_rows:
+    for mid, name, text, answer, call_id, is_error, pdata, parts, kind, sent in tool_rows:
         if mid != last:
             group = calls.setdefault(mid, [])
             last = mid
@@ -235,6 +263,8 @@ def history_from_rows(
                 None if pdata is None else parse(pdata),
                 "" if type(value) is str else text,
                 () if parts is None else parts_value(parts),
+                kind or "function",
+                None if sent is None else sent_value(sent),
             )
         )
     message = Message
@@ -252,10 +282,11 @@ def history_from_rows(
             None if meta is None else parse(meta),
             () if steps is None else steps_value(steps, len(mcalls)),
             () if parts is None else parts_value(parts),
+            None if sent is None else sent_value(sent),
         )
-        for mid, role, text, status, created_at, vessel, pdata, meta, steps, parts in message_rows
+        for mid, role, text, status, created_at, vessel, pdata, meta, steps, parts, sent in message_rows
     )
-    return History(id=conversation_id, messages=messages, tools=tools_value(tools))
+    return History(conversation_id, messages, tools_value(tools), requests=requests_value(requests))
 
 
 def _call_differences(i: int, old: ToolCall, new: ToolCall) -> list[str]:
@@ -264,13 +295,15 @@ def _call_differences(i: int, old: ToolCall, new: ToolCall) -> list[str]:
         out.append(f"tool_uses[{i}].name")
     if input_text(old) != input_text(new):
         out.append(f"tool_uses[{i}].input")
-    for attr in ("answer", "call_id", "is_error"):
+    for attr in ("answer", "call_id", "is_error", "kind"):
         if getattr(old, attr) != getattr(new, attr):
             out.append(f"tool_uses[{i}].{attr}")
     if json_text(old.provider_data) != json_text(new.provider_data):
         out.append(f"tool_uses[{i}].provider_data")
     if parts_text(old.parts) != parts_text(new.parts):
         out.append(f"tool_uses[{i}].parts")
+    if sent_text(old.sent) != sent_text(new.sent):
+        out.append(f"tool_uses[{i}].sent")
     return out
 
 
@@ -286,6 +319,8 @@ def message_differences(old: Message, new: Message) -> list[str]:
         out.append("steps")
     if parts_text(old.parts) != parts_text(new.parts):
         out.append("parts")
+    if sent_text(old.sent) != sent_text(new.sent):
+        out.append("sent")
     if len(old.tool_uses) != len(new.tool_uses):
         out.append(f"tool_uses (stored {len(old.tool_uses)} calls, given {len(new.tool_uses)})")
     else:
@@ -333,6 +368,8 @@ class ImportPlan:
     new_messages: tuple[Message, ...]
     unchanged: int
     set_tools: bool
+    requests: tuple[RequestSettings, ...] | None = None
+    """The conversation's recorded requests after the import (None: unchanged)."""
 
 
 def plan_import(stored: History | None, new: History) -> ImportPlan:
@@ -383,7 +420,15 @@ def plan_import(stored: History | None, new: History) -> ImportPlan:
                 f"conversation {cid!r}: the stored tool definitions differ from this import's; "
                 "nothing of this import was written"
             )
-    return ImportPlan(tuple(fresh), len(new.messages) - len(fresh), set_tools)
+    return ImportPlan(tuple(fresh), len(new.messages) - len(fresh), set_tools, _requests_after(stored, new))
+
+
+def _requests_after(stored: History | None, new: History) -> tuple[RequestSettings, ...] | None:
+    """The recorded requests once ``new`` is imported: the stored ones, then each of ``new``'s that is not
+    stored yet (an import of the same body twice records its request once); None when nothing changes."""
+    old = stored.requests if stored is not None else ()
+    added = tuple(r for r in new.requests if r not in old)
+    return (*old, *added) if added else None
 
 
 def status_of(value: str) -> Status:

@@ -132,6 +132,15 @@ _RUNNING = (
     "CREATE INDEX messages_run_size ON messages (conversation_id, run_size)",
 )
 
+# 0011: what a request carried beyond the neutral fields (design 38): its settings, and how each message
+# and call stood in its body.
+_AS_SENT = (
+    "ALTER TABLE conversations ADD COLUMN requests TEXT",
+    "ALTER TABLE messages ADD COLUMN sent TEXT",
+    "ALTER TABLE tool_uses ADD COLUMN kind TEXT",
+    "ALTER TABLE tool_uses ADD COLUMN sent TEXT",
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0001_conversations_messages_tool_uses",
@@ -238,6 +247,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_same(*FRAGMENT_TABLES),
         postgres=_same(*FRAGMENT_TABLES),
     ),
+    Migration(
+        "0011_as_sent",
+        # Everything a request carried has a place (design 38): ``conversations.requests`` the settings of
+        # each recorded request (JSON list, oldest first), ``messages.sent`` and ``tool_uses.sent`` how a
+        # message or a call and its answer stood in their body (JSON, per wire), ``tool_uses.kind`` a
+        # free-form call (``custom``; NULL: a function call). NULL for everything stored before, which
+        # reads as it did. Stored messages read the same, so the render fragments stay valid.
+        sqlite=_AS_SENT,
+        postgres=_AS_SENT,
+    ),
 )
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in MIGRATIONS)
@@ -248,9 +267,10 @@ MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in MIGRATIONS)
 APPLIED_MIGRATIONS = "SELECT name FROM schema_migrations"
 RECORD_MIGRATION = "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)"
 
-CONVERSATION_EXISTS = "SELECT tools FROM conversations WHERE id = ?"
+CONVERSATION_EXISTS = "SELECT tools, requests FROM conversations WHERE id = ?"
 ENSURE_CONVERSATION = "INSERT INTO conversations (id, tools) VALUES (?, ?) ON CONFLICT (id) DO NOTHING"
 SET_TOOLS = "UPDATE conversations SET tools = ? WHERE id = ?"
+SET_REQUESTS = "UPDATE conversations SET requests = ? WHERE id = ?"
 
 
 def list_conversations(collate: str = "") -> str:
@@ -266,9 +286,9 @@ ORDER BY c.id{collate}"""
 
 LIST_CONVERSATIONS = list_conversations()
 
-MESSAGE_COLUMNS = "id, role, text, status, created_at, vessel, provider_data, meta, steps, parts"
+MESSAGE_COLUMNS = "id, role, text, status, created_at, vessel, provider_data, meta, steps, parts, sent"
 LOAD_MESSAGES = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY position"
-TOOL_USE_COLUMNS = "message_id, name, input, answer, call_id, is_error, provider_data, parts"
+TOOL_USE_COLUMNS = "message_id, name, input, answer, call_id, is_error, provider_data, parts, kind, sent"
 LOAD_TOOL_USES = (
     f"SELECT {TOOL_USE_COLUMNS} FROM tool_uses WHERE conversation_id = ? ORDER BY message_id, position"
 )
@@ -280,11 +300,12 @@ LOAD_MESSAGE_TOOL_USES = (
 NEXT_POSITION = "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE conversation_id = ?"
 INSERT_MESSAGE = """INSERT INTO messages
     (conversation_id, position, id, role, text, status, created_at, vessel, provider_data, meta, steps,
-    parts)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    parts, sent)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 INSERT_TOOL_USE = """INSERT INTO tool_uses
-    (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data, parts)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
+    (conversation_id, message_id, position, name, input, answer, call_id, is_error, provider_data, parts,
+    kind, sent)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"""
 NEXT_TOOL_POSITION = (
     "SELECT COALESCE(MAX(position), -1) + 1 FROM tool_uses WHERE conversation_id = ? AND message_id = ?"
 )

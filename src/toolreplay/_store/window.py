@@ -277,7 +277,7 @@ class WindowView:
                 return None
             messages = c.execute(d.sql(LOAD_MESSAGE_RANGE), span).fetchall()
             tool_uses = c.execute(d.sql(LOAD_TOOL_USE_RANGE), (conversation_id, *span)).fetchall()
-            return history_from_rows(conversation_id, row[0], messages, tool_uses)
+            return history_from_rows(conversation_id, row[0], messages, tool_uses, row[1])
 
         h = self._read(run)
         if h is None:
@@ -303,7 +303,7 @@ class WindowView:
                 if span[1] < span[2]:
                     messages += c.execute(d.sql(LOAD_MESSAGE_RANGE), span).fetchall()
                     tool_uses += c.execute(d.sql(LOAD_TOOL_USE_RANGE), (conversation_id, *span)).fetchall()
-            h = history_from_rows(conversation_id, row[0], messages, tool_uses)
+            h = history_from_rows(conversation_id, row[0], messages, tool_uses, row[1])
             return h, read_sets(store, c, conversation_id)
 
         got = self._read(run)

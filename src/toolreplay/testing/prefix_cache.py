@@ -118,4 +118,13 @@ class PrefixCache:
                     rule.clear()
 
 
-__all__ = ["KEEP", "PrefixCache", "PromptCacheRule", "PromptCount", "common_prefix", "pieces"]
+__all__ = [
+    "BYTES_PER_TOKEN",
+    "KEEP",
+    "PrefixCache",
+    "PromptCacheRule",
+    "PromptCount",
+    "bytes_to_tokens",
+    "common_prefix",
+    "pieces",
+]

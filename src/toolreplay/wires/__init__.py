@@ -6,6 +6,11 @@ what it holds). The rest of toolreplay never branches on a wire's name: it asks 
 uses what the wire says. Adding a wire is one new package plus one line in :data:`_BUILTIN` (or a
 :func:`register_wire` call from outside, e.g. a test's toy wire).
 
+The contract's values are exported here: :class:`Wire` and its parts (:class:`Http`, :class:`ImportForm`,
+:class:`Double`, :class:`StreamParser`, :class:`Refused`), what ``render`` takes (:class:`TurnMessage`,
+:class:`ReplayStep`, :class:`ReplayCall`, :class:`RenderOptions`, :class:`IdMapper`) and what the parsers
+return (:class:`Reply`, :class:`ParsedCall`); the stored conversation is :mod:`toolreplay.model`.
+
 Wire packages are imported on first use, so importing toolreplay stays light.
 """
 
@@ -16,13 +21,13 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from toolreplay.wires.contract import Wire
+from toolreplay.wires.common import IdMapper, RenderOptions
+from toolreplay.wires.contract import Double, Http, ImportForm, Refused, StreamParser, TurnPiece, Wire
+from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage
+from toolreplay.wires.reply import ParsedCall, Reply
 
 if TYPE_CHECKING:
-    from toolreplay._history import History
-    from toolreplay._replay import TurnMessage
-    from toolreplay.wires.common import RenderOptions
-    from toolreplay.wires.reply import Reply
+    from toolreplay.model import History
 
 #: Wire name -> the module that exports its ``WIRE``: one line per wire.
 _BUILTIN: dict[str, str] = {
@@ -50,7 +55,7 @@ def get_wire(name: str) -> Wire:
         return got
     module = _modules.get(name)
     if module is None:
-        from toolreplay._errors import ConfigError
+        from toolreplay.errors import ConfigError
 
         raise ConfigError(f"unknown wire {name!r}; known wires: {', '.join(_modules)}")
     wire = importlib.import_module(module).WIRE
@@ -116,13 +121,26 @@ def parse_request(wire: str, body: Any) -> History:
     """A request body (or its message list) read back into a History by ``wire``."""
     w = get_wire(wire)
     if w.parse_request is None:
-        from toolreplay._errors import ConfigError
+        from toolreplay.errors import ConfigError
 
         raise ConfigError(f"wire {wire} cannot read request bodies back")
     return w.parse_request(body)
 
 
 __all__ = [
+    "Double",
+    "Http",
+    "IdMapper",
+    "ImportForm",
+    "ParsedCall",
+    "Refused",
+    "RenderOptions",
+    "ReplayCall",
+    "ReplayStep",
+    "Reply",
+    "StreamParser",
+    "TurnMessage",
+    "TurnPiece",
     "Wire",
     "all_wires",
     "get_wire",

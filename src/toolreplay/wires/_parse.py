@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, cast
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import (
+from toolreplay import jsonenc
+from toolreplay.errors import (
     AuthenticationError,
     BadRequestError,
     ConnectionFault,
@@ -20,8 +20,8 @@ from toolreplay._errors import (
     RateLimitError,
     ResponseFormatError,
     ServerError,
+    shown,
 )
-from toolreplay._history import shown
 from toolreplay.wires.reply import ParsedCall
 
 

@@ -16,7 +16,7 @@ from toolreplay.wires.common import ID_SAFE as ANTHROPIC_ID_RE
 from toolreplay.wires.contract import Refused
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 #: OpenAI and Anthropic function names.
 # \Z, not $ (which also matches before a trailing newline): "coop\n" is not a valid name.

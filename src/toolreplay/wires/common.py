@@ -1,7 +1,7 @@
 """What every wire shares: render options, tool declarations, tool-name and call-id mapping.
 
-Pure functions only. A wire module imports from here and from :mod:`toolreplay._replay`, never from
-another wire.
+Pure functions only. A wire module imports from here, :mod:`toolreplay.model` and
+:mod:`toolreplay.wires.replayed`, never from another wire.
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolreplay._history import ToolSpec
-from toolreplay._replay import ReplayCall, TurnMessage
-from toolreplay._steps import Part
+from toolreplay.model import Issuer, Part, RequestSettings, ToolSpec
+from toolreplay.wires.replayed import ReplayCall, TurnMessage, leading_system
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
 #: Gemini's rule that a name starts with a letter or an underscore.
@@ -60,6 +59,28 @@ class RenderOptions:
     cache_breakpoints: int = 0
     """Prompt-cache breakpoints a wire that takes them places (Anthropic ``cache_control``, design 36);
     0: none. From the vessel's profile unless the caller says otherwise."""
+    as_sent: bool = False
+    """Render the request as its agent sent it (design 38): the stored ids, layout, markers and tool
+    declarations (``sent``), no name mapping, no derived ids, no markers of our own; ``request`` holds
+    its settings. A wire that honours it says so (``Wire.as_sent``)."""
+    request: RequestSettings | None = None
+    """An as-sent render's request settings (the history's latest recorded request), for a wire whose
+    body shape depends on them; the render path sends them beside what the wire renders."""
+
+
+def body_issuer(wire: str, host: str, model: Any) -> Issuer:
+    """The issuer of what an imported body carries (design 17): its wire, the wire's public host (the
+    importer's ``--issuer-url`` replaces it), its model as the body names it ("" when none: Gemini keeps
+    the model in the URL)."""
+    return Issuer(wire, host, model if isinstance(model, str) else "")
+
+
+def request_settings(wire: str, body: Any, conversation_keys: Sequence[str]) -> RequestSettings | None:
+    """A request body's settings as sent: every top-level field but the conversation, its system prompt
+    and its tools (``conversation_keys``); None for a bare message list (no body, no settings)."""
+    if not isinstance(body, Mapping):
+        return None
+    return RequestSettings(wire, {k: v for k, v in body.items() if k not in conversation_keys})
 
 
 @functools.lru_cache(maxsize=4096)  # called once per call and definition on every render; names repeat
@@ -132,7 +153,7 @@ class IdMapper:
     Call it once per call, in request order; use the returned id for the call and for its answer.
     ``max_len`` is the wire's own limit (Responses: 64), combined with the vessel's ``max_id_len``;
     ``id_safe`` forces Anthropic's id pattern. The derived ids are unique in a request by construction
-    (see :mod:`toolreplay._ids`); ``kimi`` ids are unique through their running index.
+    (see :mod:`toolreplay.ids`); ``kimi`` ids are unique through their running index.
     """
 
     __slots__ = ("_index", "_max_len", "_policy", "_safe")
@@ -207,6 +228,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     """
     out = name_warnings(turns, tools)
     out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
+    out.extend(mid_system_warnings(turns, wire))
     out.extend(part_warnings(turns, wire))
     out.extend(user_part_warnings(turns, wire))
     if wire == "gemini":
@@ -219,6 +241,22 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
                         "not replayed"
                     )
     return out
+
+
+def mid_system_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
+    """One warning per system message in the middle of the conversation on a wire that takes none there
+    (it travels as a user message, see :func:`~toolreplay.wires.replayed.split_system`)."""
+    from toolreplay.wires import get_wire
+
+    if get_wire(wire).mid_system:
+        return []
+    lead = leading_system(turns)
+    return [
+        f"message {t.message_id}: a system message in the middle of the conversation is sent as a user "
+        f"message on {wire}"
+        for t in turns[lead:]
+        if t.role == "system"
+    ]
 
 
 def part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:

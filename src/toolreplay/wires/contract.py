@@ -9,14 +9,20 @@ wire is a bundle of pure functions and facts, like httpx's ``BaseTransport`` or 
   incremental renderer; ``call_ids`` is the id policy hook), ``assemble`` when the list is not a list;
 * how it travels: :class:`Http` (endpoint path, auth headers, the body's stream flag, SSE or NDJSON), or
   None for a wire driven another way (the Claude Code CLI);
-* how it reads back: ``parse_request`` (body -> history), ``parse_response`` (answer -> reply),
-  ``stream_parser`` (events -> reply);
+* how it reads back: ``parse_request`` (body -> history, its settings and layout kept, design 38),
+  ``parse_response`` (answer -> reply), ``stream_parser`` (events -> reply);
+* how it renders back as sent: ``as_sent`` (``render`` honours ``RenderOptions.as_sent``),
+  ``conversation_keys`` (every other top-level key is a request setting), ``carry_settings`` (what a
+  normal render takes over from an imported request), ``mid_system``;
 * how it is recognised: ``sniff`` (a body -> confidence in 0..1; the highest wins), ``url_endings`` (a
   dump that recorded the URL), :class:`ImportForm` (files of its bodies or messages for ``import``);
 * its provider rules: ``rules`` (what the provider refuses, read from the body; the validator,
   ``check --offline`` and the doubles all run these), ``specs`` (the provider's own definitions), and
   ``double`` (the loopback double's answer shapes and the checks only a server makes).
 
+The values a wire takes and returns are public: :mod:`toolreplay.model` (the stored conversation),
+:mod:`toolreplay.wires.replayed` (what ``render`` takes), :mod:`toolreplay.wires.reply` (what the parsers
+return), :class:`~toolreplay.wires.common.RenderOptions`; a wire imports no private toolreplay module.
 Nothing here imports a wire: a wire imports this module, never the other way round.
 """
 
@@ -32,14 +38,13 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from toolreplay.wires.reply import Reply
 
 if TYPE_CHECKING:
-    from toolreplay._history import History
-    from toolreplay._replay import TurnMessage
-    from toolreplay._steps import Part
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
+    from toolreplay.model import History, Part, RequestSettings
     from toolreplay.testing.answers import Answer, Event, Splitter
     from toolreplay.testing.checks import Rules as DoubleRules
     from toolreplay.testing.prefix_cache import PromptCacheRule
     from toolreplay.wires.common import IdMapper, RenderOptions
+    from toolreplay.wires.replayed import TurnMessage
 
 Framing = Literal["sse", "ndjson"]
 #: One turn message -> the list elements it renders into, given the elements rendered before it.
@@ -262,6 +267,23 @@ class Wire:
     #: false``: ``encrypted_content``; a bare ``rs_`` id is answered 404 "Item ... not found"); ("", ""):
     #: no such rule.
     sealed_reasoning: tuple[str, str] = ("", "")
+    #: The host of the wire's public API: the issuer recorded on an imported body's replies (design 17).
+    public_host: str = ""
+    #: The top-level body keys that hold the conversation, its system prompt and its tools; every other
+    #: top-level key is a request setting, kept as sent (:class:`~toolreplay.model.RequestSettings`).
+    conversation_keys: tuple[str, ...] = ()
+    #: The wire takes system messages in the middle of a conversation where they stood (Chat's system and
+    #: developer messages); elsewhere such a message travels as a user message, with a warning.
+    mid_system: bool = False
+    #: ``render`` honours ``RenderOptions.as_sent`` (design 38): an imported body renders back JSON-equal
+    #: to itself. False: an as-sent render is the best the wire does, with a warning (the corpus test
+    #: marks the wire's bodies as expected to fail until it is True).
+    as_sent: bool = False
+    #: (the history's latest request settings, options) -> (the fields a normal render of this wire
+    #: carries, the names it cannot carry). None: it carries none, and names them all.
+    carry_settings: (
+        Callable[[RequestSettings, RenderOptions], tuple[dict[str, Any], tuple[str, ...]]] | None
+    ) = None
 
     @property
     def label(self) -> str:

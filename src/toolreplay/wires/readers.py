@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._history import ToolSpec
+from toolreplay import jsonenc
+from toolreplay.model import ToolSpec
 
 
 def answer_text(content: Any, joiner: str = "\n") -> tuple[str, list[str]]:
@@ -57,7 +57,7 @@ def arguments_input(raw: Any) -> tuple[Any, str | None]:
 
 
 def _unexcerpt(value: dict[str, Any]) -> tuple[Any, str | None]:
-    """A replay excerpt (``{"input_excerpt": text}``, see :func:`toolreplay._replay.replay_input`) read
+    """A replay excerpt (``{"input_excerpt": text}``, see the replay's ``replay_input``) read
     back as the cut text it holds, so it replays as the same excerpt instead of an excerpt of an excerpt.
     Text that is itself a JSON object stays wrapped (the replay would send such text as that object)."""
     text = value.get("input_excerpt")

@@ -1,4 +1,5 @@
-"""What a provider answered, in one neutral shape every wire's response parser produces."""
+"""What a provider answered, in one neutral shape every wire's response parser produces (the ``Wire``
+contract's ``parse_response`` and stream parsers return a :class:`Reply`)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolreplay._steps import Piece
+from toolreplay.model import CallKind, Piece, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,22 +25,8 @@ class ParsedCall:
     call_id: str | None = None
     provider_data: Mapping[str, Any] | None = None
     input_error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Token counts where the provider reports them.
-
-    ``input_tokens`` is the whole prompt (cached or not); ``cached_tokens`` the part read from the
-    provider's prompt cache (OpenAI ``cached_tokens``, Anthropic ``cache_read_input_tokens``, Gemini
-    ``cachedContentTokenCount``, DeepSeek/Moonshot's own fields); ``cache_write_tokens`` the part written
-    to it (Anthropic ``cache_creation_input_tokens``).
-    """
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_tokens: int | None = None
-    cache_write_tokens: int | None = None
+    kind: CallKind = "function"
+    """``custom``: a free-form call (``input`` is its raw text, not an error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,3 +67,6 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "cached_tokens", "cache_write_t
 def usage_json(u: Usage) -> dict[str, int]:
     out = {k: getattr(u, k) for k in USAGE_FIELDS}
     return {k: v for k, v in out.items() if v is not None}
+
+
+__all__ = ["USAGE_FIELDS", "ParsedCall", "Reply", "Usage", "add_usage", "usage_json"]

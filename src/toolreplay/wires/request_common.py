@@ -7,7 +7,7 @@ where a definition keeps its schema, which error to raise) is passed in; each wi
 ``request.py``.
 
 ``fail`` is the wire's error maker: it turns a problem naming the body field into the exception to raise
-(:class:`~toolreplay._errors.WireError` for the wires, ImportFormatError for an importer).
+(:class:`~toolreplay.errors.WireError` for the wires, ImportFormatError for an importer).
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay._history import ToolSpec
-from toolreplay._steps import Part, with_words
+from toolreplay.model import Part, ToolSpec, with_words
 from toolreplay.wires.turns import Answers, Call, Event, Result, UserText, arguments_input, tool_spec
 
 Fail = Callable[[str], Exception]
@@ -140,7 +139,7 @@ def user_events(
     words joined by ``joiner``, when there are any or when there are no answers (an empty message).
 
     ``parts``: the message's content in order (text parts included) when it holds an image or a
-    document; its words are then the text parts' (:func:`~toolreplay._steps.with_words`)."""
+    document; its words are then the text parts' (:func:`~toolreplay.model.with_words`)."""
     events: list[Event] = []
     if results:
         events.append(Answers(results, where))

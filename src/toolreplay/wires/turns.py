@@ -37,12 +37,28 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from toolreplay._history import History, Message, Status, ToolCall, ToolSpec
-from toolreplay._ids import message_stem
-from toolreplay._steps import Issuer, Part, Piece, Reasoning, ServerTool, Step, Text, closing_pieces
+from toolreplay.ids import message_stem
+from toolreplay.model import (
+    CallKind,
+    History,
+    Issuer,
+    Message,
+    Part,
+    Piece,
+    Reasoning,
+    RequestSettings,
+    Sent,
+    ServerTool,
+    Status,
+    Step,
+    Text,
+    ToolCall,
+    ToolSpec,
+    closing_pieces,
+)
 from toolreplay.wires.readers import answer_text, arguments_input, kind_of, tool_spec
 
-#: A derived replay id (see :mod:`toolreplay._ids`): ``replay_<stem>_<position>``.
+#: A derived replay id (see :mod:`toolreplay.ids`): ``replay_<stem>_<position>``.
 _DERIVED_ID = re.compile(r"^replay_([A-Za-z0-9]{1,16})_(\d+)$")
 
 
@@ -54,23 +70,32 @@ class Call:
     input: Any
     call_id: str | None = None
     provider_data: dict[str, Any] | None = None
+    kind: CallKind = "function"
+    sent: Sent | None = None
+    """How the call stood in its body (``ToolCall.sent``); its answer's ``Result.sent`` is merged in."""
 
 
 @dataclass(slots=True)
 class Result:
-    """An answer as a body carries it; ``where`` names the body field for warnings."""
+    """An answer as a body carries it; ``where`` names the body field for warnings. ``sent``: how the
+    answer stood in its body, merged into its call's ``sent`` (keys of the wire's choosing)."""
 
     answer: str
     call_id: str | None = None
     name: str | None = None
     is_error: bool = False
     where: str = ""
+    parts: tuple[Part, ...] = ()
+    sent: Sent | None = None
 
 
 @dataclass(slots=True)
 class SystemText:
+    """A system (or developer) message, kept where it stood; ``sent`` as on :class:`UserText`."""
+
     text: str
     where: str = ""
+    sent: Sent | None = None
 
 
 @dataclass(slots=True)
@@ -83,6 +108,8 @@ class UserText:
     meta: dict[str, Any] | None = None
     parts: tuple[Part, ...] = ()
     """The message's content in order when it holds images or documents (``Message.parts``)."""
+    sent: Sent | None = None
+    """How the message stood in its body (``Message.sent``)."""
 
 
 @dataclass(slots=True)
@@ -94,6 +121,9 @@ class AgentSaid:
     where: str = ""
     provider_data: dict[str, Any] | None = None
     created_at: str | None = None
+    sent: Sent | None = None
+    """How this body message stood (per wire): a stored reply of several body messages keeps them in
+    order, ``Message.sent[wire]["messages"]`` (one mapping per body message, ``{}`` for none)."""
 
     @property
     def calls(self) -> list[Call]:
@@ -155,6 +185,7 @@ class _OpenCall:
     call: Call
     answer: str | None = None
     is_error: bool = False
+    parts: tuple[Part, ...] = ()
 
 
 @dataclass(slots=True)
@@ -169,6 +200,7 @@ class _Piece:
     provider_data: dict[str, Any] | None = None
     created_at: str | None = None
     closed: bool = False
+    sents: list[Sent | None] = field(default_factory=lambda: [])
 
     @property
     def has_text(self) -> bool:
@@ -188,6 +220,7 @@ class _Draft:
     status: Status = "complete"
     steps: tuple[Step, ...] = ()
     parts: tuple[Part, ...] = ()
+    sent: Sent | None = None
 
 
 class _Turn:
@@ -205,6 +238,7 @@ class _Turn:
         if not self.pieces or (self.pieces[-1].closed and opens):
             self.pieces.append(_Piece(created_at=ev.created_at))
         piece = self.pieces[-1]
+        piece.sents.append(ev.sent)
         calls = ev.calls
         for oc in map(_OpenCall, calls):
             piece.calls.append(oc)
@@ -234,6 +268,9 @@ class _Turn:
                 continue
             target.answer = r.answer
             target.is_error = r.is_error
+            target.parts = r.parts
+            if r.sent:
+                target.call.sent = merge_sent(target.call.sent, r.sent)
             if r.name is not None and r.name != target.call.name:
                 self.warnings.append(
                     f"{r.where}: answer named {r.name!r} paired by position with call {target.call.name!r}"
@@ -285,10 +322,32 @@ def _draft(p: _Piece) -> _Draft:
             call_id=oc.call.call_id,
             is_error=oc.is_error,
             provider_data=oc.call.provider_data or None,
+            parts=oc.parts,
+            kind=oc.call.kind,
+            sent=oc.call.sent,
         )
         for oc in p.calls
     )
-    return _Draft("assistant", joined, calls, p.created_at, p.provider_data or None, steps=steps)
+    sent = _messages_sent(p.sents)
+    return _Draft("assistant", joined, calls, p.created_at, p.provider_data or None, steps=steps, sent=sent)
+
+
+def _messages_sent(sents: Sequence[Sent | None]) -> Sent | None:
+    """The ``sent`` of a reply made of several body messages: per wire, one mapping per message."""
+    wires = list(dict.fromkeys(w for s in sents if s for w in s))
+    if not wires:
+        return None
+    return {w: {"messages": [dict(s.get(w, {})) if s else {} for s in sents]} for w in wires}
+
+
+def merge_sent(a: Sent | None, b: Sent | None) -> Sent | None:
+    """Two ``sent`` values merged per wire (``b``'s keys win)."""
+    if not b:
+        return a
+    out = {w: dict(v) for w, v in (a or {}).items()}
+    for w, v in b.items():
+        out[w] = {**out.get(w, {}), **v}
+    return out
 
 
 def _recovered_id(d: _Draft) -> str | None:
@@ -342,6 +401,7 @@ def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tup
             meta=d.meta,
             steps=d.steps,
             parts=d.parts,
+            sent=d.sent,
         )
         for mid, d in zip(ids, drafts, strict=True)
     )
@@ -372,32 +432,30 @@ def assemble(
     warnings: Sequence[str] = (),
     id_prefix: str = "m",
     issuer: Issuer | None = None,
+    settings: RequestSettings | None = None,
 ) -> History:
     """The stored history of a body's events (see the module docstring for the rules).
 
     ``issuer``: who made the body's replies (design 17), recorded on their steps; a reply carrying
     provider data (signatures) without a step record gets one step, so that data goes back only to that
-    issuer.
+    issuer. ``settings``: the body's request settings (:func:`~toolreplay.wires.common.request_settings`),
+    recorded as the history's one request, ``after`` its last message.
     """
     warns = list(warnings)
     drafts: list[_Draft] = []
     turn = _Turn(warns)
     for ev in events:
         if isinstance(ev, SystemText):
-            if (drafts and any(d.role != "system" for d in drafts)) or turn.pieces:
-                drafts.extend(turn.finish(at_end=False))
-                turn = _Turn(warns)
-                warns.append(
-                    f"{ev.where}: a system message after the conversation started is stored as a user "
-                    "message (a stored history has system messages only at its start)"
-                )
-                drafts.append(_Draft("user", ev.text, meta={"source_role": "system"}))
-            else:
-                drafts.append(_Draft("system", ev.text))
+            # kept where it stood: the system prompt's blocks first, a later one in place (a wire that
+            # takes no system message there sends it as a user message, and says so)
+            drafts.extend(turn.finish(at_end=False))
+            turn = _Turn(warns)
+            drafts.append(_Draft("system", ev.text, sent=ev.sent))
         elif isinstance(ev, UserText):
             drafts.extend(turn.finish(at_end=False))
             turn = _Turn(warns)
-            drafts.append(_Draft("user", ev.text, created_at=ev.created_at, meta=ev.meta, parts=ev.parts))
+            drafts.append(_Draft("user", ev.text, created_at=ev.created_at, meta=ev.meta, parts=ev.parts,
+                                 sent=ev.sent))  # fmt: skip
         elif isinstance(ev, AgentSaid):
             turn.said(ev)
         else:
@@ -410,11 +468,15 @@ def assemble(
     messages = _messages(drafts, id_prefix, warns)
     if issuer is not None:
         messages = tuple(_issued(m, issuer) for m in messages)
+    requests: tuple[RequestSettings, ...] = ()
+    if settings is not None:
+        requests = (RequestSettings(settings.wire, settings.fields, messages[-1].id if messages else None),)
     return History(
         id=conversation_id,
         messages=messages,
         tools=tuple(tools) if tools else None,
         warnings=tuple(warns),
+        requests=requests,
     )
 
 
@@ -431,5 +493,6 @@ __all__ = [
     "assemble",
     "kind_of",
     "merge_data",
+    "merge_sent",
     "tool_spec",
 ]

@@ -14,7 +14,7 @@ from toolreplay.wires.anthropic import breakpoints, detect, render, request, res
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 #: The ``anthropic-version`` header every request carries.
 ANTHROPIC_VERSION = "2023-06-01"
@@ -33,6 +33,8 @@ def _auth(vessel: Vessel, key: str | None) -> dict[str, str]:
 
 WIRE = Wire(
     name=render.WIRE,
+    public_host=request.PUBLIC_HOST,
+    conversation_keys=request.CONVERSATION_KEYS,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay import _jsonenc as jsonenc
+from toolreplay import jsonenc
 from toolreplay.testing.answers import (
     ERROR_KINDS,
     Answer,

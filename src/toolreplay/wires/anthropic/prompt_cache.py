@@ -29,9 +29,8 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._tokens import BYTES_PER_TOKEN, bytes_to_tokens
-from toolreplay.testing.prefix_cache import PromptCount
+from toolreplay import jsonenc
+from toolreplay.testing.prefix_cache import BYTES_PER_TOKEN, PromptCount, bytes_to_tokens
 from toolreplay.wires.anthropic.breakpoints import MARKER_KEY
 
 #: How many blocks a marker's look for an earlier entry covers, itself included (Anthropic: "about 20").

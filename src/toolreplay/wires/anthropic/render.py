@@ -33,8 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Part, Text
+from toolreplay.model import Part, Text
 from toolreplay.wires.common import (
     SEPARATOR,
     IdMapper,
@@ -46,6 +45,7 @@ from toolreplay.wires.common import (
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 
 WIRE = "anthropic"
 #: The body key that holds the history (written here only; the wire's other modules import it).

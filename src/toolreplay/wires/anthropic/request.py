@@ -22,11 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay._errors import WireError
-from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Part, PartKind, Reasoning, ServerTool
-from toolreplay._vessels import public_issuer
-from toolreplay.wires.common import SEPARATOR
+from toolreplay.errors import WireError
+from toolreplay.model import History, Part, PartKind, Reasoning, ServerTool, ToolSpec
+from toolreplay.wires.common import SEPARATOR, body_issuer, request_settings
 from toolreplay.wires.request_common import (
     listed,
     nonempty,
@@ -48,6 +46,12 @@ from toolreplay.wires.turns import (
 )
 
 WIRE = "anthropic"
+#: The host of the wire's public API: the issuer of an imported body's replies (design 17) unless the
+#: importer is told the URL the requests went to (``--issuer-url``).
+PUBLIC_HOST = "api.anthropic.com"
+#: The top-level keys that hold the conversation, its system prompt and its tools; every other one is
+#: a request setting, kept as sent.
+CONVERSATION_KEYS = ("messages", "system", "tools")
 _THINKING = ("thinking", "redacted_thinking")
 
 
@@ -211,7 +215,7 @@ def _is_separator(msgs: Sequence[Any], i: int) -> bool:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """An Anthropic Messages body (or its ``messages`` list) as a stored history. Pure.
 
-    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not this wire's
+    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``.
     """
     msgs, rest = split_body(body)
@@ -224,9 +228,10 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
         if not _is_separator(msgs, i):
             events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools"))
-    issuer = public_issuer(WIRE, rest.get("model"))
+    issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer)  # fmt: skip
+                    issuer=issuer,
+                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
 
 
 __all__ = ["WIRE", "message_events", "parse_request", "parse_tools", "split_body"]

@@ -26,7 +26,7 @@ from toolreplay.wires.anthropic.render import LIST_KEY, MEDIA_TYPES
 from toolreplay.wires.common import ID_SAFE, signature_issuer
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 
 _BLOCK_KEYS = {

@@ -12,10 +12,10 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay._replay import TurnMessage
 from toolreplay.wires.claude_prompt import detect, render, request, rules
 from toolreplay.wires.common import user_words
 from toolreplay.wires.contract import Wire
+from toolreplay.wires.replayed import TurnMessage
 from toolreplay.wires.reply import Reply
 
 _ROLE = operator.attrgetter("role")
@@ -45,7 +45,7 @@ def _elements(body: Mapping[str, Any]) -> list[Any]:
 
 
 def _no_answers(body: Mapping[str, Any]) -> Reply:
-    from toolreplay._errors import WireError
+    from toolreplay.errors import WireError
 
     raise WireError(f"{render.WIRE}: the Claude Code CLI's answers are read by its driver, not as a body")
 

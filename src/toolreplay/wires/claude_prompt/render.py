@@ -38,10 +38,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
+from toolreplay import jsonenc
 from toolreplay.wires.common import IdMapper, RenderOptions, user_words
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 
 WIRE = "claude-prompt"
 #: The body key that holds the history (written here only; the wire's other modules import it).

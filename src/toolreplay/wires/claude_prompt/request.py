@@ -11,9 +11,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay._errors import WireError
-from toolreplay._history import History, Message, ToolCall
-from toolreplay._steps import Step, Text
+from toolreplay.errors import WireError
+from toolreplay.model import History, Message, Step, Text, ToolCall
 from toolreplay.wires.claude_prompt.render import CLOSE, LIST_KEY, WIRE, transcript_lines
 
 

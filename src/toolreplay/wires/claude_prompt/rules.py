@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.wires._rules import extra_keys, is_obj
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 
 def _line_calls(turn: Mapping[str, Any], where: str, out: list[str]) -> list[Any]:

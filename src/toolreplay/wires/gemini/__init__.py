@@ -16,7 +16,7 @@ from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, strea
 from toolreplay.wires.gemini import detect, render, request, response, rules, specs
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -49,6 +49,8 @@ def _call_notes(body: Mapping[str, Any]) -> dict[int, str]:
 
 WIRE = Wire(
     name=render.WIRE,
+    public_host=request.PUBLIC_HOST,
+    conversation_keys=request.CONVERSATION_KEYS,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,

@@ -34,8 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Part, Text, url_type
+from toolreplay.model import Part, Text
 from toolreplay.wires.common import (
     GEMINI_DUMMY_SIGNATURE,
     SEPARATOR,
@@ -49,6 +48,8 @@ from toolreplay.wires.common import (
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.media import url_type
+from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 
 WIRE = "gemini"
 #: The body key that holds the history (written here only; the wire's other modules import it).

@@ -28,14 +28,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import WireError
-from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Part, PartKind, Reasoning, ServerTool, Text, url_type
-from toolreplay._vessels import public_issuer
-from toolreplay.wires.common import SEPARATOR
+from toolreplay import jsonenc
+from toolreplay.errors import WireError
+from toolreplay.model import History, Part, PartKind, Reasoning, ServerTool, Text, ToolSpec
+from toolreplay.wires.common import SEPARATOR, body_issuer, request_settings
 from toolreplay.wires.common import either_case as _get
 from toolreplay.wires.gemini.response import server_part_kind
+from toolreplay.wires.media import url_type
 from toolreplay.wires.request_common import (
     listed,
     nonempty,
@@ -56,6 +55,12 @@ from toolreplay.wires.turns import (
 )
 
 WIRE = "gemini"
+#: The host of the wire's public API: the issuer of an imported body's replies (design 17) unless the
+#: importer is told the URL the requests went to (``--issuer-url``).
+PUBLIC_HOST = "generativelanguage.googleapis.com"
+#: The top-level keys that hold the conversation, its system prompt and its tools; every other one is
+#: a request setting, kept as sent.
+CONVERSATION_KEYS = ("contents", "systemInstruction", "system_instruction", "tools")
 #: Google's documented stand-ins for a signature Gemini never made (its thought-signature guide).
 DUMMY_SIGNATURES = frozenset({"skip_thought_signature_validator", "context_engineering_is_the_way_to_go"})
 
@@ -240,7 +245,7 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """A Gemini ``generateContent`` body (or its ``contents`` list) as a stored history. Pure.
 
-    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not this wire's
+    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``.
     """
     contents, rest = split_body(body)
@@ -260,9 +265,10 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
         else:
             raise _fail(f"{where}.role is {role!r}; expected user or model")
     tools = parse_tools(rest.get("tools"))
-    issuer = public_issuer(WIRE, None)
+    issuer = body_issuer(WIRE, PUBLIC_HOST, None)
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer)  # fmt: skip
+                    issuer=issuer,
+                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
 
 
 __all__ = ["DUMMY_SIGNATURES", "WIRE", "parse_request", "parse_tools", "response_answer", "split_body"]

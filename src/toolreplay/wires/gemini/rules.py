@@ -17,7 +17,7 @@ from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case, signatu
 from toolreplay.wires.gemini.render import LIST_KEY
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 
 #: Gemini function names: a letter or ``_`` first; dots, colons and dashes allowed.

@@ -12,7 +12,7 @@ from toolreplay.wires._specs import listed, pydantic_message, schema_check
 from toolreplay.wires.gemini.rules import GEMINI_BODY_KEYS
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 #: The shipped schema file and the request type it describes.
 SHIPPED = ("gemini.json", "GenerateContentRequest")

@@ -24,6 +24,8 @@ def _stream_flag(body: dict[str, Any], stream: bool) -> None:
 
 WIRE = Wire(
     name=render.WIRE,
+    public_host=request.PUBLIC_HOST,
+    conversation_keys=request.CONVERSATION_KEYS,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,

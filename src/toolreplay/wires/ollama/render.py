@@ -16,8 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from toolreplay._replay import ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Part
+from toolreplay.model import Part
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -28,6 +27,7 @@ from toolreplay.wires.common import (
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.replayed import ReplayStep, TurnMessage, split_system, turn_steps
 
 WIRE = "ollama"
 #: The body key that holds the history (written here only; the wire's other modules import it).

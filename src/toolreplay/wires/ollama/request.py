@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay._errors import WireError
-from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Part, Reasoning, image_type, with_words
-from toolreplay._vessels import public_issuer
+from toolreplay.errors import WireError
+from toolreplay.model import History, Part, Reasoning, ToolSpec, with_words
+from toolreplay.wires.common import body_issuer, request_settings
+from toolreplay.wires.media import image_type
 from toolreplay.wires.request_common import (
     function_calls,
     listed,
@@ -40,6 +40,12 @@ from toolreplay.wires.turns import (
 )
 
 WIRE = "ollama"
+#: The host of the wire's public API: the issuer of an imported body's replies (design 17) unless the
+#: importer is told the URL the requests went to (``--issuer-url``).
+PUBLIC_HOST = "127.0.0.1"
+#: The top-level keys that hold the conversation, its system prompt and its tools; every other one is
+#: a request setting, kept as sent.
+CONVERSATION_KEYS = ("messages", "tools")
 
 
 def _fail(problem: str) -> WireError:
@@ -107,7 +113,7 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """An Ollama ``/api/chat`` body (or its ``messages`` list) as a stored history. Pure.
 
-    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not this wire's
+    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``.
     """
     msgs, rest = split_body(body)
@@ -116,9 +122,10 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     for _, where, msg in objects(msgs, "messages", _fail):
         events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools"))
-    issuer = public_issuer(WIRE, rest.get("model"))
+    issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer)  # fmt: skip
+                    issuer=issuer,
+                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
 
 
 __all__ = ["WIRE", "message_events", "parse_request", "parse_tools", "split_body"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay._steps import Piece, Reasoning, Text
+from toolreplay.model import Piece, Reasoning, Text
 from toolreplay.wires._parse import (
     count,
     ended_early,

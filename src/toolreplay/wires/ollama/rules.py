@@ -24,7 +24,7 @@ from toolreplay.wires.contract import Refused
 from toolreplay.wires.ollama.render import LIST_KEY
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 
 _OLLAMA_KEYS = frozenset({"role", "content", "thinking", "images", "tool_calls", "tool_name", "tool_call_id"})

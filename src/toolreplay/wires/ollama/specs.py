@@ -19,7 +19,7 @@ from toolreplay.wires.ollama.rules import (
 )
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 
 def _keys(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_key
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 from toolreplay.wires.openai_chat import detect, render, request, response, rules, specs
 
 
@@ -35,6 +35,9 @@ def _stream_flag(body: dict[str, Any], stream: bool) -> None:
 
 WIRE = Wire(
     name=render.WIRE,
+    public_host=request.PUBLIC_HOST,
+    conversation_keys=request.CONVERSATION_KEYS,
+    mid_system=True,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay._vessels import Vessel
+from toolreplay import Vessel
 from toolreplay.testing.answers import (
     ERROR_KINDS,
     Answer,

@@ -27,8 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay._replay import ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Part, data_url
+from toolreplay.model import Part
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -38,6 +37,8 @@ from toolreplay.wires.common import (
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.media import data_url
+from toolreplay.wires.replayed import ReplayStep, TurnMessage, split_system, turn_steps
 
 WIRE = "openai-chat"
 #: The body key that holds the history (written here only; the wire's other modules import it).

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay._errors import WireError
-from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Part, Reasoning, from_data_url, with_words
-from toolreplay._vessels import public_issuer
+from toolreplay.errors import WireError
+from toolreplay.model import History, Part, Reasoning, ToolSpec, with_words
+from toolreplay.wires.common import body_issuer, request_settings
+from toolreplay.wires.media import from_data_url
 from toolreplay.wires.openai_chat.response import thinking_text
 from toolreplay.wires.request_common import (
     function_calls,
@@ -49,6 +49,12 @@ from toolreplay.wires.turns import (
 )
 
 WIRE = "openai-chat"
+#: The host of the wire's public API: the issuer of an imported body's replies (design 17) unless the
+#: importer is told the URL the requests went to (``--issuer-url``).
+PUBLIC_HOST = "api.openai.com"
+#: The top-level keys that hold the conversation, its system prompt and its tools; every other one is
+#: a request setting, kept as sent.
+CONVERSATION_KEYS = ("messages", "tools", "functions")
 _REASONING_KEYS = ("reasoning_content", "reasoning")
 #: Content part types that carry text (``refusal`` is an assistant's text too).
 _TEXT_PARTS = {"text": "text", "refusal": "refusal", "input_text": "text", "output_text": "text"}
@@ -194,7 +200,7 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """A Chat request body (or its ``messages`` list) as a stored history. Pure.
 
-    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not Chat's shape;
+    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not Chat's shape;
     anything it cannot represent (image parts, broken arguments kept as text, orphan answers) is listed
     in the history's ``warnings``.
     """
@@ -204,9 +210,10 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     for _, where, msg in objects(msgs, "messages", _fail):
         events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools")) + parse_tools(rest.get("functions"))
-    issuer = public_issuer(WIRE, rest.get("model"))
+    issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer)  # fmt: skip
+                    issuer=issuer,
+                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
 
 
 __all__ = [

@@ -30,7 +30,7 @@ from toolreplay.wires.contract import Refused
 from toolreplay.wires.openai_chat.render import LIST_KEY
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 
 # OpenAI's own error texts.

@@ -19,6 +19,8 @@ def _endpoint(base: str, model: str, stream: bool) -> str:
 WIRE = Wire(
     sealed_reasoning=("store_false", "encrypted_content"),
     name=render.WIRE,
+    public_host=request.PUBLIC_HOST,
+    conversation_keys=request.CONVERSATION_KEYS,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,

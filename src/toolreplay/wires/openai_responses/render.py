@@ -30,8 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay._replay import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
-from toolreplay._steps import Part, Reasoning, Text, data_url
+from toolreplay.model import Part, Reasoning, Text
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -41,6 +40,8 @@ from toolreplay.wires.common import (
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.media import data_url
+from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 
 WIRE = "openai-responses"
 #: The body key that holds the history (written here only; the wire's other modules import it).

@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay._errors import WireError
-from toolreplay._history import History, ToolSpec
-from toolreplay._steps import Part, from_data_url, with_words
-from toolreplay._vessels import public_issuer
+from toolreplay.errors import WireError
+from toolreplay.model import History, Part, ToolSpec, with_words
+from toolreplay.wires.common import body_issuer, request_settings
+from toolreplay.wires.media import from_data_url
 from toolreplay.wires.openai_responses.response import said_item
 from toolreplay.wires.request_common import listed, nonempty, objects, read_tools, split_list
 from toolreplay.wires.turns import (
@@ -44,6 +44,12 @@ from toolreplay.wires.turns import (
 )
 
 WIRE = "openai-responses"
+#: The host of the wire's public API: the issuer of an imported body's replies (design 17) unless the
+#: importer is told the URL the requests went to (``--issuer-url``).
+PUBLIC_HOST = "api.openai.com"
+#: The top-level keys that hold the conversation, its system prompt and its tools; every other one is
+#: a request setting, kept as sent.
+CONVERSATION_KEYS = ("input", "instructions", "tools")
 _TEXT_PARTS = ("input_text", "output_text", "text", "refusal")
 _MEDIA = ("input_image", "input_file")
 _CALLS = ("function_call", "custom_tool_call")
@@ -213,7 +219,7 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     """A Responses request body (or its ``input``) as a stored history. Pure.
 
-    Raises :class:`~toolreplay._errors.WireError` naming the field for a body that is not this wire's
+    Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``.
     """
     items, rest = split_body(body)
@@ -228,9 +234,10 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     if rest.get("previous_response_id"):
         warnings.append("previous_response_id: the earlier turns kept server-side are not in this body")
     tools = parse_tools(rest.get("tools"))
-    issuer = public_issuer(WIRE, rest.get("model"))
+    issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     return assemble(reader.events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer)  # fmt: skip
+                    issuer=issuer,
+                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
 
 
 __all__ = ["WIRE", "parse_request", "parse_tools", "split_body"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay._steps import Piece, Reasoning, ServerTool, Text
+from toolreplay.model import Piece, Reasoning, ServerTool, Text
 from toolreplay.wires._parse import (
     count,
     detail_count,

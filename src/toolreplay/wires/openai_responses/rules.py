@@ -30,7 +30,7 @@ from toolreplay.wires.openai_chat.rules import too_long
 from toolreplay.wires.openai_responses.render import LIST_KEY, MAX_CALL_ID
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 
 # OpenAI's own error texts.

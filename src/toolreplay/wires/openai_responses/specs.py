@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.wires._specs import keys_check, listed, openapi_check, typed_check
 
 if TYPE_CHECKING:
-    from toolreplay._vessels import Vessel
+    from toolreplay import Vessel
 
 #: The shipped schema file and the request type it describes.
 SHIPPED = ("openai-responses.json", "CreateResponse")

@@ -1,0 +1,130 @@
+"""Deterministic JSON text and bytes.
+
+Everything toolreplay sends or derives ids from goes through these two functions, so the bytes are the
+same on every run and every machine: compact separators, non-ASCII kept as UTF-8, key order as built
+(dicts keep insertion order; the renderers build keys in a fixed order).
+
+orjson produces exactly the bytes of ``json.dumps(v, ensure_ascii=False, separators=(",", ":"))`` for the
+values we send (strings, ints within 64 bits, bools, None, lists, dicts with string keys, floats whose
+repr has no exponent); a test checks that. Values orjson refuses (integers beyond 64 bits, non-string
+keys) go through the standard library. Floats in exponent form are spelled ``1e16`` (orjson), not
+``1e+16``: still one fixed spelling, so the bytes stay stable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+import orjson
+
+_STD = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode(body: Any) -> bytes:
+    """The exact bytes sent for a request body (compact, UTF-8, key order as built)."""
+    try:
+        return orjson.dumps(body)
+    except (TypeError, orjson.JSONEncodeError):
+        return _STD.encode(body).encode("utf-8")
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON text of ``value`` (the text form of :func:`encode`)."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        return _STD.encode(value)
+
+
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+#: Deeper JSON is refused: nothing toolreplay reads is legitimately nested that far, and deeper values
+#: would overflow the recursion of the readers and writers that walk them (orjson writes at most 254).
+MAX_DEPTH = 200
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def _check_depth(raw: bytes) -> None:
+    """ValueError when ``raw`` nests arrays and objects deeper than :data:`MAX_DEPTH` (strings skipped)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return  # too few brackets to be that deep: no scan
+    depth = 0
+    for m in _TOKENS.finditer(raw):
+        c = m.group()
+        if c in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError(f"JSON nested more than {MAX_DEPTH} levels deep")
+        elif c in (b"]", b"}"):
+            depth -= 1
+
+
+def scrub(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (and keys) replaced by U+FFFD.
+
+    JSON may spell half a surrogate pair (``"\\ud800"``); Python reads it into a string that cannot be
+    printed, stored or encoded as UTF-8. Valid pairs are joined by the reader before this runs.
+    """
+    if isinstance(value, str):
+        return _LONE.sub(REPLACEMENT, value)
+    if isinstance(value, list):
+        return [scrub(v) for v in value]
+    if isinstance(value, dict):
+        return {scrub(k): scrub(v) for k, v in value.items()}
+    return value
+
+
+def parse(text: str | bytes, **kwargs: Any) -> Any:
+    """The standard library's reader within toolreplay's limits: :data:`MAX_DEPTH`, numbers of at most
+    4,300 digits, lone surrogates replaced (:func:`scrub`). Each limit is a one-line ValueError;
+    ``kwargs`` go to :func:`json.loads` (``parse_constant``); a syntax error is its JSONDecodeError."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    _check_depth(raw)
+    try:
+        value = json.loads(raw, **kwargs)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise ValueError(f"JSON nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:
+        if "digits" in str(exc):  # Python's int-size guard: "Exceeds the limit (4300 digits) ..."
+            raise ValueError(f"a number with more than {sys.get_int_max_str_digits()} digits") from None
+        raise
+    return scrub(value) if _SURROGATE_ESCAPE.search(raw) else value
+
+
+def loads(data: str | bytes) -> Any:
+    """Parse JSON text exactly: orjson, except where it would lose precision; within :func:`parse`'s limits.
+
+    orjson reads integers beyond 64 bits as floats (silently), so text holding a run of 19 or more digits
+    goes through the standard library, which keeps every integer exact. Text orjson refuses (e.g. NaN,
+    a lone surrogate) goes there too.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if _LONG_DIGITS.search(raw) is None:
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            _check_depth(raw)
+            return value
+    return parse(raw)
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """The length of the longest common prefix of two encoded bodies (or any byte strings)."""
+    lo, hi = 0, min(len(a), len(b))
+    # Binary search on slice equality: memcmp speed even for multi-megabyte bodies.
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
