@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -208,6 +208,46 @@ def _calls_of(
     return calls
 
 
+#: The keys a message of the file format may hold: a Message's fields, spelled as in the file. Any other
+#: key is warned about by name; one that holds calls refuses the file, whose calls would be lost.
+_MESSAGE_KEYS: frozenset[str] = frozenset(f.name for f in fields(Message))
+#: Keys that mark an object as a call or its answer, in any shape a log may hold one.
+_CALL_MARKS = frozenset(
+    {"tool_name", "tool_input", "input", "arguments", "args", "answer", "function", "tool_use_id",
+     "call_id", "functionCall", "function_call", "functionResponse", "toolUse", "tool_call"}
+)  # fmt: skip
+
+
+def _holds_calls(key: str, value: Any) -> bool:
+    """Whether an unknown key's value looks like a reply's calls: objects in a call's shape (``"calls":
+    [{"name", "input", "answer"}]``, as ``toolreplay replay`` prints them), or a list of objects under a
+    key named for calls (a misspelled ``"tooluses"``)."""
+    items = [value] if isinstance(value, Mapping) else value
+    objects = [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+    if any(_CALL_MARKS.intersection(o) or o.get("type") in ("tool_use", "tool_result") for o in objects):
+        return True
+    spelled = "".join(c for c in key.lower() if c.isalpha())
+    return bool(objects) and isinstance(value, list) and ("call" in spelled or "tooluse" in spelled)
+
+
+def _unknown_keys(
+    d: Mapping[str, Any], where: str, err: Callable[[str, str], HistoryError], warnings: list[str]
+) -> None:
+    """A warning per key the format does not know; a HistoryError for one holding calls (they would be
+    dropped: such a file imported as "0 calls")."""
+    for key in d:
+        if key in _MESSAGE_KEYS:
+            continue
+        name = shown(str(key))
+        if _holds_calls(str(key), d[key]):
+            raise err(
+                "an unknown key holding calls (a reply's calls go in 'tool_uses'); "
+                "the file is refused, nothing of it stored",
+                name,
+            )
+        warnings.append(f"{where}: unknown key {name!r} ignored")
+
+
 def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnings: list[str]) -> Message:
     if not isinstance(raw, Mapping):
         raise HistoryError(f"not an object ({type(raw).__name__})", source=source, index=index)
@@ -225,7 +265,9 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         text = ""
     if not isinstance(text, str):
         raise err(f"must be a string, not {type(text).__name__}", "text")
-    calls = _calls_of(d, role, f"{source}: message {index} (id {shown(mid)})", err, warnings)
+    where = f"{source}: message {index} (id {shown(mid)})"
+    _unknown_keys(d, where, err, warnings)
+    calls = _calls_of(d, role, where, err, warnings)
     status = d.get("status", "complete")
     if not isinstance(status, str) or status not in STATUSES:
         raise err(f"{status!r} is not one of complete, interrupted, in_progress", "status")
