@@ -48,6 +48,7 @@ from toolreplay._tool_uses import (
     RESULT,
     ToolCall,
     _refuse_constant,
+    holds_calls,
     normalize_tool_uses,
     pair_tool_uses,
     shown,
@@ -211,23 +212,6 @@ def _calls_of(
 #: The keys a message of the file format may hold: a Message's fields, spelled as in the file. Any other
 #: key is warned about by name; one that holds calls refuses the file, whose calls would be lost.
 _MESSAGE_KEYS: frozenset[str] = frozenset(f.name for f in fields(Message))
-#: Keys that mark an object as a call or its answer, in any shape a log may hold one.
-_CALL_MARKS = frozenset(
-    {"tool_name", "tool_input", "input", "arguments", "args", "answer", "function", "tool_use_id",
-     "call_id", "functionCall", "function_call", "functionResponse", "toolUse", "tool_call"}
-)  # fmt: skip
-
-
-def _holds_calls(key: str, value: Any) -> bool:
-    """Whether an unknown key's value looks like a reply's calls: objects in a call's shape (``"calls":
-    [{"name", "input", "answer"}]``, as ``toolreplay replay`` prints them), or a list of objects under a
-    key named for calls (a misspelled ``"tooluses"``)."""
-    items = [value] if isinstance(value, Mapping) else value
-    objects = [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
-    if any(_CALL_MARKS.intersection(o) or o.get("type") in ("tool_use", "tool_result") for o in objects):
-        return True
-    spelled = "".join(c for c in key.lower() if c.isalpha())
-    return bool(objects) and isinstance(value, list) and ("call" in spelled or "tooluse" in spelled)
 
 
 def _unknown_keys(
@@ -239,7 +223,7 @@ def _unknown_keys(
         if key in _MESSAGE_KEYS:
             continue
         name = shown(str(key))
-        if _holds_calls(str(key), d[key]):
+        if holds_calls(str(key), d[key]):
             raise err(
                 "an unknown key holding calls (a reply's calls go in 'tool_uses'); "
                 "the file is refused, nothing of it stored",
@@ -340,7 +324,8 @@ def history_from_dict(
 
 def _read_jsonl(text: str, source: str) -> list[Any]:
     out: list[Any] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    # Split at line feeds only: U+2028 and the other breaks str.splitlines knows may stand inside a string.
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -374,17 +359,19 @@ def load_history(
         if not stripped:
             raise HistoryError("the file is empty", source=source)
         data: Any
+        lines = stripped.startswith("{") and "\n" in stripped.strip()  # maybe JSON Lines
         try:
             data = jsonenc.parse(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
-            if stripped.startswith("{") and "\n" in stripped.strip():
-                data = _read_jsonl(text, source)
-            else:
+            if not lines:
                 raise HistoryError(
                     f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", source=source
                 ) from None
+            data = _read_jsonl(text, source)
         except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
-            raise HistoryError(f"not JSON ({exc})", source=source) from None
+            if not lines:
+                raise HistoryError(f"not JSON ({exc})", source=source) from None
+            data = _read_jsonl(text, source)  # names the line past a limit
         if isinstance(data, dict) and "messages" not in data and "role" in data:
             data = [data]  # JSON Lines holding a single message
         if not isinstance(data, (dict, list)):
