@@ -6,9 +6,10 @@ uses when ``--vessel`` is left out. ``toolreplay default NAME`` writes that one 
 of the file (comments included) as it was.
 
 Keys live in ``keys.json`` beside it, one entry per key variable (``{"MOONSHOT_API_KEY": "sk-..."}``),
-readable and writable only by the user (mode 0600, written whole and renamed into place). A key variable
-set in the environment wins over the file. Either way the key goes through the same resolution
-(:func:`toolreplay._transport.request.resolve_key`), so it is sent only where that allows.
+readable and writable only by the user (mode 0600). Both files are rewritten under a lock, whole, and
+renamed into place (:mod:`toolreplay._files`), so commands run in parallel never lose each other's
+change. A key variable set in the environment wins over the file. Either way the key goes through the
+same resolution (:func:`toolreplay._transport.request.resolve_key`), so it is sent only where that allows.
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from toolreplay._errors import ConfigError
+from toolreplay._files import locked, real_path, replace_text
 
 _DEFAULT_LINE = re.compile(r"^\s*default_vessel\s*=.*$", re.M)
 
@@ -61,12 +64,18 @@ def set_default_vessel(name: str) -> Path:
     """Write ``default_vessel = "NAME"`` into the configuration file (the line replaced, or added first)."""
     path = _config_file()
     line = f"default_vessel = {json.dumps(name)}"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    # Replaced in place, else added first: a top-level key must come before the first [table].
-    text = _DEFAULT_LINE.sub(line, text, count=1) if _DEFAULT_LINE.search(text) else f"{line}\n{text}"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tomllib.loads(text)  # never leave a file the next command cannot read
-    path.write_text(text, encoding="utf-8")
+    real = real_path(path)
+    try:
+        with locked(real):
+            text = real.read_text(encoding="utf-8") if real.exists() else ""
+            # Replaced in place, else added first: a top-level key must come before the first [table].
+            text = _DEFAULT_LINE.sub(line, text, count=1) if _DEFAULT_LINE.search(text) else f"{line}\n{text}"
+            tomllib.loads(text)  # never leave a file the next command cannot read
+            # Renamed into place whole: `keys set` and every other command read this file meanwhile.
+            mode = stat.S_IMODE(real.stat().st_mode) if real.exists() else 0o644
+            replace_text(real, text, mode)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the configuration file ({exc.strerror or exc})") from None
     return path
 
 
@@ -111,19 +120,18 @@ def key_for(key_env: str) -> str:
 
 
 def store_key(key_env: str, value: str) -> Path:
-    """Save ``value`` for ``key_env`` in the keys file, readable only by the user."""
+    """Save ``value`` for ``key_env`` in the keys file, readable only by the user.
+
+    Under the file's lock from the read to the rename: two `keys set` at once each keep the other's key.
+    """
     path = keys_path()
-    keys = stored_keys()
-    keys[key_env] = value
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    # Created 0600 from the start: a key must never sit in a file others can read, even for a moment.
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(keys, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-    os.chmod(tmp, 0o600)  # O_CREAT's mode applies only to a new file
-    os.replace(tmp, path)
+    try:
+        with locked(real_path(path)):
+            keys = stored_keys()
+            keys[key_env] = value
+            replace_text(real_path(path), json.dumps(keys, indent=2, sort_keys=True) + "\n", 0o600)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot write the keys file ({exc.strerror or exc})") from None
     return path
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import fields
 from pathlib import Path
 from typing import Any, cast
 
@@ -47,6 +48,7 @@ from toolreplay._steps_codec import (
 from toolreplay._tool_uses import (
     RESULT,
     _refuse_constant,
+    holds_calls,
     normalize_tool_uses,
     pair_tool_uses,
     shown,
@@ -153,6 +155,29 @@ def _calls_of(
     return calls
 
 
+#: The keys a message of the file format may hold: a Message's fields, spelled as in the file. Any other
+#: key is warned about by name; one that holds calls refuses the file, whose calls would be lost.
+_MESSAGE_KEYS: frozenset[str] = frozenset(f.name for f in fields(Message))
+
+
+def _unknown_keys(
+    d: Mapping[str, Any], where: str, err: Callable[[str, str], HistoryError], warnings: list[str]
+) -> None:
+    """A warning per key the format does not know; a HistoryError for one holding calls (they would be
+    dropped: such a file imported as "0 calls")."""
+    for key in d:
+        if key in _MESSAGE_KEYS:
+            continue
+        name = shown(str(key))
+        if holds_calls(str(key), d[key]):
+            raise err(
+                "an unknown key holding calls (a reply's calls go in 'tool_uses'); "
+                "the file is refused, nothing of it stored",
+                name,
+            )
+        warnings.append(f"{where}: unknown key {name!r} ignored")
+
+
 def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnings: list[str]) -> Message:
     if not isinstance(raw, Mapping):
         raise HistoryError(f"not an object ({type(raw).__name__})", source=source, index=index)
@@ -170,7 +195,9 @@ def _message_from_dict(raw: Any, index: int, source: str, seen: set[str], warnin
         text = ""
     if not isinstance(text, str):
         raise err(f"must be a string, not {type(text).__name__}", "text")
-    calls = _calls_of(d, role, f"{source}: message {index} (id {shown(mid)})", err, warnings)
+    where = f"{source}: message {index} (id {shown(mid)})"
+    _unknown_keys(d, where, err, warnings)
+    calls = _calls_of(d, role, where, err, warnings)
     status = d.get("status", "complete")
     if not isinstance(status, str) or status not in STATUSES:
         raise err(f"{status!r} is not one of complete, interrupted, in_progress", "status")
@@ -272,7 +299,8 @@ def history_from_dict(
 
 def _read_jsonl(text: str, source: str) -> list[Any]:
     out: list[Any] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    # Split at line feeds only: U+2028 and the other breaks str.splitlines knows may stand inside a string.
+    for n, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -306,17 +334,19 @@ def load_history(
         if not stripped:
             raise HistoryError("the file is empty", source=source)
         data: Any
+        lines = stripped.startswith("{") and "\n" in stripped.strip()  # maybe JSON Lines
         try:
             data = jsonenc.parse(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
-            if stripped.startswith("{") and "\n" in stripped.strip():
-                data = _read_jsonl(text, source)
-            else:
+            if not lines:
                 raise HistoryError(
                     f"not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})", source=source
                 ) from None
+            data = _read_jsonl(text, source)
         except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
-            raise HistoryError(f"not JSON ({exc})", source=source) from None
+            if not lines:
+                raise HistoryError(f"not JSON ({exc})", source=source) from None
+            data = _read_jsonl(text, source)  # names the line past a limit
         if isinstance(data, dict) and "messages" not in data and "role" in data:
             data = [data]  # JSON Lines holding a single message
         if not isinstance(data, (dict, list)):

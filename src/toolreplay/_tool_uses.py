@@ -182,6 +182,25 @@ def normalize_tool_uses(raw: Any, *, field_name: str = "tool_uses") -> list[dict
     return out
 
 
+#: Keys that mark an object as a call or its answer, in any shape a log may hold one.
+_CALL_MARKS = frozenset(
+    {"tool_name", "tool_input", "input", "arguments", "args", "answer", "function", "tool_use_id",
+     "call_id", "functionCall", "function_call", "functionResponse", "toolUse", "tool_call"}
+)  # fmt: skip
+
+
+def holds_calls(key: str, value: Any) -> bool:
+    """Whether the value of a message key the file format does not know looks like a reply's calls:
+    objects in a call's shape (``"calls": [{"name", "input", "answer"}]``, as ``toolreplay replay`` prints
+    them), or a list of objects under a key named for calls (a misspelled ``"tooluses"``)."""
+    items = [value] if isinstance(value, Mapping) else value
+    objects = [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+    if any(_CALL_MARKS.intersection(o) or o.get("type") in ("tool_use", "tool_result") for o in objects):
+        return True
+    spelled = "".join(c for c in key.lower() if c.isalpha())
+    return bool(objects) and isinstance(value, list) and ("call" in spelled or "tooluse" in spelled)
+
+
 def _by_id(
     ids: Sequence[str | None], closed: Sequence[bool], ref: Any, where: str, warnings: list[str]
 ) -> int | None:

@@ -59,9 +59,27 @@ def _check_depth(raw: bytes) -> None:
         if c in (b"[", b"{"):
             depth += 1
             if depth > MAX_DEPTH:
+                _syntax_error_before(raw, m.start())
                 raise ValueError(f"JSON nested more than {MAX_DEPTH} levels deep")
         elif c in (b"]", b"}"):
             depth -= 1
+
+
+def _syntax_error_before(raw: bytes, at: int) -> None:
+    """Raise the reader's own JSONDecodeError when ``raw`` is broken before byte ``at``.
+
+    The depth count sees brackets, not syntax: braces that are never closed (a line cut short and written
+    again and again, ``{"type":"user"{"type":"user"...``) count as depth, but what is wrong is the syntax,
+    and saying "nested too deep" sent people looking for a nesting that is not there. Only a refused text
+    pays for this parse; a real nesting stops the reader's recursion at its own limit (RecursionError).
+    """
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as exc:
+        if exc.pos < len(raw[:at].decode("utf-8", "replace")):
+            raise
+    except (RecursionError, ValueError):
+        pass
 
 
 def scrub(value: Any) -> Any:

@@ -27,7 +27,8 @@ dropping content. No wire is detected for a file with a message key it would dro
 Every importer reports what it could not represent instead of dropping it (``warnings``), keeps
 ``created_at`` as given (never invented, design 6), and stores one transaction per conversation (the
 store's ``import_history``: idempotent, a conflicting message refused with nothing of that conversation
-written). A JSON Lines file with a broken line imports its complete lines and reports the broken one.
+written). A JSON Lines file with a bad line (cut short, not UTF-8, nested too deep) imports its other
+lines and names the bad one by its number.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Reading an input file once, whatever it holds: a JSON document, JSON Lines, or an SQLite database.
 
 A JSON Lines file whose last line was cut short (a log still being written, a copy interrupted) still
-imports: the complete lines are records, each broken line is reported with its number and why it is not
-JSON. A file that is neither is kept as ``text`` with the reason, so every format can say why it does not
-read it.
+imports: the complete lines are records, each bad line (cut short, broken, not UTF-8, past a limit of
+the reader such as 200 levels of nesting) is reported with its number and what is wrong with it. A file
+that is neither is kept as ``text`` with the reason, so every format can say why it does not read it.
 """
 
 from __future__ import annotations
@@ -85,38 +85,71 @@ def read_document(path: str | Path) -> Document:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return Document(p, "text", error=f"not UTF-8 text (byte {exc.start})")
+        # One line that is not UTF-8 (a stray byte in a log) costs that line, not the whole file.
+        return _read_lines(p, _byte_lines(data), f"not UTF-8 text (byte {exc.start})")
     if not text.strip():
         return Document(p, "text", error="the file is empty")
     try:
         return Document(p, "json", (Record(jsonenc.parse(text, parse_constant=_refuse_constant)),))
     except json.JSONDecodeError as whole:
-        return _read_lines(p, text, whole)
+        return _read_lines(p, _text_lines(text), f"not JSON ({_json_error(whole)})")
+    except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits: maybe one line's
+        return _read_lines(p, _text_lines(text), f"not JSON ({exc})")
+
+
+#: A line's number and its text (None: the line is not UTF-8, the reason beside it).
+_Line = tuple[int, str | None, str]
+
+
+def _text_lines(text: str) -> list[_Line]:
+    """The lines of ``text``, split at line feeds only: U+2028 and the other breaks ``str.splitlines``
+    knows may stand inside a JSON string, and splitting there broke a good line in two."""
+    return [(n, line.removesuffix("\r"), "") for n, line in enumerate(text.split("\n"), 1)]
+
+
+def _byte_lines(data: bytes) -> list[_Line]:
+    out: list[_Line] = []
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            out.append((n, raw.removesuffix(b"\r").decode("utf-8-sig" if n == 1 else "utf-8"), ""))
+        except UnicodeDecodeError as exc:
+            out.append((n, None, f"not UTF-8 text (byte {exc.start})"))
+    return out
+
+
+def _parse_line(line: str) -> tuple[Any, str | None]:
+    """One JSON Lines line's value, or None and why it is not a record."""
+    try:
+        value = jsonenc.parse(line, parse_constant=_refuse_constant)
+    except json.JSONDecodeError as exc:
+        if exc.pos >= len(line.rstrip()):  # the text ran out: a line cut short (a log still written)
+            return (
+                None,
+                f"not complete JSON (the line ends before its value does: {exc.msg} at column {exc.colno})",
+            )
+        return None, f"not complete JSON ({exc.msg} at column {exc.colno})"
     except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
-        return Document(p, "text", error=f"not JSON ({exc})")
+        return None, str(exc)
+    if not isinstance(value, (dict, list)):
+        return None, f"a JSON {type(value).__name__}, not an object or a list"
+    return value, None
 
 
-def _read_lines(p: Path, text: str, whole: json.JSONDecodeError) -> Document:
+def _read_lines(p: Path, lines: list[_Line], whole: str) -> Document:
+    """``p`` as JSON Lines, each bad line kept with why; ``whole`` is why it is not one JSON document."""
     records: list[Record] = []
     broken: list[tuple[int, str]] = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
+    for n, line, why in lines:
+        if line is not None and not line.strip():
             continue
-        try:
-            value = jsonenc.parse(line, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            broken.append((n, f"{exc.msg} at column {exc.colno}"))
-            continue
-        except ValueError as exc:  # NaN, nesting or digits beyond the reader's limits
-            broken.append((n, str(exc)))
-            continue
-        if not isinstance(value, (dict, list)):
-            broken.append((n, f"a JSON {type(value).__name__}, not an object or a list"))
-            continue
-        records.append(Record(value, n))
+        value, problem = (None, why) if line is None else _parse_line(line)
+        if problem is None:
+            records.append(Record(value, n))
+        else:
+            broken.append((n, problem))
     # JSON Lines when the first line is a complete value; otherwise it is one JSON document that is broken
     if not records or (broken and broken[0][0] < (records[0].line or 0)):
-        return Document(p, "text", error=f"not JSON ({_json_error(whole)})")
+        return Document(p, "text", error=whole)
     return Document(p, "jsonl", tuple(records), tuple(broken))
 
 
@@ -174,8 +207,8 @@ def pick(
 
 
 def broken_warnings(doc: Document) -> list[str]:
-    """One warning per JSON Lines line that is not complete JSON (the complete lines were read)."""
-    return [f"{doc.source} line {n}: not complete JSON ({why}); skipped" for n, why in doc.broken]
+    """One warning per JSON Lines line that could not be read, naming it and why (the others were read)."""
+    return [f"{doc.source} line {n}: {why}; skipped" for n, why in doc.broken]
 
 
 __all__ = [

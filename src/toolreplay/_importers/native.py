@@ -17,6 +17,12 @@ from toolreplay._importers._source import Document, Format, Reading, broken_warn
 NAME = "toolreplay"
 
 
+def _own_parts(parts: Any) -> bool:
+    """Whether a message's ``parts`` are this format's (a user's content in order, each entry with its
+    ``kind``), not a Gemini message's (``{"text"}``, ``{"functionCall"}``...)."""
+    return isinstance(parts, list) and all(isinstance(p, Mapping) and "kind" in p for p in parts)
+
+
 def _why_not_messages(msgs: Any, where: str) -> str | None:
     if not isinstance(msgs, list):
         return f"{where} is {kind_of(msgs)}, not a list of messages"
@@ -30,7 +36,7 @@ def _why_not_messages(msgs: Any, where: str) -> str | None:
         if not isinstance(md.get("role"), str) or md.get("role") not in ROLES:
             return f"{at}.role is {md.get('role')!r}, not user, assistant or system"
         for wire_key in ("content", "parts", "tool_calls"):
-            if wire_key in md:
+            if wire_key in md and not (wire_key == "parts" and _own_parts(md["parts"])):
                 return (
                     f"{at} has {wire_key!r} (a provider's message shape; this format has 'text', 'tool_uses')"
                 )

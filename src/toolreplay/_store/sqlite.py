@@ -28,6 +28,9 @@ from toolreplay._store.core import Dialect, Queries, SQLStore, Tx, now, surrogat
 
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 30_000
+#: Less room than this left beside a database whose write failed is a full disk (SQLite needs a few pages
+#: of WAL and 32 KB of shared memory even to read).
+FULL_BELOW = 1 << 20
 DIALECT = Dialect("sqlite", placeholder="?", row_locks=False)
 QUERIES = Queries.of(DIALECT)
 
@@ -51,9 +54,45 @@ def _write_access_problem(path: Path) -> str | None:
     return None
 
 
+def _free_bytes(path: str) -> int | None:
+    """The room left to an unprivileged writer on the filesystem of ``path``'s folder (None: unknown)."""
+    if path == ":memory:":
+        return None
+    try:
+        st = os.statvfs(Path(path).parent)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def _out_of_room(path: str, exc: sqlite3.Error) -> str | None:
+    """What to say when ``exc`` is a write that found no room, None when it is something else.
+
+    SQLite says "database or disk is full" (SQLITE_FULL) when a write finds no room, and "disk I/O error"
+    when it cannot even grow its shared-memory file on a full disk: read as "not a usable SQLite database",
+    that looked like a corrupt store. Either way the transaction is rolled back (by SQLite, or by
+    :meth:`SQLiteStore.transact`) and the committed ones are whole.
+    """
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+    if code not in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR):
+        return None
+    free = _free_bytes(path)
+    if free is not None and free < FULL_BELOW:
+        why = f"the disk is full (no room left in {Path(path).parent})"
+    elif code == sqlite3.SQLITE_FULL:
+        why = f"no room to write ({exc}: a disk quota, or the database's size limit)"
+    else:
+        return None
+    return f"{why}; nothing already stored was lost: free some space and run the command again"
+
+
 def _open_problem(path: str, exc: sqlite3.Error) -> StoreError:
-    """One line for a database that cannot be opened: read-only, unwritable directory, or not SQLite."""
+    """One line for a database that cannot be opened: no room, read-only, unwritable directory, not SQLite."""
     text = str(exc)
+    full = _out_of_room(path, exc)
+    if full is not None:
+        made = Path(path).exists() and Path(path).stat().st_size > 0
+        return StoreError(f"{path}: cannot {'open' if made else 'create'} the database: {full}")
     if "readonly" in text or "unable to open" in text:
         why = _write_access_problem(Path(path)) or text
         if not Path(path).exists():
@@ -143,15 +182,18 @@ class SQLiteStore(SQLStore):
             try:
                 c.execute("BEGIN" if read else "BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
+                full = _out_of_room(self.path, exc)
                 raise StoreError(
-                    f"{self.path}: cannot start a {'read' if read else 'write'} ({exc})"
+                    f"{self.path}: cannot start a {'read' if read else 'write'}"
+                    + (f": {full}" if full else f" ({exc})")
                 ) from None
             try:
                 result = fn(c)
                 c.execute("COMMIT")
             except sqlite3.Error as exc:
                 self._rollback()
-                raise StoreError(f"{self.path}: {what} ({exc})") from None
+                full = _out_of_room(self.path, exc)
+                raise StoreError(f"{self.path}: {what}" + (f": {full}" if full else f" ({exc})")) from None
             except UnicodeEncodeError as exc:
                 self._rollback()
                 raise surrogate_error(self.path, exc) from None
