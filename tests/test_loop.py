@@ -233,6 +233,19 @@ def test_an_error_on_the_first_request_leaves_nothing_behind(store: SQLiteStore)
     "error",
     [
         ServerError("kimi: HTTP 500: down", status=500),
+        BadRequestError("kimi: HTTP 302: (empty body)", status=302),
+    ],
+)
+def test_an_error_status_on_the_first_request_leaves_nothing(store: SQLiteStore, error: Exception) -> None:
+    """A 5xx after its retries and a redirect (never followed) are the provider not answering (design 28)."""
+    with pytest.raises(type(error)):
+        turn(store, Scripted(error), "Hello")
+    assert not store.exists("c1")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
         ProviderTimeout("kimi: the turn took longer than 1 s"),
         ResponseFormatError("kimi: the answer is not JSON"),
     ],

@@ -87,8 +87,8 @@ def turn(
     TEXT is the user's message (- or left out with stdin piped: read from stdin); with --attach it may be
     left out, the files then the whole message. It, its files and the reply are stored; calls are run and
     recorded as they happen. A turn that fails before the provider answered anything (no connection, a
-    refused key, a 4xx) leaves nothing stored; one that fails later leaves its reply marked interrupted
-    (the error says which).
+    refused key, a redirect, a 4xx, a 5xx after its retries) leaves nothing stored; one that fails later
+    leaves its reply marked interrupted, with the words already shown (the error says which).
 
     \b
     Examples:

@@ -325,15 +325,16 @@ class Recorder:
 
     def sent_nothing(self, error: BaseException) -> bool:
         """The turn failed before the provider answered anything and before any call: no connection, a
-        refused key or host, a 4xx (design 28). A timeout, a 5xx or an answer that could not be read
-        may have been worked on (and billed): those keep the interrupted reply."""
+        refused key or host, a redirect (never followed), a 4xx, a 5xx after its retries (design 28):
+        an error status is the provider saying it did not answer. A timeout or an answer that could not
+        be read may have been worked on (and billed): those keep the interrupted reply."""
         if self.heard or self.calls or self.texts or self.steps > 1:
             return False
         if isinstance(error, (ConnectionFault, ConfigError)):
             return True
         if isinstance(error, ResponseFormatError) or not isinstance(error, ProviderError):
             return False
-        return error.status is not None and 400 <= error.status < 500
+        return error.status is not None and 300 <= error.status < 600
 
     def discard(self) -> None:
         """Remove what :meth:`start` stored, and the conversation when this turn made it and nothing else
