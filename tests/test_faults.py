@@ -23,6 +23,7 @@ sample of cases when TOOLREPLAY_TEST_PG is set.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -325,12 +326,33 @@ def test_broken_json_arguments_are_stored_raw_and_answered_with_an_error(
         (call,) = store.load(cid).messages[1].tool_uses
         assert call.name == "work" and call.is_error and call.answer is not None
         assert isinstance(call.input, str) and call.input.startswith('{"n": 1')  # the raw text, kept
-        assert "not a JSON object" in call.answer
+        assert "not valid JSON" in call.answer
         continuation = d.requests[1].body
         assert rule_problems(vessel, continuation) == []  # replayed validly, whatever the wire
         d.script(Text("ok"))
         bench.turn(store, cid, "Again.", vessel, stream)
         assert rule_problems(vessel, d.requests[-1].body) == []
+
+
+@pytest.mark.parametrize("vessel", VESSELS)
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+@pytest.mark.parametrize("raw", ['{"n": 1e999}', '{"n": [NaN]}', '{"n": -Infinity}'])
+def test_a_number_json_cannot_represent_is_kept_as_sent_and_not_run(
+    bench: Bench, vessel: str, stream: bool, raw: str, request: pytest.FixtureRequest
+) -> None:
+    """Read as inf or nan, the input would be stored as null and run as inf (issue 27, item 10)."""
+    cid = conversation_id(request)
+    d = bench.double
+    d.script(BrokenArgs("work", raw=raw), Text("I will send a finite number."))
+    with open_store(bench.url) as store:  # type: ignore[attr-defined]
+        result, _ = bench.turn(store, cid, "Do the work.", vessel, stream)
+        assert result.stopped == "answer" and bench.executed == []  # never run
+        (call,) = store.load(cid).messages[1].tool_uses
+        assert call.input == raw and call.is_error  # the model's text, as it sent it
+        assert call.answer is not None and "cannot represent" in call.answer
+        continuation = d.requests[1].body
+        assert "cannot represent" in json.dumps(continuation)  # the model is told why
+        assert rule_problems(vessel, continuation) == []
 
 
 # PostgreSQL: a sample of the cases against one database for the module (one conversation per case).

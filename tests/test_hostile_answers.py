@@ -141,3 +141,20 @@ def test_a_conversation_id_that_is_not_text_is_one_line(tmp_path: Path) -> None:
         r = _run(*args)
         _one_line_error(r)
         assert "UTF-8" in r.stderr
+
+
+@pytest.mark.parametrize("number", ["1e999", "-1e999", "NaN", "Infinity"])
+def test_a_non_finite_number_in_an_object_of_arguments_is_not_run(number: str) -> None:
+    """Anthropic and Gemini carry arguments as an object in the body: read, 1e999 is inf, and stored
+    or sent it would be null. Kept as text (NaN/Infinity spell it), with an error for the model."""
+    from toolreplay.wires import get_wire
+    from toolreplay.wires._parse import NOT_FINITE
+
+    body = (
+        '{"id":"m","type":"message","role":"assistant","model":"x","stop_reason":"tool_use","content":'
+        '[{"type":"tool_use","id":"t1","name":"work","input":{"n":' + number + ',"k":"v"}}]}'
+    )
+    (call,) = get_wire("anthropic").parse_response(jsonenc.loads(body)).calls
+    assert call.input_error == NOT_FINITE
+    assert isinstance(call.input, str) and call.input.startswith('{"n":') and '"k":"v"' in call.input
+    assert "null" not in call.input

@@ -178,7 +178,7 @@ def test_broken_arguments_are_recorded_and_answered_with_an_error(store: SQLiteS
     res = turn(store, t, "Close #1.")
     call = store.load("c1").messages[1].tool_uses[0]
     assert call.input == '{"action": "close", "id": 1' and call.is_error
-    assert call.answer is not None and "not a JSON object (unterminated)" in call.answer
+    assert call.answer is not None and "cannot be used (unterminated)" in call.answer
     assert board_of(store).get(1).status == "open"  # type: ignore[union-attr]
     assert res.reply.status == "complete"
     # replayed as an input excerpt, never as broken JSON

@@ -120,7 +120,7 @@ def test_unknown_tool_broken_arguments_and_non_object_input(store: SQLiteStore) 
     assert unknown.answer == "error: there is no tool named 'weather'; tools: coop"
     broken = call(reg, "coop", '{"action": "add", "text": "x', input_error="unterminated string")
     assert broken.is_error and not broken.executed
-    assert "not a JSON object (unterminated string)" in broken.answer
+    assert "cannot be used (unterminated string)" in broken.answer
     assert board_of(store).todos(None) == []  # never executed
     listy = call(reg, "coop", ["add"])
     assert listy.is_error and not listy.executed and "not list" in listy.answer

@@ -14,6 +14,7 @@ keys) go through the standard library. Floats in exponent form are spelled ``1e1
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from typing import Any
@@ -133,6 +134,26 @@ def loads(data: str | bytes) -> Any:
             _check_depth(raw)
             return value
     return parse(raw)
+
+
+def finite(value: Any) -> bool:
+    """False when ``value`` holds a float JSON cannot carry: NaN or an infinity (``1e999`` reads as one).
+
+    Such a number would be written out as ``null`` (orjson, the store): a value holding one cannot be
+    stored, sent or run as it was given."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(finite(v) for v in value)
+    if isinstance(value, dict):
+        return all(finite(v) for v in value.values())
+    return True
+
+
+def loose_text(value: Any) -> str:
+    """Compact JSON text of ``value`` with NaN and infinities spelled ``NaN``, ``Infinity`` (not JSON: for
+    keeping a value :func:`finite` refused as the text it was, never for sending)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=True)
 
 
 def common_prefix(a: bytes, b: bytes) -> int:

@@ -14,7 +14,8 @@ The registry also answers the calls it must not run:
 
 * dry run (``dry=True``): nothing is executed; the answer is a canned, clearly marked text
   (``[dry run] coop close 12: not executed``), for experiments;
-* arguments that were not a JSON object (``input_error``): answered with an error, never executed;
+* arguments that were not a JSON object, or held a number JSON cannot represent (``input_error``):
+  answered with an error, never executed;
 * a tool that is not in the registry: answered with an error naming the tools that are.
 """
 
@@ -134,7 +135,7 @@ class ToolRegistry:
         """Answer one call: run it, or refuse it (dry run, broken arguments, unknown tool)."""
         if input_error is not None:
             return ToolOutcome(
-                f"error: the arguments of this {name} call are not a JSON object ({input_error}); "
+                f"error: the arguments of this {name} call cannot be used ({input_error}); "
                 "nothing was executed, send the call again with valid JSON arguments",
                 is_error=True,
                 executed=False,

@@ -107,15 +107,24 @@ def kind(value: Any) -> str:
     return type(value).__name__
 
 
+#: Python reads ``1e999`` as infinity and accepts ``NaN``; stored or sent, such a number becomes ``null``,
+#: so the input run would differ from the input stored and from what the model wrote.
+NOT_FINITE = "arguments hold a number JSON cannot represent (NaN, Infinity, or one as large as 1e999)"
+
+
 def decode_arguments(raw: Any) -> tuple[Any, str | None]:
     """A call's arguments as ``(input, input_error)``.
 
     An object stays an object; JSON text of an object is decoded; empty text or null means no arguments
     (``{}``: some servers send ``""`` for a tool without parameters). Anything else is kept as raw text
-    with ``input_error`` saying what is wrong, so a model's broken JSON never raises.
+    with ``input_error`` saying what is wrong, so a model's broken JSON never raises; so are arguments
+    holding a number JSON cannot represent (:data:`NOT_FINITE`): run or stored as read, it would be null.
     """
     if isinstance(raw, Mapping):
-        return dict(cast(Mapping[str, Any], raw)), None
+        value = dict(cast(Mapping[str, Any], raw))
+        if not jsonenc.finite(value):  # an object in the body: its own text is gone, NaN/Infinity spell it
+            return jsonenc.loose_text(value), NOT_FINITE
+        return value, None
     if raw is None:
         return {}, None
     if isinstance(raw, str):
@@ -125,6 +134,8 @@ def decode_arguments(raw: Any) -> tuple[Any, str | None]:
             value = jsonenc.loads(raw)
         except ValueError as exc:
             return raw, f"arguments are not valid JSON ({_first_line(str(exc))})"
+        if not jsonenc.finite(value):
+            return raw, NOT_FINITE  # the model's own text, as it sent it
         if isinstance(value, dict):
             return value, None
         return raw, f"arguments are {kind(value)} in JSON, not an object"
