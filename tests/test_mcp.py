@@ -80,3 +80,37 @@ def test_mcp_config_shape() -> None:
             }
         }
     }
+
+
+@pytest.mark.slow
+def test_every_pipelined_call_is_answered_before_the_server_exits(tmp_path: Path) -> None:
+    """A client that sends its calls and closes its end: each call that ran gets its answer (issue 27,
+    item 13: the SDK's loop cancelled the calls in flight at the end of input, 261 answers of 500)."""
+    import json
+    import subprocess
+
+    n = 500
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for i in range(1, n + 1):
+        call = {"name": "coop", "arguments": {"action": "add", "text": f"todo {i}"}}
+        lines.append({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call})
+    db = tmp_path / "pipe.db"
+    p = _params(db)
+    done = subprocess.run(
+        [p.command, *p.args],
+        input="".join(json.dumps(m) + "\n" for m in lines).encode(),
+        capture_output=True,
+        env=p.env,
+        timeout=120,
+        check=True,
+    )
+    answers = [json.loads(line) for line in done.stdout.decode().splitlines() if line.strip()]
+    by_id = {a["id"]: a for a in answers if "id" in a}
+    assert sorted(by_id) == list(range(n + 1))
+    assert by_id[n]["result"]["content"][0]["text"] == f"status: added #{n}"
+    with SQLiteStore(db) as store:
+        assert len(list(board_of(store).todos(None))) == n

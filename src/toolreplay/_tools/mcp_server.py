@@ -64,14 +64,71 @@ def build_server(registry: ToolRegistry, *, dry: bool = False, name: str = "tool
     )
 
 
+class _Unanswered:
+    """The requests received and not answered yet (by JSON-RPC id), so the end of input can wait for
+    them: the SDK's loop cancels every call still running when its input ends, and a client that sends
+    its calls and then closes (500 pipelined ``coop add``: 500 todos made, 261 answers) would lose the
+    answers of calls that ran."""
+
+    def __init__(self) -> None:
+        import anyio
+
+        self.ids: set[str] = set()
+        self.empty = anyio.Event()
+        self.empty.set()
+
+    def update(self, message: Any, *, incoming: bool) -> None:
+        types = _sdk()
+        if incoming and isinstance(message, types.JSONRPCRequest):
+            self.ids.add(repr(message.id))
+        elif incoming and isinstance(message, types.JSONRPCNotification):
+            if message.method == "notifications/cancelled":  # a cancelled call is never answered
+                self.ids.discard(repr((message.params or {}).get("requestId")))
+        elif not incoming and isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+            self.ids.discard(repr(message.id))
+        if self.ids and self.empty.is_set():
+            import anyio
+
+            self.empty = anyio.Event()
+        elif not self.ids:
+            self.empty.set()
+
+
 async def serve_stdio(registry: ToolRegistry, *, dry: bool = False) -> None:
-    """Serve ``registry`` over this process's stdin/stdout until the client closes the stream."""
+    """Serve ``registry`` over this process's stdin/stdout until the client closes the stream, then
+    answer every call received before exiting."""
     _sdk()
+    import anyio
     from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
 
     server = build_server(registry, dry=dry)
+    pending = _Unanswered()
+    to_server, server_in = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    server_out, from_server = anyio.create_memory_object_stream[SessionMessage](0)
     async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+        reading = anyio.CancelScope()
+
+        async def relay_in() -> None:
+            with reading:
+                async with to_server:
+                    async for item in read_stream:
+                        if isinstance(item, SessionMessage):
+                            pending.update(item.message, incoming=True)
+                        await to_server.send(item)
+                    await pending.empty.wait()  # the end of input reaches the server once all is answered
+
+        async def relay_out() -> None:
+            async with write_stream:
+                async for message in from_server:
+                    pending.update(message.message, incoming=False)
+                    await write_stream.send(message)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(relay_in)
+            tg.start_soon(relay_out)
+            await server.run(server_in, server_out, server.create_initialization_options())
+            reading.cancel()  # the server stopped by itself: stop reading; its last answers still go out
 
 
 def mcp_config(
