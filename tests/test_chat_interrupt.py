@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay.testing import Call, Calls, Hang, ProviderDouble
@@ -52,3 +55,28 @@ def test_ctrl_c_cancels_the_reply_then_twice_leaves(tmp_path: Path) -> None:
         reply = s.load("c").messages[-1]
     assert reply.status == "interrupted"
     assert [(c.name, c.answer) for c in reply.tool_uses] == [("coop", "no open todos")]
+
+
+@pytest.mark.slow
+def test_sigterm_ends_the_chat_with_the_reply_interrupted(tmp_path: Path) -> None:
+    """SIGTERM (a container stop, ``timeout``) is Ctrl-C that also leaves: the process marks the reply
+    interrupted itself and exits with status 143 (issue 27, item 4)."""
+    db = tmp_path / "t.db"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    with ProviderDouble() as double:
+        double.script(Calls([Call("coop", {"action": "list"})]), Hang(seconds=60))
+        cmd = [sys.executable, "-m", "toolreplay", "chat", "-v", "kimi", "--cid", "c", "-T", "coop"]
+        cmd += ["-u", double.url, "--db", str(db)]
+        with subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, text=True
+        ) as proc:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write("what is open?\n")
+            proc.stdin.flush()
+            _wait_for(lambda: len(double.requests) == 2, "the second (hanging) request")
+            proc.send_signal(signal.SIGTERM)
+            out, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 143, out
+    assert "(terminated: the reply a2 is stored as interrupted)" in out and "Traceback" not in out
+    with sqlite3.connect(db) as conn:  # as the process left it, with no reader's judgement
+        assert conn.execute("SELECT status FROM messages WHERE id = 'a2'").fetchone() == ("interrupted",)

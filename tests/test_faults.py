@@ -250,7 +250,13 @@ def run_surfaced(bench: Bench, store: Store, cid: str, vessel: str, fault: Fault
     msg = str(err.value)
     assert "\n" not in msg and msg.startswith(f"{vessel}: ") and re.search(fault.message, msg), msg
     assert len(d.requests) == 1 + fault.attempts and d.pending == []
-    check_stored(store, cid, status="interrupted", text="")
+    # the words the last attempt showed before it broke are kept (issue 27, item 7); a retried
+    # attempt's words were superseded
+    events = err.value.events  # type: ignore[attr-defined]
+    last = max((i for i, e in enumerate(events) if isinstance(e, Retrying)), default=-1)
+    shown = "".join(e.text for e in events[last + 1 :] if isinstance(e, TextDelta))
+    assert PARTIAL.startswith(shown)
+    check_stored(store, cid, status="interrupted", text=shown)
     meta = store.load(cid).messages[1].meta
     assert meta is not None and meta["error"] == msg[:500]
     assert bench.executed == [{"n": 1}]

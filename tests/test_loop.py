@@ -270,10 +270,45 @@ def test_streamed_text_before_a_cut_keeps_the_interrupted_reply(store: SQLiteSto
 
     with pytest.raises(ConnectionFault):
         turn(store, CutAfterText(), "Hello")
-    assert [(m.id, m.status) for m in store.load("c1").messages] == [
-        ("u1", "complete"),
-        ("a2", "interrupted"),
+    assert [(m.id, m.status, m.text) for m in store.load("c1").messages] == [
+        ("u1", "complete", "Hello"),
+        ("a2", "interrupted", "Half an ans"),  # the words shown are kept (issue 27, item 7)
     ]
+
+
+def test_words_shown_before_a_later_step_fails_follow_its_steps(store: SQLiteStore) -> None:
+    class CutInStepTwo(Scripted):
+        async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Reply:
+            if not self.bodies:
+                return await super().send(vessel, body, **kw)
+            self.bodies.append(dict(body))
+            kw["on_text"]("So far")
+            raise KeyboardInterrupt  # Ctrl-C while the second answer streams
+
+    with pytest.raises(KeyboardInterrupt):
+        turn(store, CutInStepTwo(close_call(1)), "Close #1.")
+    reply = store.load("c1").messages[1]
+    assert reply.status == "interrupted" and reply.text == "So far" and len(reply.tool_uses) == 1
+
+
+def test_streamed_words_are_stored_as_they_come_in_batches(store: SQLiteStore, tmp_path: Path) -> None:
+    """A process killed mid-stream keeps what it showed, up to the last batch (issue 27, item 7)."""
+    seen: list[tuple[str, str]] = []
+
+    class Slow(Scripted):
+        async def send(self, vessel: Any, body: Mapping[str, Any], **kw: Any) -> Reply:
+            for piece in ("One ", "two ", "three."):
+                kw["on_text"](piece)
+                with SQLiteStore(store.path) as other:  # what another process reads meanwhile
+                    m = other.load("c1").messages[1]
+                    seen.append((m.status, m.text))
+                await asyncio.sleep(0.6 if piece == "two " else 0.0)
+            return Reply(text="One two three.")
+
+    turn(store, Slow(), "Count.")
+    # the first words at once, then nothing until the batch interval has passed
+    assert seen == [("in_progress", "One "), ("in_progress", "One "), ("in_progress", "One two three.")]
+    assert store.load("c1").messages[1].text == "One two three."
 
 
 def test_a_crashing_tool_is_kept_unanswered(store: SQLiteStore) -> None:

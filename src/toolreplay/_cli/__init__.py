@@ -71,13 +71,19 @@ def main(argv: list[str] | None = None) -> Any:
     import click
 
     from toolreplay._cli._group import cli
+    from toolreplay._cli._signals import TERMINATED_STATUS, handle_sigterm, terminated
     from toolreplay._errors import ToolreplayError
 
+    handle_sigterm()
     try:
         return cli.main(args=argv, prog_name="toolreplay", standalone_mode=True)
     except ToolreplayError as exc:  # raised outside click's own handling (e.g. in result callbacks)
         click.echo(f"Error: {exc}", err=True)  # click's own style, as every command prints
         sys.exit(1)
+    except SystemExit:
+        if terminated():  # ended by SIGTERM, its cleanup done: say so as a killed process would
+            sys.exit(TERMINATED_STATUS)
+        raise
 
 
 def __getattr__(name: str) -> LazyGroup:

@@ -30,6 +30,7 @@ from toolreplay._cli._sending import (
     turn_settings,
     vessel_option,
 )
+from toolreplay._cli._signals import terminated
 
 if TYPE_CHECKING:
     from toolreplay._loop import TurnOptions
@@ -143,10 +144,12 @@ class _Chat:
             run_one(
                 self.store, self.registry, self.conversation, text, self.vessel, self.options, printer, parts
             )
-        except KeyboardInterrupt:  # Ctrl-C cancels this reply, not the chat
+        except KeyboardInterrupt:  # Ctrl-C cancels this reply, not the chat; SIGTERM ends the chat too
             printer.end()
             left = failed_turn(self.store, self.conversation, before)
-            click.secho(f"(cancelled: {left})", fg="yellow")
+            click.secho(f"({'terminated' if terminated() else 'cancelled'}: {left})", fg="yellow")
+            if terminated():
+                raise
         except ToolreplayError as exc:  # the chat goes on: switch vessel, fix the key, try again
             printer.end()
             click.secho(f"error: {exc} ({failed_turn(self.store, self.conversation, before)})", fg="red")
@@ -181,7 +184,7 @@ def _loop(session: _Chat) -> None:
             line = _read_line()
         except KeyboardInterrupt:
             click.echo("")
-            if armed:
+            if armed or terminated():
                 return
             click.secho("(Ctrl-C again to leave, or /exit)", fg="yellow")
             armed = True

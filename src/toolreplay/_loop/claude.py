@@ -55,6 +55,7 @@ class _Watcher:
         rec = self.rec
         if isinstance(ev, ClaudeText):
             rec.emit(TextDelta(ev.text))
+            rec.streamed(ev.text)  # shown: kept if the turn breaks off (the outcome's text replaces it)
         elif isinstance(ev, ClaudeCallStarted):
             self.started[ev.tool_use_id] = rec.call_started(ev.name, ev.input, ev.tool_use_id)
         elif isinstance(ev, ClaudeCallAnswered):
@@ -75,6 +76,7 @@ async def run_claude_turn(rec: Recorder) -> Stopped:
     )
     rec.steps = 1
     outcome = await run_claude(run, rec.registry.names, _Watcher(rec))
+    rec.streaming.clear()
     if outcome.text:
         rec.texts.append(outcome.text)
     rec.given_steps = outcome.steps

@@ -83,6 +83,7 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
     log = rec.log = StepLog(rec.vessel, rec.history, base_url=rec.options.base_url, model=rec.options.model)
 
     def on_retry(err: ProviderError, attempt: int, delay: float) -> None:
+        rec.retried()
         rec.emit(Retrying(str(err), attempt, delay))
 
     streamed: list[str] = []
@@ -92,9 +93,9 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
     bodies = RenderCache(_stored(rec, opts, replace(rec.options.replay, audience=log.audience())))
 
     def on_text(piece: str) -> None:
-        rec.heard = True
         streamed.append(piece)
         rec.emit(TextDelta(piece))
+        rec.streamed(piece)  # after it is shown: what is stored was seen
 
     while rec.steps < rec.options.max_steps:
         rec.steps += 1

@@ -17,6 +17,8 @@ order that keeps a killed process's work:
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -40,6 +42,7 @@ from toolreplay._loop.step_log import StepLog, words
 from toolreplay._loop.window import read_window
 from toolreplay._replay import replay_name
 from toolreplay._steps import Part, steps_problem, with_words
+from toolreplay._store.turns import WRITER, TurnLock, writer
 from toolreplay._tokens import size_for
 from toolreplay._tools import ToolRegistry
 from toolreplay._vessels import Vessel
@@ -47,6 +50,10 @@ from toolreplay.wires.reply import Reply, Usage, add_usage, usage_json
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
+
+
+#: How often the words of a streaming answer are stored while they come in (seconds).
+PROGRESS_SECONDS = 0.5
 
 
 def now() -> str:
@@ -108,8 +115,11 @@ class Recorder:
         registry: ToolRegistry,
         options: TurnOptions,
         on_event: EventCallback | None,
+        lock: TurnLock | None = None,
     ) -> None:
         self.store = store
+        # who writes the reply in progress, kept with it until it is finished (design 40)
+        self.writer = {WRITER: writer(lock).as_json()} if lock is not None and lock.token else {}
         self.cid = conversation
         self.vessel = vessel
         self.registry = registry
@@ -127,6 +137,9 @@ class Recorder:
         """The provider answered something this turn: a reply parsed, or streamed text (design 28)."""
         self.log: StepLog | None = None  # the HTTP driver's steps (the claude CLI runs its own loop)
         self.given_steps: tuple[Step, ...] = ()  # the steps a watched loop reported (the claude CLI)
+        self.streaming: list[str] = []
+        """The words of the answer streaming in, shown and not yet part of an answer (issue 27)."""
+        self.saved_at = 0.0  # when they were last stored (monotonic seconds)
 
     def emit(self, event: TurnEvent) -> None:
         if self.on_event is not None:
@@ -163,7 +176,10 @@ class Recorder:
             self.store.append_message(self.cid, Message(mid, "user", user_text, created_at=stamp, parts=kept))
 
         def begin(mid: str) -> None:
-            self.store.begin_reply(self.cid, mid, vessel=self.vessel.name, created_at=self.started_at)
+            meta = self.writer or None
+            self.store.begin_reply(
+                self.cid, mid, vessel=self.vessel.name, created_at=self.started_at, meta=meta
+            )
 
         self.existed = self.store.exists(self.cid)
         uid = self._claim_id("u", store_user)
@@ -248,9 +264,34 @@ class Recorder:
             CallFinished(call_id(self.stem, pos), call.name, call.input, answer, call.is_error, executed, dry)
         )
 
+    def streamed(self, piece: str) -> None:
+        """Keep a piece of streamed text as it is shown, and store the reply's words so far, at most
+        every :data:`PROGRESS_SECONDS` (a write per token would cost more than the stream): a process
+        killed mid-stream loses at most that much of what it showed."""
+        self.heard = True
+        self.streaming.append(piece)
+        if time.monotonic() - self.saved_at >= PROGRESS_SECONDS:
+            self.save_progress()
+
+    def retried(self) -> None:
+        """The answer streaming in failed and is asked again: its words are superseded."""
+        self.streaming.clear()
+
+    def save_progress(self) -> None:
+        """Store the reply's words so far, still in progress. A record only: the finishing write says
+        whether the store works, so a failure here does not stop the stream."""
+        self.saved_at = time.monotonic()
+        text, steps = self.reply_text()
+        with contextlib.suppress(StoreError):
+            self.store.finish_reply(
+                self.cid, self.reply_id, text=text, status="in_progress", provider_data=self.provider_data,
+                meta={**self.meta("in_progress"), **self.writer}, steps=steps,
+            )  # fmt: skip
+
     def take(self, reply: Reply) -> None:
         """Keep what one answer of the model adds to the reply: its text, usage, provider data, model."""
         self.heard = True
+        self.streaming.clear()  # the answer holds those words now
         if reply.text:
             self.texts.append(reply.text)
         self.usage = add_usage(self.usage, reply.usage)
@@ -284,7 +325,15 @@ class Recorder:
         return out
 
     def reply_text(self) -> tuple[str, tuple[Step, ...]]:
-        """The reply's final words and its steps (design 16); without steps, all its words joined."""
+        """The reply's final words and its steps (design 16), with the words of an answer still
+        streaming in last (they were shown); without steps, all its words joined."""
+        text, steps = self._final_text()
+        partial = jsonenc.scrub("".join(self.streaming))
+        if partial:
+            text = f"{text}\n\n{partial}" if text else partial
+        return text, steps
+
+    def _final_text(self) -> tuple[str, tuple[Step, ...]]:
         if self.log is None:
             # a watched loop's steps stand only if they still hold exactly the calls recorded
             fits = steps_problem(self.given_steps, len(self.calls)) is None

@@ -8,12 +8,13 @@ own tool loop). Both write through one :class:`~toolreplay._loop.recorder.Record
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import ConfigError
+from toolreplay._errors import ConfigError, StoreError
 from toolreplay._loop.events import EventCallback, TurnOptions, TurnResult
 from toolreplay._loop.recorder import Recorder
 from toolreplay._steps import Part
@@ -23,6 +24,7 @@ from toolreplay.wires import get_wire
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
+    from toolreplay._store.turns import TurnLock
     from toolreplay._transport.client import Transport
 
 
@@ -102,36 +104,75 @@ async def run_turn_async(
     try:
         registry = _registry(tools)
         preflight(v, registry, opts, store)
-        rec = Recorder(store, conversation, v, registry, opts, on_event)
-        rec.start(user_text, parts)
-        http = get_wire(v.wire).http is not None
+        lock = await hold_turn(store, conversation, opts.timeout)
         try:
-            if not http:
-                from toolreplay._loop.claude import run_claude_turn
+            rec = Recorder(store, conversation, v, registry, opts, on_event, lock)
+            rec.start(user_text, parts)
+            if get_wire(v.wire).http is None:
+                return await _drive(rec, None)
+            from toolreplay._transport.client import Transport
 
-                stopped = await run_claude_turn(rec)
-            else:
-                from toolreplay._loop.http import run_http
-                from toolreplay._transport.client import Transport
-                from toolreplay._transport.policy import within
-
-                if transport is None:
-                    transport = own_transport = Transport(dump=opts.dump_requests)
-                async with within(opts.timeout, v.name, "the turn"):
-                    stopped = await run_http(rec, transport)
-        except BaseException as exc:
-            # The Claude Code CLI's own tool server may have written calls the recorder never saw.
-            if http and rec.sent_nothing(exc):
-                rec.discard()
-            else:
-                rec.interrupt(exc)
-            raise
-        return rec.finish(stopped)
+            if transport is None:
+                transport = own_transport = Transport(dump=opts.dump_requests)
+            return await _drive(rec, transport)
+        finally:
+            lock.release()  # after the reply's last write: a reader never sees it open and unheld
     finally:
         if own_transport is not None:
             await own_transport.aclose()
         if own_store:
             store.close()
+
+
+async def _drive(rec: Recorder, transport: Transport | None) -> TurnResult:
+    """Run the turn on its driver (``transport`` None: the Claude Code CLI's) and finish the reply; on
+    a failure, interrupt it, or take the turn back when it sent nothing (design 28)."""
+    try:
+        if transport is None:
+            from toolreplay._loop.claude import run_claude_turn
+
+            stopped = await run_claude_turn(rec)
+        else:
+            from toolreplay._loop.http import run_http
+            from toolreplay._transport.policy import within
+
+            async with within(rec.options.timeout, rec.vessel.name, "the turn"):
+                stopped = await run_http(rec, transport)
+    except BaseException as exc:
+        # The Claude Code CLI's own tool server may have written calls the recorder never saw.
+        if transport is not None and rec.sent_nothing(exc):
+            rec.discard()
+        else:
+            rec.interrupt(exc)
+        raise
+    return rec.finish(stopped)
+
+
+class _NoLock:
+    """The turn lock of a store that has none: nothing to hold, so its replies carry no writer."""
+
+    token = ""
+
+    def release(self) -> None:
+        return None
+
+
+async def hold_turn(store: Store, conversation: str, seconds: float | None) -> TurnLock:
+    """The conversation's turn lock (design 40), waited for while another turn on it runs, at most
+    ``seconds`` (the turn's own time limit; None: as long as it takes). Two turns on one conversation
+    never interleave: each question is followed by its own answer."""
+    start, pause = time.monotonic(), 0.01
+    if getattr(store, "try_lock_turn", None) is None:  # a Store of the library's user, from before
+        return _NoLock()
+    while (lock := store.try_lock_turn(conversation)) is None:
+        if seconds is not None and time.monotonic() - start >= seconds:
+            raise StoreError(
+                f"conversation {conversation!r}: another turn on it was still running after "
+                f"{seconds:g} s of waiting; try again when it has ended"
+            )
+        await asyncio.sleep(pause)
+        pause = min(pause * 2, 0.2)
+    return lock
 
 
 def run_turn(
@@ -165,4 +206,4 @@ def run_turn(
     raise ConfigError("run_turn was called inside a running event loop: await run_turn_async() instead")
 
 
-__all__ = ["preflight", "run_turn", "run_turn_async"]
+__all__ = ["hold_turn", "preflight", "run_turn", "run_turn_async"]

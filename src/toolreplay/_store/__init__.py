@@ -14,6 +14,8 @@ Guarantees every backend keeps (tested against both):
   writers;
 * during a turn, each executed call is committed as it completes (``record_call``), so nothing executed
   is lost if the process dies; the reply is finished (text, status) in one transaction;
+* one turn at a time per conversation (``try_lock_turn``); a reply in progress whose writer is gone (the
+  process died) reads as interrupted (design 40);
 * removing a message removes its calls and moves the later messages up, in one transaction.
 
 The modules: ``schema`` (named migrations and the shared SQL), ``rows`` (the row codec and the import
@@ -33,6 +35,7 @@ from toolreplay._history import History, Message, Step, ToolCall
 
 if TYPE_CHECKING:
     from toolreplay._fragments import FragmentRow, Fragments
+    from toolreplay._store.turns import TurnLock
     from toolreplay._store.window import Line, OutlineRow, UsageRecord
     from toolreplay.wires.reply import Usage
 
@@ -147,9 +150,22 @@ class Store(Protocol):
         ...
 
     def begin_reply(
-        self, conversation_id: str, message_id: str, *, vessel: str | None, created_at: str | None
+        self,
+        conversation_id: str,
+        message_id: str,
+        *,
+        vessel: str | None,
+        created_at: str | None,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """Store an empty assistant reply, status ``in_progress`` (its id allocated before any request)."""
+        """Store an empty assistant reply, status ``in_progress`` (its id allocated before any request);
+        ``meta`` holds its writer (design 40)."""
+        ...
+
+    def try_lock_turn(self, conversation_id: str) -> TurnLock | None:
+        """Take the conversation's turn lock without waiting (design 40): one turn at a time per
+        conversation, across processes and machines; None when another turn holds it. The lock goes
+        with the process, however it ends; ``release()`` lets go of it sooner."""
         ...
 
     def record_call(self, conversation_id: str, message_id: str, call: ToolCall) -> None:

@@ -35,6 +35,7 @@ from toolreplay._store import schema as S
 from toolreplay._store import window as W
 from toolreplay._store.fragments import DROP_CONVERSATION, DROP_MESSAGE, FragmentStore, attach
 from toolreplay._store.replies import LiveReplies
+from toolreplay._store.turns import TurnLock, settled
 
 T = TypeVar("T")
 
@@ -226,7 +227,30 @@ class SQLStore(FragmentStore, LiveReplies, W.WindowView, ABC):
         h = self._read(lambda c: attach(self, c, self._load(c, conversation_id), fragments))
         if h is None:
             raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
-        return h
+        return self._settled(h)
+
+    # ------------------------------------------------------------------------------------------
+    # turns (design 40)
+
+    @abstractmethod
+    def try_lock_turn(self, conversation_id: str) -> TurnLock | None:
+        """Take the conversation's turn lock without waiting; None when another turn holds it."""
+
+    @abstractmethod
+    def _turn_holder(self, conversation_id: str) -> str | None:
+        """The token of the conversation's turn lock holder, now; None when nobody holds it."""
+
+    def _settled(self, h: History) -> History:
+        """``h`` with each reply in progress whose writer is gone read as interrupted."""
+        return settled(h, lambda: self._turn_holder(h.id), lambda ids: self._still_open(h.id, ids))
+
+    def _still_open(self, cid: str, ids: list[str]) -> set[str]:
+        q = self.dialect.sql(S.MESSAGE_STATUS)
+
+        def run(c: Tx) -> set[str]:
+            return {m for m in ids if (r := c.execute(q, (cid, m)).fetchone()) and r[0] == "in_progress"}
+
+        return self._read(run)
 
     def _lock_conversation(self, c: Tx, cid: str) -> None:
         """Create the conversation if needed and, where rows lock, hold its lock until the transaction

@@ -21,7 +21,9 @@ guarantees of :mod:`toolreplay._store` are kept here:
 * **connections**: a small pool per store, one connection per call in flight (safe to share a store
   between threads); a forked child never reuses its parent's connections. A broken connection is dropped
   and the next call connects again;
-* **text is compared as bytes** (``COLLATE "C"``), as SQLite does, so ``history list`` sorts the same.
+* **text is compared as bytes** (``COLLATE "C"``), as SQLite does, so ``history list`` sorts the same;
+* **one turn at a time per conversation** (design 40): a session-level advisory lock, held on a
+  connection kept for the turn, seen by every machine in ``pg_locks``.
 
 ``url`` is the URL without its password (it is shown by ``history list`` and named in errors); the
 password is kept only for connecting. PostgreSQL ``TEXT`` cannot hold a NUL character: a message or call
@@ -40,6 +42,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from toolreplay._errors import ConfigError, StoreError
 from toolreplay._store.core import Dialect, Queries, Rows, SQLStore, Tx, surrogate_error
+from toolreplay._store.turns import TurnLock, lock_key
 
 if TYPE_CHECKING:
     import psycopg
@@ -53,6 +56,16 @@ MAX_IDLE = 4
 ATTEMPTS = 3
 # pg_advisory_xact_lock key for migrations: the bytes of "toolrepl" (any constant that fits a bigint).
 MIGRATION_LOCK = 0x746F6F6C7265706C
+# The turn locks (design 40) use the two-key form: this class (the bytes of "turn", less the top bit),
+# and the conversation's 31-bit number (turns.lock_key); pg_locks shows them as classid, objid,
+# objsubid 2.
+TURN_LOCK_CLASS = 0x7475726E & 0x7FFFFFFF
+TRY_TURN_LOCK = "SELECT pg_try_advisory_lock(CAST(%s AS integer), CAST(%s AS integer))"
+TURN_UNLOCK = "SELECT pg_advisory_unlock(CAST(%s AS integer), CAST(%s AS integer))"
+TURN_HOLDER = """SELECT pid FROM pg_locks
+    WHERE locktype = 'advisory' AND granted AND objsubid = 2
+    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND classid = CAST(CAST(%s AS bigint) AS oid) AND objid = CAST(CAST(%s AS bigint) AS oid)"""
 
 
 def public_url(url: str) -> str:
@@ -114,6 +127,26 @@ def _abandon(conn: Conn) -> None:
     except OSError:
         return  # no socket left to protect
     conn.close()
+
+
+class _TurnLock:
+    """A turn lock held on a connection kept out of the pool for the turn: the session holds it, so the
+    server lets go of it when the process dies, whichever machine it ran on."""
+
+    def __init__(self, store: PostgresStore, conn: Conn, key: tuple[int, int]) -> None:
+        self.store, self.conn, self.key = store, conn, key
+        self.token = f"pg:{conn.info.backend_pid}"
+
+    def release(self) -> None:
+        conn, self.conn = self.conn, None  # type: ignore[assignment]
+        if conn is None:
+            return
+        try:
+            conn.execute(TURN_UNLOCK, self.key)
+        except self.store._pg.Error:
+            conn.close()  # the session ends, and its locks with it
+            return
+        self.store._checkin(conn)
 
 
 class PostgresStore(SQLStore):
@@ -202,6 +235,24 @@ class PostgresStore(SQLStore):
     @property
     def where(self) -> str:
         return self.url
+
+    def try_lock_turn(self, conversation_id: str) -> TurnLock | None:
+        key = (TURN_LOCK_CLASS, lock_key(conversation_id))
+        conn = self._checkout()
+        try:
+            row = conn.execute(TRY_TURN_LOCK, key).fetchone()
+        except self._pg.Error as exc:
+            conn.close()
+            raise self._error(f"conversation {conversation_id!r}: the turn lock was not taken", exc) from None
+        if not (row and row[0]):
+            self._checkin(conn)
+            return None
+        return _TurnLock(self, conn, key)
+
+    def _turn_holder(self, conversation_id: str) -> str | None:
+        key = (TURN_LOCK_CLASS, lock_key(conversation_id))
+        row = self._read(lambda c: c.execute(TURN_HOLDER, key).fetchone())
+        return f"pg:{row[0]}" if row else None
 
     def transact(self, fn: Callable[[Tx], T], what: str, *, read: bool = False) -> T:
         """One transaction on a pooled connection (a write: READ COMMITTED; a read: one REPEATABLE READ,

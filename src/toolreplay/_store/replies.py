@@ -29,10 +29,21 @@ class LiveReplies(WindowView):
         def _stored_message(self, c: Tx, cid: str, message_id: str) -> Message | None: ...
 
     def begin_reply(
-        self, conversation_id: str, message_id: str, *, vessel: str | None, created_at: str | None
+        self,
+        conversation_id: str,
+        message_id: str,
+        *,
+        vessel: str | None,
+        created_at: str | None,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         reply = Message(
-            id=message_id, role="assistant", created_at=created_at, vessel=vessel, status="in_progress"
+            id=message_id,
+            role="assistant",
+            created_at=created_at,
+            vessel=vessel,
+            status="in_progress",
+            meta=meta,
         )
         R.check_message(conversation_id, reply)
 

@@ -336,6 +336,7 @@ DELETE_CONVERSATION = "DELETE FROM conversations WHERE id = ?"
 # Taken first by every write to a conversation where the database locks rows (PostgreSQL, FOR UPDATE).
 LOCK_CONVERSATION = "SELECT 1 FROM conversations WHERE id = ?"
 MESSAGE_STATE = "SELECT role, status, position FROM messages WHERE conversation_id = ? AND id = ?"
+MESSAGE_STATUS = "SELECT status FROM messages WHERE conversation_id = ? AND id = ?"
 FINISH_REPLY = """UPDATE messages SET text = ?, status = ?, provider_data = ?, meta = ?, steps = ?
     WHERE conversation_id = ? AND id = ?"""
 

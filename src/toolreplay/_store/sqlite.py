@@ -5,7 +5,8 @@
 * every write starts with ``BEGIN IMMEDIATE``: the write lock is taken before the transaction reads the
   next position, so two processes appending to one conversation cannot pick the same position (a
   deferred transaction would read first and fail with SQLITE_BUSY when upgrading to a write lock);
-* ``synchronous=FULL``: a committed call survives a power cut, not only a killed process.
+* ``synchronous=FULL``: a committed call survives a power cut, not only a killed process;
+* a turn's lock on its conversation (design 40): ``flock`` on a file per conversation in ``<db>-turns/``.
 
 Only the connection and the transactions are SQLite's own: every method of the Store lives in
 :class:`~toolreplay._store.core.SQLStore`, shared with the PostgreSQL backend.
@@ -25,6 +26,7 @@ from toolreplay._errors import StoreError
 from toolreplay._store import resolve_db
 from toolreplay._store import schema as S
 from toolreplay._store.core import Dialect, Queries, SQLStore, Tx, now, surrogate_error
+from toolreplay._store.turns import FileTurnLocks, TurnLock
 
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 30_000
@@ -129,6 +131,8 @@ class SQLiteStore(SQLStore):
                 ) from None
             self.path = str(Path(self.path).expanduser())
         self._lock = threading.RLock()
+        # the turn locks (design 40): beside the file, where every process that opens it looks
+        self._turns = FileTurnLocks(None if self.path == ":memory:" else Path(self.path + "-turns"))
         try:
             self._conn = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
@@ -174,6 +178,18 @@ class SQLiteStore(SQLStore):
     @property
     def where(self) -> str:
         return self.path
+
+    def try_lock_turn(self, conversation_id: str) -> TurnLock | None:
+        try:
+            return self._turns.try_lock(conversation_id)
+        except OSError as exc:
+            raise StoreError(
+                f"{self.path}: the turn lock of conversation {conversation_id!r} cannot be taken in "
+                f"{self._turns.folder} ({exc.strerror})"
+            ) from None
+
+    def _turn_holder(self, conversation_id: str) -> str | None:
+        return self._turns.holder(conversation_id)
 
     def transact(self, fn: Callable[[Tx], T], what: str, *, read: bool = False) -> T:
         """One transaction: a write starts with BEGIN IMMEDIATE (the lock first); any error rolls back."""

@@ -181,6 +181,8 @@ class WindowView:
 
         def _lock_conversation(self, c: Tx, cid: str) -> None: ...
 
+        def _settled(self, h: History) -> History: ...
+
     def _read(self, fn: Callable[[Tx], T]) -> T:
         return self.transact(fn, "the read failed", read=True)
 
@@ -282,7 +284,7 @@ class WindowView:
         h = self._read(run)
         if h is None:
             raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
-        return h
+        return self._settled(h)
 
     def load_window(
         self, conversation_id: str, head: int, offset: int, stop: int
@@ -309,7 +311,7 @@ class WindowView:
         got = self._read(run)
         if got is None:
             raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
-        return got
+        return self._settled(got[0]), got[1]
 
     def record_usage(
         self, conversation_id: str, message_id: str, step: int, usage: Usage, model: str | None = None
