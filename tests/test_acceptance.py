@@ -226,7 +226,8 @@ def test_killed_during_a_tool_call_keeps_the_executed_calls(
         proc.communicate()
     assert proc.returncode == -signal.SIGKILL
     reply = store.load("accept").messages[1]
-    assert reply.status == "in_progress"  # the process never got to finish it
+    # the process never got to finish it, and is gone: read as interrupted (design 37)
+    assert reply.status == "interrupted"
     # both calls were made: the finished one with its answer, the one killed mid-run kept without one
     # (the loop commits a call before its tool runs; issue 8 §4)
     assert [(c.name, c.input, c.answer) for c in reply.tool_uses] == [close(1), ("block", {}, None)]

@@ -60,7 +60,7 @@ def test_ctrl_c_cancels_the_reply_then_twice_leaves(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_sigterm_ends_the_chat_with_the_reply_interrupted(tmp_path: Path) -> None:
     """SIGTERM (a container stop, ``timeout``) is Ctrl-C that also leaves: the process marks the reply
-    interrupted itself and exits with status 143 (issue 27, item 4)."""
+    interrupted itself and ends by the signal (issue 27, item 4)."""
     db = tmp_path / "t.db"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with ProviderDouble() as double:
@@ -76,7 +76,7 @@ def test_sigterm_ends_the_chat_with_the_reply_interrupted(tmp_path: Path) -> Non
             _wait_for(lambda: len(double.requests) == 2, "the second (hanging) request")
             proc.send_signal(signal.SIGTERM)
             out, _ = proc.communicate(timeout=30)
-    assert proc.returncode == 143, out
+    assert proc.returncode == -signal.SIGTERM, out  # ended by the signal, after its cleanup
     assert "(terminated: the reply a2 is stored as interrupted)" in out and "Traceback" not in out
     with sqlite3.connect(db) as conn:  # as the process left it, with no reader's judgement
         assert conn.execute("SELECT status FROM messages WHERE id = 'a2'").fetchone() == ("interrupted",)

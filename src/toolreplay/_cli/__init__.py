@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> Any:
     import click
 
     from toolreplay._cli._group import cli
-    from toolreplay._cli._signals import TERMINATED_STATUS, handle_sigterm, terminated
+    from toolreplay._cli._signals import end_by_sigterm, handle_sigterm, terminated
     from toolreplay._errors import ToolreplayError
 
     handle_sigterm()
@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> Any:
         click.echo(f"Error: {exc}", err=True)  # click's own style, as every command prints
         sys.exit(1)
     except SystemExit:
-        if terminated():  # ended by SIGTERM, its cleanup done: say so as a killed process would
-            sys.exit(TERMINATED_STATUS)
+        if terminated():  # ended by SIGTERM, its cleanup done: end as a killed process would
+            end_by_sigterm()
         raise
 
 

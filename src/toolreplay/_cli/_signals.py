@@ -4,9 +4,13 @@ as Ctrl-C does (the default action ends the process at once, leaving the reply i
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
 import threading
 from types import FrameType
+from typing import NoReturn
 
 _terminated = False
 
@@ -29,11 +33,20 @@ def handle_sigterm() -> None:
 
 
 def terminated() -> bool:
-    """A SIGTERM arrived: the command ends (a chat does not go on) with status 143."""
+    """A SIGTERM arrived: the command ends (a chat does not go on), then the process by the signal."""
     return _terminated
 
 
-#: The exit status of a command ended by SIGTERM (128 + the signal's number, as shells report it).
-TERMINATED_STATUS = 128 + 15
+def end_by_sigterm() -> NoReturn:
+    """End the process by SIGTERM itself, now that its cleanup is done: its parent sees what it sent
+    (a shell reports 143; systemd counts a SIGTERM death as a clean stop, an exit status 143 as a
+    failure)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGTERM)
+    sys.exit(128 + signal.SIGTERM)  # only if the signal is blocked
 
-__all__ = ["TERMINATED_STATUS", "handle_sigterm", "terminated"]
+
+__all__ = ["end_by_sigterm", "handle_sigterm", "terminated"]
