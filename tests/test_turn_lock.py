@@ -136,6 +136,7 @@ def test_a_killed_turn_reads_interrupted_with_the_words_it_showed(store_url: str
         _stalled_stream(double)
         with _turn_process(store_url, double.base_url_for("kimi")) as proc:
             _wait_for(lambda: _words_stored(store), "the shown words in the store")
+            assert store.load("c").messages[1].status == "in_progress"  # its writer runs, holding the lock
             proc.kill()  # SIGKILL: no handler runs
             proc.communicate(timeout=30)
         reply = store.load("c").messages[1]
