@@ -226,7 +226,7 @@ def test_killed_during_a_tool_call_keeps_the_executed_calls(
         proc.communicate()
     assert proc.returncode == -signal.SIGKILL
     reply = store.load("accept").messages[1]
-    # the process never got to finish it, and is gone: read as interrupted (design 37)
+    # the process never got to finish it, and is gone: read as interrupted (design 40)
     assert reply.status == "interrupted"
     # both calls were made: the finished one with its answer, the one killed mid-run kept without one
     # (the loop commits a call before its tool runs; issue 8 §4)
