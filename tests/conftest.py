@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 # leak_guard: fake keys for every provider, and the search for a leaked piece of one after each test
-pytest_plugins = ["leak_guard", "pytester"]
+pytest_plugins = ["leak_guard", "pytester", "agentlib.fixtures"]
 
 ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
