@@ -13,7 +13,17 @@ the captured run kept in ``tests/data/agents/`` for tests that need no npm. See 
 """
 
 from agentlib.captures import CAPTURES, Capture, load_capture, save_capture
-from agentlib.harness import AGENTS, WIRES, AgentRun, Middle, SentRequest, base_url, isolation, run_agent
+from agentlib.harness import (
+    AGENTS,
+    WIRES,
+    AgentRun,
+    Middle,
+    SentRequest,
+    base_url,
+    isolation,
+    run_agent,
+    run_in_namespace,
+)
 from agentlib.install import PINS, AgentUnavailable, ensure
 
 __all__ = [
@@ -31,5 +41,6 @@ __all__ = [
     "isolation",
     "load_capture",
     "run_agent",
+    "run_in_namespace",
     "save_capture",
 ]

@@ -25,7 +25,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from agentlib.agents import setup
+from agentlib.agents import Launch, setup
 from agentlib.install import PINS, AgentUnavailable, ensure
 from agentlib.runner import DOUBLE_PORT
 
@@ -134,7 +134,7 @@ class AgentRun:
 
     @property
     def wire(self) -> str:
-        return WIRES[self.agent][0]
+        return WIRES[self.agent][0] if self.agent in WIRES else ""
 
     @property
     def notes(self) -> str | None:
@@ -204,28 +204,31 @@ def isolation() -> tuple[tuple[str, ...], bool]:
     )
 
 
-def _spec(agent: str, tmp: Path, via: Middle | None, responder: str, timeout: float) -> dict[str, Any]:
-    home, work = tmp / "home", tmp / "work"
-    home.mkdir(parents=True, exist_ok=True)
-    work.mkdir(parents=True, exist_ok=True)
-    root = f"http://127.0.0.1:{via.port if via else DOUBLE_PORT}"
-    launch = setup(agent, base_url(agent, root), home, work)
-    double = f"http://127.0.0.1:{DOUBLE_PORT}"
+def _spec(
+    launch: Launch, agent: str, tmp: Path, via: Middle | None, responder: str, timeout: float
+) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "argv": launch.argv,
         "env": launch.env,
         "cwd": launch.cwd,
         "timeout": timeout,
         "responder": responder,
-        "responder_args": [agent, str(work)],
+        "responder_args": [agent, str(tmp / "work")],
         "result": str(tmp / "result.json"),
         "sys_path": [str(HERE.parent), str(ROOT / "src")],
     }
     if via is not None:
-        spec.update(
-            via=[a.replace("{double}", double) for a in via.argv], via_port=via.port, via_env=dict(via.env)
-        )
+        double = f"http://127.0.0.1:{DOUBLE_PORT}"
+        argv = [a.replace("{double}", double) for a in via.argv]
+        spec.update(via=argv, via_port=via.port, via_env=dict(via.env))
     return spec
+
+
+def _folders(tmp: Path) -> tuple[Path, Path]:
+    home, work = tmp / "home", tmp / "work"
+    home.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    return home, work
 
 
 def run_agent(
@@ -242,15 +245,41 @@ def run_agent(
     if agent not in WIRES:
         raise KeyError(f"unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
     ensure(package_of(agent))
-    prefix, drop = isolation()
-    spec = _spec(agent, tmp, via, responder, timeout)
+    prefix = isolation()  # before anything is written: no namespace, no run
+    home, work = _folders(tmp)
+    root = f"http://127.0.0.1:{via.port if via else DOUBLE_PORT}"
+    launch = setup(agent, base_url(agent, root), home, work)
+    return _execute(prefix, _spec(launch, agent, tmp, via, responder, timeout), agent, tmp)
+
+
+def run_in_namespace(
+    argv: Sequence[str],
+    tmp: Path,
+    *,
+    agent: str = "claude",
+    env: Mapping[str, str] | None = None,
+    via: Middle | None = None,
+    responder: str = "agentlib.responders:for_agent",
+    timeout: float = TIMEOUT,
+) -> AgentRun:
+    """Run any command the way :func:`run_agent` runs an agent (same namespace, double and responder,
+    as ``agent``'s plan; ``env``: its whole environment, by default only PATH and HOME)."""
+    prefix = isolation()
+    home, work = _folders(tmp)
+    whole = dict(env) if env is not None else {"PATH": os.environ.get("PATH", ""), "HOME": str(home)}
+    launch = Launch(list(argv), whole, str(work))
+    return _execute(prefix, _spec(launch, agent, tmp, via, responder, timeout), agent, tmp)
+
+
+def _execute(prefix: tuple[tuple[str, ...], bool], spec: dict[str, Any], agent: str, tmp: Path) -> AgentRun:
+    command, drop = prefix
     if drop:
         spec["drop_to"] = [os.getuid(), os.getgid()]
     spec_path = tmp / "spec.json"
     spec_path.write_text(json.dumps(spec, indent=1))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(spec["sys_path"])}
-    cmd = [*prefix, sys.executable, str(HERE / "runner.py"), str(spec_path)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout + 60)
+    cmd = [*command, sys.executable, str(HERE / "runner.py"), str(spec_path)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=spec["timeout"] + 60)
     result_path = tmp / "result.json"
     if not result_path.is_file():
         raise AssertionError(f"the runner wrote no result (exit {done.returncode}): {done.stderr[-3000:]}")
@@ -274,7 +303,7 @@ def _read(agent: str, out: Mapping[str, Any], tmp: Path) -> AgentRun:
         {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in after},
         tmp / "work",
         tmp / "home",
-        str(out.get("via_output", "")),
+        str(out.get("via_error", "")) + str(out.get("via_output", "")),
     )
 
 
@@ -288,4 +317,5 @@ __all__ = [
     "base_url",
     "isolation",
     "run_agent",
+    "run_in_namespace",
 ]
