@@ -72,7 +72,9 @@ def test_the_namespace_counts_every_attempt_beyond_loopback(tmp_path: Path) -> N
 
 
 def test_a_loopback_only_program_counts_nothing(tmp_path: Path) -> None:
-    code = f"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{DOUBLE_PORT}/nowhere', timeout=5))"
+    code = (
+        f"import urllib.request as u; print(u.urlopen('http://127.0.0.1:{DOUBLE_PORT}/nowhere', timeout=5))"
+    )
     run = _namespace(lambda: run_in_namespace([sys.executable, "-c", code], tmp_path))
     assert run.outside == 0, run.report()
     assert [r.path for r in run.requests] == []  # a GET the double does not record
