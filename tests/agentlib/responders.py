@@ -26,7 +26,7 @@ DONE = "notes.txt holds hello: written and read back."
 SIDE = "Notes file"
 #: Each main-loop answer carries reasoning: a thinking model (Claude Code's ``thinking``, Codex's gpt-5.5)
 #: always answers with some, and the providers refuse its calls sent back without it. The double sends
-#: it only to a model that thinks (design 32).
+#: it only to a model that thinks (design 32, design 41).
 THOUGHT = "The user wants notes.txt with hello; I write it, then read it back."
 
 
