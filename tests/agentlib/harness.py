@@ -131,6 +131,8 @@ class AgentRun:
     work: Path
     home: Path
     via_output: str = ""
+    #: Why the middle program (``via``) did not serve, when it did not.
+    via_error: str = ""
 
     @property
     def wire(self) -> str:
@@ -171,12 +173,16 @@ class AgentRun:
         """Raise AssertionError (with :meth:`report`) unless the run did the task cleanly: exit 0, the
         file holds hello, every request accepted, nothing tried beyond loopback, the main loop seen."""
         problems = []
-        if self.exit_code != 0:
+        if self.exit_code is None:
+            problems.append("no exit within the timeout")
+        elif self.exit_code != 0:
             problems.append(f"exit code {self.exit_code}")
         if (self.notes or "").strip() != "hello":
             problems.append(f"notes.txt holds {self.notes!r}")
         if self.rejected:
             problems.append(f"{len(self.rejected)} request(s) refused by the double")
+        if self.via_error:
+            problems.append(self.via_error)
         if self.outside:
             problems.append(f"{self.outside} attempt(s) to reach beyond loopback")
         if len(self.main) < 3:
@@ -303,7 +309,8 @@ def _read(agent: str, out: Mapping[str, Any], tmp: Path) -> AgentRun:
         {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in after},
         tmp / "work",
         tmp / "home",
-        str(out.get("via_error", "")) + str(out.get("via_output", "")),
+        str(out.get("via_output", "")),
+        str(out.get("via_error", "")),
     )
 
 

@@ -103,15 +103,14 @@ def _run(spec: dict[str, Any], out: dict[str, Any]) -> None:
     responder = getattr(importlib.import_module(module), attr)(*spec.get("responder_args", []))
     with ProviderDouble(responder=responder, default=None, port=DOUBLE_PORT) as double:
         middle = None
+        log = Path(spec["result"]).with_name("middle.log")
         if spec.get("via"):
-            middle = subprocess.Popen(
-                spec["via"],
-                env={**os.environ, **spec.get("via_env", {})},
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-            )
+            # its output to a file: a pipe nobody reads while the agent runs would fill and stall it
+            with log.open("wb") as sink:
+                env = {**os.environ, **spec.get("via_env", {})}
+                middle = subprocess.Popen(spec["via"], env=env, stdout=sink, stderr=subprocess.STDOUT)
             if not _wait_port(int(spec["via_port"]), 20.0):
-                out["via_error"] = "the middle program did not listen in 20 s"
+                out["via_error"] = f"the middle program did not listen on {spec['via_port']} in 20 s"
         start = time.monotonic()
         try:
             done = subprocess.run(
@@ -137,7 +136,8 @@ def _run(spec: dict[str, Any], out: dict[str, Any]) -> None:
         out["seconds"] = round(time.monotonic() - start, 3)
         if middle is not None:
             middle.terminate()
-            out["via_output"] = middle.communicate(timeout=10)[0].decode("utf-8", "replace")
+            middle.wait(timeout=10)
+            out["via_output"] = log.read_text(encoding="utf-8", errors="replace")
         out["requests"] = [_record(r) for r in double.requests]
         out["responder_log"] = [list(e) for e in getattr(responder, "log", None) or []]
 
