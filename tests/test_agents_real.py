@@ -77,7 +77,7 @@ def test_a_loopback_only_program_counts_nothing(tmp_path: Path) -> None:
     )
     run = _namespace(lambda: run_in_namespace([sys.executable, "-c", code], tmp_path))
     assert run.outside == 0, run.report()
-    assert [r.path for r in run.requests] == []  # a GET the double does not record
+    assert [(r.method, r.path, r.status) for r in run.requests] == [("GET", "/nowhere", 404)]
 
 
 def test_a_middle_program_runs_in_the_namespace_between_agent_and_double(tmp_path: Path) -> None:

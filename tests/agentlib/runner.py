@@ -87,6 +87,29 @@ def _record(r: Any) -> dict[str, Any]:
     }
 
 
+def _record_other_methods() -> None:
+    """The double serves POSTs and records only them; an agent's GET or HEAD (a model list, a probe) is
+    recorded here too, with the double's own answer (404 for GET; HEAD, which it does not serve, 501)."""
+    from toolreplay._transport.dump import redact_headers
+    from toolreplay.testing import RecordedRequest, server
+
+    def recording(method: str, answer: Any) -> Any:
+        def handle(self: Any) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            headers = redact_headers({k.lower(): v for k, v in self.headers.items()})
+            req = RecordedRequest(0, method, self.path, None, None, headers, None, raw, False)
+            req = self.double._record(req)
+            self.double._update(req, status=404 if method == "GET" else 501)
+            answer(self)
+
+        return handle
+
+    handler = server._Handler
+    handler.do_GET = recording("GET", handler.do_GET)  # type: ignore[method-assign]
+    handler.do_HEAD = recording("HEAD", lambda self: self.send_error(501))  # type: ignore[attr-defined]
+
+
 def _drop(spec: dict[str, Any]) -> None:
     """Started by root through sudo for a user: the namespace is made; run the rest as that user."""
     ids = spec.get("drop_to")
@@ -99,6 +122,7 @@ def _drop(spec: dict[str, Any]) -> None:
 def _run(spec: dict[str, Any], out: dict[str, Any]) -> None:
     from toolreplay.testing import ProviderDouble
 
+    _record_other_methods()
     module, _, attr = spec["responder"].partition(":")
     responder = getattr(importlib.import_module(module), attr)(*spec.get("responder_args", []))
     with ProviderDouble(responder=responder, default=None, port=DOUBLE_PORT) as double:
