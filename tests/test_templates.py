@@ -24,6 +24,7 @@ from toolreplay._audit.templates import (
     load_template,
     normalise,
     render_prompt,
+    template_caps,
 )
 from toolreplay._errors import ConfigError
 from toolreplay._history import load_history
@@ -205,6 +206,9 @@ def test_deepseek_needs_string_arguments() -> None:
     assert audit(turn_body("string"), DEEPSEEK).failures() == []
     # vLLM parses the strings into objects before the template runs: the same body then fails
     assert audit(turn_body("string"), DEEPSEEK, "vllm").error is not None
+    # llama.cpp probes the template, finds it cannot render objects and hands it strings: either body renders
+    for args in ("string", "object"):
+        assert audit(turn_body(args), DEEPSEEK, "llama.cpp").failures() == [], args
 
 
 def test_mistral_needs_nine_character_ids_and_drops_text_beside_calls() -> None:
@@ -236,7 +240,7 @@ DEMO_EXPECTED: dict[tuple[str, str], str] = {
     (GLM[0], "transformers"): "error", (GLM[0], "vllm"): "ok", (GLM[0], "llama.cpp"): "ok",
     (GLM[1], "transformers"): "error", (GLM[1], "vllm"): "ok", (GLM[1], "llama.cpp"): "ok",
     (LLAMA, "transformers"): "double", (LLAMA, "vllm"): "ok", (LLAMA, "llama.cpp"): "ok",
-    (DEEPSEEK, "transformers"): "error", (DEEPSEEK, "vllm"): "error", (DEEPSEEK, "llama.cpp"): "error",
+    (DEEPSEEK, "transformers"): "error", (DEEPSEEK, "vllm"): "error", (DEEPSEEK, "llama.cpp"): "ok",
     (MISTRAL, "transformers"): "error", (MISTRAL, "vllm"): "error", (MISTRAL, "llama.cpp"): "error",
     (GPT_OSS, "transformers"): "double", (GPT_OSS, "vllm"): "ok", (GPT_OSS, "llama.cpp"): "ok",
     (GEMMA, "transformers"): "ok", (GEMMA, "vllm"): "ok", (GEMMA, "llama.cpp"): "ok",
@@ -340,7 +344,8 @@ def test_render_cli_prints_the_prompt(demo_path: Path) -> None:
     assert out.exit_code == 0, out.output
     assert out.stdout.startswith("<|im_start|>system\n")  # the demo's Gemini signature: a warning on stderr
     assert '{"name": "coop", "arguments": {"action": "close", "id": 12' in out.stdout
-    assert out.stdout.rstrip().endswith("<|im_start|>assistant")
+    # exactly the prompt, as the server renders it: no newline added (the template ends with one)
+    assert out.stdout.endswith("<|im_start|>assistant\n") and not out.stdout.endswith("\n\n")
     wrong = CliRunner().invoke(
         cli, ["render", str(demo_path), "--vessel", "gemini", "--prompt-template", str(template)]
     )
@@ -350,3 +355,37 @@ def test_render_cli_prints_the_prompt(demo_path: Path) -> None:
         ["render", str(demo_path), "--vessel", "openai-compatible", "--prompt-template", str(tpl(MISTRAL))],
     )
     assert raised.exit_code == 1 and "length 9" in raised.output
+
+
+def test_llama_cpp_variables_and_the_body_kwargs(tmp_path: Path) -> None:
+    """llama.cpp passes today's date_string and enable_thinking=True; vLLM and llama.cpp pass the body's
+    chat_template_kwargs over them; transformers passes neither."""
+    path = tmp_path / "vars.jinja"
+    path.write_text(
+        "{{ date_string | default('none') }}|{{ enable_thinking | default('none') }}|{{ messages | length }}",
+        encoding="utf-8",
+    )
+    body: dict[str, Any] = {"messages": [{"role": "user", "content": "hi"}]}
+    assert render_prompt(body, path, "llama.cpp", now=NOW) == "02 Nov 2026|True|1"
+    assert render_prompt(body, path, "transformers", now=NOW) == "none|none|1"
+    kwargs = {**body, "chat_template_kwargs": {"date_string": "01 Jan 2000", "enable_thinking": False}}
+    assert render_prompt(kwargs, path, "llama.cpp", now=NOW) == "01 Jan 2000|False|1"
+    assert render_prompt(kwargs, path, "vllm", now=NOW) == "01 Jan 2000|False|1"
+    assert render_prompt(kwargs, path, "transformers", now=NOW) == "none|none|1"
+
+
+def test_llama_cpp_hands_strings_to_a_template_that_cannot_render_objects(tmp_path: Path) -> None:
+    path = tmp_path / "concat.jinja"
+    path.write_text(
+        "{% for m in messages %}{% for c in m.tool_calls or [] %}"
+        "{{ c.function.name + ':' + c.function.arguments }};{% endfor %}{% endfor %}",
+        encoding="utf-8",
+    )
+    calls = [
+        {"function": {"name": "a", "arguments": '{"x": 1}'}},  # a string stays as sent
+        {"function": {"name": "b", "arguments": {"y": "é"}}},  # an object becomes compact JSON
+    ]
+    body = {"messages": [{"role": "assistant", "content": None, "tool_calls": calls}]}
+    assert render_prompt(body, path, "llama.cpp") == 'a:{"x": 1};b:{"y":"é"};'
+    caps = template_caps(path)
+    assert caps.supports_tool_calls and not caps.supports_object_arguments and not caps.supports_tools

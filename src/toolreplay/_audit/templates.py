@@ -16,9 +16,16 @@ the behaviours measured on real templates). :func:`render_prompt` renders the wa
 
 Before the template runs, each server normalises the body (``server``):
 
-* ``vllm`` and ``llama.cpp`` parse string ``arguments`` into objects and turn a ``null`` content into
-  ``""`` (vLLM rebuilds each message from the keys it knows: see :func:`normalise`);
+* ``vllm`` parses string ``arguments`` into objects and turns a ``null`` content into ``""`` (it rebuilds
+  each message from the keys it knows: see :func:`normalise`);
+* ``llama.cpp`` turns a ``null`` content into ``""`` and hands the template objects as ``arguments`` when
+  the template can render them, else JSON strings (:func:`template_caps` probes the template as
+  llama.cpp does); it passes today's ``date_string`` and ``enable_thinking=True`` (thinking is on by
+  default there);
 * ``transformers`` (>= 5) drops keys whose value is None; arguments stay as sent.
+
+vLLM and llama.cpp both pass the body's ``chat_template_kwargs`` to the template as variables (over their
+own), so a body that fixes ``date_string`` or turns thinking off renders the same on both sides.
 
 What survives of each call is :mod:`toolreplay._audit.template_audit`'s question.
 """
@@ -124,6 +131,13 @@ def _environment() -> Any:
     return environment()
 
 
+def _string_arguments(value: Any) -> Any:
+    """llama.cpp's arguments for a template that cannot render objects: a string as sent, else JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _parsed_arguments(value: Any, server: str) -> Any:
     if isinstance(value, str):
         try:
@@ -172,13 +186,17 @@ def _vllm_message(m: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def normalise(body: Mapping[str, Any], server: str) -> tuple[list[dict[str, Any]], list[Any] | None]:
+def normalise(
+    body: Mapping[str, Any], server: str, *, object_arguments: bool = True
+) -> tuple[list[dict[str, Any]], list[Any] | None]:
     """The ``messages`` and ``tools`` the template receives on ``server`` (a deep copy).
 
     * ``vllm`` (``vllm/entrypoints/chat_utils.py``): each message rebuilt from ``role``, ``content`` (null
       becomes ``""``, text parts are joined: the "string" content format), ``tool_calls`` (string
       arguments parsed; invalid JSON becomes ``{}``), ``tool_call_id``, ``name``, ``reasoning``;
-    * ``llama.cpp``: string arguments parsed (invalid JSON is refused), null content becomes ``""``;
+    * ``llama.cpp``: null content becomes ``""``; with ``object_arguments`` (the template renders them)
+      string arguments are parsed (invalid JSON is refused), else they stay strings (objects become
+      compact JSON text);
     * ``transformers`` (>= 5): keys whose value is None are dropped; everything else as sent.
     """
     if server not in SERVERS:
@@ -197,7 +215,10 @@ def normalise(body: Mapping[str, Any], server: str) -> tuple[list[dict[str, Any]
         for call in m.get("tool_calls") or []:
             fn = call.get("function") if isinstance(call, dict) else None
             if isinstance(fn, dict) and "arguments" in fn:
-                fn["arguments"] = _parsed_arguments(fn["arguments"], server)
+                raw_args = fn["arguments"]
+                fn["arguments"] = (
+                    _parsed_arguments(raw_args, server) if object_arguments else _string_arguments(raw_args)
+                )
         if "content" in m and m["content"] is None:
             m["content"] = ""
     return messages, tool_list
@@ -218,7 +239,11 @@ def _compiled(source: str, name: str) -> Any:
 
 
 def _render(
-    template: ChatTemplate, messages: list[dict[str, Any]], tools: list[Any] | None, now: datetime
+    template: ChatTemplate,
+    messages: list[dict[str, Any]],
+    tools: list[Any] | None,
+    now: datetime,
+    extra: Mapping[str, Any] | None = None,
 ) -> str:
     from toolreplay._audit.sandbox import TemplateLimit, render_limited
 
@@ -230,6 +255,7 @@ def _render(
         "add_generation_prompt": True,
         "strftime_now": now.strftime,
         **dict(template.variables),
+        **dict(extra or {}),
     }
     try:
         return render_limited(lambda: compiled.generate(**variables))
@@ -261,8 +287,80 @@ def render_prompt(
     template = (
         template_path if isinstance(template_path, ChatTemplate) else load_template(template_path, variables)
     )
-    messages, tools = normalise(body, server)
-    return _render(template, messages, tools, now or datetime.now())
+    clock = now or datetime.now()
+    extra: dict[str, Any] = {}
+    objects = True
+    if server == "llama.cpp":
+        objects = template_caps(template).supports_object_arguments
+        # llama.cpp's own variables: today's date ("%d %b %Y") and thinking on by default
+        extra = {"date_string": clock.strftime("%d %b %Y"), "enable_thinking": True}
+    kwargs = body.get("chat_template_kwargs")
+    if server != "transformers" and isinstance(kwargs, Mapping):
+        extra.update(cast(Mapping[str, Any], kwargs))
+    messages, tools = normalise(body, server, object_arguments=objects)
+    return _render(template, messages, tools, clock, extra)
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateCaps:
+    """What a template can render, probed the way llama.cpp probes it (its ``chat_template_caps``)."""
+
+    supports_tools: bool
+    supports_tool_calls: bool
+    supports_object_arguments: bool
+
+
+_PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "some_tool",
+        "description": "Some tool.",
+        "parameters": {"type": "object", "properties": {"arg": {"type": "string"}}, "required": ["arg"]},
+    },
+}
+
+
+def _probe(template: ChatTemplate, messages: list[dict[str, Any]], tools: list[Any] | None) -> str:
+    """The template's render of a probe conversation; empty when the template refuses it."""
+    try:
+        return _render(template, messages, tools, datetime(2026, 1, 1))
+    except PromptTemplateError:
+        return ""
+
+
+def _call_probe(arguments: Any) -> list[dict[str, Any]]:
+    call = {"id": "call_1___", "type": "function", "function": {"name": "tool_name", "arguments": arguments}}
+    return [
+        {"role": "user", "content": "Hey"},
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_1___", "name": "tool_name", "content": "Some response!"},
+    ]
+
+
+#: Probed capabilities per template source and variables (the probes cost three renders).
+_CAPS: dict[tuple[str, str], TemplateCaps] = {}
+
+
+def _caps(template: ChatTemplate) -> TemplateCaps:
+    tools = "some_tool" in _probe(template, [{"role": "user", "content": "Hey"}], [_PROBE_TOOL])
+    needle = {"argument_needle": "print('Hello, World!')"}
+    as_object = "argument_needle" in _probe(template, _call_probe(needle), None)
+    as_string = "argument_needle" in _probe(template, _call_probe(json.dumps(needle)), None)
+    return TemplateCaps(tools, as_object or as_string, as_object)
+
+
+def template_caps(template: str | Path | ChatTemplate) -> TemplateCaps:
+    """Whether ``template`` reads ``tools``, renders calls, and renders them from object arguments.
+
+    The probes are llama.cpp's: a tool named ``some_tool`` must show in the prompt, and a call's
+    ``argument_needle`` argument must show. A template that never reads ``tools`` (SmolLM2's,
+    DeepSeek V3.1's) silently loses the request's tool definitions.
+    """
+    loaded = template if isinstance(template, ChatTemplate) else load_template(template)
+    key = (loaded.source, json.dumps(dict(loaded.variables), sort_keys=True, default=str))
+    if key not in _CAPS:
+        _CAPS[key] = _caps(loaded)
+    return _CAPS[key]
 
 
 __all__ = [
@@ -270,7 +368,9 @@ __all__ = [
     "ChatTemplate",
     "PromptTemplateError",
     "Server",
+    "TemplateCaps",
     "load_template",
     "normalise",
     "render_prompt",
+    "template_caps",
 ]

@@ -1,9 +1,10 @@
 """``toolreplay render``: the exact request body of the next turn; ``toolreplay vessels``: the vessel table.
 
 ``render`` writes the bytes :func:`toolreplay.encode` gives (what the transport sends), with no newline
-added when stdout is not a terminal, so ``toolreplay render h.json --vessel openai | curl --data-binary @-``
-sends exactly them. ``--pretty`` indents for reading. Warnings (a tool name mapped for the wire, a
-stored signature not replayed, a history warning) go to stderr.
+added when stdout is not a terminal (nor after a ``--prompt-template`` prompt), so
+``toolreplay render h.json --vessel openai | curl --data-binary @-`` sends exactly them. ``--pretty``
+indents for reading. Warnings (a tool name mapped for the wire, a stored signature not replayed, a history
+warning) go to stderr.
 """
 
 from __future__ import annotations
@@ -144,6 +145,12 @@ def _render_as_sent(h: History, upto: str | None, pretty: bool) -> None:
     write_body(body, pretty)
 
 
+def write_text(text: str) -> None:
+    sys.stdout.flush()
+    sys.stdout.buffer.write(text.encode("utf-8"))
+    sys.stdout.buffer.flush()
+
+
 @click.command("render")
 @click.argument("source", metavar="SOURCE")
 @click.option(
@@ -235,7 +242,9 @@ def render_cmd(
             raise ConfigError(
                 f"--prompt-template renders Chat bodies; vessel {vessel.name} speaks {vessel.wire}"
             )
-        click.echo(render_prompt(body, prompt_template, server))
+        prompt = render_prompt(body, prompt_template, server)
+        # the prompt exactly as the server renders it: no newline added unless a person reads it
+        write_text(prompt + ("\n" if sys.stdout.isatty() else ""))
         return
     write_body(body, pretty)
 
