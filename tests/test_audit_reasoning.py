@@ -41,23 +41,25 @@ def test_every_piece_the_body_carries_is_listed_and_nothing_else(x: Exchange) ->
     report = audit_request(load_request(x.request or {}, wire=x.wire))
     listed = [p for p in report.reasoning if not p.kind.startswith("item id") and "ran itself" not in p.kind]
     assert len(listed) == len(seen), ([p.label for p in seen], [p.kind for p in listed])
-    assert report.as_json()["reasoning"] == [p.as_json() for p in report.reasoning]
+    assert report.as_json()["reasoning"] == [
+        {**p.as_json(), "at": report.at(p.message)} for p in report.reasoning
+    ]
 
 
 EXPECTED = {
     "anthropic/crewai/cassettes.test_anthropic_thinking_blocks_preserved_across_turns.1": (
-        "message 1 (m2) step 1, with the final words: "
+        "messages[1] (m2) step 1, with the final words: "
         "thinking block (51 characters), signature (300 characters)"
     ),
     "openai-responses/llm/test_responses_interleaved_reasoning_between_tool_calls.2": (
-        "message 1 (m2) step 2, before its calls: reasoning item "
+        "input[1] (m2) step 2, before its calls: reasoning item "
         "rs_0429c1fcf5cbfa350169fabfe83488819788888aaafb2ab1fd, encrypted_content (1,508 characters)"
     ),
     "gemini/llm-gemini/test_tools_with_gemini_3_thought_signatures.1": (
-        "message 1 (m2) step 1, on call 0 (multiply): thoughtSignature (300 characters)"
+        "contents[1] (m2) step 1, on call 0 (multiply): thoughtSignature (300 characters)"
     ),
     "openai-chat/llm-mistral/magistral-completion-replay": (
-        "message 1 (m2) step 1, with the final words: thinking content part (in the message's content)"
+        "messages[1] (m2) step 1, with the final words: thinking content part (in the message's content)"
     ),
 }
 
@@ -72,7 +74,8 @@ def test_the_cli_prints_each_piece_with_its_place_in_text_and_json(tmp_path: Pat
     assert f"  {EXPECTED[name]} [{x.wire}]" in text.output.splitlines()
     as_json = run("audit", str(path), "--json")
     rows = json.loads(as_json.output)["reasoning"]
-    assert any(f"message {r['message']} ({r['message_id']}) step {r['step']}, {r['where']}: {r['kind']}"
+    # the body path: the one numbering of the audit (design 37)
+    assert any(f"{r['at']} ({r['message_id']}) step {r['step']}, {r['where']}: {r['kind']}"
                == EXPECTED[name] for r in rows)  # fmt: skip
     assert all(r["wire"] == x.wire for r in rows)
 

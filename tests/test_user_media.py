@@ -355,8 +355,8 @@ def test_history_show_prints_a_part_as_a_short_line(tmp_path: Path) -> None:
 def test_audit_names_the_users_parts() -> None:
     report = audit_request(load_request(toolreplay.render(media_history(), "anthropic")))
     lines = format_audit(report)
-    assert "note: message m1 (user) holds an image (image/png, 96 characters of base64)" in lines
-    assert "note: message m1 (user) holds a document (application/pdf, 96 characters of base64)" in lines
+    assert "note: messages[0] (user) holds an image (image/png, 96 characters of base64)" in lines
+    assert "note: messages[0] (user) holds a document (application/pdf, 96 characters of base64)" in lines
     assert PNG not in lines
 
 

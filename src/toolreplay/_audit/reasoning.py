@@ -14,7 +14,7 @@ pieces are told apart by the fields the providers gave them, so the listing need
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -50,8 +50,10 @@ class ReasoningPiece:
             "signed": self.signed,
         }
 
-    def line(self) -> str:
-        return f"  message {self.message} ({self.message_id}) step {self.step}, {self.where}: {self.kind}"
+    def line(self, at: Callable[[int], str] | None = None) -> str:
+        """One line; ``at`` names the reply by its place in the body (the audit's one numbering)."""
+        place = at(self.message) if at else f"message {self.message}"
+        return f"  {place} ({self.message_id}) step {self.step}, {self.where}: {self.kind}"
 
 
 def _chars(value: Any) -> str:
@@ -151,7 +153,7 @@ def reasoning_pieces(history: History | Sequence[Message]) -> tuple[ReasoningPie
     return tuple(out)
 
 
-def format_reasoning(pieces: Sequence[ReasoningPiece]) -> list[str]:
+def format_reasoning(pieces: Sequence[ReasoningPiece], at: Callable[[int], str] | None = None) -> list[str]:
     """The audit's lines for what reasoning the body carries."""
     if not pieces:
         return ["reasoning carried: none"]
@@ -159,19 +161,18 @@ def format_reasoning(pieces: Sequence[ReasoningPiece]) -> list[str]:
     signed = sum(p.signed for p in pieces)
     head = f"reasoning carried: {len(pieces)} piece{'s' if len(pieces) != 1 else ''} in {replies} repl"
     head += f"{'y' if replies == 1 else 'ies'} ({signed} signed or encrypted):"
-    return [head, *(f"{p.line()} [{p.wire}]" for p in pieces)]
+    return [head, *(f"{p.line(at)} [{p.wire}]" for p in pieces)]
 
 
-def media_notes(history: History) -> list[str]:
+def media_notes(history: History, at: Callable[[int], str] | None = None) -> list[str]:
     """One short line per image or document of the user's that the body carries (design 34): what it is,
-    its type and size or its URL, never its data."""
+    its type and size or its URL, never its data; ``at`` names the message by its place in the body."""
     return [
-        f"message {m.id} (user) holds an {p.label()}" if p.kind == "image" else
-        f"message {m.id} (user) holds a {p.label()}"
-        for m in history.messages
+        f"{at(i) if at else f'message {m.id}'} (user) holds {'an' if p.kind == 'image' else 'a'} {p.label()}"
+        for i, m in enumerate(history.messages)
         for p in m.parts
         if p.kind != "text"
-    ]  # fmt: skip
+    ]
 
 
 __all__ = ["ReasoningPiece", "describe", "format_reasoning", "media_notes", "reasoning_pieces"]

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._audit.body import RequestBody
+from toolreplay._audit.passages import MessageText, TextPassage, passages
 from toolreplay._audit.reasoning import ReasoningPiece, format_reasoning, media_notes, reasoning_pieces
 from toolreplay._history import History, Message, ToolCall
 from toolreplay._replay import (
@@ -78,16 +79,6 @@ class FoundCall:
 
 
 @dataclass(frozen=True, slots=True)
-class TextPassage:
-    """A passage of a message's text that reads like a described call (``kind`` says how)."""
-
-    message: int
-    role: str
-    kind: str
-    excerpt: str
-
-
-@dataclass(frozen=True, slots=True)
 class StoredCallFate:
     """What became of one stored call in the request."""
 
@@ -128,6 +119,12 @@ class AuditReport:
     notes: tuple[str, ...] = field(default=())
     reasoning: tuple[ReasoningPiece, ...] = ()
     """The reasoning and signatures the body carries, per earlier reply (``_audit.reasoning``)."""
+    paths: tuple[str, ...] = ()
+    """Where each parsed message stands in the body (``messages[4]``): the one numbering of the report."""
+
+    def at(self, message: int) -> str:
+        """The body path of parsed message ``message`` (``_audit.positions``)."""
+        return self.paths[message] if message < len(self.paths) else f"message {message}"
 
     def counts(self) -> tuple[int, int, int, int]:
         """``(calls, as calls, as text, missing)`` over the stored history's calls."""
@@ -148,9 +145,7 @@ class AuditReport:
 
     def patches(self) -> list[str]:
         out = [
-            f"request message {f.message}, call {f.position} ({f.name}): {p}"
-            for f in self.found
-            for p in f.patches
+            f"{self.at(f.message)}, call {f.position} ({f.name}): {p}" for f in self.found for p in f.patches
         ]
         for r in self.stored or ():
             out.extend(f"{r.message_id} call {r.position} ({r.name}): {p}" for p in r.patches)
@@ -164,15 +159,21 @@ class AuditReport:
             "wire_from": self.wire_from,
             "messages": self.messages,
             "summary": self.summary(),
-            "found": [f.as_json() for f in self.found],
+            "found": [{**f.as_json(), "at": self.at(f.message)} for f in self.found],
             "passages": [
-                {"message": p.message, "role": p.role, "kind": p.kind, "excerpt": p.excerpt}
+                {
+                    "message": p.message,
+                    "at": self.at(p.message),
+                    "role": p.role,
+                    "kind": p.kind,
+                    "excerpt": p.excerpt,
+                }
                 for p in self.passages
             ],
             "patches": self.patches(),
             "warnings": list(self.warnings),
             "notes": list(self.notes),
-            "reasoning": [p.as_json() for p in self.reasoning],
+            "reasoning": [{**p.as_json(), "at": self.at(p.message)} for p in self.reasoning],
         }
         if self.stored is not None:
             out["counts"] = {"calls": n, "as_call": a, "as_text": b, "missing": c}
@@ -186,14 +187,15 @@ class AuditReport:
 # reading the request
 
 
-@dataclass(frozen=True, slots=True)
-class _Text:
-    message: int
-    role: str
-    text: str
+def _own_calls(found: Sequence[FoundCall]) -> dict[int, list[dict[str, Any]]]:
+    """Per parsed message, its own calls (a claim they back is not a described call)."""
+    out: dict[int, list[dict[str, Any]]] = {}
+    for f in found:
+        out.setdefault(f.message, []).append({"name": f.name, "input": f.input})
+    return out
 
 
-def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[_Text], History]:
+def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[MessageText], History]:
     from toolreplay.wires import parse_request
 
     history: History = parse_request(request.wire, dict(request.body))
@@ -201,7 +203,7 @@ def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[_Text], History
     texts = []
     for i, m in enumerate(history.messages):
         if m.text:
-            texts.append(_Text(i, m.role, m.text))
+            texts.append(MessageText(i, m.role, m.text))
         for k, c in enumerate(m.tool_uses):
             found.append(FoundCall(i, k, c.name, c.input, c.answer, c.call_id))
     return found, texts, history
@@ -232,70 +234,6 @@ def _call_patches(found: list[FoundCall], request: RequestBody, warnings: list[s
         if _HASHED_NAME.search(f.name):
             patches.append("tool name mapped for the wire (characters it forbids, or too long)")
         out.append(FoundCall(f.message, f.position, f.name, f.input, f.answer, f.call_id, tuple(patches)))
-    return out
-
-
-# --------------------------------------------------------------------------------------------------
-# passages that read like described calls
-
-_FUNC_SYNTAX = re.compile(r"\b([A-Za-z_][\w.-]{0,63})\(\s*(\{)")
-_CALLED = re.compile(
-    r"\b(?:called|calling|invoked|invoking|used|using|ran|running)\s+(?:the\s+)?`?([A-Za-z_][\w.-]{1,63})`?"
-    r"\s+(?:tool|function)\b",
-    re.IGNORECASE,
-)
-
-
-def _json_at(text: str, start: int) -> Any:
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text, start)
-    except json.JSONDecodeError:
-        return None
-    return value
-
-
-def _excerpt(text: str, start: int, end: int) -> str:
-    piece = text[start : min(end, start + 160)].replace("\n", " ")
-    return piece + ("…" if end - start > 160 else "")
-
-
-def _passages_in(t: _Text, calls: Sequence[FoundCall]) -> Iterator[TextPassage]:
-    from toolreplay._claims import unsupported_claims
-
-    text = t.text
-    for m in _FUNC_SYNTAX.finditer(text):
-        if isinstance(_json_at(text, m.start(2)), dict):
-            end = text.find("\n", m.start())
-            yield TextPassage(
-                t.message, t.role, "call syntax", _excerpt(text, m.start(), end if end > 0 else len(text))
-            )
-    for i, ch in enumerate(text):
-        if ch != "{":
-            continue
-        value = _json_at(text, i)
-        if isinstance(value, dict):
-            keys = set(cast(dict[str, Any], value))
-            if keys & {"name", "tool", "tool_name", "function"} and keys & {
-                "arguments",
-                "input",
-                "args",
-                "parameters",
-            }:
-                yield TextPassage(
-                    t.message, t.role, "JSON call", _excerpt(text, i, i + len(jsonenc.dumps(value)))
-                )
-    for m in _CALLED.finditer(text):
-        yield TextPassage(t.message, t.role, "says it called", _excerpt(text, m.start(), m.end() + 60))
-    if t.role == "assistant":  # a claim its own message's calls do not back
-        own = [{"name": f.name, "input": f.input} for f in calls if f.message == t.message]
-        for c in unsupported_claims(text, own):
-            yield TextPassage(t.message, t.role, f"claims {c.tool} {c.action}", c.sentence[:160])
-
-
-def _passages(texts: Sequence[_Text], calls: Sequence[FoundCall]) -> list[TextPassage]:
-    out: list[TextPassage] = []
-    for t in texts:
-        out.extend(_passages_in(t, calls))
     return out
 
 
@@ -334,7 +272,7 @@ def _in_text(text: str, needle: str) -> bool:
     return json.dumps(needle, ensure_ascii=False)[1:-1] in text
 
 
-def _as_text(call: ToolCall, texts: Sequence[_Text]) -> _Text | None:
+def _as_text(call: ToolCall, texts: Sequence[MessageText]) -> MessageText | None:
     names = {call.name, replay_name(call.name)}
     values = list(_leaves(_decoded(call.input)))
     for t in texts:
@@ -377,7 +315,11 @@ def _stored_patches(call: ToolCall, f: FoundCall) -> tuple[str, ...]:
 
 
 def _fates(
-    history: History, found: Sequence[FoundCall], texts: Sequence[_Text], settings: ReplaySettings
+    history: History,
+    found: Sequence[FoundCall],
+    texts: Sequence[MessageText],
+    settings: ReplaySettings,
+    paths: Sequence[str],
 ) -> list[StoredCallFate]:
     used: set[int] = set()
     out: list[StoredCallFate] = []
@@ -392,7 +334,7 @@ def _fates(
             if hit is not None and found[hit].answer is not None:
                 used.add(hit)
                 f = found[hit]
-                where = f"request message {f.message}, call {f.position}"
+                where = f"{paths[f.message]}, call {f.position}"
                 out.append(
                     StoredCallFate(m.id, pos, call.name, shown, "as call", where, _stored_patches(call, f))
                 )
@@ -406,7 +348,7 @@ def _fates(
                         call.name,
                         shown,
                         "as text",
-                        f"text of request message {t.message} ({t.role})",
+                        f"text of {paths[t.message]} ({t.role})",
                     )
                 )
                 continue
@@ -426,14 +368,18 @@ def audit_request(
     server: str = "transformers",
 ) -> AuditReport:
     """Audit ``request`` (see the module docstring); ``template`` a chat template path for Chat bodies."""
+    from toolreplay._audit.positions import body_paths
+
     found, texts, parsed = _parsed(request)
     warnings = list(parsed.warnings)
     found = _call_patches(found, request, warnings)
-    stored = None if history is None else tuple(_fates(history, found, texts, settings))
+    paths = body_paths(request.wire, request.body, len(parsed.messages))
+    stored = None if history is None else tuple(_fates(history, found, texts, settings, paths))
     from toolreplay.wires import get_wire
 
     wire = get_wire(request.wire)
-    notes: list[str] = [*([wire.audit_note] if wire.audit_note else []), *media_notes(parsed)]
+    at = dict(enumerate(paths)).__getitem__
+    notes: list[str] = [*([wire.audit_note] if wire.audit_note else []), *media_notes(parsed, at)]
     tpl_audit = None
     if template is not None:
         from toolreplay._audit.template_audit import template_audit
@@ -451,7 +397,8 @@ def audit_request(
         wire_from=request.wire_from,
         messages=len(parsed.messages),
         found=tuple(found),
-        passages=tuple(_passages(texts, found)),
+        passages=tuple(passages(texts, _own_calls(found))),
+        paths=tuple(paths),
         stored=stored,
         warnings=tuple(warnings),
         template=tpl_audit,
@@ -479,14 +426,16 @@ def format_audit(report: AuditReport) -> str:
     else:
         for f in report.found:
             answered = "answered" if f.answer is not None else "NOT answered"
-            lines.append(f"  message {f.message} call {f.position}  {f.name} {_short(f.input)}  ({answered})")
+            lines.append(
+                f"  {report.at(f.message)} call {f.position}  {f.name} {_short(f.input)}  ({answered})"
+            )
     if report.passages and report.stored is None:
         lines.append("text that reads like described calls:")
-        lines.extend(f"  message {p.message} ({p.role}) {p.kind}: {p.excerpt}" for p in report.passages)
+        lines.extend(f"  {report.at(p.message)} ({p.role}) {p.kind}: {p.excerpt}" for p in report.passages)
     patches = report.patches()
     lines.append("patched by the replay:" if patches else "patched by the replay: nothing")
     lines.extend(f"  - {p}" for p in patches)
-    lines.extend(format_reasoning(report.reasoning))
+    lines.extend(format_reasoning(report.reasoning, report.at))
     lines.extend(f"note: {n}" for n in report.notes)
     lines.extend(f"warning: {w}" for w in report.warnings)
     if report.template is not None:

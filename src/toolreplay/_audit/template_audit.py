@@ -47,6 +47,10 @@ class TemplateAudit:
     error: str | None = None
     dropped_text: tuple[str, ...] = ()
     prompt: str | None = None
+    tools_dropped: tuple[str, ...] = ()
+    """The body's tool definitions (names) when the template never puts them in the prompt."""
+    tools: int = 0
+    """How many tool definitions the body declares."""
 
     def count(self, fate: CallFate) -> int:
         return sum(1 for c in self.calls if c.fate == fate)
@@ -56,12 +60,19 @@ class TemplateAudit:
         out: list[str] = []
         if self.error:
             out.append(f"the template raises: {self.error}")
+        if self.tools_dropped:
+            names = ", ".join(self.tools_dropped)
+            out.append(
+                f"tools dropped: the template never puts the request's tool definitions in the prompt "
+                f"({names}): the model is not told it has tools"
+            )
         for c in self.calls:
             if c.fate not in ("as call", "error"):
-                out.append(f"call {c.index} ({c.name}, message {c.message}): {c.fate}")
+                out.append(f"call {c.index} ({c.name}, messages[{c.message}]): {c.fate}")
             if c.double_encoded:
                 out.append(
-                    f"call {c.index} ({c.name}): arguments double-encoded (a JSON string in the prompt)"
+                    f"call {c.index} ({c.name}, messages[{c.message}]): arguments double-encoded (a JSON "
+                    "string in the prompt)"
                 )
         out.extend(self.dropped_text)
         return out
@@ -93,6 +104,7 @@ class TemplateAudit:
                 for c in self.calls
             ],
             "dropped_text": list(self.dropped_text),
+            "tools": None if not self.tools else ("dropped" if self.tools_dropped else "in the prompt"),
             "failures": self.failures(),
             "notes": self.notes(),
         }
@@ -238,18 +250,49 @@ def template_audit(
         in_prompt = isinstance(cid, str) and len(cid) > 3 and cid in prompt
         calls.append(CallInPrompt(mk.index, mi, call_name(c), cid, fate, double, in_prompt))
     dropped = tuple(
-        f"message {mi} ({label}) is not in the prompt: {text[:60]!r}"
+        f"messages[{mi}] ({label}) is not in the prompt: {text[:60]!r}"
         for mi, label, text in _texts(messages)
         # some templates write a message JSON-escaped (Llama's tool answers: ``content | tojson``)
         if text not in prompt and json.dumps(text, ensure_ascii=False)[1:-1] not in prompt
     )
-    return TemplateAudit(template.name, server, tuple(calls), None, dropped, prompt)
+    dropped_tools = _dropped_tools(body, template, server, clock, prompt)
+    return TemplateAudit(
+        template.name, server, tuple(calls), None, dropped, prompt, dropped_tools, len(_tool_names(body))
+    )
+
+
+def _tool_names(body: Mapping[str, Any]) -> list[str]:
+    tools = body.get("tools")
+    out = []
+    for t in tools if isinstance(tools, list) else []:
+        fn = t.get("function", t) if isinstance(t, Mapping) else None
+        out.append(str(fn.get("name", "?")) if isinstance(fn, Mapping) else "?")
+    return out
+
+
+def _dropped_tools(
+    body: Mapping[str, Any], template: ChatTemplate, server: str, clock: datetime, prompt: str
+) -> tuple[str, ...]:
+    """The tool names when the prompt is the same without the body's tools (the template never reads
+    them: SmolLM2's, DeepSeek V3.1's), else ()."""
+    names = _tool_names(body)
+    if not names:
+        return ()
+    bare = {k: v for k, v in body.items() if k != "tools"}
+    try:
+        without = render_prompt(bare, template, server, now=clock)
+    except PromptTemplateError:
+        return ()  # the template needs tools to render at all: it reads them
+    return tuple(names) if without == prompt else ()
 
 
 def format_template_audit(audit: TemplateAudit) -> str:
     """The audit in a few lines."""
     n = len(audit.calls)
     head = f"{audit.template} on {audit.server}: {audit.count('as call')} of {n} calls survive as calls"
+    if audit.tools:
+        defs = f"{audit.tools} tool definition{'s' if audit.tools != 1 else ''}"
+        head += f"; {defs} dropped" if audit.tools_dropped else f"; {defs} in the prompt"
     lines = [head]
     fails = audit.failures()
     lines.extend(f"  - {f}" for f in fails)
