@@ -3,7 +3,9 @@
 * without the shared material beside the checkout, CI fails before any test (conftest.py) and
   ``scripts/dev.py test`` fails before installing anything;
 * a PostgreSQL named by ``TOOLREPLAY_TEST_PG`` that does not answer fails the store tests (it used to skip
-  them), and under CI an unset URL fails them too.
+  them), and under CI an unset URL fails them too;
+* the llama.cpp server tests skip without the model or xllamacpp on a user's clone and fail under CI, and
+  ``scripts/dev.py test`` stops under CI when the model cannot be fetched.
 """
 
 from __future__ import annotations
@@ -101,3 +103,29 @@ def test_ci_without_a_postgres_url_fails(
     monkeypatch.setenv("CI", "")
     with pytest.raises(pytest.skip.Exception, match=f"set {PG_ENV}"):
         next(_fresh_pg_database(request))
+
+
+def test_the_llama_cpp_tests_fail_in_ci_without_the_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without the model (or xllamacpp) the real-server tests skip on a user's clone and fail under CI;
+    ``scripts/dev.py test`` stops under CI when the model cannot be fetched."""
+    import llama_server
+    import test_llama_cpp
+
+    monkeypatch.setenv("TOOLREPLAY_MODEL_CACHE", str(tmp_path / "empty"))
+    reason = llama_server.unavailable()
+    assert reason is not None and "tests/llama_server.py fetch" in reason
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match=r"CI runs the llama\.cpp server tests"):
+        test_llama_cpp.require_server()
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception):
+        test_llama_cpp.require_server()
+    dev = _dev_script()
+    monkeypatch.setattr(dev.subprocess, "call", lambda *a, **k: 1)  # the fetch fails (no index, say)
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(SystemExit, match="CI needs it"):
+        dev.fetch_model(Path(sys.executable))
+    monkeypatch.setenv("CI", "")
+    dev.fetch_model(Path(sys.executable))  # a user's clone: the tests skip and say why
