@@ -114,6 +114,9 @@ def test_a_signed_final_text_part_goes_back_on_that_part_to_its_issuer_only(
         warnings = []
         text = jsonenc.dumps(render(stored, vessel, model=other_model, warnings=warnings))
         assert sig not in text and jsonenc.dumps(reply.text)[1:40] in text
+        if vessel == "openai":  # Chat never carries a signature: nothing it could take was lost, no warning
+            assert not any("data on its text" in w or "signature" in w for w in warnings), warnings
+            continue
         assert any("data on its text not replayed" in w for w in warnings), (vessel, warnings)
 
 

@@ -226,6 +226,12 @@ def test_demo_replay() -> None:
         "message m09: step 1: its calls' provider data (signatures) not replayed: made by gemini "
         "generativelanguage.googleapis.com gemini-2.5-flash, not this vessel",
     )
+    # a vessel whose wire never carries a signature (Chat, Ollama) loses nothing it could take: no warning
+    for name in ("openai-compatible", "ollama"):
+        for mode in ("native", "plain"):
+            chat = ReplaySettings(audience=get_vessel(name).audience())
+            turns = prepare_turn_messages(load_history(DEMO), mode, settings=chat)
+            assert [w for t in turns for w in t.warnings if "not replayed" in w] == [], (name, mode)
 
 
 def test_ten_thousand_calls_replay_the_last_12() -> None:

@@ -60,6 +60,9 @@ class Audience:
     sealed: str = ""
     """The field of its wire's data every reasoning piece of a step must carry for the step's reasoning to
     go back ("": none): the vessel keeps nothing between requests (``Wire.sealed_reasoning``)."""
+    takes_data: bool = True
+    """False where the wire has no place for provider data on calls and text (Chat, Ollama): such data
+    never goes to this vessel, whoever made it (``Wire.carries_data``)."""
 
     def unsealed(self, pieces: Sequence[Reasoning]) -> int:
         """How many of a step's reasoning pieces lack the field :attr:`sealed` names."""

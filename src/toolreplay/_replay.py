@@ -221,8 +221,10 @@ def flat_text(m: Message) -> str:
     return "\n\n".join(w for w in (*words, m.text) if w)
 
 
-def _data_names(step: Step, calls: Sequence[ReplayCall]) -> list[str]:
-    """What of a step's provider-made content a replay would send: its reasoning, signatures, data."""
+def _data_names(step: Step, calls: Sequence[ReplayCall], target: Audience | None = None) -> list[str]:
+    """What of a step's provider-made content a replay would send: its reasoning, signatures, data; for a
+    ``target`` vessel, signatures and data only where its wire has a place for them (Chat never carries
+    a signature, so losing one is no news there)."""
     out: list[str] = []
     n = tools = 0
     text_data = False
@@ -233,13 +235,14 @@ def _data_names(step: Step, calls: Sequence[ReplayCall]) -> list[str]:
             tools += 1
         elif p.data:
             text_data = True
+    data = target is None or target.takes_data  # reasoning lost is said everywhere (design 18)
     if n:
         out.append(f"{n} piece{'s' if n > 1 else ''} of reasoning")
     if tools:
         out.append(f"{tools} server-tool piece{'s' if tools > 1 else ''} (a tool the provider ran itself)")
-    if text_data:
+    if text_data and data:
         out.append("data on its text")
-    if any(c.provider_data for c in calls):
+    if data and any(c.provider_data for c in calls):
         out.append("its calls' provider data (signatures)")
     return out
 
@@ -253,13 +256,20 @@ def _plain_step(step: Step, calls: Sequence[ReplayCall]) -> ReplayStep:
 
 
 def _step_for(
-    step: Step, calls: tuple[ReplayCall, ...], cut: bool, allowed: bool, where: str, warns: list[str]
+    step: Step,
+    calls: tuple[ReplayCall, ...],
+    cut: bool,
+    allowed: bool,
+    where: str,
+    warns: list[str],
+    target: Audience | None = None,
 ) -> ReplayStep:
     """One step as replayed: whole to its issuer; else (another vessel, a mode that replays no reasoning,
-    a step cut by the call window) without anything provider-made, named in a warning."""
+    a step cut by the call window) without anything provider-made, named in a warning (only what the
+    ``target`` vessel's wire could have carried)."""
     if allowed and not cut:
         return ReplayStep(step.said, calls)
-    lost = _data_names(step, calls)
+    lost = _data_names(step, calls, target)
     if lost:
         if cut:
             why = "cut by the call window (design 19)"
@@ -321,7 +331,7 @@ def reply_steps(
             where = f"message {m.id}: step {k + 1}"
             if allowed and audience is not None and step.reasoning:
                 step = _kept_reasoning(step, audience, where, warns)
-            out.append(_step_for(step, kept, pos < first, allowed, where, warns))
+            out.append(_step_for(step, kept, pos < first, allowed, where, warns, settings.audience))
         pos = end
     return tuple(out), tuple(warns)
 

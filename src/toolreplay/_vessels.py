@@ -96,11 +96,14 @@ class Vessel:
 
         host = host_of(base_url or self.base_url)
         # A wire with no standard place for reasoning (Chat) names the flag of the profiles that take it.
-        flag = get_wire(self.wire).reasoning_flag
+        flag = get_wire(self.wire).reasoning_flag  # the wire is imported once: both reads hit the cache
         takes = not flag or self.has(flag)
-        stateless, field = get_wire(self.wire).sealed_reasoning
+        wire = get_wire(self.wire)
+        stateless, field = wire.sealed_reasoning
         sealed = field if stateless and self.has(stateless) else ""
-        return Audience(self.wire, host, model or self.model, self.signature_models, takes, sealed)
+        return Audience(
+            self.wire, host, model or self.model, self.signature_models, takes, sealed, wire.carries_data
+        )
 
 
 # name, wire, base URL, key variable, model, context window (the default model's, from its provider's model

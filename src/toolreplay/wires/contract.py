@@ -262,6 +262,9 @@ class Wire:
     #: The vessel flag without which a vessel of this wire gets no reasoning back, even its own (Chat has
     #: no standard place for it: only profiles that say so get ``reasoning_content``); "" for none.
     reasoning_flag: str = ""
+    #: Whether a body of this wire has a place for provider data on calls and text (Gemini's thought
+    #: signatures); Chat and Ollama carry reasoning only, so losing such data is no news there.
+    carries_data: bool = True
     #: (vessel flag, data field): on a vessel with the flag the provider keeps nothing between requests, so
     #: a step's reasoning goes back only when every piece carries the field (Responses with ``store:
     #: false``: ``encrypted_content``; a bare ``rs_`` id is answered 404 "Item ... not found"); ("", ""):

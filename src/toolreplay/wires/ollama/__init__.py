@@ -48,6 +48,7 @@ WIRE = Wire(
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.ollama.double"),
     chat_template=True,
+    carries_data=False,
 )
 
 __all__ = ["WIRE"]

@@ -42,6 +42,7 @@ WIRE = Wire(
     part_kinds=render.PART_KINDS,
     carries=render.carries,
     reasoning_flag="reasoning_content",
+    carries_data=False,
     render=render.render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,
