@@ -1,4 +1,5 @@
 """The lab's trial classes: did a trial call the expected tool, another one, only say it acted, or neither?
+And the reason beside the class: cut off by the token limit, or a tool's answer the model wrote itself.
 
 The "said without doing" heuristic itself lives below the lab and the turn loop, in
 :mod:`toolreplay._claims`.
@@ -6,10 +7,19 @@ The "said without doing" heuristic itself lives below the lab and the turn loop,
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Literal, get_args
 
-from toolreplay._claims import DEFAULT_TOOLS, AnyCall, ToolVerbs, call_action, call_name, said_without_doing
+from toolreplay._claims import (
+    DEFAULT_TOOLS,
+    AnyCall,
+    ToolVerbs,
+    call_action,
+    call_input,
+    call_name,
+    said_without_doing,
+)
 from toolreplay._errors import ConfigError
 from toolreplay._replay import replay_name
 
@@ -57,4 +67,46 @@ def classify_trial(
     return "neither"
 
 
-__all__ = ["TRIAL_CLASSES", "TrialClass", "classify_trial", "parse_expect"]
+#: Each class's own reason, when nothing more particular happened (design 38).
+PLAIN_REASONS: Mapping[str, str] = {
+    "called": "called",
+    "other_tool": "other tool",
+    "said_without_doing": "claimed in words",
+    "neither": "answered",
+}
+CUT_OFF = "cut off"
+FAKED = "faked the tool's answer"
+#: A tool's answer written by the model itself: the result markers of the chat templates and wires
+#: (Hermes / Qwen ``<tool_response>``, Gemma 4 ``<|tool_response>``, DeepSeek's tool output, a
+#: ``tool_result`` block written as text).
+_FAKED = re.compile(
+    r"<\|?tool_(?:response|result|output)\b|<｜tool▁output▁begin｜>|\{\s*\"type\"\s*:\s*\"tool_result\""
+)
+#: The finish reasons of an answer stopped by the token limit, per wire.
+LENGTH = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+
+
+def trial_reason(
+    cls: TrialClass, reply_text: str, calls: Sequence[AnyCall], finish_reason: str | None
+) -> str:
+    """Why a trial fell in its class: ``cut off`` (stopped by the token limit, or a call whose arguments
+    are not valid JSON), ``faked the tool's answer`` (no call, but the text writes a tool's result
+    itself), else the class's plain reason (:data:`PLAIN_REASONS`)."""
+    broken = any(not isinstance(call_input(c), Mapping) for c in calls)
+    if broken or (finish_reason in LENGTH and cls != "called"):
+        return CUT_OFF
+    if not calls and _FAKED.search(reply_text or ""):
+        return FAKED
+    return PLAIN_REASONS[cls]
+
+
+__all__ = [
+    "CUT_OFF",
+    "FAKED",
+    "PLAIN_REASONS",
+    "TRIAL_CLASSES",
+    "TrialClass",
+    "classify_trial",
+    "parse_expect",
+    "trial_reason",
+]

@@ -6,8 +6,9 @@ its calls are recorded as made) and is classified with :func:`toolreplay._lab.cl
 Under ``out`` (optional) the run writes:
 
 * ``trials.jsonl``: one line per finished trial, appended and flushed as it ends: ``vessel``, ``mode``,
-  ``trial``, ``request_hash``, ``class``, ``text``, ``calls``, ``usage``, ``latency_s``, ``attempts``,
-  ``finish_reason``, ``model``, ``expect`` (and ``claim`` for a said-without-doing trial);
+  ``trial``, ``request_hash``, ``class``, ``reason`` (design 38), ``text``, ``calls``, ``usage``,
+  ``latency_s``, ``attempts``, ``finish_reason``, ``model``, ``expect`` (and ``claim`` for a
+  said-without-doing trial);
 * ``errors.jsonl``: trials that failed after the transport's retries (not counted; a rerun tries them again);
 * ``requests/<vessel>-<mode>.json``: the exact body each cell sends (for ``toolreplay audit``);
 * ``summary.json`` and ``chart.png`` at the end.
@@ -35,7 +36,7 @@ from typing import IO, TYPE_CHECKING, Any
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._claims import said_without_doing
 from toolreplay._errors import AuthenticationError, BadRequestError, ConfigError, ProviderError
-from toolreplay._lab.classify import classify_trial
+from toolreplay._lab.classify import classify_trial, trial_reason
 from toolreplay._lab.plan import Cell, LabConfig, check_budget, plan_cells
 from toolreplay._lab.summary import Summary, summarize
 
@@ -126,6 +127,7 @@ def trial_record(cell: Cell, trial: int, result: SendResult, config: LabConfig) 
         "trial": trial,
         "request_hash": cell.request_hash,
         "class": cls,
+        "reason": trial_reason(cls, reply.text, reply.calls, reply.finish_reason),
         "text": reply.text,
         "calls": calls,
         "usage": {

@@ -10,10 +10,10 @@ call rates with Newcombe's 95% interval. Trials that ended in errors are not cou
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from toolreplay._lab.classify import TRIAL_CLASSES
+from toolreplay._lab.classify import PLAIN_REASONS, TRIAL_CLASSES
 from toolreplay._lab.stats import Interval, fisher_exact, holm, newcombe, one_sided, wilson
 
 if TYPE_CHECKING:
@@ -32,6 +32,9 @@ class CellSummary:
     counts: Mapping[str, int]
     interval: Interval
     errors: int = 0
+    reasons: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    """Per class, the trials whose reason is not the class's plain one (``cut off``, ``faked the tool's
+    answer``: design 38)."""
 
     @property
     def called(self) -> int:
@@ -55,6 +58,7 @@ class CellSummary:
             "rate": round(self.rate, 4),
             "wilson95": self.interval.as_json(),
             "errors": self.errors,
+            "reasons": {k: dict(v) for k, v in self.reasons.items()},
         }
 
 
@@ -135,17 +139,23 @@ def summarize(
     counts: dict[tuple[str, str], dict[str, int]] = {
         (v, m): dict.fromkeys(TRIAL_CLASSES, 0) for v in vessels for m in modes
     }
+    reasons: dict[tuple[str, str], dict[str, dict[str, int]]] = {key: {} for key in counts}
     for r in records:
         key = (str(r.get("vessel")), str(r.get("mode")))
         cls = r.get("class")
         if key in counts and cls in counts[key]:
             counts[key][str(cls)] += 1
+            why = r.get("reason")
+            if isinstance(why, str) and why != PLAIN_REASONS[str(cls)]:
+                per = reasons[key].setdefault(str(cls), {})
+                per[why] = per.get(why, 0) + 1
     cells = []
     for v in vessels:
         for m in modes:
             c = counts[(v, m)]
             n = sum(c.values())
-            cells.append(CellSummary(v, m, n, c, wilson(c["called"], n), (errors or {}).get((v, m), 0)))
+            left_out = (errors or {}).get((v, m), 0)
+            cells.append(CellSummary(v, m, n, c, wilson(c["called"], n), left_out, reasons[(v, m)]))
     tables = [(v, other, table) for v in vessels for other, table in native_tables(counts, v, modes)]
     comparisons = [compare(v, "native", other, table) for v, other, table in tables]
     adjusted = holm([c.p_one_sided for c in comparisons])
@@ -186,8 +196,9 @@ def format_p(p: float) -> str:
 def table_rows(summary: Summary) -> list[list[str]]:
     """The table as text rows: a header (``mode``, vessels), then one row per mode.
 
-    Each cell: ``9 of 9 called``, its 95% Wilson interval, the trials that said without doing and the
-    trials that ended in errors (left out of the counts).
+    Each cell: ``9 of 9 called``, its 95% Wilson interval, then every other class with its count and the
+    reasons that are not the class's plain one (``2 other tool (1 cut off)``), and the trials that ended
+    in errors (left out of the counts).
     """
     rows = [["mode", *summary.vessels]]
     for m in summary.modes:
@@ -195,17 +206,27 @@ def table_rows(summary: Summary) -> list[list[str]]:
         for v in summary.vessels:
             c = summary.cell(v, m)
             if c is None or not c.trials:
-                row.append("no trials")
+                row.append(
+                    f"no trials\n{c.errors} errored, left out" if c is not None and c.errors else "no trials"
+                )
                 continue
-            text = f"{c.cell_text()}\n[{percent(c.interval.low)}–{percent(c.interval.high)}]"
-            said = c.counts.get("said_without_doing", 0)
-            if said:
-                text += f"\n{said} said without doing"
+            lines = [c.cell_text(), f"[{percent(c.interval.low)}–{percent(c.interval.high)}]"]
+            lines += [_class_line(c, cls) for cls in TRIAL_CLASSES if cls != "called"]
             if c.errors:
-                text += f"\n{c.errors} errored, left out"
-            row.append(text)
+                lines.append(f"{c.errors} errored, left out")
+            row.append("\n".join(lines))
         rows.append(row)
     return rows
+
+
+CLASS_WORDS = {"other_tool": "other tool", "said_without_doing": "said without doing", "neither": "neither"}
+
+
+def _class_line(c: CellSummary, cls: str) -> str:
+    """``2 said without doing (1 faked the tool's answer)``."""
+    why = c.reasons.get(cls) or {}
+    extra = f" ({', '.join(f'{n} {reason}' for reason, n in sorted(why.items()))})" if why else ""
+    return f"{c.counts.get(cls, 0)} {CLASS_WORDS[cls]}{extra}"
 
 
 def points(x: float) -> str:
