@@ -34,5 +34,7 @@ def test_the_command_says_the_budget_stopped_it(tmp_path: Path, demo_path: Path)
                 "--out", str(tmp_path / "lab"), "--db", str(tmp_path / "l.db")]  # fmt: skip
         r = CliRunner().invoke(cli, args)
         assert len(double.requests) <= 5
-    assert r.exit_code == 0, r.output
+    # every trial sent failed: nothing was counted, so the run fails with one line that says both
+    assert r.exit_code == 1, r.output
+    assert r.stderr.count("\n") == 1 and "no trial was counted" in r.stderr
     assert "the --max-requests budget is spent" in r.stderr

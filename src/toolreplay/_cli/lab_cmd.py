@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from toolreplay._lab.runner import LabOutcome
 
 
-def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
+def _print_table(outcome: LabOutcome, config: LabConfig, out: str | None) -> None:
+    """The run's results on stdout, in reading order: what was resumed, the effect and the corrected p,
+    the title on one line (a one-vessel table is narrower than it), the table."""
     from rich.console import Console
     from rich.table import Table
 
@@ -24,13 +26,17 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
     title = (
         f"{config.history.id} at {config.at}: does the next turn call {config.expect}? (95% Wilson intervals)"
     )
-    table = Table(title=title, title_justify="left", show_lines=True)
+    table = Table(show_lines=True)
     for name in rows[0]:
         table.add_column(name, no_wrap=True)
     for row in rows[1:]:
         table.add_row(*row)
     console = Console()
-    for line in comparison_lines(outcome.summary):  # the effect and the corrected p lead
+    lines = (
+        [f"resumed: {outcome.resumed} trials were already in {out}/trials.jsonl"] if outcome.resumed else []
+    )
+    lines += comparison_lines(outcome.summary)  # the effect and the corrected p lead
+    for line in [*lines, title]:
         console.print(line, highlight=False, soft_wrap=True)
     console.print(table)
 
@@ -89,6 +95,8 @@ def _print_table(outcome: LabOutcome, config: LabConfig) -> None:
               help="Send trials in rounds; stop a mode pair once its one-sided p crosses an "
               "O'Brien-Fleming-type boundary (alpha 0.05 spent over --trials).")  # fmt: skip
 @click.option("--no-chart", is_flag=True, help="Do not draw chart.png.")
+@click.option("--allow-dropped-tools", is_flag=True,
+              help="Run even when a local server's chat template drops the tools.")  # fmt: skip
 @db_option
 @friendly
 def lab(
@@ -110,14 +118,16 @@ def lab(
     tools_opt: tuple[str, ...],
     until_clear: bool,
     no_chart: bool,
+    allow_dropped_tools: bool,
     db: str | None,
 ) -> None:
     """Run the next turn of SOURCE many times per vessel and replay mode; count who calls the tool.
 
     The history is frozen at --at (a user message); each vessel and mode gets one request (the same
     system prompt and tools in every mode), sent --trials times. Tools are never run: the first answer
-    decides the class (called, other_tool, said_without_doing, neither). Prints the table of call rates
-    with 95% Wilson intervals and Fisher's exact test of native against the other modes.
+    decides the class (called, other_tool, said_without_doing, neither). Prints native against each other
+    mode (Boschloo's exact test, one-sided, Holm-corrected; Fisher's without scipy), then the table of
+    call rates with 95% Wilson intervals and every class. A run that counts no trial exits 1.
     """
     from toolreplay._cli.render_cmd import read_system, read_tools
     from toolreplay._config import pick_vessel
@@ -143,14 +153,17 @@ def lab(
         model=model,
         system=read_system(system),
         tools=tuple(tools) if tools is not None else None,
+        allow_dropped_tools=allow_dropped_tools,
     )
     chart = out is not None and not no_chart
     problem = _chart_problem() if chart else None
     if problem:  # before the first request: a paid run must not fail only at its end
         raise click.ClickException(f"{problem} (nothing was sent)")
     outcome = _run(config, out)
+    if not outcome.records:  # nothing to show: one line says why (a dead server, a spent budget)
+        raise click.ClickException(_nothing_counted(outcome, out))
     _say_how_it_went(outcome, out)
-    _print_table(outcome, config)
+    _print_table(outcome, config, out)
     if out:
         click.echo(f"wrote {out}/trials.jsonl, {out}/summary.json" + (f", {out}/chart.png" if chart else ""))
     if chart:
@@ -171,10 +184,24 @@ def _run(config: LabConfig, out: str | None) -> LabOutcome:
         state.stop()
 
 
+def _nothing_counted(outcome: LabOutcome, out: str | None) -> str:
+    """Why a run counted no trial at all, in one line."""
+    where = f" (all in {out}/errors.jsonl)" if out else ""
+    if outcome.errors:
+        first = outcome.errors[0]
+        n = len(outcome.errors)
+        which = "the one trial sent ended in an error" if n == 1 else f"all {n} trials sent ended in errors"
+        lead = "" if n == 1 else "the first: "
+        said = f"{first['vessel']} {first['mode']}: {first['message']}"
+        spent = ", and the --max-requests budget is spent" if outcome.stopped else ""
+        return f"no trial was counted: {which}{where}{spent}; {lead}{said}"
+    if outcome.stopped:
+        return "no trial was counted: the --max-requests budget is spent before any trial finished"
+    return "no trial was counted: none was sent"
+
+
 def _say_how_it_went(outcome: LabOutcome, out: str | None) -> None:
-    """Resumed, stale and stopped runs and the first errors, on stderr (the table goes to stdout)."""
-    if outcome.resumed:
-        click.echo(f"resumed: {outcome.resumed} trials were already in {out}/trials.jsonl", err=True)
+    """Stale and stopped runs and the first errors, on stderr (the table goes to stdout)."""
     if outcome.stale:
         click.echo(
             f"note: {outcome.stale} lines of trials.jsonl belong to other requests and are not counted",
@@ -241,12 +268,14 @@ def _progress() -> tuple[Any, _State]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+    console = Console(stderr=True)
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=console,
         transient=True,
+        disable=not console.is_terminal,  # a log gets no bar (and no blank line where it stood)
     )
     return progress, _State(progress)

@@ -54,6 +54,8 @@ class LabConfig:
     system: str | None = None
     tools: tuple[ToolSpec, ...] | None = None
     settings: ReplaySettings = field(default_factory=lambda: DEFAULT_SETTINGS)
+    allow_dropped_tools: bool = False
+    """Run even when a local server's chat template drops the tools (``--allow-dropped-tools``)."""
 
     def __post_init__(self) -> None:
         if self.trials < 1:

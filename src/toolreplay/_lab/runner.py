@@ -161,6 +161,19 @@ def _check_keys(cells: Sequence[Cell], config: LabConfig) -> None:
         prepare(c.vessel, c.body, model=config.model, base_url=config.base_url, send_key=config.send_key)
 
 
+def _check_tools(cells: Sequence[Cell], config: LabConfig) -> None:
+    """Refuse before sending anything when a local server's chat template drops the tools (design 38)."""
+    from toolreplay._lab.preflight import check_tools
+
+    dropped = check_tools(cells, config)
+    if dropped:
+        said = "; ".join(f"--vessel {name}: the server drops the tools: {why}" for name, why in dropped)
+        raise ConfigError(
+            f"{said}; no trial could call {config.expect_tool} (nothing was sent; --allow-dropped-tools "
+            "runs the trials anyway)"
+        )
+
+
 class _Run:
     """The state of one run: the queue of trials to send, the writers, the counters."""
 
@@ -320,6 +333,8 @@ async def run_lab_async(
     """
     cells = plan_cells(config)
     _check_keys(cells, config)  # before --out is made: a missing key or bad URL leaves nothing behind
+    if not config.allow_dropped_tools:
+        _check_tools(cells, config)
     folder = Path(out) if out is not None else None
     done, stale, broken = _open_out(folder, cells)
     pending = [(c, i) for c in cells for i in range(config.trials) if (c.vessel.name, c.mode, i) not in done]

@@ -265,6 +265,10 @@ class Wire:
     #: Whether a body of this wire has a place for provider data on calls and text (Gemini's thought
     #: signatures); Chat and Ollama carry reasoning only, so losing such data is no news there.
     carries_data: bool = True
+    #: (an HTTP client, a local server's origin, a request body, the model) -> why that server's chat
+    #: template drops the body's tools, or None (kept, or not known): the lab asks before its first trial
+    #: (``toolreplay.wires.capabilities``); None: this wire's servers are not asked.
+    dropped_tools: Callable[[Any, str, Mapping[str, Any], str], str | None] | None = None
     #: (vessel flag, data field): on a vessel with the flag the provider keeps nothing between requests, so
     #: a step's reasoning goes back only when every piece carries the field (Responses with ``store:
     #: false``: ``encrypted_content``; a bare ``rs_`` id is answered 404 "Item ... not found"); ("", ""):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolreplay.wires import capabilities
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 from toolreplay.wires.ollama import detect, render, request, response, rules, specs
 from toolreplay.wires.openai_chat import bearer
@@ -49,6 +50,7 @@ WIRE = Wire(
     double=lazy_double("toolreplay.wires.ollama.double"),
     chat_template=True,
     carries_data=False,
+    dropped_tools=capabilities.ollama,
 )
 
 __all__ = ["WIRE"]

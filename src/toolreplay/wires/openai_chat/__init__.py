@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from toolreplay.wires import capabilities
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_key
 
 if TYPE_CHECKING:
@@ -43,6 +44,7 @@ WIRE = Wire(
     carries=render.carries,
     reasoning_flag="reasoning_content",
     carries_data=False,
+    dropped_tools=capabilities.llama_cpp,
     render=render.render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,
