@@ -7,7 +7,8 @@ beside it; the llm plugin itself is never installed. The tests never download an
 model or ``xllamacpp`` they skip and say why, except under CI (``CI`` set), where they fail instead (the
 comparison with a real server must not go quietly green).
 
-The server listens on 127.0.0.1 on a free port, with two threads and a small context (2 CPU cores).
+The server runs in its own process and listens on 127.0.0.1 on a free port, with two threads and a small
+context (2 CPU cores).
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def free_port() -> int:
 
 @dataclass
 class LlamaServer:
-    """One running server: its base URL, its /props, the seconds it took to start."""
+    """One running server: its base URL, its /props, the seconds it took to start, its process."""
 
     url: str
     props: dict[str, Any]
@@ -119,38 +120,76 @@ class LlamaServer:
         return path
 
 
-@contextlib.contextmanager
-def llama_server(template: str | None = None, *, n_ctx: int = 2048) -> Iterator[LlamaServer]:
-    """llama.cpp's server on 127.0.0.1 with SmolLM2, ``template`` (Jinja source) overriding its own."""
+def _serve(template_file: str | None, n_ctx: int, n_predict: int) -> None:
+    """The server process: start, print the URL, serve until stdin closes (the test's end)."""
     import xllamacpp as xlc
 
     params = xlc.CommonParams()
     params.model.path = str(model_path())
     params.n_ctx = n_ctx
+    params.n_predict = n_predict
     params.n_parallel = 1
     params.cpuparams.n_threads = 2
     params.cpuparams_batch.n_threads = 2
     params.warmup = False
     params.endpoint_props = True
     params.cache_ram_mib = 64
-    params.sampling.seed = 7  # the answers still vary: one slot, but the prompt cache changes batching
-    if template is not None:
-        params.chat_template = template
+    params.sampling.seed = 7
+    if template_file:
+        params.chat_template = Path(template_file).read_text(encoding="utf-8")
     params.port = free_port()
-    t0 = time.monotonic()
     server = xlc.Server(params)
-    url = str(server.listening_address)
-    with urllib.request.urlopen(url + "/props", timeout=30) as resp:
-        props = json.loads(resp.read())
-    running = LlamaServer(url, props, time.monotonic() - t0, server)
+    print(server.listening_address, flush=True)
+    sys.stdin.read()  # until the parent closes it (or dies)
     del server
-    try:
-        yield running
-    finally:
-        running.handle = None  # the last reference: xllamacpp stops the server when it is collected
+
+
+@contextlib.contextmanager
+def llama_server(
+    template: str | None = None, *, n_ctx: int = 2048, n_predict: int = 48
+) -> Iterator[LlamaServer]:
+    """llama.cpp's server on 127.0.0.1 with SmolLM2, ``template`` (Jinja source) overriding its own;
+    answers stop at ``n_predict`` tokens (finish_reason "length").
+
+    The server runs in its own process: in the test's process its threads would contend with the
+    client's for the interpreter (a lab trial took ten times longer there), and a crash stays its own.
+    """
+    import tempfile
+
+    t0 = time.monotonic()
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [sys.executable, __file__, "serve", str(n_ctx), str(n_predict)]
+        if template is not None:
+            path = Path(tmp) / "template.jinja"
+            path.write_text(template, encoding="utf-8")
+            args.append(str(path))
+        proc = subprocess.Popen(
+            args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
+        try:
+            assert proc.stdout is not None and proc.stdin is not None
+            url = proc.stdout.readline().strip()
+            if not url.startswith("http://127.0.0.1:"):
+                raise RuntimeError(f"llama.cpp's server did not start (exit {proc.wait(30)})")
+            with urllib.request.urlopen(url + "/props", timeout=30) as resp:
+                props = json.loads(resp.read())
+            yield LlamaServer(url, props, time.monotonic() - t0, proc)
+        finally:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] != ["fetch"]:
+    if sys.argv[1:2] == ["serve"]:
+        _serve(sys.argv[4] if len(sys.argv) > 4 else None, int(sys.argv[2]), int(sys.argv[3]))
+    elif sys.argv[1:] == ["fetch"]:
+        print(fetch_model())
+    else:
         sys.exit("usage: python tests/llama_server.py fetch")
-    print(fetch_model())

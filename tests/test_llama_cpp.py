@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -145,3 +146,61 @@ def test_our_prompt_is_llama_cpps(name: str, tmp_path: Path, demo_path: Path) ->
         results = check_template(name, server, tmp_path, demo_path)
     print(f"{name}: started in {server.started_in:.2f} s; {results}")
     assert set(results) == set(MODES)
+
+
+# ---------------------------------------------------------------- the lab against the real server
+
+
+#: A short history (a small prompt: SmolLM2 reads a few hundred tokens a second on 2 busy cores).
+SHORT = Path(__file__).resolve().parent.parent / "examples" / "conv-1.json"
+
+
+def lab_args(url: str, out: Path, demo: Path = SHORT) -> list[str]:
+    return ["lab", str(demo), "--at", "m3", "-v", "openai-compatible", "-u", url + "/v1",
+            "--modes", "plain,native", "--trials", "2", "--concurrency", "1", "--expect", "coop:close",
+            "--out", str(out), "--no-chart"]  # fmt: skip
+
+
+def test_the_lab_runs_resumes_and_classifies_real_answers(tmp_path: Path, demo_path: Path) -> None:
+    """SmolLM2 offered the tools (the tests' ChatML template with tools): far too small to call them on
+    purpose, but its real answers, llama.cpp's own tool-call parser and prompt cache go through the lab."""
+    from toolreplay._lab.classify import PLAIN_REASONS, TRIAL_CLASSES
+
+    require_server()
+    out = tmp_path / "run"
+    with llama_server((DATA / "chatml-tools.jinja").read_text(encoding="utf-8")) as server:
+        t0 = time.monotonic()
+        first = run(*lab_args(server.url, out))
+        took = time.monotonic() - t0
+        again = run(*lab_args(server.url, out))
+    print(f"lab: 4 trials in {took:.1f} s")
+    assert first.exit_code == 0, first.output
+    records = [json.loads(x) for x in (out / "trials.jsonl").read_text().splitlines()]
+    assert len(records) == 4
+    for r in records:
+        assert r["class"] in TRIAL_CLASSES and r["model"], r
+        assert r["reason"] in (PLAIN_REASONS[r["class"]], "cut off", "faked the tool's answer"), r
+        assert bool(r["calls"]) == (r["class"] in ("called", "other_tool")), r
+        assert (r["reason"] == "cut off") == (
+            (r["finish_reason"] == "length" and r["class"] != "called")
+            or any(not isinstance(c["input"], dict) for c in r["calls"])
+        ), r
+    assert "4 of 4 called" not in first.stdout or records[0]["class"] == "called"
+    for mode in ("plain", "native"):
+        assert mode in first.stdout
+    # the rerun sends nothing: every trial is resumed
+    assert again.exit_code == 0, again.output
+    assert "resumed: 4 trials were already in" in again.stdout
+    assert len((out / "trials.jsonl").read_text().splitlines()) == 4
+
+
+def test_the_lab_names_a_template_that_drops_the_tools(tmp_path: Path, demo_path: Path) -> None:
+    """SmolLM2's own template never reads tools: llama.cpp's /props says so, and nothing is sent."""
+    require_server()
+    with llama_server() as server:
+        res = run(*lab_args(server.url, tmp_path / "run"))
+        assert server.props["chat_template_caps"]["supports_tools"] is False
+    assert res.exit_code == 1
+    line = res.stderr.strip().splitlines()[-1]
+    assert "--vessel openai-compatible: the server drops the tools: its chat template never reads" in line
+    assert "nothing was sent" in line and not (tmp_path / "run" / "trials.jsonl").exists()
