@@ -1,5 +1,5 @@
 """The audit names a message one way throughout: its place in the body (``messages[14]``), the path the
-wire parser's warnings use and ``jq`` finds (design 41)."""
+wire parser's warnings use and ``jq`` finds (design 42)."""
 
 from __future__ import annotations
 

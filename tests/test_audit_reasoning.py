@@ -74,7 +74,7 @@ def test_the_cli_prints_each_piece_with_its_place_in_text_and_json(tmp_path: Pat
     assert f"  {EXPECTED[name]} [{x.wire}]" in text.output.splitlines()
     as_json = run("audit", str(path), "--json")
     rows = json.loads(as_json.output)["reasoning"]
-    # the body path: the one numbering of the audit (design 41)
+    # the body path: the one numbering of the audit (design 42)
     assert any(f"{r['at']} ({r['message_id']}) step {r['step']}, {r['where']}: {r['kind']}"
                == EXPECTED[name] for r in rows)  # fmt: skip
     assert all(r["wire"] == x.wire for r in rows)

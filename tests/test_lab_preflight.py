@@ -1,4 +1,4 @@
-"""Before a run spends a trial, a local server whose chat template drops the tools is named (design 42).
+"""Before a run spends a trial, a local server whose chat template drops the tools is named (design 43).
 
 The real llama.cpp server (``/props`` with ``chat_template_caps``) is in tests/test_llama_cpp.py; here a
 loopback server answers as an older llama.cpp build (``/props`` without capabilities, ``/apply-template``)

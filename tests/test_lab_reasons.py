@@ -1,4 +1,4 @@
-"""Each trial's reason beside its class (design 42): a model that writes the tool's answer itself and a
+"""Each trial's reason beside its class (design 43): a model that writes the tool's answer itself and a
 call cut off by the token limit are told apart in the trial record and the table; the table shows every
 class."""
 

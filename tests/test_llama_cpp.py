@@ -1,6 +1,6 @@
 """Against a real llama.cpp server (``tests/llama_server.py``): our prompt is the server's, for every chat
 template the project tests with and every replay mode; the template audit agrees with what the server
-renders (design 41, 42).
+renders (design 42, 43).
 
 Each template is given to its own server as the override (1-3 s to start on 2 cores); the model is
 SmolLM2-135M-Instruct whatever the template, so the special tokens are SmolLM2's (``/props``), and our side

@@ -67,7 +67,7 @@ def classify_trial(
     return "neither"
 
 
-#: Each class's own reason, when nothing more particular happened (design 42).
+#: Each class's own reason, when nothing more particular happened (design 43).
 PLAIN_REASONS: Mapping[str, str] = {
     "called": "called",
     "other_tool": "other tool",

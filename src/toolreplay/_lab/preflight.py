@@ -1,4 +1,4 @@
-"""Before a lab run spends a trial: does the server's chat template drop the tools (design 42)?
+"""Before a lab run spends a trial: does the server's chat template drop the tools (design 43)?
 
 A local open-weight server renders the request with the model's chat template, and a template that never
 reads ``tools`` (SmolLM2's, DeepSeek V3.1's) silently drops them: every trial would then be a model that

@@ -6,7 +6,7 @@ its calls are recorded as made) and is classified with :func:`toolreplay._lab.cl
 Under ``out`` (optional) the run writes:
 
 * ``trials.jsonl``: one line per finished trial, appended and flushed as it ends: ``vessel``, ``mode``,
-  ``trial``, ``request_hash``, ``class``, ``reason`` (design 42), ``text``, ``calls``, ``usage``,
+  ``trial``, ``request_hash``, ``class``, ``reason`` (design 43), ``text``, ``calls``, ``usage``,
   ``latency_s``, ``attempts``, ``finish_reason``, ``model``, ``expect`` (and ``claim`` for a
   said-without-doing trial);
 * ``errors.jsonl``: trials that failed after the transport's retries (not counted; a rerun tries them again);
@@ -162,7 +162,7 @@ def _check_keys(cells: Sequence[Cell], config: LabConfig) -> None:
 
 
 def _check_tools(cells: Sequence[Cell], config: LabConfig) -> None:
-    """Refuse before sending anything when a local server's chat template drops the tools (design 42)."""
+    """Refuse before sending anything when a local server's chat template drops the tools (design 43)."""
     from toolreplay._lab.preflight import check_tools
 
     dropped = check_tools(cells, config)

@@ -34,7 +34,7 @@ class CellSummary:
     errors: int = 0
     reasons: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     """Per class, the trials whose reason is not the class's plain one (``cut off``, ``faked the tool's
-    answer``: design 42)."""
+    answer``: design 43)."""
 
     @property
     def called(self) -> int:

@@ -1,6 +1,6 @@
 """What a local open-weight server says of its chat template: does it drop the request's tools?
 
-The lab asks before it spends a trial (design 42); each wire names its servers' question
+The lab asks before it spends a trial (design 43); each wire names its servers' question
 (:attr:`toolreplay.wires.contract.Wire.dropped_tools`): llama.cpp's ``/props`` and ``/apply-template`` on the
 Chat wire, Ollama's ``/api/show``. Nothing is posted to a server whose ``GET`` did not say it is one of them.
 """
