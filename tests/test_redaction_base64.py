@@ -147,3 +147,14 @@ def test_a_key_echoed_as_basic_auth_by_the_provider_leaves_no_piece_anywhere(tmp
         text = path.read_bytes().decode("utf-8", "replace")
         assert not key_pieces(text), (path.name, key_pieces(text))
     assert time.monotonic() - started < 30
+
+
+def test_a_long_run_beside_an_escape_is_redacted_in_linear_time() -> None:
+    # An image's base64 beside one \u escape: the escaped-run pattern rescanned the run from each of
+    # its characters (20,000 characters took 10 s, 50,000 took 90 s).
+    escaped_key = "".join(f"\\u{ord(c):04x}" for c in KEY)
+    data = ('{"a": "caf\\u00e9", "img": "' + "A" * 20_000 + '", "k": "' + escaped_key + '"}').encode()
+    started = time.monotonic()
+    out = redact_bytes(data).decode()
+    assert time.monotonic() - started < 1
+    assert "A" * 20_000 in out and "caf\\u00e9" in out and escaped_key not in out and "[redacted]" in out
