@@ -144,6 +144,8 @@ def test_the_newest_requests_are_kept_and_updated() -> None:
         assert [(r.index, r.status) for r in double.requests] == [(5, 200)]
     with pytest.raises(ValueError, match="keep_requests must be at least 1"):
         ProviderDouble(keep_requests=0)
+    with pytest.raises(ValueError, match=r"Limits: workers 0 \(at least 1\), idle_timeout 0 \(above 0\)"):
+        Limits(workers=0, idle_timeout=0)
 
 
 def _slow_connections(double: ProviderDouble, n: int) -> list[socket.socket]:

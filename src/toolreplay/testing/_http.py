@@ -41,8 +41,14 @@ class Limits:
     workers: int = 128
 
     def __post_init__(self) -> None:
-        if self.max_body < 0 or self.workers < 1 or self.header_timeout <= 0 or self.idle_timeout <= 0:
-            raise ValueError(f"{self}: max_body >= 0, workers >= 1 and positive timeouts, please")
+        bad = [f"max_body {self.max_body} (at least 0)"] if self.max_body < 0 else []
+        bad += [f"workers {self.workers} (at least 1)"] if self.workers < 1 else []
+        bad += [f"{n} {v} (above 0)" for n, v in self._timeouts() if not v > 0]
+        if bad:
+            raise ValueError("Limits: " + ", ".join(bad))
+
+    def _timeouts(self) -> tuple[tuple[str, float], ...]:
+        return (("header_timeout", self.header_timeout), ("idle_timeout", self.idle_timeout))
 
 
 #: A header block longer than this is answered 431 (http.server's own limit is 64 KiB per line).
