@@ -268,3 +268,33 @@ def test_the_double_command_memory_stays_bounded() -> None:
         # growing (every post kept: +60 MB a post, 28 -> 1,234 MB over these ten).
         assert max(sizes) - start < 400, (start, sizes)
         assert max(sizes[5:]) - max(sizes[:5]) < 60, (start, sizes)
+
+
+def test_the_double_command_logs_every_request_it_no_longer_keeps() -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolreplay", "double", "--keep", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        found = re.search(r"on (http://127\.0\.0\.1:\d+)$", proc.stdout.readline().strip())
+        assert found
+        with httpx.Client() as client:  # a burst: all five within the time a poll of the kept ones takes
+            for _ in range(5):
+                client.post(found.group(1) + "/v1/chat/completions", json=CHAT)
+        client_bad = _post_head("/v1/messages", b"-1")
+        with socket.create_connection(("127.0.0.1", int(found.group(1).rsplit(":", 1)[1]))) as sock:
+            sock.sendall(client_bad)
+            sock.recv(4096)
+        time.sleep(0.3)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=10)
+    lines = [line.strip() for line in err.splitlines() if line.strip().startswith("#")]
+    assert lines[:5] == [f"#{i} POST /v1/chat/completions  openai-chat  -> 200" for i in range(1, 6)]
+    assert (
+        lines[5]
+        == "#6 POST /v1/messages  anthropic  -> 400 (refused: Content-Length '-1' is not a number of bytes)"
+    )

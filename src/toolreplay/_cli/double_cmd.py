@@ -7,6 +7,7 @@ terminal and pass its base URL with ``--base-url``. It answers from a script fil
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,20 +48,16 @@ def _describe(req: RecordedRequest) -> str:
     return line
 
 
-def _watch(double: ProviderDouble, quiet: bool) -> None:
-    """Print each request once it has been answered, until Ctrl-C (in the order they were answered; a
-    request gone from the kept ones before it was answered is not printed)."""
-    shown: set[int] = set()
-    while True:
-        time.sleep(0.1)
-        kept = double.requests
-        for r in kept:
-            if (r.status or r.rejected) and r.index not in shown:
-                shown.add(r.index)
-                if not quiet:
-                    click.echo(_describe(r), err=True)
-        oldest = kept[0].index if kept else 0
-        shown = {i for i in shown if i >= oldest}
+class _Log:
+    """Prints each request as its answer goes out (called on the double's threads, one line at a time):
+    the double keeps only the newest requests, so a log read from them would miss a burst."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __call__(self, req: RecordedRequest) -> None:
+        with self._lock:
+            click.echo(_describe(req), err=True)
 
 
 @click.command()
@@ -130,14 +127,16 @@ def double(port: int, script: Path | None, stand_in: bool, quiet: bool, max_body
         answers = f"{script} ({len(items)} answers), then the echo" if script else "the echo"
         playbook = Playbook.of(items)
     limits = Limits(max_body=max_body * 1024 * 1024)
-    server = ProviderDouble(responder=playbook, port=port, limits=limits, keep_requests=keep)
+    log = None if quiet else _Log()
+    server = ProviderDouble(responder=playbook, port=port, limits=limits, keep_requests=keep, on_answer=log)
     try:
         server.start()
     except OSError as exc:
         raise click.ClickException(f"127.0.0.1:{port}: cannot listen ({exc.strerror})") from None
     try:
         _banner(server, answers)
-        _watch(server, quiet)
+        while True:  # the double answers on its own threads until Ctrl-C
+            time.sleep(3600)
     except KeyboardInterrupt:
         click.echo("stopped.", err=True)
     finally:

@@ -47,7 +47,8 @@ arguments that are not objects. A refused request does not use up a scripted ite
 
 **Records.** ``double.requests`` lists the :class:`RecordedRequest` of each request (path, wire, vessel,
 redacted headers, parsed body, exact bytes, stream flag, the status answered), the newest
-``keep_requests`` of them (10,000; None: all). Works from sync and asyncio tests alike (``with`` or
+``keep_requests`` of them (10,000; None: all); ``on_answer=fn`` is called with each one as its answer
+goes out (on the server's threads). Works from sync and asyncio tests alike (``with`` or
 ``async with``): the server runs in its own thread.
 
 **Limits.** ``ProviderDouble(limits=Limits(...))``: a body over ``max_body`` bytes (32 MiB) is refused

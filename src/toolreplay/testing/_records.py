@@ -62,12 +62,14 @@ class Records:
             self._kept.append(req)
             return req
 
-    def update(self, req: RecordedRequest, **changes: Any) -> None:
-        """Change the kept copy of ``req``, when it is still kept."""
+    def update(self, req: RecordedRequest, **changes: Any) -> RecordedRequest | None:
+        """Change the kept copy of ``req`` and return it (None: no longer kept)."""
         with self._lock:
             at = req.index - (self._count - len(self._kept))
-            if 0 <= at < len(self._kept):
-                self._kept[at] = replace(self._kept[at], **changes)
+            if not 0 <= at < len(self._kept):
+                return None
+            self._kept[at] = replace(self._kept[at], **changes)
+            return self._kept[at]
 
     def all(self) -> list[RecordedRequest]:
         with self._lock:

@@ -68,13 +68,16 @@ class ProviderDouble:
         port: int = 0,
         limits: Limits | None = None,
         keep_requests: int | None = KEEP_REQUESTS,
+        on_answer: Callable[[RecordedRequest], None] | None = None,
     ) -> None:
         # chunking: how stream deltas are cut when the script does not say (an int: a random cut per
         # text, from that seed, so a parser meets every variant). limits: what one request may take (body
         # size, header and idle timeouts, requests answered at once); keep_requests: how many of the
-        # newest requests ``requests`` keeps (None: all).
+        # newest requests ``requests`` keeps (None: all); on_answer: called with each request as its
+        # status goes out (on the server's threads), so a log misses none the ring has let go.
         self._cut = seeded(chunking) if isinstance(chunking, int) else CHUNKINGS[chunking]
         self.responder = responder
+        self.on_answer = on_answer
         self.delay = delay
         self.default = default
         self.require_signatures = require_signatures
@@ -187,8 +190,8 @@ class ProviderDouble:
     def _record(self, req: RecordedRequest) -> RecordedRequest:
         return self._records.add(req)
 
-    def _update(self, req: RecordedRequest, **changes: Any) -> None:
-        self._records.update(req, **changes)
+    def _update(self, req: RecordedRequest, **changes: Any) -> RecordedRequest:
+        return self._records.update(req, **changes) or replace(req, **changes)
 
     def _next_item(self, req: RecordedRequest) -> Item | None:
         if self.responder is not None:
@@ -457,7 +460,9 @@ class _Handler(BaseHTTPRequestHandler):
         length: int | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.double._update(req, status=status)
+        answered = self.double._update(req, status=status)
+        if self.double.on_answer is not None:
+            self.double.on_answer(answered)
         self.send_response(status)
         self.send_header("content-type", ctype)
         if length is not None:
