@@ -7,6 +7,7 @@ terminal and pass its base URL with ``--base-url``. It answers from a script fil
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,15 +48,16 @@ def _describe(req: RecordedRequest) -> str:
     return line
 
 
-def _watch(double: ProviderDouble, quiet: bool) -> None:
-    """Print each request once it has been answered, until Ctrl-C."""
-    shown = 0
-    while True:
-        time.sleep(0.1)
-        done = [r for r in double.requests if r.status or r.rejected]
-        while shown < len(done) and not quiet:
-            click.echo(_describe(done[shown]), err=True)
-            shown += 1
+class _Log:
+    """Prints each request as its answer goes out (called on the double's threads, one line at a time):
+    the double keeps only the newest requests, so a log read from them would miss a burst."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __call__(self, req: RecordedRequest) -> None:
+        with self._lock:
+            click.echo(_describe(req), err=True)
 
 
 @click.command()
@@ -80,7 +82,23 @@ def _watch(double: ProviderDouble, quiet: bool) -> None:
     "calls, otherwise only sometimes (seeded by the request: the same run gives the same counts).",
 )
 @click.option("-q", "--quiet", is_flag=True, help="Do not print each request as it is answered.")
-def double(port: int, script: Path | None, stand_in: bool, quiet: bool) -> None:
+@click.option(
+    "--max-body",
+    type=click.IntRange(1, 2048),
+    default=32,
+    show_default=True,
+    metavar="MIB",
+    help="Refuse a request body over this many MiB (413, in the wire's error shape).",
+)
+@click.option(
+    "--keep",
+    type=click.IntRange(1),
+    default=100,
+    show_default=True,
+    metavar="N",
+    help="Requests kept in memory (the newest; older ones and their bodies are let go).",
+)
+def double(port: int, script: Path | None, stand_in: bool, quiet: bool, max_body: int, keep: int) -> None:
     """Serve every wire's provider double on 127.0.0.1, for trying commands with no key or network.
 
     Without --script it echoes the user's message, and calls a tool when asked: a message containing
@@ -91,7 +109,7 @@ def double(port: int, script: Path | None, stand_in: bool, quiet: bool) -> None:
       toolreplay double --port 8765
       toolreplay turn "call coop {\\"action\\": \\"list\\"}" -v kimi -T coop --base-url http://127.0.0.1:8765
     """
-    from toolreplay.testing import ProviderDouble
+    from toolreplay.testing import Limits, ProviderDouble
     from toolreplay.testing.playbook import Playbook, ScriptError, load_script
 
     if script is not None and stand_in:
@@ -108,14 +126,17 @@ def double(port: int, script: Path | None, stand_in: bool, quiet: bool) -> None:
     else:
         answers = f"{script} ({len(items)} answers), then the echo" if script else "the echo"
         playbook = Playbook.of(items)
-    server = ProviderDouble(responder=playbook, port=port)
+    limits = Limits(max_body=max_body * 1024 * 1024)
+    log = None if quiet else _Log()
+    server = ProviderDouble(responder=playbook, port=port, limits=limits, keep_requests=keep, on_answer=log)
     try:
         server.start()
     except OSError as exc:
         raise click.ClickException(f"127.0.0.1:{port}: cannot listen ({exc.strerror})") from None
     try:
         _banner(server, answers)
-        _watch(server, quiet)
+        while True:  # the double answers on its own threads until Ctrl-C
+            time.sleep(3600)
     except KeyboardInterrupt:
         click.echo("stopped.", err=True)
     finally:

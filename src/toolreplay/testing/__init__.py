@@ -45,13 +45,22 @@ answers (Chat, Responses), Chat call ids over 40 characters (OpenAI's own server
 to act like Gemini 2.5), mismatched Gemini response counts, Codex's ``store``/``stream`` demands, Ollama
 arguments that are not objects. A refused request does not use up a scripted item.
 
-**Records.** ``double.requests`` lists every :class:`RecordedRequest` (path, wire, vessel, redacted
-headers, parsed body, exact bytes, stream flag, the status answered). Works from sync and asyncio tests
-alike (``with`` or ``async with``): the server runs in its own thread.
+**Records.** ``double.requests`` lists the :class:`RecordedRequest` of each request (path, wire, vessel,
+redacted headers, parsed body, exact bytes, stream flag, the status answered), the newest
+``keep_requests`` of them (10,000; None: all); ``on_answer=fn`` is called with each one as its answer
+goes out (on the server's threads). Works from sync and asyncio tests alike (``with`` or
+``async with``): the server runs in its own thread.
+
+**Limits.** ``ProviderDouble(limits=Limits(...))``: a body over ``max_body`` bytes (32 MiB) is refused
+with a 413 in the wire's error shape before it is read, a ``Content-Length`` that is not a number of bytes
+with a 400; headers must be complete within ``header_timeout`` seconds (10) of connecting and a body may
+pause at most ``idle_timeout`` (30), else a 408 and the connection is closed. One thread reads every
+connection; at most ``workers`` threads (128) answer at once, so slow or idle connections hold none.
 """
 
 from __future__ import annotations
 
+from toolreplay.testing._http import Limits
 from toolreplay.testing.script import (
     BrokenArgs,
     Call,
@@ -76,6 +85,7 @@ __all__ = [
     "Error",
     "Hang",
     "Item",
+    "Limits",
     "NotJSON",
     "ProviderDouble",
     "RecordedRequest",

@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import socket
 import struct
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._tokens import bytes_to_tokens
 from toolreplay._transport.dump import redact_headers
 from toolreplay._vessels import BUILTIN, Vessel, get_vessel
+from toolreplay.testing._http import Front, Limits, Received
+from toolreplay.testing._records import KEEP_REQUESTS, RecordedRequest, Records
 from toolreplay.testing._routes import content_type, double_of, doubled, frame, route
 from toolreplay.testing.answers import (
     CHUNKINGS,
@@ -50,36 +53,6 @@ _OK = Text("ok")
 Responder = Callable[["RecordedRequest"], Item | None]
 
 
-@dataclass(frozen=True, slots=True)
-class RecordedRequest:
-    """One request the double received. ``headers``: lower-case names, key values redacted (the name
-    stays, so a test can tell a key was sent); ``body``: the parsed JSON (None when it was not JSON);
-    ``vessel``: the name in a ``/vessel/<name>`` URL prefix; ``status``: what the double answered
-    (0: no HTTP answer, e.g. a reset); ``rejected``: the provider error text when a check refused it."""
-
-    index: int
-    method: str
-    path: str
-    wire: str | None
-    vessel: str | None
-    headers: Mapping[str, str]
-    body: Any
-    raw: bytes
-    stream: bool
-    status: int = 0
-    rejected: str | None = None
-
-    def has_key(self) -> bool:
-        """True when a key-carrying header was sent."""
-        return any(h in self.headers for h in ("authorization", "x-api-key", "x-goog-api-key"))
-
-
-class _Server(ThreadingHTTPServer):
-    # The default listen backlog (5) drops connections when many clients connect at once (a lab run,
-    # hundreds of concurrent turns); each dropped SYN costs the client a one-second retransmit.
-    request_queue_size = 256
-
-
 class ProviderDouble:
     """A loopback HTTP server that answers like the providers. See :mod:`toolreplay.testing`."""
 
@@ -93,11 +66,18 @@ class ProviderDouble:
         chunking: Chunking | int = "tokens",
         host: str = "127.0.0.1",
         port: int = 0,
+        limits: Limits | None = None,
+        keep_requests: int | None = KEEP_REQUESTS,
+        on_answer: Callable[[RecordedRequest], None] | None = None,
     ) -> None:
         # chunking: how stream deltas are cut when the script does not say (an int: a random cut per
-        # text, from that seed, so a parser meets every variant).
+        # text, from that seed, so a parser meets every variant). limits: what one request may take (body
+        # size, header and idle timeouts, requests answered at once); keep_requests: how many of the
+        # newest requests ``requests`` keeps (None: all); on_answer: called with each request as its
+        # status goes out (on the server's threads), so a log misses none the ring has let go.
         self._cut = seeded(chunking) if isinstance(chunking, int) else CHUNKINGS[chunking]
         self.responder = responder
+        self.on_answer = on_answer
         self.delay = delay
         self.default = default
         self.require_signatures = require_signatures
@@ -105,42 +85,32 @@ class ProviderDouble:
         self._port = port
         self._queue: deque[Item] = deque()
         self._wire_queues: dict[str, deque[Item]] = {}
-        self._requests: list[RecordedRequest] = []
+        self._records = Records(keep_requests)
+        self.limits = limits or Limits()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._seq = 0
         self.prefix_cache = PrefixCache()
         """The simulated prompt cache behind the usage the double reports (see ``prefix_cache``)."""
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._front: Front | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
     def start(self) -> ProviderDouble:
         """Start serving on ``port`` (0: a free one; idempotent)."""
-        if self._server is not None:
-            return self
-        server = _Server((self._host, self._port), _Handler)
-        server.daemon_threads = True
-        server.double = self  # type: ignore[attr-defined]
-        self._server = server
-        # A short poll interval: close() waits for the serving loop to notice, once per interval.
-        self._thread = threading.Thread(
-            target=server.serve_forever, args=(0.02,), name="provider-double", daemon=True
-        )
-        self._thread.start()
+        if self._front is None:
+            self._front = Front(self._host, self._port, self._answer_one, self.limits)
         return self
+
+    def _answer_one(self, got: Received) -> None:
+        _Handler(got, self)
 
     def close(self) -> None:
         """Stop serving; hung answers are released."""
         self._stop.set()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        if self._front is not None:
+            self._front.close()
+            self._front = None
 
     def __enter__(self) -> ProviderDouble:
         return self.start()
@@ -159,9 +129,9 @@ class ProviderDouble:
     @property
     def url(self) -> str:
         """The server root, ``http://127.0.0.1:<port>``."""
-        if self._server is None:
+        if self._front is None:
             raise RuntimeError("the provider double is not started (use it as a context manager)")
-        host, port = self._server.server_address[:2]
+        host, port = self._front.server_address[:2]
         return f"http://{host!s}:{port}"
 
     def base_url_for(self, target: str | Vessel) -> str:
@@ -203,9 +173,8 @@ class ProviderDouble:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """Every request received so far, in arrival order."""
-        with self._lock:
-            return list(self._requests)
+        """The requests received so far, in arrival order (the newest ``keep_requests`` of them)."""
+        return self._records.all()
 
     def requests_for(self, wire: str) -> list[RecordedRequest]:
         return [r for r in self.requests if r.wire == wire]
@@ -216,17 +185,13 @@ class ProviderDouble:
         with self._lock:
             self._queue.clear()
             self._wire_queues.clear()
-            self._requests.clear()
+        self._records.clear()
 
     def _record(self, req: RecordedRequest) -> RecordedRequest:
-        with self._lock:
-            req = replace(req, index=len(self._requests))
-            self._requests.append(req)
-            return req
+        return self._records.add(req)
 
-    def _update(self, req: RecordedRequest, **changes: Any) -> None:
-        with self._lock:
-            self._requests[req.index] = replace(self._requests[req.index], **changes)
+    def _update(self, req: RecordedRequest, **changes: Any) -> RecordedRequest:
+        return self._records.update(req, **changes) or replace(req, **changes)
 
     def _next_item(self, req: RecordedRequest) -> Item | None:
         if self.responder is not None:
@@ -297,12 +262,19 @@ def _rules(double: ProviderDouble, wire: str, vessel: str | None, model: str | N
 
 
 class _Handler(BaseHTTPRequestHandler):
+    """Answers one request the front has read whole (``got``: its header block, body, or refusal)."""
+
     server_version = "toolreplay-double/1"
     _reset = False
 
-    @property
-    def double(self) -> ProviderDouble:
-        return self.server.double  # type: ignore[attr-defined,no-any-return]
+    def __init__(self, got: Received, double: ProviderDouble) -> None:
+        self.got, self.double = got, double
+        super().__init__(got.sock, got.address, None)  # type: ignore[arg-type]  # no socketserver here
+
+    def setup(self) -> None:
+        super().setup()  # the connection and its writer; the request itself is already read
+        self.rfile.close()
+        self.rfile = io.BytesIO(self.got.head)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the double records requests instead of logging them."""
@@ -312,13 +284,28 @@ class _Handler(BaseHTTPRequestHandler):
             super().finish()
 
     def do_GET(self) -> None:
-        self._json(404, {"error": {"message": f"no route for GET {self.path}"}})
+        if not self._refused_by_headers("GET"):
+            self._json(404, {"error": {"message": f"no route for GET {self.path}"}})
+
+    def _refused_by_headers(self, method: str) -> bool:
+        """Answer the front's refusal (a bad or too large Content-Length, headers too large), recorded
+        with the status, in the wire's error shape when the path names a wire."""
+        if self.got.problem is None:
+            return False
+        status, message = self.got.problem
+        wire, vessel, _, _ = route(self.path.partition("?")[0])
+        headers = redact_headers({k.lower(): v for k, v in self.headers.items()})
+        req = RecordedRequest(0, method, self.path, wire, vessel, headers, None, b"", False, rejected=message)
+        payload = error_body(wire, status, message) if wire else {"error": {"message": message}}
+        self._reply(self.double._record(req), status, payload)
+        return True
 
     def do_POST(self) -> None:
+        if self._refused_by_headers("POST"):
+            return
         path, _, query = self.path.partition("?")
         wire, vessel, model, path_stream = route(path)
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self.got.body
         try:
             body: Any = jsonenc.loads(raw) if raw else None
         except ValueError:
@@ -473,7 +460,9 @@ class _Handler(BaseHTTPRequestHandler):
         length: int | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.double._update(req, status=status)
+        answered = self.double._update(req, status=status)
+        if self.double.on_answer is not None:
+            self.double.on_answer(answered)
         self.send_response(status)
         self.send_header("content-type", ctype)
         if length is not None:
