@@ -149,13 +149,18 @@ _PUBLIC_VESSEL = {"openai-chat": "openai", "openai-responses": "openai-responses
                   "gemini": "gemini", "ollama": "ollama"}  # fmt: skip
 
 
+def public_base_url(wire: str) -> str:
+    """The base URL of ``wire``'s own provider (its public vessel's), "" for a wire without one."""
+    vessel = BUILTIN.get(_PUBLIC_VESSEL.get(wire, ""))
+    return vessel.base_url if vessel is not None else ""
+
+
 def public_issuer(wire: str, model: Any, base_url: str | None = None) -> Issuer:
     """The issuer of what an imported body of ``wire`` carries: its model as the body names it ("" when it
     names none: Gemini bodies carry the model in the URL), the host of ``base_url``, else the wire's
     public default host."""
     if base_url is None:
-        vessel = BUILTIN.get(_PUBLIC_VESSEL.get(wire, ""))
-        base_url = vessel.base_url if vessel is not None else ""
+        base_url = public_base_url(wire)
     return Issuer(wire, host_of(base_url), model if isinstance(model, str) else "")
 
 

@@ -41,6 +41,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "default": ("toolreplay._cli.settings_cmd", "default", "Set or show the vessel used without --vessel."),
     "keys": ("toolreplay._cli.settings_cmd", "keys", "Store provider keys in a file only you can read."),
     "double": ("toolreplay._cli.double_cmd", "double", "Serve every wire's provider double on 127.0.0.1."),
+    "proxy": ("toolreplay._cli.proxy_cmd", "proxy", "Stand between a coding agent and its provider; record."),
 }
 
 

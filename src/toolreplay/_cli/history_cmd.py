@@ -78,7 +78,9 @@ def list_cmd(count: int | None, query: str | None, as_json: bool, db: str | None
     rows = rows[:count] if count is not None else rows
     if as_json:
         out = [
-            {"id": r.id, "messages": r.messages, "calls": r.calls, "updated_at": r.updated_at} for r in rows
+            {"id": r.id, "messages": r.messages, "calls": r.calls, "updated_at": r.updated_at}
+            | ({"agent": r.agent, "upstream": r.upstream} if r.agent or r.upstream else {})
+            for r in rows
         ]
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
@@ -103,8 +105,14 @@ def _print_rows(rows: list[ConversationInfo], url: str, query: str | None) -> No
     table.add_column("messages", justify="right")
     table.add_column("calls", justify="right")
     table.add_column("updated")
+    # the proxy's conversations say which agent made them and where its requests went
+    proxied = any(r.agent or r.upstream for r in rows)
+    if proxied:
+        table.add_column("agent", overflow="fold")
+        table.add_column("upstream", overflow="fold")
     for r in rows:
-        table.add_row(r.id, str(r.messages), str(r.calls), r.updated_at or "-")
+        cells = [r.id, str(r.messages), str(r.calls), r.updated_at or "-"]
+        table.add_row(*cells, *([r.agent or "-", r.upstream or "-"] if proxied else []))
     console.print(table)
 
 

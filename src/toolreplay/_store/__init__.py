@@ -48,6 +48,10 @@ class ConversationInfo:
     messages: int
     calls: int
     updated_at: str | None
+    agent: str | None = None
+    """The agent that made it through ``toolreplay proxy`` (its user-agent); None for any other one."""
+    upstream: str | None = None
+    """The provider ``toolreplay proxy`` sent its requests to (wire and host)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +214,26 @@ class Store(Protocol):
         """Remove several messages and their calls in one transaction (positions stay gapless) and, with
         ``drop_if_empty``, the conversation too when no message is left (StoreError as for
         :meth:`delete_message`; then nothing is removed)."""
+        ...
+
+    def set_origin(
+        self, conversation_id: str, origin: Mapping[str, Any], *, session: str | None, head: str
+    ) -> None:
+        """Mark a conversation as recorded by the proxy: where it came from (JSON), the agent's session,
+        and the digest of its messages (:mod:`toolreplay._store.origins`); creates the conversation."""
+        ...
+
+    def set_head(self, conversation_id: str, head: str) -> None:
+        """The digest of a proxy conversation's messages, after a write."""
+        ...
+
+    def find_heads(self, heads: Sequence[str], session: str | None = None) -> list[tuple[str, str]]:
+        """``(conversation id, head)`` of every conversation whose head is one of ``heads`` (and whose
+        session is ``session``, when given), newest first."""
+        ...
+
+    def session_conversations(self, session: str) -> list[str]:
+        """The conversations of an agent's session, newest first."""
         ...
 
     def close(self) -> None: ...

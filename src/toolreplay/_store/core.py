@@ -34,6 +34,7 @@ from toolreplay._store import rows as R
 from toolreplay._store import schema as S
 from toolreplay._store import window as W
 from toolreplay._store.fragments import DROP_CONVERSATION, DROP_MESSAGE, FragmentStore, attach
+from toolreplay._store.origins import Origins, origin_columns
 from toolreplay._store.replies import LiveReplies
 from toolreplay._store.turns import TurnLock, settled
 
@@ -143,7 +144,7 @@ def surrogate_error(where: str, exc: UnicodeEncodeError) -> StoreError:
     )
 
 
-class SQLStore(FragmentStore, LiveReplies, W.WindowView, ABC):
+class SQLStore(FragmentStore, LiveReplies, Origins, W.WindowView, ABC):
     """The :class:`~toolreplay._store.Store` on an SQL database; a backend supplies the connection."""
 
     url: str
@@ -206,7 +207,7 @@ class SQLStore(FragmentStore, LiveReplies, W.WindowView, ABC):
     def list_conversations(self) -> list[ConversationInfo]:
         q = self.queries.list_conversations
         rows = self._read(lambda c: c.execute(q).fetchall())
-        return [ConversationInfo(r[0], int(r[1]), int(r[2]), r[3]) for r in rows]
+        return [ConversationInfo(r[0], int(r[1]), int(r[2]), r[3], *origin_columns(r[4])) for r in rows]
 
     def exists(self, conversation_id: str) -> bool:
         q = self.queries.conversation_exists

@@ -140,6 +140,14 @@ _AS_SENT = (
     "ALTER TABLE tool_uses ADD COLUMN kind TEXT",
     "ALTER TABLE tool_uses ADD COLUMN sent TEXT",
 )
+_ORIGIN = (
+    "ALTER TABLE conversations ADD COLUMN origin TEXT",
+    "ALTER TABLE conversations ADD COLUMN session TEXT",
+    "ALTER TABLE conversations ADD COLUMN head TEXT",
+    "ALTER TABLE conversations ADD COLUMN seen TEXT",
+    "CREATE INDEX conversations_head ON conversations (head)",
+    "CREATE INDEX conversations_session ON conversations (session)",
+)
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
@@ -257,6 +265,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         sqlite=_AS_SENT,
         postgres=_AS_SENT,
     ),
+    Migration(
+        "0012_conversation_origin",
+        # Where a conversation the proxy recorded came from (``origin``: JSON with the agent's user-agent,
+        # the wire, the upstream, the conversation it was rewritten from), the agent's session (its
+        # session header), ``head``: a digest of its messages on the neutral model, by which the next
+        # request finds the conversation it continues, and ``seen`` when it was last written (see
+        # _store/origins.py). NULL for every other one.
+        sqlite=_ORIGIN,
+        postgres=_ORIGIN,
+    ),
 )
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(m.name for m in MIGRATIONS)
@@ -279,7 +297,8 @@ def list_conversations(collate: str = "") -> str:
     return f"""SELECT c.id,
     (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id),
     (SELECT COUNT(*) FROM tool_uses t WHERE t.conversation_id = c.id),
-    (SELECT MAX(m.created_at{collate}) FROM messages m WHERE m.conversation_id = c.id)
+    (SELECT MAX(m.created_at{collate}) FROM messages m WHERE m.conversation_id = c.id),
+    c.origin
 FROM conversations c
 ORDER BY c.id{collate}"""
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay.wires.common import double_signature
+from toolreplay.wires.openai_chat.errors import error_body as openai_error_body
 from toolreplay.wires.reply import Usage
 
 if TYPE_CHECKING:
@@ -145,17 +146,6 @@ ERROR_KINDS = {
 def default_message(status: int) -> str:
     """The usual text for ``status``."""
     return _DEFAULT_MESSAGES.get(status, "Internal server error." if status >= 500 else "Request failed.")
-
-
-def openai_error_body(status: int, message: str) -> dict[str, Any]:
-    """An error body in OpenAI's shape (Chat and Responses alike)."""
-    kind = (
-        "rate_limit_exceeded"
-        if status == 429
-        else ("server_error" if status >= 500 else "invalid_request_error")
-    )
-    code = {401: "invalid_api_key", 429: "rate_limit_exceeded"}.get(status)
-    return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
 def _double(wire: str) -> Double:

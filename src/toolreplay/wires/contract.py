@@ -122,6 +122,28 @@ class Http:
     framing: Framing = "sse"
     #: The body carries the model (Gemini's is in the URL).
     model_in_body: bool = True
+    # What a server of this wire serves (``toolreplay proxy`` answers agents at the provider's own paths).
+    #: The provider's request path from the server root, matched whole: named groups ``model`` (the model
+    #: in the URL) and ``stream`` (set when the path itself asks for a stream). None: not served.
+    path: re.Pattern[str] | None = None
+    #: What the wire's base URL adds after the server root (``/v1``): a path maps onto a base URL by it.
+    base_suffix: str = ""
+    #: The provider's other paths an agent calls on this wire (token counts, model lists): passed through
+    #: as they are, not recorded.
+    side_paths: tuple[re.Pattern[str], ...] = ()
+    #: Headers only this wire's clients send (a version header, the key header): a path several wires
+    #: share (``/v1/models``) goes to the wire whose marks the request carries.
+    marks: tuple[str, ...] = ()
+    #: (status, message) -> the provider's error body.
+    error_body: Callable[[int, str], dict[str, Any]] | None = None
+    #: (message, the stream's last bytes sent) -> the provider's error event inside a stream, sent when the
+    #: upstream's stream breaks off (Responses numbers it after the events sent before it).
+    stream_error: Callable[[str, bytes], tuple[str | None, dict[str, Any]]] | None = None
+    #: (the stream's last bytes) -> whether they hold the stream's final event (or the provider's own
+    #: error event): a stream that ends without it was broken off. None: not known.
+    stream_end: Callable[[bytes], bool] | None = None
+    #: The body field an agent names its session by (``prompt_cache_key``), "" for none.
+    session_field: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -8,9 +8,10 @@ simulated prompt cache). :data:`WIRE` holds them all.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-from toolreplay.wires.anthropic import breakpoints, detect, render, request, response, rules, specs
+from toolreplay.wires.anthropic import breakpoints, detect, errors, render, request, response, rules, specs
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 
 if TYPE_CHECKING:
@@ -46,7 +47,16 @@ WIRE = Wire(
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,
-    http=Http(endpoint=_endpoint, auth_headers=_auth),
+    http=Http(
+        endpoint=_endpoint,
+        auth_headers=_auth,
+        path=re.compile(r"^/v1/messages$"),
+        side_paths=(re.compile(r"^/v1/messages/count_tokens$"), re.compile(r"^/v1/models(?:/[^/]+)?$")),
+        marks=("anthropic-version", "x-api-key"),
+        error_body=errors.error_body,
+        stream_error=errors.stream_error,
+        stream_end=errors.stream_end,
+    ),
     url_endings=("/messages",),
     sniff=detect.sniff,
     importing=ImportForm(

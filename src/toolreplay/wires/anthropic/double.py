@@ -22,6 +22,7 @@ from toolreplay.testing.answers import (
     usage_counts,
 )
 from toolreplay.testing.checks import Rules
+from toolreplay.wires.anthropic.errors import error_body
 from toolreplay.wires.anthropic.prompt_cache import AnthropicPromptCache
 from toolreplay.wires.contract import Double
 
@@ -127,16 +128,6 @@ def anthropic_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     out.append(ev("message_delta", delta=stop, usage=_anthropic_usage(a)))
     out.append(ev("message_stop"))
     return out
-
-
-_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-          404: "not_found_error", 413: "request_too_large", 429: "rate_limit_error",
-          529: "overloaded_error"}  # fmt: skip
-
-
-def error_body(status: int, message: str) -> dict[str, Any]:
-    kind = _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
-    return {"type": "error", "error": {"type": kind, "message": message}}
 
 
 def error_event(kind: str, message: str) -> Event:

@@ -7,13 +7,14 @@ history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies ar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
-from toolreplay.wires.gemini import detect, render, request, response, rules, specs
+from toolreplay.wires.gemini import detect, errors, render, request, response, rules, specs
 
 if TYPE_CHECKING:
     from toolreplay import Vessel
@@ -59,7 +60,21 @@ WIRE = Wire(
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,
-    http=Http(endpoint=_endpoint, auth_headers=_auth, stream_flag=stream_by_url, model_in_body=False),
+    http=Http(
+        endpoint=_endpoint,
+        auth_headers=_auth,
+        stream_flag=stream_by_url,
+        model_in_body=False,
+        path=re.compile(
+            r"^/v1beta/models/(?P<model>[^/:]+):(?:generateContent|(?P<stream>streamGenerateContent))$"
+        ),
+        base_suffix="/v1beta",
+        side_paths=(re.compile(r"^/v1beta/models(?:/[^/:]+(?::countTokens)?)?$"),),
+        marks=("x-goog-api-key", "x-goog-api-client"),
+        error_body=errors.error_body,
+        stream_error=errors.stream_error,
+        stream_end=errors.stream_end,
+    ),
     url_endings=(":generatecontent", ":streamgeneratecontent"),
     sniff=detect.sniff,
     importing=ImportForm(

@@ -24,6 +24,7 @@ from toolreplay.testing.checks import Rules, as_map
 from toolreplay.wires._rules import Refusal
 from toolreplay.wires.common import either_case
 from toolreplay.wires.contract import Double
+from toolreplay.wires.gemini.errors import error_body
 from toolreplay.wires.gemini.rules import foreign_signature, structure
 
 MISSING_SIGNATURE = (
@@ -155,23 +156,6 @@ def gemini_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     if ends_apart:
         out.append(chunk([{"text": "", **_text_signature(a)}], final=True))
     return out
-
-
-_GOOGLE_STATUS = {
-    400: "INVALID_ARGUMENT",
-    401: "UNAUTHENTICATED",
-    403: "PERMISSION_DENIED",
-    404: "NOT_FOUND",
-    429: "RESOURCE_EXHAUSTED",
-    500: "INTERNAL",
-    503: "UNAVAILABLE",
-    504: "DEADLINE_EXCEEDED",
-}
-
-
-def error_body(status: int, message: str) -> dict[str, Any]:
-    state = _GOOGLE_STATUS.get(status, "INTERNAL" if status >= 500 else "FAILED_PRECONDITION")
-    return {"error": {"code": status, "message": message, "status": state}}
 
 
 def _refuse_url(streamed: bool, query: str) -> str | None:

@@ -7,11 +7,12 @@ history, ``rules.py`` what the server refuses, ``detect.py`` how its bodies are 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from toolreplay.wires import capabilities
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
-from toolreplay.wires.ollama import detect, render, request, response, rules, specs
+from toolreplay.wires.ollama import detect, errors, render, request, response, rules, specs
 from toolreplay.wires.openai_chat import bearer
 
 
@@ -36,7 +37,17 @@ WIRE = Wire(
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,
-    http=Http(endpoint=_endpoint, auth_headers=bearer, stream_flag=_stream_flag, framing="ndjson"),
+    http=Http(
+        endpoint=_endpoint,
+        auth_headers=bearer,
+        stream_flag=_stream_flag,
+        framing="ndjson",
+        path=re.compile(r"^/api/chat$"),
+        side_paths=(re.compile(r"^/api/(?:tags|show|version|ps)$"),),
+        error_body=errors.error_body,
+        stream_error=errors.stream_error,
+        stream_end=errors.stream_end,
+    ),
     url_endings=("/api/chat",),
     sniff=detect.sniff,
     importing=ImportForm(

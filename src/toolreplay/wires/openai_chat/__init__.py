@@ -7,6 +7,7 @@ history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies ar
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires import capabilities
@@ -14,7 +15,7 @@ from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, strea
 
 if TYPE_CHECKING:
     from toolreplay import Vessel
-from toolreplay.wires.openai_chat import detect, render, request, response, rules, specs
+from toolreplay.wires.openai_chat import detect, errors, render, request, response, rules, specs
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -51,7 +52,18 @@ WIRE = Wire(
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,
-    http=Http(endpoint=_endpoint, auth_headers=bearer, stream_flag=_stream_flag),
+    http=Http(
+        endpoint=_endpoint,
+        auth_headers=bearer,
+        stream_flag=_stream_flag,
+        path=re.compile(r"^/v1/chat/completions$"),
+        base_suffix="/v1",
+        side_paths=(re.compile(r"^/v1/models(?:/[^/]+)?$"),),
+        error_body=errors.error_body,
+        stream_error=errors.stream_error,
+        stream_end=errors.stream_end,
+        session_field="prompt_cache_key",
+    ),
     url_endings=("/chat/completions",),
     sniff=detect.sniff,
     importing=ImportForm(

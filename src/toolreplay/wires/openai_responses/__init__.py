@@ -7,9 +7,12 @@ history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies ar
 
 from __future__ import annotations
 
+import re
+
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 from toolreplay.wires.openai_chat import bearer
-from toolreplay.wires.openai_responses import detect, render, request, response, rules, specs
+from toolreplay.wires.openai_chat import errors as chat_errors
+from toolreplay.wires.openai_responses import detect, errors, render, request, response, rules, specs
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -30,7 +33,17 @@ WIRE = Wire(
     parse_request=request.parse_request,
     parse_response=response.parse_response,
     stream_parser=response.StreamParser,
-    http=Http(endpoint=_endpoint, auth_headers=bearer),
+    http=Http(
+        endpoint=_endpoint,
+        auth_headers=bearer,
+        path=re.compile(r"^/v1/responses$"),
+        base_suffix="/v1",
+        side_paths=(re.compile(r"^/v1/responses/[^/]+(?:/[^/]+)?$"),),
+        error_body=chat_errors.error_body,
+        stream_error=errors.stream_error,
+        stream_end=errors.stream_end,
+        session_field="prompt_cache_key",
+    ),
     url_endings=("/responses",),
     sniff=detect.sniff,
     holds=detect.holds,

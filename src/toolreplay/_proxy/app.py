@@ -1,0 +1,303 @@
+"""The proxy's ASGI app (Starlette): each request goes to its own wire's upstream with its bytes and
+headers unchanged (hop-by-hop headers aside), and the answer comes back chunk by chunk as it arrives
+(design 37). Recording and the audit happen on the recorder's thread after the answer has ended.
+
+What the proxy answers itself, in the calling wire's own error shape and without calling the upstream: a
+body over the size limit (before or after decompression), a body that is not a JSON object, a path no
+wire serves, a missing token. An upstream that cannot be reached or does not answer in time: 502 or 504
+in that shape. An upstream that answers an error: its answer as it was. A stream the upstream breaks off:
+the wire's own error event after what was sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route as StarletteRoute
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._proxy.agents import session_of
+from toolreplay._proxy.bodies import BodyError, json_body
+from toolreplay._proxy.config import ProxyConfig
+from toolreplay._proxy.exchange import Exchange
+from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
+from toolreplay.wires.contract import Wire
+
+if TYPE_CHECKING:
+    from toolreplay._proxy.worker import RecorderThread
+
+#: Headers that belong to one connection, not to the request (RFC 9110 7.6.1), and those httpx sets
+#: itself from the URL and the body (the same values).
+HOP_BY_HOP = frozenset(
+    {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
+     "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length"}
+)  # fmt: skip
+_ANSWER_DROPS = HOP_BY_HOP - {"content-length"}
+#: Headers httpx adds when a request has none: taken off again when the agent sent none.
+_CLIENT_DEFAULTS = ("accept", "accept-encoding", "user-agent")
+#: The headers a client may carry the proxy's token in (``--token``): the proxy's own, or a key header.
+TOKEN_HEADER = "x-toolreplay-token"
+_KEY_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
+_STREAM_TYPES = ("text/event-stream", "application/x-ndjson")
+_TAIL = 4096
+
+
+def error_response(wire: Wire, status: int, message: str) -> Response:
+    """``message`` in ``wire``'s own error shape."""
+    http = wire.http
+    body = http.error_body(status, message) if http is not None and http.error_body else {"error": message}
+    return Response(jsonenc.encode(body), status_code=status, media_type="application/json")
+
+
+def _frame(wire: Wire, event: tuple[str | None, Any]) -> bytes:
+    name, payload = event
+    data = jsonenc.dumps(payload)
+    if wire.http is not None and wire.http.framing == "ndjson":
+        return (data + "\n").encode()
+    return (f"event: {name}\n" if name else "").encode() + f"data: {data}\n\n".encode()
+
+
+class Proxy:
+    """The handler behind the app: one shared upstream client, the settings, the recorder."""
+
+    def __init__(self, config: ProxyConfig, recorder: RecorderThread | None = None) -> None:
+        self.config = config
+        self.recorder = recorder
+        self.keep = recorder is not None and config.record
+        timeout = httpx.Timeout(config.timeout, connect=30.0)
+        limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
+        self.client = httpx.AsyncClient(
+            timeout=timeout, limits=limits, follow_redirects=False, trust_env=False
+        )
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    # -- the request ------------------------------------------------------------------------------
+
+    async def handle(self, request: Request) -> Response:
+        t0 = time.perf_counter()
+        started = time.time()
+        path, query, method = request.url.path, request.url.query, request.method
+        headers = request.headers
+        if (method, path) in PROBES:
+            return Response(status_code=200)
+        route = resolve(path, query, headers, self.config.upstreams)
+        wire = route.wire if route is not None else error_wire(path, headers)
+        refused = self._refuse_token(headers)
+        if refused is not None:
+            return error_response(wire, 401, refused)
+        if route is None:
+            return error_response(wire, 404, f"toolreplay proxy: no provider path {method} {path}")
+        if headers.get("upgrade", "").lower() == "websocket":
+            return error_response(wire, 426, "toolreplay proxy: WebSocket is not served here; use HTTP")
+        try:
+            raw = await self._body(request)
+            body = self._check(route, method, raw, headers.get("content-encoding", ""))
+        except BodyError as exc:
+            return error_response(wire, exc.status, f"toolreplay proxy: {exc}")
+        return await self._forward(request, route, raw, body, t0, started)
+
+    def _refuse_token(self, headers: Mapping[str, str]) -> str | None:
+        token = self.config.token
+        if token is None:
+            return None
+        offered = [headers.get(TOKEN_HEADER, "")]
+        offered += [headers.get(h, "").removeprefix("Bearer ").strip() for h in _KEY_HEADERS]
+        if any(o and hmac.compare_digest(o.encode(), token.encode()) for o in offered):
+            return None
+        return f"toolreplay proxy: this proxy needs its token (the {TOKEN_HEADER} header, or as the API key)"
+
+    async def _body(self, request: Request) -> bytes:
+        limit = self.config.max_body
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise BodyError(413, f"the request body is larger than {limit:,} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BodyError(413, f"the request body is larger than {limit:,} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _check(self, route: Route, method: str, raw: bytes, encoding: str) -> Any:
+        """The request's JSON for a model request (refused when it is not an object); None otherwise."""
+        if route.kind != "generate":
+            return None
+        if method != "POST":
+            raise BodyError(405, f"{method} is not a model request; POST it")
+        body = json_body(raw, encoding, self.config.max_body)
+        if not isinstance(body, dict):
+            raise BodyError(400, f"the request body is a JSON {type(body).__name__}, not an object")
+        return body
+
+    def _upstream_headers(self, request: Request, wire: Wire) -> list[tuple[bytes, bytes]]:
+        drop = set(HOP_BY_HOP)
+        drop.update(h.strip().lower() for h in request.headers.get("connection", "").split(",") if h.strip())
+        extra: list[tuple[bytes, bytes]] = []
+        if self.config.token is not None:
+            drop.add(TOKEN_HEADER)
+            if TOKEN_HEADER not in request.headers:
+                # the token came as the API key: the upstream's key is the proxy's own, from its environment
+                drop.update(_KEY_HEADERS)
+                extra = _own_key(wire)
+        kept = [(k, v) for k, v in request.headers.raw if k.decode("latin-1").lower() not in drop]
+        return kept + extra
+
+    async def _forward(
+        self, request: Request, route: Route, raw: bytes, body: Any, t0: float, started: float
+    ) -> Response:
+        sent = self.client.build_request(
+            request.method, route.url, headers=self._upstream_headers(request, route.wire), content=raw
+        )
+        for name in _CLIENT_DEFAULTS:
+            if name not in request.headers:
+                del sent.headers[name]
+        ex = _Relay(self, route, request, body, len(raw), started, t0)
+        t_send = time.perf_counter()
+        try:
+            resp = await self.client.send(sent, stream=True)
+        except httpx.TimeoutException:
+            ex.finish(504, refused="the upstream did not answer in time")
+            return error_response(
+                route.wire, 504, f"toolreplay proxy: {_host(route.url)} did not answer in time"
+            )
+        except httpx.HTTPError as exc:
+            ex.finish(502, refused=f"the upstream could not be reached ({type(exc).__name__})")
+            return error_response(
+                route.wire, 502, f"toolreplay proxy: cannot reach {_host(route.url)} ({type(exc).__name__})"
+            )
+        ex.t_send, ex.t_headers = t_send, time.perf_counter()
+        answer = StreamingResponse(ex.relay(resp), status_code=resp.status_code)
+        answer.raw_headers = [
+            (k.lower(), v) for k, v in resp.headers.raw if k.decode("latin-1").lower() not in _ANSWER_DROPS
+        ]
+        return answer
+
+
+def _own_key(wire: Wire) -> list[tuple[bytes, bytes]]:
+    """The key header of ``wire``'s public vessel, from the proxy's environment (none when unset)."""
+    from toolreplay._vessels import BUILTIN, public_base_url
+
+    vessel = next(
+        (v for v in BUILTIN.values() if v.wire == wire.name and v.base_url == public_base_url(wire.name)),
+        None,
+    )
+    key = os.environ.get(vessel.key_env or "") if vessel is not None else None
+    if vessel is None or not key or wire.http is None:
+        return []
+    made = wire.http.auth_headers(vessel, key)
+    return [(k.encode(), v.encode()) for k, v in made.items() if k.lower() in _KEY_HEADERS]
+
+
+def _host(url: str) -> str:
+    return httpx.URL(url).netloc.decode("ascii", "replace")
+
+
+class _Relay:
+    """One answer on its way back: counts its bytes, keeps them for the recorder when recording, sends the
+    wire's error event when the upstream's stream breaks off, and hands the exchange over at the end."""
+
+    def __init__(
+        self, proxy: Proxy, route: Route, request: Request, body: Any, size: int, started: float, t0: float
+    ) -> None:
+        self.proxy, self.route, self.body, self.size = proxy, route, body, size
+        self.started, self.t0 = started, t0
+        self.t_send = self.t_headers = t0
+        headers = request.headers
+        self.agent = headers.get("user-agent", "")[:200]
+        http = route.wire.http
+        field = http.session_field if http is not None else ""
+        self.session = session_of(headers, body, field) if route.kind == "generate" else None
+        self.model = route.model or (
+            body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
+        )
+        self.path = request.url.path
+
+    async def relay(self, resp: httpx.Response) -> AsyncIterator[bytes]:
+        wire, http = self.route.wire, self.route.wire.http
+        ctype = resp.headers.get("content-type", "")
+        encoding = resp.headers.get("content-encoding", "")
+        streamed = ctype.startswith(_STREAM_TYPES)
+        keep = self.proxy.keep and self.route.kind == "generate"
+        chunks: list[bytes] = []
+        size, tail, cut, first = 0, b"", None, None
+        try:
+            try:
+                async for chunk in resp.aiter_raw():
+                    if first is None:
+                        first = time.perf_counter()
+                    size += len(chunk)
+                    if keep and size <= self.proxy.config.max_body:
+                        chunks.append(chunk)
+                    if streamed:
+                        tail = (tail + chunk)[-_TAIL:]
+                    yield chunk
+            except httpx.HTTPError as exc:
+                cut = f"the upstream's answer broke off ({type(exc).__name__})"
+            plain = streamed and not encoding and http is not None
+            ended = http is None or http.stream_end is None or http.stream_end(tail)
+            if cut is None and plain and resp.status_code == 200 and not ended:
+                cut = "the upstream's stream ended before its final event"
+            if cut is not None and streamed and not encoding and http is not None and http.stream_error:
+                yield _frame(wire, http.stream_error(f"toolreplay proxy: {cut}", tail))
+        finally:
+            await resp.aclose()
+            added = (time.perf_counter() - self.t0) - ((first or self.t_headers) - self.t_send)
+            self.finish(
+                resp.status_code, answer=b"".join(chunks), encoding=encoding, answer_bytes=size,
+                streamed=streamed, cut=cut, added_ms=added * 1000 if first else 0.0,
+            )  # fmt: skip
+
+    def finish(
+        self,
+        status: int,
+        *,
+        refused: str | None = None,
+        answer: bytes = b"",
+        encoding: str = "",
+        answer_bytes: int = 0,
+        streamed: bool = False,
+        cut: str | None = None,
+        added_ms: float = 0.0,
+    ) -> None:
+        recorder = self.proxy.recorder
+        if recorder is None:
+            return
+        recorder.submit(
+            Exchange(
+                started=self.started, wire=self.route.wire.name, kind=self.route.kind, path=self.path,
+                model=self.model, upstream=self.proxy.config.upstreams[self.route.wire.name],
+                agent=self.agent, session=self.session, body=self.body, request_bytes=self.size,
+                status=status, answer=answer, answer_encoding=encoding, answer_bytes=answer_bytes,
+                streamed=streamed, cut=cut, added_ms=added_ms, refused=refused,
+            )
+        )  # fmt: skip
+
+
+def build_app(proxy: Proxy) -> Starlette:
+    """The Starlette app: every path and method goes to :meth:`Proxy.handle`."""
+    methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        await proxy.aclose()
+
+    return Starlette(
+        routes=[StarletteRoute("/{path:path}", proxy.handle, methods=methods)], lifespan=lifespan
+    )
+
+
+__all__ = ["HOP_BY_HOP", "TOKEN_HEADER", "Proxy", "build_app", "error_response"]

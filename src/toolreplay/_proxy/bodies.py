@@ -1,0 +1,93 @@
+"""Request and answer bodies as the proxy reads them: compressed as they came, decompressed only to read,
+with the size limit applied to what decompression yields (a small zstd or gzip bomb is refused).
+
+The proxy forwards the bytes it received; what is decompressed here is only read (the JSON check before a
+request goes upstream, and the recording after it).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from toolreplay import _jsonenc as jsonenc
+
+
+class BodyError(ValueError):
+    """A body the proxy refuses: ``status`` is what it answers (413: too large, 400: not readable)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _limit_note(limit: int) -> str:
+    return f"{limit:,} bytes" if limit % (1024 * 1024) else f"{limit // (1024 * 1024)} MB"
+
+
+def _gunzip(data: bytes, limit: int, wbits: int) -> bytes:
+    d = zlib.decompressobj(wbits)
+    out = d.decompress(data, limit + 1)
+    if len(out) > limit or d.unconsumed_tail:
+        raise BodyError(413, f"the request body decompresses to more than {_limit_note(limit)}")
+    if not d.eof:
+        raise BodyError(400, "the request body is not complete gzip data")
+    return out
+
+
+def _unzstd(data: bytes, limit: int) -> bytes:
+    try:
+        import zstandard
+    except ImportError:  # the proxy extra installs it
+        raise BodyError(
+            415, "a zstd body needs the zstandard package (pip install 'toolreplay[proxy]')"
+        ) from None
+    out = bytearray()
+    reader = zstandard.ZstdDecompressor().stream_reader(data)
+    try:
+        while chunk := reader.read(1 << 16):
+            out += chunk
+            if len(out) > limit:
+                raise BodyError(413, f"the request body decompresses to more than {_limit_note(limit)}")
+    except zstandard.ZstdError as exc:
+        raise BodyError(400, f"the request body is not valid zstd data ({exc})") from None
+    return bytes(out)
+
+
+def decoded(data: bytes, encoding: str, limit: int) -> bytes:
+    """``data`` decompressed by its ``Content-Encoding`` (gzip, deflate, zstd; none: as it is), at most
+    ``limit`` bytes; raises :class:`BodyError`."""
+    codings = [
+        c.strip().lower() for c in encoding.split(",") if c.strip() and c.strip().lower() != "identity"
+    ]
+    for coding in reversed(codings):
+        if coding in ("gzip", "x-gzip"):
+            data = _gunzip(data, limit, 16 + zlib.MAX_WBITS)
+        elif coding == "deflate":
+            data = _gunzip(data, limit, zlib.MAX_WBITS)
+        elif coding == "zstd":
+            data = _unzstd(data, limit)
+        else:
+            raise BodyError(415, f"the request body's Content-Encoding {coding!r} is not one the proxy reads")
+    if len(data) > limit:
+        raise BodyError(413, f"the request body is larger than {_limit_note(limit)}")
+    return data
+
+
+def json_body(data: bytes, encoding: str, limit: int) -> Any:
+    """The request's JSON (decompressed first); raises :class:`BodyError` naming what is wrong."""
+    plain = decoded(data, encoding, limit)
+    if not plain.strip():
+        raise BodyError(400, "the request body is empty: a JSON object was expected")
+    try:
+        return jsonenc.loads(plain)
+    except ValueError as exc:
+        raise BodyError(400, f"the request body is not valid JSON ({exc})") from None
+
+
+def answer_bytes(data: bytes, encoding: str, limit: int) -> bytes:
+    """An upstream answer decompressed for recording (brotli, which the proxy cannot read, raises)."""
+    return decoded(data, encoding, limit)
+
+
+__all__ = ["BodyError", "answer_bytes", "decoded", "json_body"]

@@ -1,0 +1,109 @@
+"""One request and its answer as the proxy saw them, handed to the recorder once the answer has ended,
+and the answer read back (whole, or its stream's events assembled by the wire's own parser)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import ToolreplayError
+from toolreplay.wires import get_wire
+from toolreplay.wires.reply import Reply
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Exchange:
+    """What one request and its answer were (never a key: no header but the agent's name and session)."""
+
+    started: float
+    """Wall time the request arrived (seconds since the epoch)."""
+    wire: str
+    kind: str
+    path: str
+    model: str | None
+    upstream: str
+    agent: str
+    session: str | None
+    body: Any
+    request_bytes: int
+    status: int
+    answer: bytes = b""
+    """The answer's bytes as they came (empty when not kept: pass-through only)."""
+    answer_encoding: str = ""
+    answer_bytes: int = 0
+    streamed: bool = False
+    cut: str | None = None
+    """Why the answer ended early (the upstream's stream broke off, the agent went away), or None."""
+    added_ms: float = 0.0
+    refused: str | None = None
+    """The proxy answered itself (too large, not JSON...): the message, and the upstream was not called."""
+    repairs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerRead:
+    """The answer read back: the reply when it is whole, and else the words the agent saw before it ended."""
+
+    reply: Reply | None
+    seen_text: str = ""
+    problem: str | None = None
+
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+
+
+def sse_payloads(data: bytes) -> Iterator[str]:
+    """The ``data`` payloads of an SSE stream, event by event (an unfinished last event is dropped)."""
+    buf: list[bytes] = []
+    for line in _EOL.split(data):
+        if not line:
+            if buf:
+                yield b"\n".join(buf).decode("utf-8", "replace")
+                buf = []
+            continue
+        if line.startswith(b":"):
+            continue
+        name, _, value = line.partition(b":")
+        if name == b"data":
+            buf.append(value[1:] if value.startswith(b" ") else value)
+
+
+def ndjson_payloads(data: bytes) -> Iterator[str]:
+    for line in _EOL.split(data):
+        if line.strip():
+            yield line.decode("utf-8", "replace")
+
+
+def read_answer(ex: Exchange, data: bytes) -> AnswerRead:
+    """``data`` (the decompressed answer) parsed by the exchange's wire."""
+    wire = get_wire(ex.wire)
+    if not ex.streamed:
+        try:
+            body = jsonenc.loads(data)
+        except ValueError:
+            return AnswerRead(None, "", "the answer is not JSON")
+        if not isinstance(body, Mapping):
+            return AnswerRead(None, "", "the answer is not a JSON object")
+        try:
+            return AnswerRead(wire.parse_response(body))
+        except (ToolreplayError, ValueError, TypeError) as exc:  # the parser's error names what is wrong
+            return AnswerRead(None, "", f"the answer cannot be read: {exc}")
+    framing = wire.http.framing if wire.http is not None else "sse"
+    payloads = ndjson_payloads(data) if framing == "ndjson" else sse_payloads(data)
+    parser = wire.stream_parser()
+    seen: list[str] = []
+    try:
+        for payload in payloads:
+            if payload.strip() == "[DONE]":
+                parser.mark_done()
+                continue
+            seen.append(parser.feed(jsonenc.loads(payload)))
+        return AnswerRead(parser.finish(), "".join(seen))
+    except (ToolreplayError, ValueError, TypeError) as exc:  # a cut stream, an error event: words kept
+        return AnswerRead(None, "".join(seen), str(exc) or type(exc).__name__)
+
+
+__all__ = ["AnswerRead", "Exchange", "ndjson_payloads", "read_answer", "sse_payloads"]

@@ -1,0 +1,74 @@
+"""Which stored conversation a request continues (design 37): keys of messages on the neutral model.
+
+A message's key is its role and, for the system's and the user's messages, their words (whitespace
+folded) and the kinds of their parts. A reply's key is its role alone: what a reply holds is the model's,
+recorded by the proxy, and an agent that flattens, drops or re-ids calls or drops reasoning is still
+continuing the same conversation (the live audit says what it changed). A reply the agent never saw (a
+stream cut before its end) has no key. The digest of every prefix of a request's history
+(:func:`prefix_heads`) is looked up against each stored conversation's ``head`` in one query; the longest
+match wins (:func:`continued`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from toolreplay._history import Message
+
+_SEED = hashlib.sha256(b"toolreplay proxy conversation").hexdigest()
+
+
+def unseen(m: Message) -> bool:
+    """A stored reply whose stream was cut: the agent never saw it, so it is not in its history."""
+    return m.role == "assistant" and isinstance(m.meta, dict) and bool(m.meta.get("cut"))
+
+
+def message_key(m: Message) -> str:
+    if m.role == "assistant":
+        return "assistant"
+    words = " ".join(m.text.split())
+    kinds = ",".join(p.kind for p in m.parts if p.kind != "text")
+    return f"{m.role}\x00{words}\x00{kinds}"
+
+
+def prefix_heads(messages: Sequence[Message]) -> list[str]:
+    """The digest after each message: ``out[i]`` is the head of the first ``i + 1`` messages."""
+    out: list[str] = []
+    head = _SEED
+    for m in messages:
+        if unseen(m):
+            out.append(head)
+            continue
+        head = hashlib.sha256(f"{head}\x01{message_key(m)}".encode("utf-8", "surrogatepass")).hexdigest()
+        out.append(head)
+    return out
+
+
+def head_of(messages: Sequence[Message]) -> str:
+    heads = prefix_heads(messages)
+    return heads[-1] if heads else _SEED
+
+
+@dataclass(frozen=True, slots=True)
+class Continued:
+    """The stored conversation a request continues and how many of the request's messages it holds."""
+
+    conversation_id: str
+    holds: int
+
+
+def continued(found: Sequence[tuple[str, str]], heads: Sequence[str]) -> Continued | None:
+    """The longest of ``found`` (``(id, head)`` rows, newest first) whose head ends a prefix of the
+    request; among equals the newest."""
+    at = {h: i for i, h in enumerate(heads)}
+    best: Continued | None = None
+    for cid, head in found:
+        i = at.get(head)
+        if i is not None and (best is None or i + 1 > best.holds):
+            best = Continued(cid, i + 1)
+    return best
+
+
+__all__ = ["Continued", "continued", "head_of", "message_key", "prefix_heads", "unseen"]

@@ -1,0 +1,176 @@
+"""The recorder's thread: every exchange is read, audited, stored and logged here, one at a time, in the
+order the answers ended (design 37: the event loop that serves the agents never waits on the store).
+
+A failure here is logged (a console line, the log's ``error``) and never reaches the agent, whose answer
+has already gone out.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from toolreplay._errors import ToolreplayError
+from toolreplay._proxy.exchange import Exchange, read_answer
+from toolreplay._proxy.record import Recorded, Writer, upstream_label
+from toolreplay._transport.dump import redact
+
+if TYPE_CHECKING:
+    from toolreplay._store import Store
+
+log = logging.getLogger("toolreplay.proxy")
+Say = Callable[[str], None]
+_STOP = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of one exchange: where it was recorded, what the audit found, or why it was not."""
+
+    recorded: Recorded | None = None
+    error: str | None = None
+
+
+def log_line(ex: Exchange, outcome: Outcome) -> dict[str, Any]:
+    """The ``--log`` record of one request."""
+    rec = outcome.recorded
+    line: dict[str, Any] = {
+        "time": datetime.fromtimestamp(ex.started, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")[:-4] + "Z",
+        "wire": ex.wire,
+        "path": ex.path,
+        "model": ex.model,
+        "upstream": upstream_label(ex),
+        "agent": ex.agent,
+        "conversation": rec.conversation_id if rec else None,
+        "reply": rec.reply_id if rec else None,
+        "status": ex.status,
+        "stream": ex.streamed,
+        "bytes": {"request": ex.request_bytes, "answer": ex.answer_bytes},
+        "added_ms": round(ex.added_ms, 3),
+        "audit": dict(rec.audit.counts) if rec else {},
+        "repairs": list(ex.repairs),
+    }
+    if ex.cut:
+        line["cut"] = ex.cut
+    if ex.refused:
+        line["refused"] = ex.refused
+    if outcome.error:
+        line["error"] = outcome.error
+    return line
+
+
+class RecorderThread:
+    """Takes finished exchanges (:meth:`submit`, from any thread) and handles them on its own thread."""
+
+    def __init__(
+        self,
+        open_store: Callable[[], Store] | None,
+        *,
+        log_path: Path | None = None,
+        say: Say | None = None,
+        max_answer: int = 32 * 1024 * 1024,
+    ) -> None:
+        self._open_store = open_store
+        self._log_path = log_path
+        self._say = say
+        self._max = max_answer
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="toolreplay-proxy-recorder", daemon=True)
+        self._idle = threading.Condition()
+        self._pending = 0
+        self.records: int = 0
+        self.failures: int = 0
+
+    def start(self) -> RecorderThread:
+        self._thread.start()
+        return self
+
+    def submit(self, ex: Exchange) -> None:
+        """Queue one exchange (never blocks: the caller is the event loop)."""
+        with self._idle:
+            self._pending += 1
+        self._queue.put(ex)
+
+    def drain(self, timeout: float = 30.0) -> bool:
+        """Wait until every queued exchange is handled (tests, shutdown); False on timeout."""
+        end = time.monotonic() + timeout
+        with self._idle:
+            while self._pending:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    def close(self) -> None:
+        self.drain()
+        self._queue.put(_STOP)
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        store = self._open_store() if self._open_store is not None else None
+        out: IO[str] | None = self._log_path.open("a", encoding="utf-8") if self._log_path else None
+        try:
+            while (item := self._queue.get()) is not _STOP:
+                try:
+                    self._handle(item, store, out)
+                finally:
+                    with self._idle:
+                        self._pending -= 1
+                        self._idle.notify_all()
+        finally:
+            if out is not None:
+                out.close()
+            if store is not None:
+                store.close()
+
+    def _handle(self, ex: Exchange, store: Store | None, out: IO[str] | None) -> None:
+        outcome = Outcome()
+        if store is not None and ex.kind == "generate" and ex.refused is None:
+            try:
+                outcome = Outcome(self._record(ex, store))
+                self.records += 1
+            except (ToolreplayError, ValueError, TypeError, KeyError, OSError) as exc:
+                # a failure to record is the proxy's, not the agent's: its answer has already gone out
+                self.failures += 1
+                outcome = Outcome(error=redact(f"{type(exc).__name__}: {exc}")[:500])
+                log.warning("toolreplay proxy: not recorded: %s", outcome.error)
+        self._speak(ex, outcome)
+        if out is not None:
+            out.write(json.dumps(log_line(ex, outcome), ensure_ascii=False) + "\n")
+            out.flush()
+
+    def _record(self, ex: Exchange, store: Store) -> Recorded:
+        from toolreplay._proxy.bodies import answer_bytes
+        from toolreplay.wires import parse_request
+
+        request = parse_request(ex.wire, ex.body)
+        answer = None
+        if ex.status == 200 and ex.answer:
+            answer = read_answer(ex, answer_bytes(ex.answer, ex.answer_encoding, self._max))
+        return Writer(store).record(ex, request, answer)
+
+    def _speak(self, ex: Exchange, outcome: Outcome) -> None:
+        if self._say is None:
+            return
+        where = outcome.recorded.conversation_id if outcome.recorded else "-"
+        head = f"{ex.wire} {ex.model or '?'} {where}"
+        if outcome.error:
+            self._say(f"[not recorded] {head}: {outcome.error}")
+        if ex.cut:
+            self._say(f"[cut] {head}: {ex.cut}")
+        for line in outcome.recorded.audit.lines if outcome.recorded else ():
+            self._say(redact(f"[audit] {head}: {line}"))
+        for r in ex.repairs:
+            self._say(f"[repair] {head}: {r}")
+
+
+__all__ = ["Outcome", "RecorderThread", "log_line"]

@@ -1,0 +1,107 @@
+"""The conversations ``toolreplay proxy`` records: where each came from, and how the next request finds it.
+
+A conversation the proxy made carries its ``origin`` (JSON: the agent's user-agent, the wire, the upstream
+host, the conversation it was rewritten from), the agent's ``session`` (its session header, when it sends
+one), ``head`` (a digest of its messages on the neutral model: the proxy computes the same digest for every
+prefix of a request's history and asks which conversations end there, one index lookup however many
+conversations are stored) and ``seen`` (when it was last written, for "newest first").
+
+A mixin of :class:`~toolreplay._store.core.SQLStore` (one definition for both backends).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from toolreplay import _jsonenc as jsonenc
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from toolreplay._store.core import Dialect, Queries, Tx
+
+_SET_ORIGIN = "UPDATE conversations SET origin = ?, session = ?, head = ?, seen = ? WHERE id = ?"
+_SET_HEAD = "UPDATE conversations SET head = ?, seen = ? WHERE id = ?"
+_SESSION = "SELECT id FROM conversations WHERE session = ? ORDER BY seen DESC, id"
+#: How many heads one lookup asks for at most (the placeholders of one statement).
+_CHUNK = 500
+
+
+def _stamp() -> str:
+    """When a proxy conversation was last written: UTC with microseconds, so it sorts."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def origin_columns(raw: Any) -> tuple[str | None, str | None]:
+    """``(agent, upstream)`` of ``history list`` from a stored origin (None, None for other conversations)."""
+    if not isinstance(raw, str) or not raw:
+        return None, None
+    try:
+        origin = json.loads(raw)
+    except ValueError:
+        return None, None
+    if not isinstance(origin, Mapping):
+        return None, None
+    agent, upstream = origin.get("agent"), origin.get("upstream")
+    return (agent if isinstance(agent, str) else None, upstream if isinstance(upstream, str) else None)
+
+
+class Origins:
+    """The Store methods of the proxy's conversations, mixed into the SQL store."""
+
+    if TYPE_CHECKING:
+        dialect: Dialect
+        queries: Queries
+
+        def transact(self, fn: Callable[[Tx], Any], what: str, *, read: bool = False) -> Any: ...
+
+        def _lock_conversation(self, c: Tx, cid: str) -> None: ...
+
+    def set_origin(
+        self, conversation_id: str, origin: Mapping[str, Any], *, session: str | None, head: str
+    ) -> None:
+        values = (jsonenc.dumps(dict(origin)), session, head, _stamp(), conversation_id)
+        sql = self.dialect.sql(_SET_ORIGIN)
+
+        def run(c: Tx) -> None:
+            self._lock_conversation(c, conversation_id)
+            c.execute(sql, values)
+
+        self.transact(run, f"conversation {conversation_id!r}: its origin was not stored")
+
+    def set_head(self, conversation_id: str, head: str) -> None:
+        sql = self.dialect.sql(_SET_HEAD)
+        self.transact(
+            lambda c: c.execute(sql, (head, _stamp(), conversation_id)),
+            f"conversation {conversation_id!r}: its head was not stored",
+        )
+
+    def find_heads(self, heads: Sequence[str], session: str | None = None) -> list[tuple[str, str]]:
+        wanted = list(dict.fromkeys(heads))
+
+        def run(c: Tx) -> list[tuple[str, str, str]]:
+            out: list[tuple[str, str, str]] = []
+            for i in range(0, len(wanted), _CHUNK):
+                chunk = wanted[i : i + _CHUNK]
+                marks = ", ".join("?" * len(chunk))
+                sql = f"SELECT id, head, seen FROM conversations WHERE head IN ({marks})"
+                params: list[Any] = list(chunk)
+                if session is not None:
+                    sql += " AND session = ?"
+                    params.append(session)
+                out += [(r[0], r[1], r[2] or "") for r in c.execute(self.dialect.sql(sql), params)]
+            return sorted(out, key=lambda r: (r[2], r[0]), reverse=True)
+
+        rows = self.transact(run, "the read failed", read=True)
+        return [(r[0], r[1]) for r in rows]
+
+    def session_conversations(self, session: str) -> list[str]:
+        sql = self.dialect.sql(_SESSION)
+        rows = self.transact(lambda c: c.execute(sql, (session,)).fetchall(), "the read failed", read=True)
+        return [r[0] for r in rows]
+
+
+__all__ = ["Origins", "origin_columns"]
