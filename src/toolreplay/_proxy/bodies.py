@@ -27,7 +27,10 @@ def _limit_note(limit: int) -> str:
 
 def _gunzip(data: bytes, limit: int, wbits: int) -> bytes:
     d = zlib.decompressobj(wbits)
-    out = d.decompress(data, limit + 1)
+    try:
+        out = d.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise BodyError(400, f"the request body is not valid gzip or deflate data ({exc})") from None
     if len(out) > limit or d.unconsumed_tail:
         raise BodyError(413, f"the request body decompresses to more than {_limit_note(limit)}")
     if not d.eof:

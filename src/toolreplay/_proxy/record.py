@@ -122,7 +122,7 @@ class Writer:
         reply_id = None
         if answer is not None and (answer.reply is not None or ex.cut):
             reply_id, messages = self._answer(cid, messages, ex, answer, issuer)
-        store.set_head(cid, head_of(messages))
+        store.set_head(cid, head_of(messages), ex.session)
         return Recorded(cid, reply_id, found, new)
 
     def _start(self, ex: Exchange, request: History, heads: Sequence[str]) -> tuple[str, list[Message]]:
@@ -197,7 +197,6 @@ class Writer:
             pdata = _merged(last.provider_data if extend and last is not None else None, reply.provider_data)
             if usage_json(reply.usage):
                 meta["usage"] = usage_json(reply.usage)
-                store.record_usage(cid, rid, len(steps) or 1, reply.usage, reply.model)
             if reply.model:
                 meta["model"] = reply.model
         kept = (
@@ -206,6 +205,8 @@ class Writer:
             else ()
         )
         store.finish_reply(cid, rid, text=text, status=status, provider_data=pdata, meta=meta, steps=kept)
+        if reply is not None and usage_json(reply.usage):  # step n of the reply: the n-th answer it took
+            store.record_usage(cid, rid, len(base_steps) + 1, reply.usage, reply.model)
         done = Message(rid, "assistant", text, tuple(calls), status=status, meta=meta, steps=kept)  # type: ignore[arg-type]
         return rid, [*messages[:-1], done] if extend else [*messages, done]
 

@@ -223,13 +223,14 @@ class Store(Protocol):
         and the digest of its messages (:mod:`toolreplay._store.origins`); creates the conversation."""
         ...
 
-    def set_head(self, conversation_id: str, head: str) -> None:
-        """The digest of a proxy conversation's messages, after a write."""
+    def set_head(self, conversation_id: str, head: str, session: str | None = None) -> None:
+        """The digest of a proxy conversation's messages, after a write (and the agent's session, when
+        the conversation had none)."""
         ...
 
     def find_heads(self, heads: Sequence[str], session: str | None = None) -> list[tuple[str, str]]:
         """``(conversation id, head)`` of every conversation whose head is one of ``heads`` (and whose
-        session is ``session``, when given), newest first."""
+        session is ``session`` or none, when given), newest first."""
         ...
 
     def session_conversations(self, session: str) -> list[str]:

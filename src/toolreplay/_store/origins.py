@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from toolreplay._store.core import Dialect, Queries, Tx
 
 _SET_ORIGIN = "UPDATE conversations SET origin = ?, session = ?, head = ?, seen = ? WHERE id = ?"
-_SET_HEAD = "UPDATE conversations SET head = ?, seen = ? WHERE id = ?"
+_SET_HEAD = "UPDATE conversations SET head = ?, seen = ?, session = COALESCE(session, ?) WHERE id = ?"
 _SESSION = "SELECT id FROM conversations WHERE session = ? ORDER BY seen DESC, id"
 #: How many heads one lookup asks for at most (the placeholders of one statement).
 _CHUNK = 500
@@ -72,10 +72,10 @@ class Origins:
 
         self.transact(run, f"conversation {conversation_id!r}: its origin was not stored")
 
-    def set_head(self, conversation_id: str, head: str) -> None:
+    def set_head(self, conversation_id: str, head: str, session: str | None = None) -> None:
         sql = self.dialect.sql(_SET_HEAD)
         self.transact(
-            lambda c: c.execute(sql, (head, _stamp(), conversation_id)),
+            lambda c: c.execute(sql, (head, _stamp(), session, conversation_id)),
             f"conversation {conversation_id!r}: its head was not stored",
         )
 
@@ -89,8 +89,8 @@ class Origins:
                 marks = ", ".join("?" * len(chunk))
                 sql = f"SELECT id, head, seen FROM conversations WHERE head IN ({marks})"
                 params: list[Any] = list(chunk)
-                if session is not None:
-                    sql += " AND session = ?"
+                if session is not None:  # the agent's session, or one recorded before it named any
+                    sql += " AND (session = ? OR session IS NULL)"
                     params.append(session)
                 out += [(r[0], r[1], r[2] or "") for r in c.execute(self.dialect.sql(sql), params)]
             return sorted(out, key=lambda r: (r[2], r[0]), reverse=True)
