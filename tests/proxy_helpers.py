@@ -149,16 +149,25 @@ def _gemini_path(stream: bool) -> str:
     )
 
 
+_ANTHROPIC_HEADERS = {
+    "x-api-key": KEY,
+    "anthropic-version": "2023-06-01",
+    "anthropic-beta": "fine-grained-tool-streaming-2025-05-14",
+}
+_BEARER = {"authorization": f"Bearer {KEY}"}
 CASES = (
-    WireCase("anthropic", lambda s: "/v1/messages?beta=true", {"x-api-key": KEY, "anthropic-version": "2023-06-01",
-             "anthropic-beta": "fine-grained-tool-streaming-2025-05-14"}, _anthropic_first, _anthropic_follow),
-    WireCase("openai-chat", lambda s: "/v1/chat/completions", {"authorization": f"Bearer {KEY}"}, _chat_first,
-             _chat_follow),
-    WireCase("openai-responses", lambda s: "/v1/responses", {"authorization": f"Bearer {KEY}"}, _responses_first,
-             _responses_follow),
+    WireCase(
+        "anthropic",
+        lambda s: "/v1/messages?beta=true",
+        _ANTHROPIC_HEADERS,
+        _anthropic_first,
+        _anthropic_follow,
+    ),
+    WireCase("openai-chat", lambda s: "/v1/chat/completions", _BEARER, _chat_first, _chat_follow),
+    WireCase("openai-responses", lambda s: "/v1/responses", _BEARER, _responses_first, _responses_follow),
     WireCase("gemini", _gemini_path, {"x-goog-api-key": KEY}, _gemini_first, _gemini_follow),
-    WireCase("ollama", lambda s: "/api/chat", {"authorization": f"Bearer {KEY}"}, _ollama_first, _ollama_follow),
-)  # fmt: skip
+    WireCase("ollama", lambda s: "/api/chat", _BEARER, _ollama_first, _ollama_follow),
+)
 
 
 def post(base: str, case: WireCase, body: dict[str, Any], stream: bool, **headers: str) -> httpx.Response:

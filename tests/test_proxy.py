@@ -78,7 +78,7 @@ def test_two_steps_are_recorded_as_one_reply_with_its_call_answer_and_issuer(
 
 def test_the_key_is_never_stored_logged_or_printed(tmp_path: Path) -> None:
     case = CASES[0]
-    with ProviderDouble() as double, proxied(double, tmp_path) as (proxy, lines, db):
+    with ProviderDouble() as double, proxied(double, tmp_path) as (proxy, lines, _):
         double.script(CLOSE, Text("done"))
         first = post(proxy.url, case, case.first(False), False)
         post(proxy.url, case, case.follow(first.json(), False), False)
