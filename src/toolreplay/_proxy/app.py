@@ -220,6 +220,8 @@ class _Relay:
         http = route.wire.http
         field = http.session_field if http is not None else ""
         self.session = session_of(headers, body, field) if route.kind == "generate" else None
+        if proxy.recorder is not None:
+            proxy.recorder.expect()
         self.model = route.model or (
             body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
         )

@@ -36,10 +36,11 @@ def _served() -> list[tuple[Wire, Http]]:
 
 
 def upstream_url(base: str, http: Http, path: str, query: str) -> str:
-    """``path`` (from the server root) on the upstream's base URL: the wire's base suffix (``/v1``) is
-    the base URL's own, so it is taken off the path first."""
-    rest = path[len(http.base_suffix) :] if http.base_suffix and path.startswith(http.base_suffix) else path
-    return base.rstrip("/") + rest + (f"?{query}" if query else "")
+    """``path`` (from the server root, as the agent asked it) on the upstream: the base URL without the
+    wire's suffix (``/v1``) is the upstream's root, so the path keeps the API version the agent chose."""
+    base = base.rstrip("/")
+    root = base[: -len(http.base_suffix)] if http.base_suffix and base.endswith(http.base_suffix) else base
+    return root + path + (f"?{query}" if query else "")
 
 
 def _marked(http: Http, headers: Mapping[str, str]) -> bool:

@@ -93,10 +93,15 @@ class RecorderThread:
         self._thread.start()
         return self
 
-    def submit(self, ex: Exchange) -> None:
-        """Queue one exchange (never blocks: the caller is the event loop)."""
+    def expect(self) -> None:
+        """A request is on its way: :meth:`drain` waits for its exchange too (its answer may reach the
+        agent a moment before the exchange is handed over)."""
         with self._idle:
             self._pending += 1
+
+    def submit(self, ex: Exchange) -> None:
+        """Queue the exchange of a request :meth:`expect` announced (never blocks: the caller is the
+        event loop)."""
         self._queue.put(ex)
 
     def drain(self, timeout: float = 30.0) -> bool:

@@ -65,11 +65,12 @@ WIRE = Wire(
         auth_headers=_auth,
         stream_flag=stream_by_url,
         model_in_body=False,
+        # the SDKs ask for v1beta or v1 (google-genai 3): both are Gemini's
         path=re.compile(
-            r"^/v1beta/models/(?P<model>[^/:]+):(?:generateContent|(?P<stream>streamGenerateContent))$"
+            r"^/v1(?:beta|alpha)?/models/(?P<model>[^/:]+):(?:generateContent|(?P<stream>streamGenerateContent))$"
         ),
         base_suffix="/v1beta",
-        side_paths=(re.compile(r"^/v1beta/models(?:/[^/:]+(?::countTokens)?)?$"),),
+        side_paths=(re.compile(r"^/v1(?:beta|alpha)?/models(?:/[^/:]+(?::countTokens)?)?$"),),
         marks=("x-goog-api-key", "x-goog-api-client"),
         error_body=errors.error_body,
         stream_error=errors.stream_error,
