@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import os
+import socket
 import time
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
@@ -75,8 +76,12 @@ class Proxy:
         self.keep = recorder is not None and config.record
         timeout = httpx.Timeout(config.timeout, connect=30.0)
         limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
+        # TCP_NODELAY: a request's head and body go out as two writes; under Nagle's rule the second waits
+        # for the upstream's delayed ACK (40 ms on Linux) before it leaves
+        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+        transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=nodelay)
         self.client = httpx.AsyncClient(
-            timeout=timeout, limits=limits, follow_redirects=False, trust_env=False
+            timeout=timeout, transport=transport, follow_redirects=False, trust_env=False
         )
 
     async def aclose(self) -> None:
