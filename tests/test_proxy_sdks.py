@@ -25,6 +25,7 @@ def _conversations(db: Path) -> list[int]:
         store.close()
 
 
+@pytest.mark.slow
 def test_openai_sdk_chat_and_responses_through_the_proxy(tmp_path: Path) -> None:
     openai = pytest.importorskip("openai")
     with ProviderDouble() as double, proxied(double, tmp_path) as (proxy, _, db):
@@ -50,6 +51,7 @@ def test_openai_sdk_chat_and_responses_through_the_proxy(tmp_path: Path) -> None
     assert _conversations(db) == [2, 2, 2, 2]
 
 
+@pytest.mark.slow
 def test_anthropic_sdk_through_the_proxy(tmp_path: Path) -> None:
     anthropic = pytest.importorskip("anthropic")
     with ProviderDouble() as double, proxied(double, tmp_path) as (proxy, _, db):
@@ -67,6 +69,7 @@ def test_anthropic_sdk_through_the_proxy(tmp_path: Path) -> None:
     assert _conversations(db) == [2, 2]
 
 
+@pytest.mark.slow
 def test_google_genai_and_ollama_sdks_through_the_proxy(tmp_path: Path) -> None:
     pytest.importorskip("google.genai")
     ollama = pytest.importorskip("ollama")

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
+from starlette.types import Receive, Scope, Send
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.agents import session_of
@@ -80,6 +81,7 @@ class Proxy:
         # for the upstream's delayed ACK (40 ms on Linux) before it leaves
         nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=nodelay)
+        self.transport = transport
         self.client = httpx.AsyncClient(
             timeout=timeout, transport=transport, follow_redirects=False, trust_env=False
         )
@@ -172,7 +174,8 @@ class Proxy:
         ex = _Relay(self, route, request, body, len(raw), started, t0)
         t_send = time.perf_counter()
         try:
-            resp = await self.client.send(sent, stream=True)
+            # the transport itself: the client's layers (auth, redirects, hooks) have nothing to do here
+            resp = await self.transport.handle_async_request(sent)
         except httpx.TimeoutException:
             ex.finish(504, refused="the upstream did not answer in time")
             return error_response(
@@ -184,11 +187,32 @@ class Proxy:
                 route.wire, 502, f"toolreplay proxy: cannot reach {_host(route.url)} ({type(exc).__name__})"
             )
         ex.t_send, ex.t_headers = t_send, time.perf_counter()
-        answer = StreamingResponse(ex.relay(resp), status_code=resp.status_code)
-        answer.raw_headers = [
+        headers = [
             (k.lower(), v) for k, v in resp.headers.raw if k.decode("latin-1").lower() not in _ANSWER_DROPS
         ]
+        answer = Relayed(resp.status_code, headers, ex.relay(resp))
         return answer
+
+
+class Relayed(Response):
+    """The upstream's answer, sent on chunk by chunk as it arrives (Starlette's StreamingResponse with
+    nothing added: no task watching for the agent to go away; when it goes, uvicorn drops what is sent
+    and the upstream's answer is still read to its end and recorded)."""
+
+    def __init__(
+        self, status: int, raw_headers: list[tuple[bytes, bytes]], body: AsyncIterator[bytes]
+    ) -> None:
+        self.status_code = status
+        self.raw_headers = raw_headers
+        self.body = b""
+        self.background = None
+        self._chunks = body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self._chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def _own_key(wire: Wire) -> list[tuple[bytes, bytes]]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+import orjson
+
 from toolreplay import _jsonenc as jsonenc
 
 
@@ -80,12 +82,18 @@ def decoded(data: bytes, encoding: str, limit: int) -> bytes:
 def json_body(data: bytes, encoding: str, limit: int) -> Any:
     """The request's JSON (decompressed first); raises :class:`BodyError` naming what is wrong."""
     plain = decoded(data, encoding, limit)
-    if not plain.strip():
-        raise BodyError(400, "the request body is empty: a JSON object was expected")
     try:
+        # orjson itself: it refuses nesting deeper than 1,024 levels, so no depth walk in front of every
+        # request (the shared reader's walk cost more than all the rest of the proxy's work)
+        return orjson.loads(plain)
+    except orjson.JSONDecodeError as exc:
+        if not plain.strip():
+            raise BodyError(400, "the request body is empty: a JSON object was expected") from None
+        problem = str(exc)
+    try:  # what orjson refuses that JSON allows (a lone surrogate escape): the exact reader's word
         return jsonenc.loads(plain)
-    except ValueError as exc:
-        raise BodyError(400, f"the request body is not valid JSON ({exc})") from None
+    except (ValueError, RecursionError):
+        raise BodyError(400, f"the request body is not valid JSON ({problem})") from None
 
 
 def answer_bytes(data: bytes, encoding: str, limit: int) -> bytes:

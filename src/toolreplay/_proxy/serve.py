@@ -8,6 +8,7 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from toolreplay._proxy.app import Proxy, build_app
 from toolreplay._proxy.config import ProxyConfig
@@ -27,6 +28,15 @@ def recorder_for(config: ProxyConfig, say: Say | None) -> RecorderThread | None:
     return RecorderThread(
         opened if config.record else None, log_path=config.log, say=say, max_answer=config.max_body
     ).start()
+
+
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """uvloop's event loop where it is installed (the proxy extra brings it), else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
 
 
 def _server(config: ProxyConfig, sock: socket.socket, say: Say | None) -> tuple[object, Proxy]:
@@ -70,10 +80,16 @@ def serve_forever(
         await task
 
     try:
-        asyncio.run(main())
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
+            runner.run(main())
     finally:
         if proxy.recorder is not None:
             proxy.recorder.close()
+
+
+def _run_in_loop(coro: Any) -> None:
+    with asyncio.Runner(loop_factory=loop_factory()) as runner:
+        runner.run(coro)
 
 
 @dataclass
@@ -107,7 +123,7 @@ def start(config: ProxyConfig, host: str = "127.0.0.1", port: int = 0, say: Say 
     sock = bind(host, port)
     server, proxy = _server(config, sock, say)
     thread = threading.Thread(
-        target=lambda: asyncio.run(server.serve(sockets=[sock])),  # type: ignore[attr-defined]
+        target=lambda: _run_in_loop(server.serve(sockets=[sock])),  # type: ignore[attr-defined]
         name="toolreplay-proxy",
         daemon=True,
     )
