@@ -188,9 +188,22 @@ def rss_kb(pid: int) -> int:
     return 0
 
 
-def memory_requests(url: str, pid: int, sessions: int = 50, steps: int = 20) -> list[tuple[int, int]]:
-    """RSS after every 200 requests of ``sessions`` agent sessions growing ``steps`` steps each."""
-    out = [(0, rss_kb(pid))]
+def caught_up(log: Path, n: int, seconds: float = 300.0) -> float:
+    """Wait until the recorder has logged ``n`` exchanges; the seconds it took."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        if log.exists() and log.read_bytes().count(b"\n") >= n:
+            break
+        time.sleep(0.2)
+    return time.monotonic() - t0
+
+
+def memory_requests(
+    url: str, pid: int, log: Path, sessions: int = 50, steps: int = 20
+) -> list[tuple[int, int, int, float]]:
+    """``(requests, RSS, RSS once the recorder has caught up, seconds it took)`` every 200 requests of
+    ``sessions`` agent sessions growing ``steps`` steps each."""
+    out = [(0, rss_kb(pid), rss_kb(pid), 0.0)]
     n = 0
     with httpx.Client(timeout=60) as client:
         for step in range(steps):
@@ -199,7 +212,9 @@ def memory_requests(url: str, pid: int, sessions: int = 50, steps: int = 20) -> 
                 one(client, url, json.dumps(body).encode(), False)
                 n += 1
                 if n % 200 == 0:
-                    out.append((n, rss_kb(pid)))
+                    now = rss_kb(pid)
+                    waited = caught_up(log, n)
+                    out.append((n, now, rss_kb(pid), waited))
     return out
 
 
@@ -291,14 +306,17 @@ def run(quick: bool) -> list[str]:
         lines += ["### Added latency per request", "", *_table(rows), "", *_ratios(rows), ""]
     with (
         spawned([py, "-m", "bench.proxy_upstream", str(up), "20"], f"http://127.0.0.1:{up}/", env),
-        spawned([*tr, "--db", str(tmp / "memory.db"), "-p", str(p_rec)], hello(p_rec), env) as proc,
+        spawned([*tr, "--db", str(tmp / "memory.db"), "--log", str(tmp / "memory.log"), "-p", str(p_rec)],
+                hello(p_rec), env) as proc,
     ):  # fmt: skip
         url = f"http://127.0.0.1:{p_rec}/v1/chat/completions"
         sessions, steps = (10, 10) if quick else (50, 20)
-        mem = memory_requests(url.replace(str(up), str(up)), proc.pid, sessions, steps)
+        mem = memory_requests(url, proc.pid, tmp / "memory.log", sessions, steps)
         streams = memory_streams(url, proc.pid, 3 if quick else 10)
     lines += ["### Memory of the recording proxy (RSS)", ""]
-    lines.append("requests: " + ", ".join(f"{n}: {kb / 1024:.1f} MB" for n, kb in mem))
+    lines.append("| requests | RSS | RSS, the recorder caught up | its wait |")
+    lines.append("|---:|---:|---:|---:|")
+    lines += [f"| {n} | {a / 1024:.1f} MB | {b / 1024:.1f} MB | {w:.1f} s |" for n, a, b, w in mem]
     lines.append("")
     lines.append(
         "64 concurrent streams, by round: " + ", ".join(f"{n}: {kb / 1024:.1f} MB" for n, kb in streams)

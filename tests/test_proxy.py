@@ -90,7 +90,8 @@ def test_the_key_is_never_stored_logged_or_printed(tmp_path: Path) -> None:
         assert KEY.encode() not in path.read_bytes(), path.name
     assert not any(KEY in line for line in lines)
     logged = [jsonenc.loads(line) for line in (tmp_path / "proxy.log").read_text().splitlines()]
-    assert [r["status"] for r in logged] == [200, 200]
+    assert [r["status"] for r in logged] == [200, 200, 400]  # the refused one logged, not recorded
+    assert "not valid gzip" in logged[2]["refused"] and logged[2]["conversation"] is None
     assert all(r["wire"] == "anthropic" and r["added_ms"] >= 0 for r in logged)
     assert logged[1]["conversation"] == logged[0]["conversation"]
 

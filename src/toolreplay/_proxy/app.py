@@ -100,19 +100,39 @@ class Proxy:
             return Response(status_code=200)
         route = resolve(path, query, headers, self.config.upstreams)
         wire = route.wire if route is not None else error_wire(path, headers)
-        refused = self._refuse_token(headers)
-        if refused is not None:
-            return error_response(wire, 401, refused)
-        if route is None:
-            return error_response(wire, 404, f"toolreplay proxy: no provider path {method} {path}")
-        if headers.get("upgrade", "").lower() == "websocket":
-            return error_response(wire, 426, "toolreplay proxy: WebSocket is not served here; use HTTP")
-        try:
-            raw = await self._body(request)
-            body = self._check(route, method, raw, headers.get("content-encoding", ""))
-        except BodyError as exc:
-            return error_response(wire, exc.status, f"toolreplay proxy: {exc}")
+        status, problem = 0, self._refuse_token(headers)
+        if problem is not None:
+            status = 401
+        elif route is None:
+            status, problem = 404, f"toolreplay proxy: no provider path {method} {path}"
+        elif headers.get("upgrade", "").lower() == "websocket":
+            status, problem = 426, "toolreplay proxy: WebSocket is not served here; use HTTP"
+        if route is not None and problem is None:
+            try:
+                raw = await self._body(request)
+                body = self._check(route, method, raw, headers.get("content-encoding", ""))
+            except BodyError as exc:
+                status, problem = exc.status, f"toolreplay proxy: {exc}"
+        if problem is not None:
+            self._log_refusal(wire, path, headers, status, problem, started)
+            return error_response(wire, status, problem)
+        assert route is not None
         return await self._forward(request, route, raw, body, t0, started)
+
+    def _log_refusal(
+        self, wire: Wire, path: str, headers: Mapping[str, str], status: int, problem: str, started: float
+    ) -> None:
+        """A request the proxy answered itself still gets its log line (nothing is recorded)."""
+        if self.recorder is None:
+            return
+        self.recorder.expect()
+        self.recorder.submit(
+            Exchange(
+                started=started, wire=wire.name, kind="refused", path=path, model=None,
+                upstream=self.config.upstreams.get(wire.name, ""), agent=headers.get("user-agent", "")[:200],
+                session=None, body=None, request_bytes=0, status=status, refused=problem,
+            )
+        )  # fmt: skip
 
     def _refuse_token(self, headers: Mapping[str, str]) -> str | None:
         token = self.config.token
