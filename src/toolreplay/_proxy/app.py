@@ -1,6 +1,6 @@
 """The proxy's ASGI app (Starlette): each request goes to its own wire's upstream with its bytes and
 headers unchanged (hop-by-hop headers aside), and the answer comes back chunk by chunk as it arrives
-(design 37). Recording and the audit happen on the recorder's thread after the answer has ended.
+(design 40). Recording and the audit happen on the recorder's thread after the answer has ended.
 
 What the proxy answers itself, in the calling wire's own error shape and without calling the upstream: a
 body over the size limit (before or after decompression), a body that is not a JSON object, a path no

@@ -1,7 +1,7 @@
 """Writing one exchange into the store: find the conversation it continues, append what is new, store the
 answer as the reply (a new one, or the next step of the reply in progress) with its issuer and usage.
 
-Runs on the recorder's thread only (design 37), never on the event loop that serves the agents.
+Runs on the recorder's thread only (design 40), never on the event loop that serves the agents.
 """
 
 from __future__ import annotations
