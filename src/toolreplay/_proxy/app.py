@@ -254,6 +254,29 @@ def _host(url: str) -> str:
     return httpx.URL(url).netloc.decode("ascii", "replace")
 
 
+class _Seen:
+    """What has come of an answer so far: its size, first byte, last bytes, and (when recording) its
+    chunks, up to the size limit."""
+
+    __slots__ = ("chunks", "first", "keep", "limit", "size", "streamed", "tail")
+
+    def __init__(self, keep: bool, streamed: bool, limit: int) -> None:
+        self.keep, self.streamed, self.limit = keep, streamed, limit
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.first: float | None = None
+        self.tail = b""
+
+    def took(self, chunk: bytes) -> None:
+        if self.first is None:
+            self.first = time.perf_counter()
+        self.size += len(chunk)
+        if self.keep and self.size <= self.limit:
+            self.chunks.append(chunk)
+        if self.streamed:
+            self.tail = (self.tail + chunk)[-_TAIL:]
+
+
 class _Relay:
     """One answer on its way back: counts its bytes, keeps them for the recorder when recording, sends the
     wire's error event when the upstream's stream breaks off, and hands the exchange over at the end."""
@@ -277,39 +300,43 @@ class _Relay:
         self.path = request.url.path
 
     async def relay(self, resp: httpx.Response) -> AsyncIterator[bytes]:
-        wire, http = self.route.wire, self.route.wire.http
-        ctype = resp.headers.get("content-type", "")
         encoding = resp.headers.get("content-encoding", "")
-        streamed = ctype.startswith(_STREAM_TYPES)
-        keep = self.proxy.keep and self.route.kind == "generate"
-        chunks: list[bytes] = []
-        size, tail, cut, first = 0, b"", None, None
+        streamed = resp.headers.get("content-type", "").startswith(_STREAM_TYPES)
+        seen = _Seen(self.proxy.keep and self.route.kind == "generate", streamed, self.proxy.config.max_body)
+        cut: str | None = None
         try:
             try:
                 async for chunk in resp.aiter_raw():
-                    if first is None:
-                        first = time.perf_counter()
-                    size += len(chunk)
-                    if keep and size <= self.proxy.config.max_body:
-                        chunks.append(chunk)
-                    if streamed:
-                        tail = (tail + chunk)[-_TAIL:]
+                    seen.took(chunk)
                     yield chunk
             except httpx.HTTPError as exc:
                 cut = f"the upstream's answer broke off ({type(exc).__name__})"
-            plain = streamed and not encoding and http is not None
-            ended = http is None or http.stream_end is None or http.stream_end(tail)
-            if cut is None and plain and resp.status_code == 200 and not ended:
-                cut = "the upstream's stream ended before its final event"
-            if cut is not None and streamed and not encoding and http is not None and http.stream_error:
-                yield _frame(wire, http.stream_error(f"toolreplay proxy: {cut}", tail))
+            cut = cut or self._ended_early(resp.status_code, streamed, encoding, seen.tail)
+            error = self._error_event(cut, streamed and not encoding, seen.tail)
+            if error:
+                yield error
         finally:
             await resp.aclose()
-            added = (time.perf_counter() - self.t0) - ((first or self.t_headers) - self.t_send)
+            added = (time.perf_counter() - self.t0) - ((seen.first or self.t_headers) - self.t_send)
             self.finish(
-                resp.status_code, answer=b"".join(chunks), encoding=encoding, answer_bytes=size,
-                streamed=streamed, cut=cut, added_ms=added * 1000 if first else 0.0,
+                resp.status_code, answer=b"".join(seen.chunks), encoding=encoding, answer_bytes=seen.size,
+                streamed=streamed, cut=cut, added_ms=added * 1000 if seen.first else 0.0,
             )  # fmt: skip
+
+    def _ended_early(self, status: int, streamed: bool, encoding: str, tail: bytes) -> str | None:
+        """Why a stream that ended cleanly was still cut short: its last bytes lack the wire's final event
+        (a compressed stream cannot be read here: taken as whole)."""
+        http = self.route.wire.http
+        if status != 200 or not streamed or encoding or http is None or http.stream_end is None:
+            return None
+        return None if http.stream_end(tail) else "the upstream's stream ended before its final event"
+
+    def _error_event(self, cut: str | None, plain_stream: bool, tail: bytes) -> bytes:
+        """The wire's own error event that ends a broken stream for the agent (b"" when none is due)."""
+        http = self.route.wire.http
+        if cut is None or not plain_stream or http is None or http.stream_error is None:
+            return b""
+        return _frame(self.route.wire, http.stream_error(f"toolreplay proxy: {cut}", tail))
 
     def finish(
         self,

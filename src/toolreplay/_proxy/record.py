@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from toolreplay._history import History, Message, Step, ToolCall
+from toolreplay._history import History, Message, Status, Step, ToolCall
 from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
 from toolreplay._proxy.matching import Continued, continued, head_of, prefix_heads, unseen
@@ -167,48 +167,69 @@ class Writer:
         """Store the answer: the next step of the reply in progress the request ends with, or a new reply."""
         store = self.store
         last = messages[-1] if messages else None
-        extend = last is not None and last.role == "assistant" and last.status != "complete"
-        if extend:
-            assert last is not None
-            rid, base_steps, base_calls = last.id, [s for s, _ in last.step_calls()], list(last.tool_uses)
+        extend = last if last is not None and last.role == "assistant" and last.status != "complete" else None
+        if extend is not None:
+            rid = extend.id
         else:
             rid = _fresh_ids(store, cid, ["assistant"], store.counts(cid)[0])[0]
             store.begin_reply(cid, rid, vessel=None, created_at=_stamp())
-            base_steps, base_calls = [], []
-        reply = answer.reply
         meta: dict[str, Any] = {
             "proxy": {"wire": ex.wire, "upstream": upstream_label(ex)},
             "issuer": issuer.as_json(),
         }
-        if reply is None:  # the stream broke off: what the agent saw is kept, the reply marked interrupted
-            meta["interrupted"] = ex.cut or answer.problem or "the answer ended early"
-            if not extend:
-                meta["cut"] = True
-            text, status, steps, calls = answer.seen_text, "interrupted", base_steps, base_calls
-            pdata = last.provider_data if extend and last is not None else None
+        reply = answer.reply
+        if reply is None:
+            done = _interrupted(rid, extend, ex, answer, meta)
         else:
-            step, text = _answer_step(reply, issuer)
-            calls = _calls(reply)
-            for c in calls:
+            done = _answered(rid, extend, reply, issuer, meta)
+            for c in done.tool_uses[len(extend.tool_uses) if extend is not None else 0 :]:
                 store.record_call(cid, rid, c)
-            steps = [*base_steps, *([step] if step is not None else [])]
-            calls = base_calls + calls
-            status = "in_progress" if reply.calls else "complete"
-            pdata = _merged(last.provider_data if extend and last is not None else None, reply.provider_data)
-            if usage_json(reply.usage):
-                meta["usage"] = usage_json(reply.usage)
-            if reply.model:
-                meta["model"] = reply.model
-        kept = (
-            tuple(steps)
-            if any(s.said or s.issuer for s in steps) and sum(s.calls for s in steps) == len(calls)
-            else ()
-        )
-        store.finish_reply(cid, rid, text=text, status=status, provider_data=pdata, meta=meta, steps=kept)
+        store.finish_reply(
+            cid, rid, text=done.text, status=done.status, provider_data=done.provider_data, meta=meta,
+            steps=done.steps,
+        )  # fmt: skip
         if reply is not None and usage_json(reply.usage):  # step n of the reply: the n-th answer it took
-            store.record_usage(cid, rid, len(base_steps) + 1, reply.usage, reply.model)
-        done = Message(rid, "assistant", text, tuple(calls), status=status, meta=meta, steps=kept)  # type: ignore[arg-type]
-        return rid, [*messages[:-1], done] if extend else [*messages, done]
+            before = len(extend.step_calls()) if extend is not None else 0
+            store.record_usage(cid, rid, before + 1, reply.usage, reply.model)
+        return rid, [*messages[:-1], done] if extend is not None else [*messages, done]
+
+
+def _interrupted(
+    rid: str, extend: Message | None, ex: Exchange, answer: AnswerRead, meta: dict[str, Any]
+) -> Message:
+    """The reply of an answer that broke off: what the agent saw kept, the reply marked interrupted (and,
+    when it was a reply of its own, one the agent never saw: no key, design 41)."""
+    meta["interrupted"] = ex.cut or answer.problem or "the answer ended early"
+    if extend is None:
+        meta["cut"] = True
+        return Message(rid, "assistant", answer.seen_text, status="interrupted", meta=meta)
+    steps = _kept([s for s, _ in extend.step_calls()], len(extend.tool_uses))
+    return replace(extend, status="interrupted", meta=meta, steps=steps)
+
+
+def _answered(
+    rid: str, extend: Message | None, reply: Reply, issuer: Issuer, meta: dict[str, Any]
+) -> Message:
+    """The reply with this answer: a new one, or the reply in progress with the answer as its next step."""
+    step, text = _answer_step(reply, issuer)
+    before = [s for s, _ in extend.step_calls()] if extend is not None else []
+    calls = (*(extend.tool_uses if extend is not None else ()), *_calls(reply))
+    steps = [*before, *([step] if step is not None else [])]
+    if usage_json(reply.usage):
+        meta["usage"] = usage_json(reply.usage)
+    if reply.model:
+        meta["model"] = reply.model
+    pdata = _merged(extend.provider_data if extend is not None else None, reply.provider_data)
+    status: Status = "in_progress" if reply.calls else "complete"
+    return Message(rid, "assistant", text, calls, provider_data=pdata, status=status, meta=meta,
+                   steps=_kept(steps, len(calls)))  # fmt: skip
+
+
+def _kept(steps: list[Step], n_calls: int) -> tuple[Step, ...]:
+    """The step record, when it records anything (words, reasoning, an issuer) and holds every call."""
+    if any(s.said or s.issuer for s in steps) and sum(s.calls for s in steps) == n_calls:
+        return tuple(steps)
+    return ()
 
 
 def _merged(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
