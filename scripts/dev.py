@@ -5,6 +5,7 @@
     python3 scripts/dev.py test    # create .venv, install the dev extras, lint, type-check, run every test
     python3 scripts/dev.py test --quick   # lint and every test not marked slow (2-3 minutes on 2 cores)
     python3 scripts/dev.py bench   # create .venv-bench with the peer (LiteLLM), run the benchmarks
+    python3 scripts/dev.py bench-proxy   # the same venv with LiteLLM's proxy server; bench/proxy.py
 
 Each step prints what it runs; a failing step stops with its exit code.
 """
@@ -122,8 +123,15 @@ def bench() -> None:
     run(str(py), "-m", "bench", *sys.argv[2:], env=env)
 
 
+def bench_proxy() -> None:
+    py = ensure_venv(".venv-bench", "-e", ".[postgres,proxy]", "-r", "bench/requirements-proxy.txt")
+    env = dict(os.environ)
+    env["TOOLREPLAY_BENCH_COMMAND"] = " ".join(["python3 scripts/dev.py bench-proxy", *sys.argv[2:]])
+    run(str(py), "-m", "bench.proxy", *sys.argv[2:], env=env)
+
+
 def main() -> None:
-    jobs = {"demo": demo, "test": test, "bench": bench}
+    jobs = {"demo": demo, "test": test, "bench": bench, "bench-proxy": bench_proxy}
     if len(sys.argv) < 2 or sys.argv[1] not in jobs:
         sys.exit(f"usage: python3 scripts/dev.py {'|'.join(jobs)}")
     jobs[sys.argv[1]]()
