@@ -119,7 +119,7 @@ def proxy(
         for line in _banner(url, dict(config.upstreams), record, token is not None):
             click.echo(line)
         if repair:
-            click.echo("--repair: no repair is made yet in this version; requests pass as they are", err=True)
+            click.echo("--repair: what the provider needs and the agent dropped is put back from the store")
 
     try:
         serve_forever(config, sock, lambda line: click.echo(line, err=True), ready)

@@ -27,6 +27,7 @@ from starlette.routing import Route as StarletteRoute
 from starlette.types import Receive, Scope, Send
 
 from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import ToolreplayError
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.config import ProxyConfig
@@ -35,6 +36,7 @@ from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
 from toolreplay.wires.contract import Wire
 
 if TYPE_CHECKING:
+    from toolreplay._proxy.repair import Repairer
     from toolreplay._proxy.worker import RecorderThread
 
 #: Headers that belong to one connection, not to the request (RFC 9110 7.6.1), and those httpx sets
@@ -71,9 +73,12 @@ def _frame(wire: Wire, event: tuple[str | None, Any]) -> bytes:
 class Proxy:
     """The handler behind the app: one shared upstream client, the settings, the recorder."""
 
-    def __init__(self, config: ProxyConfig, recorder: RecorderThread | None = None) -> None:
+    def __init__(
+        self, config: ProxyConfig, recorder: RecorderThread | None = None, repairer: Repairer | None = None
+    ) -> None:
         self.config = config
         self.recorder = recorder
+        self.repairer = repairer
         self.keep = recorder is not None and config.record
         timeout = httpx.Timeout(config.timeout, connect=30.0)
         limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
@@ -117,7 +122,24 @@ class Proxy:
             self._log_refusal(wire, path, headers, status, problem, started)
             return error_response(wire, status, problem)
         assert route is not None
-        return await self._forward(request, route, raw, body, t0, started)
+        repairs: tuple[str, ...] = ()
+        if self.repairer is not None and isinstance(body, dict):
+            raw, repairs = await self._repaired(route, raw, body, headers)
+        return await self._forward(request, route, raw, body, t0, started, repairs)
+
+    async def _repaired(
+        self, route: Route, raw: bytes, body: dict[str, Any], headers: Mapping[str, str]
+    ) -> tuple[bytes, tuple[str, ...]]:
+        """The body with the wire's repairs made (design 42); a repair that fails leaves it as it came."""
+        assert self.repairer is not None
+        http = route.wire.http
+        session = session_of(headers, body, http.session_field if http is not None else "")
+        encoded = bool(headers.get("content-encoding", "").strip())
+        upstream = self.config.upstreams[route.wire.name]
+        try:
+            return await self.repairer(route.wire, upstream, raw, body, session, encoded)
+        except (ToolreplayError, ValueError, KeyError, IndexError, OSError) as exc:
+            return raw, (f"no repair: {type(exc).__name__}: {exc}"[:300],)
 
     def _log_refusal(
         self, wire: Wire, path: str, headers: Mapping[str, str], status: int, problem: str, started: float
@@ -183,7 +205,14 @@ class Proxy:
         return kept + extra
 
     async def _forward(
-        self, request: Request, route: Route, raw: bytes, body: Any, t0: float, started: float
+        self,
+        request: Request,
+        route: Route,
+        raw: bytes,
+        body: Any,
+        t0: float,
+        started: float,
+        repairs: tuple[str, ...] = (),
     ) -> Response:
         sent = self.client.build_request(
             request.method, route.url, headers=self._upstream_headers(request, route.wire), content=raw
@@ -192,6 +221,7 @@ class Proxy:
             if name not in request.headers:
                 del sent.headers[name]
         ex = _Relay(self, route, request, body, len(raw), started, t0)
+        ex.repairs = repairs
         t_send = time.perf_counter()
         try:
             # the transport itself: the client's layers (auth, redirects, hooks) have nothing to do here
@@ -287,6 +317,7 @@ class _Relay:
         self.proxy, self.route, self.body, self.size = proxy, route, body, size
         self.started, self.t0 = started, t0
         self.t_send = self.t_headers = t0
+        self.repairs: tuple[str, ...] = ()
         headers = request.headers
         self.agent = headers.get("user-agent", "")[:200]
         http = route.wire.http
@@ -359,7 +390,7 @@ class _Relay:
                 model=self.model, upstream=self.proxy.config.upstreams[self.route.wire.name],
                 agent=self.agent, session=self.session, body=self.body, request_bytes=self.size,
                 status=status, answer=answer, answer_encoding=encoding, answer_bytes=answer_bytes,
-                streamed=streamed, cut=cut, added_ms=added_ms, refused=refused,
+                streamed=streamed, cut=cut, added_ms=added_ms, refused=refused, repairs=self.repairs,
             )
         )  # fmt: skip
 

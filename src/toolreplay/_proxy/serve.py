@@ -8,11 +8,14 @@ import socket
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from toolreplay._proxy.app import Proxy, build_app
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.worker import RecorderThread, Say
+
+if TYPE_CHECKING:
+    from toolreplay._proxy.repair import Repairer
 
 
 def recorder_for(config: ProxyConfig, say: Say | None) -> RecorderThread | None:
@@ -30,6 +33,16 @@ def recorder_for(config: ProxyConfig, say: Say | None) -> RecorderThread | None:
     ).start()
 
 
+def repairer_for(config: ProxyConfig, recorder: RecorderThread | None) -> Repairer | None:
+    """The repairs' thread (``--repair``): it reads the store the recorder writes."""
+    if not config.repair:
+        return None
+    from toolreplay._proxy.repair import Repairer
+    from toolreplay._store import open_store
+
+    return Repairer(lambda: open_store(config.db), recorder)
+
+
 def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
     """uvloop's event loop where it is installed (the proxy extra brings it), else asyncio's own."""
     try:
@@ -43,7 +56,7 @@ def _server(config: ProxyConfig, sock: socket.socket, say: Say | None) -> tuple[
     import uvicorn
 
     recorder = recorder_for(config, say if config.console else None)
-    proxy = Proxy(config, recorder)
+    proxy = Proxy(config, recorder, repairer_for(config, recorder))
     uv = uvicorn.Config(
         build_app(proxy),
         log_level="warning",

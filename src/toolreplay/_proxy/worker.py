@@ -86,6 +86,8 @@ class RecorderThread:
         self._thread = threading.Thread(target=self._run, name="toolreplay-proxy-recorder", daemon=True)
         self._idle = threading.Condition()
         self._pending = 0
+        self._submitted = 0
+        self._handled = 0
         self.records: int = 0
         self.failures: int = 0
 
@@ -102,7 +104,22 @@ class RecorderThread:
     def submit(self, ex: Exchange) -> None:
         """Queue the exchange of a request :meth:`expect` announced (never blocks: the caller is the
         event loop)."""
+        with self._idle:
+            self._submitted += 1
         self._queue.put(ex)
+
+    def settle(self, timeout: float = 10.0) -> bool:
+        """Wait until every exchange submitted so far is handled (not those still on their way): a
+        repair reads back what the answers before it stored."""
+        end = time.monotonic() + timeout
+        with self._idle:
+            target = self._submitted
+            while self._handled < target:
+                left = end - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
 
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until every queued exchange is handled (tests, shutdown); False on timeout."""
@@ -130,6 +147,7 @@ class RecorderThread:
                 finally:
                     with self._idle:
                         self._pending -= 1
+                        self._handled += 1
                         self._idle.notify_all()
         finally:
             if out is not None:

@@ -39,7 +39,7 @@ from toolreplay.wires.reply import Reply
 
 if TYPE_CHECKING:
     from toolreplay import Vessel
-    from toolreplay.model import History, Part, RequestSettings
+    from toolreplay.model import History, Issuer, Part, RequestSettings
     from toolreplay.testing.answers import Answer, Event, Splitter
     from toolreplay.testing.checks import Rules as DoubleRules
     from toolreplay.testing.prefix_cache import PromptCacheRule
@@ -108,6 +108,20 @@ def stream_by_url(body: dict[str, Any], stream: bool) -> None:
     """A wire that streams by its URL (Gemini's ``streamGenerateContent``) has no body flag."""
 
 
+@dataclass(frozen=True, slots=True)
+class Insertion:
+    """A repair as the smallest edit (design 42): ``data`` goes in right after the opening ``{`` of
+    element ``index`` of the body's list; ``note`` says what was put back, for the console and the log."""
+
+    index: int
+    data: bytes
+    note: str
+
+
+#: (the body's list elements, the stored conversation, the issuer the upstream is) -> the insertions.
+Repair = Callable[[Sequence[Any], "History", "Issuer"], list[Insertion]]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Http:
     """How a wire's request travels over HTTP."""
@@ -142,6 +156,8 @@ class Http:
     #: (the stream's last bytes) -> whether they hold the stream's final event (or the provider's own
     #: error event): a stream that ends without it was broken off. None: not known.
     stream_end: Callable[[bytes], bool] | None = None
+    #: What ``toolreplay proxy --repair`` puts back on this wire's bodies, from the store (design 42).
+    repairs: tuple[Repair, ...] = ()
     #: The body field an agent names its session by (``prompt_cache_key``), "" for none.
     session_field: str = ""
 
@@ -337,7 +353,9 @@ __all__ = [
     "Framing",
     "Http",
     "ImportForm",
+    "Insertion",
     "Refused",
+    "Repair",
     "RuleCheck",
     "SpecCheck",
     "StreamParser",

@@ -15,7 +15,7 @@ from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, strea
 
 if TYPE_CHECKING:
     from toolreplay import Vessel
-from toolreplay.wires.openai_chat import detect, errors, render, request, response, rules, specs
+from toolreplay.wires.openai_chat import detect, errors, render, repair, request, response, rules, specs
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -63,6 +63,7 @@ WIRE = Wire(
         stream_error=errors.stream_error,
         stream_end=errors.stream_end,
         session_field="prompt_cache_key",
+        repairs=(repair.reasoning_back,),
     ),
     url_endings=("/chat/completions",),
     sniff=detect.sniff,

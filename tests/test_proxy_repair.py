@@ -1,0 +1,72 @@
+"""``--repair`` against the doubles, which refuse with the provider's own text: a Chat client that drops
+``reasoning_content`` before a Kimi thinking model fails as Moonshot fails it without the repair, and the
+audit names the cause; with it, the reasoning the store kept goes back as the smallest edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+pytest.importorskip("starlette")
+
+from toolreplay import _jsonenc as jsonenc  # noqa: E402
+from toolreplay._proxy.config import ProxyConfig  # noqa: E402
+from toolreplay._proxy.repair import element_starts, splice  # noqa: E402
+from toolreplay._proxy.serve import start  # noqa: E402
+from toolreplay.testing import Call, Calls, ProviderDouble, Text  # noqa: E402
+from toolreplay.wires.contract import Insertion  # noqa: E402
+
+TOOL = {"type": "function", "function": {"name": "coop", "parameters": {"type": "object"}}}
+
+
+def _first() -> dict[str, Any]:
+    return {"model": "kimi-k2-thinking", "tools": [TOOL], "messages": [{"role": "user", "content": "list"}]}
+
+
+def _exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, bytes, list[str]]:
+    lines: list[str] = []
+    with ProviderDouble() as double:
+        double.script(Calls([Call("coop", {"action": "list"})], reasoning="The board first."), Text("Listed."))
+        cfg = ProxyConfig(upstreams={"openai-chat": double.base_url_for("kimi")}, db=str(tmp / "r.db"), repair=repair)
+        with start(cfg, say=lines.append) as proxy:
+            url = proxy.url + "/v1/chat/completions"
+            answer = httpx.post(url, content=jsonenc.encode(_first())).json()
+            message = answer["choices"][0]["message"]
+            assert message["reasoning_content"] == "The board first."
+            follow = _first()
+            # the agent (a router, a client that knows no reasoning_content) drops it
+            said = {"role": "assistant", "content": message["content"], "tool_calls": message["tool_calls"]}
+            tool = {"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": "12 open"}
+            follow["messages"] += [said, tool]
+            sent = jsonenc.encode(follow)
+            got = httpx.post(url, content=sent)
+            assert proxy.drain()
+        return got, sent, double.requests[-1].raw, lines
+
+
+def test_without_repair_the_request_fails_as_moonshot_fails_it_and_the_audit_says_why(tmp_path: Path) -> None:
+    got, sent, reached, lines = _exchange(False, tmp_path)
+    assert got.status_code == 400
+    assert "reasoning_content is missing in assistant tool call message at index 1" in got.text
+    assert reached == sent
+    assert any("were dropped" in line for line in lines)
+
+
+def test_with_repair_the_reasoning_goes_back_as_the_smallest_edit(tmp_path: Path) -> None:
+    got, sent, reached, lines = _exchange(True, tmp_path)
+    assert got.status_code == 200, got.text
+    added = b'"reasoning_content":"The board first.",'
+    at = reached.index(added)
+    assert reached[:at] + reached[at + len(added) :] == sent  # every other byte as the agent sent it
+    assert any("[repair]" in line and "reasoning_content put back" in line for line in lines)
+
+
+def test_splice_inserts_after_each_elements_brace_and_nowhere_else() -> None:
+    raw = b'{"messages": [ {"a": "},{"} , 7, {"b": [1, {"c": 2}]}], "x": {"messages": [{}]}}'
+    starts = element_starts(raw, "messages")
+    assert [raw[s : s + 1] for s in starts] == [b"{", b"7", b"{"]
+    out = splice(raw, starts, [Insertion(2, b'"n":1,', ""), Insertion(1, b"skipped", ""), Insertion(0, b'"m":0,', "")])
+    assert jsonenc.loads(out)["messages"] == [{"m": 0, "a": "},{"}, 7, {"n": 1, "b": [1, {"c": 2}]}]
