@@ -29,8 +29,12 @@ def _first() -> dict[str, Any]:
 def _exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, bytes, list[str]]:
     lines: list[str] = []
     with ProviderDouble() as double:
-        double.script(Calls([Call("coop", {"action": "list"})], reasoning="The board first."), Text("Listed."))
-        cfg = ProxyConfig(upstreams={"openai-chat": double.base_url_for("kimi")}, db=str(tmp / "r.db"), repair=repair)
+        double.script(
+            Calls([Call("coop", {"action": "list"})], reasoning="The board first."), Text("Listed.")
+        )
+        cfg = ProxyConfig(
+            upstreams={"openai-chat": double.base_url_for("kimi")}, db=str(tmp / "r.db"), repair=repair
+        )
         with start(cfg, say=lines.append) as proxy:
             url = proxy.url + "/v1/chat/completions"
             answer = httpx.post(url, content=jsonenc.encode(_first())).json()
@@ -68,5 +72,43 @@ def test_splice_inserts_after_each_elements_brace_and_nowhere_else() -> None:
     raw = b'{"messages": [ {"a": "},{"} , 7, {"b": [1, {"c": 2}]}], "x": {"messages": [{}]}}'
     starts = element_starts(raw, "messages")
     assert [raw[s : s + 1] for s in starts] == [b"{", b"7", b"{"]
-    out = splice(raw, starts, [Insertion(2, b'"n":1,', ""), Insertion(1, b"skipped", ""), Insertion(0, b'"m":0,', "")])
+    out = splice(
+        raw, starts, [Insertion(2, b'"n":1,', ""), Insertion(1, b"skipped", ""), Insertion(0, b'"m":0,', "")]
+    )
     assert jsonenc.loads(out)["messages"] == [{"m": 0, "a": "},{"}, 7, {"n": 1, "b": [1, {"c": 2}]}]
+
+
+def _gemini_exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, bytes, list[str]]:
+    lines: list[str] = []
+    decl = {"functionDeclarations": [{"name": "coop", "parameters": {"type": "object"}}]}
+    first = {"contents": [{"role": "user", "parts": [{"text": "list"}]}], "tools": [decl]}
+    with ProviderDouble() as double:
+        double.script(Calls([Call("coop", {"action": "list"})]), Text("Listed."))
+        cfg = ProxyConfig(upstreams={"gemini": double.url + "/v1beta"}, db=str(tmp / "g.db"), repair=repair)
+        with start(cfg, say=lines.append) as proxy:
+            url = proxy.url + "/v1beta/models/gemini-3-pro-preview:generateContent"
+            answer = httpx.post(url, content=jsonenc.encode(first)).json()
+            part = answer["candidates"][0]["content"]["parts"][0]
+            assert part["thoughtSignature"]
+            follow = dict(first)
+            dropped = {"role": "model", "parts": [{"functionCall": part["functionCall"]}]}  # no signature
+            reply = {"functionResponse": {"name": "coop", "response": {"result": "12 open"}}}
+            follow["contents"] = [*first["contents"], dropped, {"role": "user", "parts": [reply]}]
+            sent = jsonenc.encode(follow)
+            got = httpx.post(url, content=sent)
+            assert proxy.drain()
+        return got, sent, double.requests[-1].raw, lines
+
+
+def test_a_gemini_signature_the_agent_dropped_fails_without_repair_and_goes_back_with_it(
+    tmp_path: Path,
+) -> None:
+    got, sent, reached, lines = _gemini_exchange(False, tmp_path / "off")
+    assert got.status_code == 400 and "missing a thought_signature in functionCall parts" in got.text
+    assert reached == sent and any("were dropped" in line for line in lines)
+    got, sent, reached, lines = _gemini_exchange(True, tmp_path / "on")
+    assert got.status_code == 200, got.text
+    at = reached.index(b'"thoughtSignature":')
+    end = reached.index(b",", at) + 1
+    assert reached[:at] + reached[end:] == sent
+    assert any("[repair]" in line and "thoughtSignature put back on coop" in line for line in lines)

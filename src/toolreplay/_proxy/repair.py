@@ -64,21 +64,34 @@ def element_starts(raw: bytes, key: str) -> list[int]:
             depth -= 1
             if target and depth == 1:
                 return out
+            if depth == 0:
+                return []  # the object ended without the list
         elif c == 0x2C and target and depth == 2:
             out.append(_skip(raw, i + 1))
         i += 1
     return out if target else []
 
 
+def _place(raw: bytes, starts: Sequence[int], ins: Insertion) -> int | None:
+    """Where an insertion's bytes go: right after the ``{`` it names (None: not an object there)."""
+    if ins.index >= len(starts):
+        return None
+    at = starts[ins.index]
+    if ins.within:
+        inner = element_starts(raw[at:], ins.within)
+        if ins.at >= len(inner):
+            return None
+        at += inner[ins.at]
+    return at + 1 if raw[at : at + 1] == b"{" else None
+
+
 def splice(raw: bytes, starts: Sequence[int], insertions: Sequence[Insertion]) -> bytes:
-    """``raw`` with each insertion's bytes right after the ``{`` of its element; the rest unchanged."""
+    """``raw`` with each insertion's bytes right after the ``{`` of its object; the rest unchanged."""
+    places = sorted((p, ins.data) for ins in insertions if (p := _place(raw, starts, ins)) is not None)
     out, pos = [], 0
-    for ins in sorted(insertions, key=lambda x: x.index):
-        at = starts[ins.index]
-        if raw[at : at + 1] != b"{":
-            continue
-        out += [raw[pos : at + 1], ins.data]
-        pos = at + 1
+    for at, data in places:
+        out += [raw[pos:at], data]
+        pos = at
     out.append(raw[pos:])
     return b"".join(out)
 

@@ -111,11 +111,15 @@ def stream_by_url(body: dict[str, Any], stream: bool) -> None:
 @dataclass(frozen=True, slots=True)
 class Insertion:
     """A repair as the smallest edit (design 42): ``data`` goes in right after the opening ``{`` of
-    element ``index`` of the body's list; ``note`` says what was put back, for the console and the log."""
+    element ``index`` of the body's list (or of element ``at`` of that element's list ``within``); ``note``
+    says what was put back, for the console and the log."""
 
     index: int
     data: bytes
     note: str
+    #: Inside the element: the list ``within`` (``parts``), its element ``at``, when the insertion goes there.
+    within: str = ""
+    at: int = 0
 
 
 #: (the body's list elements, the stored conversation, the issuer the upstream is) -> the insertions.

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
-from toolreplay.wires.gemini import detect, errors, render, request, response, rules, specs
+from toolreplay.wires.gemini import detect, errors, render, repair, request, response, rules, specs
 
 if TYPE_CHECKING:
     from toolreplay import Vessel
@@ -75,6 +75,7 @@ WIRE = Wire(
         error_body=errors.error_body,
         stream_error=errors.stream_error,
         stream_end=errors.stream_end,
+        repairs=(repair.signatures_back,),
     ),
     url_endings=(":generatecontent", ":streamgeneratecontent"),
     sniff=detect.sniff,
