@@ -12,12 +12,12 @@ import pytest
 
 pytest.importorskip("starlette")
 
-from toolreplay import _jsonenc as jsonenc  # noqa: E402
-from toolreplay._proxy.config import ProxyConfig  # noqa: E402
-from toolreplay._proxy.repair import element_starts, splice  # noqa: E402
-from toolreplay._proxy.serve import start  # noqa: E402
-from toolreplay.testing import Call, Calls, ProviderDouble, Text  # noqa: E402
-from toolreplay.wires.contract import Insertion  # noqa: E402
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._proxy.config import ProxyConfig
+from toolreplay._proxy.repair import element_starts, splice
+from toolreplay._proxy.serve import start
+from toolreplay.testing import Call, Calls, ProviderDouble, Text
+from toolreplay.wires.contract import Insertion
 
 TOOL = {"type": "function", "function": {"name": "coop", "parameters": {"type": "object"}}}
 
