@@ -603,7 +603,7 @@ def test_postgres_spelling_of_the_schema(pg_database: str) -> None:
         calls = cur.execute(S.pg(S.LOAD_TOOL_USES), (h.id,)).fetchall()
         assert R.history_from_rows(h.id, tools, rows, calls) == h
         assert cur.execute(S.pg(S.LIST_CONVERSATIONS)).fetchall() == [
-            ("demo-chief", 12, 4, "2026-11-02T11:30:00Z")
+            ("demo-chief", 12, 4, "2026-11-02T11:30:00Z", None)  # no origin: not the proxy's
         ]
         assert cur.execute(S.pg(board.INSERT), ("x", "t0", "t0")).fetchone() == (1,)
         assert sorted(r[0] for r in cur.execute(S.pg(S.APPLIED_MIGRATIONS))) == sorted(S.MIGRATION_NAMES)
