@@ -1,6 +1,6 @@
 """The proxy's ASGI app (Starlette): each request goes to its own wire's upstream with its bytes and
 headers unchanged (hop-by-hop headers aside), and the answer comes back chunk by chunk as it arrives
-(design 42). Recording and the audit happen on the recorder's thread after the answer has ended.
+(design 44). Recording and the audit happen on the recorder's thread after the answer has ended.
 
 What the proxy answers itself, in the calling wire's own error shape and without calling the upstream: a
 body over the size limit (before or after decompression), a body that is not a JSON object, a path no
@@ -130,7 +130,7 @@ class Proxy:
     async def _repaired(
         self, route: Route, raw: bytes, body: dict[str, Any], headers: Mapping[str, str]
     ) -> tuple[bytes, tuple[str, ...]]:
-        """The body with the wire's repairs made (design 44); a repair that fails leaves it as it came."""
+        """The body with the wire's repairs made (design 46); a repair that fails leaves it as it came."""
         assert self.repairer is not None
         http = route.wire.http
         session = session_of(headers, body, http.session_field if http is not None else "")

@@ -1,4 +1,4 @@
-"""The live audit of one request against the conversation it continues (design 42).
+"""The live audit of one request against the conversation it continues (design 44).
 
 Reuses the audit of :mod:`toolreplay._audit.report` (every earlier call carried as a call, as text, or
 missing; no replay bounds: the proxy's requests are the agent's own, design 21) and adds what only a

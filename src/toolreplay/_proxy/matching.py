@@ -1,4 +1,4 @@
-"""Which stored conversation a request continues (design 43): keys of messages on the neutral model.
+"""Which stored conversation a request continues (design 45): keys of messages on the neutral model.
 
 A message's key is its role and, for the system's and the user's messages, their words (whitespace
 folded) and the kinds of their parts. A reply's key is its role alone: what a reply holds is the model's,

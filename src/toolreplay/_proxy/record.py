@@ -1,7 +1,7 @@
 """Writing one exchange into the store: find the conversation it continues, append what is new, store the
 answer as the reply (a new one, or the next step of the reply in progress) with its issuer and usage.
 
-Runs on the recorder's thread only (design 42), never on the event loop that serves the agents.
+Runs on the recorder's thread only (design 44), never on the event loop that serves the agents.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def _interrupted(
     rid: str, extend: Message | None, ex: Exchange, answer: AnswerRead, meta: dict[str, Any]
 ) -> Message:
     """The reply of an answer that broke off: what the agent saw kept, the reply marked interrupted (and,
-    when it was a reply of its own, one the agent never saw: no key, design 43)."""
+    when it was a reply of its own, one the agent never saw: no key, design 45)."""
     meta["interrupted"] = ex.cut or answer.problem or "the answer ended early"
     if extend is None:
         meta["cut"] = True

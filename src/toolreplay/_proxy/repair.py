@@ -1,9 +1,9 @@
-"""``--repair`` (design 44): what the provider needs back and the agent dropped, put back from the store
+"""``--repair`` (design 46): what the provider needs back and the agent dropped, put back from the store
 as the smallest edit of the body's bytes, before the request goes upstream.
 
 The repairs themselves are the wires' (``Http.repairs``: each reads the body's list and the stored
 conversation and says what to insert where); this module finds the conversation on a thread of its own
-(the event loop never waits on the store, design 42), finds each list element's first byte, and splices.
+(the event loop never waits on the store, design 44), finds each list element's first byte, and splices.
 A compressed body is sent as it came (a repair would have to compress it again).
 """
 

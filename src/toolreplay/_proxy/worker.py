@@ -1,5 +1,5 @@
 """The recorder's thread: every exchange is read, audited, stored and logged here, one at a time, in the
-order the answers ended (design 42: the event loop that serves the agents never waits on the store).
+order the answers ended (design 44: the event loop that serves the agents never waits on the store).
 
 A failure here is logged (a console line, the log's ``error``) and never reaches the agent, whose answer
 has already gone out.

@@ -110,7 +110,7 @@ def stream_by_url(body: dict[str, Any], stream: bool) -> None:
 
 @dataclass(frozen=True, slots=True)
 class Insertion:
-    """A repair as the smallest edit (design 44): ``data`` goes in right after the opening ``{`` of
+    """A repair as the smallest edit (design 46): ``data`` goes in right after the opening ``{`` of
     element ``index`` of the body's list (or of element ``at`` of that element's list ``within``); ``note``
     says what was put back, for the console and the log."""
 
@@ -160,7 +160,7 @@ class Http:
     #: (the stream's last bytes) -> whether they hold the stream's final event (or the provider's own
     #: error event): a stream that ends without it was broken off. None: not known.
     stream_end: Callable[[bytes], bool] | None = None
-    #: What ``toolreplay proxy --repair`` puts back on this wire's bodies, from the store (design 44).
+    #: What ``toolreplay proxy --repair`` puts back on this wire's bodies, from the store (design 46).
     repairs: tuple[Repair, ...] = ()
     #: The body field an agent names its session by (``prompt_cache_key``), "" for none.
     session_field: str = ""

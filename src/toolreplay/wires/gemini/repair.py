@@ -1,4 +1,4 @@
-"""What ``toolreplay proxy --repair`` puts back on a Gemini body (design 44): the ``thoughtSignature`` a
+"""What ``toolreplay proxy --repair`` puts back on a Gemini body (design 46): the ``thoughtSignature`` a
 call carried when Gemini made it, on the ``functionCall`` part the agent sent without it (Gemini 3's 400
 "Function call is missing a thought_signature in functionCall parts")."""
 

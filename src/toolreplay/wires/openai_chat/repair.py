@@ -1,4 +1,4 @@
-"""What ``toolreplay proxy --repair`` puts back on a Chat body (design 44): a thinking model's
+"""What ``toolreplay proxy --repair`` puts back on a Chat body (design 46): a thinking model's
 ``reasoning_content`` on the assistant tool-call messages the agent sent without it (Moonshot's 400
 "thinking is enabled but reasoning_content is missing in assistant tool call message at index N",
 DeepSeek's "Missing reasoning_content field in the assistant message at message index N")."""
