@@ -2,6 +2,8 @@
 
 * Tests never reach the internet: any socket connection to an address outside loopback fails the test.
   Live provider tests (marker ``live``) run only with ``TOOLREPLAY_LIVE=1`` and a key set.
+* ``http`` is one HTTP client for the tests that post to a double themselves: each ``httpx.post`` would
+  make a client and load the CA bundle again (~40 ms of CPU, more than the request to a double).
 * ``shared_dir`` is the shared material: the providers' specs, real chat templates and recorded
   transcripts, kept outside the repository in the directory ``$TOOLREPLAY_SHARED`` names (by default
   ``shared`` next to the checkout); tests that need it skip
@@ -15,10 +17,12 @@ import ipaddress
 import json
 import os
 import socket
+import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -84,6 +88,12 @@ def load_transcripts() -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+@pytest.fixture(scope="session")
+def http() -> Iterator[httpx.Client]:
+    with httpx.Client(timeout=10) as client:
+        yield client
+
+
 @pytest.fixture
 def demo_path() -> Path:
     return DEMO
@@ -126,10 +136,18 @@ def _no_internet(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
     yield
 
 
+@pytest.fixture(scope="session")
+def _homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("homes")
+
+
 @pytest.fixture(autouse=True)
-def _leak_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The test's home directory (config, data, keys file): searched for leaked keys after the test."""
-    return tmp_path_factory.mktemp("home")
+def _leak_home(_homes: Path) -> Path:
+    """The test's home directory (config, data, keys file): searched for leaked keys after the test.
+    Not ``mktemp("home")``: a numbered directory is numbered by listing every directory beside it, so one
+    per test beside each other cost the whole run a time growing with the square of the tests (about 20
+    CPU-seconds over the quick tier); a random name in one folder costs the same for every test."""
+    return Path(tempfile.mkdtemp(prefix="home-", dir=_homes))
 
 
 @pytest.fixture(autouse=True)
