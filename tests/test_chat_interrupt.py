@@ -39,8 +39,11 @@ class _Output:
         self._thread.start()
 
     def _read(self) -> None:
-        while chunk := os.read(self._fd, 4096):
-            self._chunks.append(chunk)
+        try:
+            while chunk := os.read(self._fd, 4096):
+                self._chunks.append(chunk)
+        except OSError:  # the pipe closed under the read: the test has ended (and failed)
+            return
 
     def text(self) -> str:
         return b"".join(self._chunks).decode("utf-8", "replace")
@@ -48,7 +51,11 @@ class _Output:
     def wait_after(self, mark: str, then: str) -> None:
         """Until ``then`` is printed after ``mark`` (a signal sent before the prompt is up would race
         the chat's own steps, and a fixed sleep loses that race on a loaded machine)."""
-        _wait_for(lambda: then in self.text().partition(mark)[2], f"{then!r} after {mark!r}: {self.text()!r}")
+
+        def said() -> bool:
+            return then in self.text().partition(mark)[2]
+
+        _wait_for(said, f"{then!r} after {mark!r}: {self.text()!r}", timeout=15.0)
 
     def rest(self, proc: subprocess.Popen[bytes]) -> str:
         proc.wait(timeout=30)
@@ -71,12 +78,15 @@ def test_ctrl_c_cancels_the_reply_then_twice_leaves(tmp_path: Path) -> None:
             proc.stdin.write(b"what is open?\n")
             proc.stdin.flush()
             _wait_for(lambda: len(double.requests) == 2, "the second (hanging) request")
-            proc.send_signal(signal.SIGINT)  # cancels the reply; the chat goes on
-            output.wait_after("(cancelled:", "you> ")
-            proc.send_signal(signal.SIGINT)  # at the empty prompt: armed
-            output.wait_after("(Ctrl-C again", "you> ")
-            proc.send_signal(signal.SIGINT)  # again: leaves
-            out = output.rest(proc)
+            try:
+                proc.send_signal(signal.SIGINT)  # cancels the reply; the chat goes on
+                output.wait_after("(cancelled:", "you> ")
+                proc.send_signal(signal.SIGINT)  # at the empty prompt: armed
+                output.wait_after("(Ctrl-C again", "you> ")
+                proc.send_signal(signal.SIGINT)  # again: leaves
+                out = output.rest(proc)
+            finally:
+                proc.kill()  # a chat still waiting on the hung answer would hold the test for 60 s
     assert proc.returncode == 0, out
     assert "(cancelled: the reply a2 is stored as interrupted)" in out
     assert "(Ctrl-C again to leave, or /exit)" in out
