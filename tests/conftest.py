@@ -43,6 +43,13 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "default"))
 
 
+def examples(n: int) -> int:
+    """A property's own example count: ``n`` under the full profiles, the same share of the quick one's 10
+    under ``--quick`` (a count set on the test would otherwise override the profile there)."""
+    per = settings().max_examples
+    return n if per >= 100 else max(per, n * per // 100)
+
+
 def _shared() -> Path | None:
     env = os.environ.get("TOOLREPLAY_SHARED")
     path = Path(env) if env else ROOT.parent / "shared"
