@@ -14,10 +14,10 @@
 from __future__ import annotations
 
 import ipaddress
+import itertools
 import json
 import os
 import socket
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -151,10 +151,13 @@ def _homes(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def _leak_home(_homes: Path) -> Path:
     """The test's home directory (config, data, keys file): searched for leaked keys after the test.
-    Not ``mktemp("home")``: a numbered directory is numbered by listing every directory beside it, so one
-    per test beside each other cost the whole run a time growing with the square of the tests (about 20
-    CPU-seconds over the quick tier); a random name in one folder costs the same for every test."""
-    return Path(tempfile.mkdtemp(prefix="home-", dir=_homes))
+    A new name in one folder, made by whatever writes there first (most tests write nothing): not
+    ``mktemp("home")``, which numbers a directory by listing every one beside it, so one per test cost a
+    time growing with the square of the number of tests (5,600 tests: 14 -> 11.4 CPU-s, 34 -> 18 s)."""
+    return _homes / f"home-{next(_HOME_NUMBERS)}"
+
+
+_HOME_NUMBERS = itertools.count()
 
 
 @pytest.fixture(autouse=True)
