@@ -3,16 +3,20 @@
 
     python3 scripts/dev.py demo    # create .venv, install toolreplay, run `toolreplay demo`
     python3 scripts/dev.py test    # create .venv, install the dev extras, lint, type-check, run every test
-    python3 scripts/dev.py test --quick   # lint and every test not marked slow (2-3 minutes on 2 cores)
+    python3 scripts/dev.py test --quick   # lint and every test not marked slow (under a minute on 2 cores)
     python3 scripts/dev.py bench   # create .venv-bench with the peer (LiteLLM), run the benchmarks
     python3 scripts/dev.py bench-proxy   # the same venv with LiteLLM's proxy server; bench/proxy.py
 
-Each step prints what it runs; a failing step stops with its exit code.
+Each step prints what it runs; a failing step stops with its exit code. A venv is installed into again only
+when what it was installed from (``pyproject.toml``, the requirement files) changed since the last time.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -20,6 +24,9 @@ import venv
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: Two workers that steal from each other's queue: the few long tests (a crash, a load run) do not leave
+#: one worker idle at the end, as a fixed share of the tests (--dist load) can (design 26)
+PYTEST = ("-n", "2", "--dist", "worksteal", "-q", "-p", "no:cacheprovider")
 
 
 def run(*cmd: str, env: dict[str, str] | None = None) -> None:
@@ -29,6 +36,14 @@ def run(*cmd: str, env: dict[str, str] | None = None) -> None:
         sys.exit(code)
 
 
+def _installed_from(specs: tuple[str, ...]) -> str:
+    """What an install of ``specs`` reads: pyproject.toml and every ``-r`` file named (their digest)."""
+    digest = hashlib.sha256()
+    for path in [ROOT / "pyproject.toml"] + [ROOT / b for a, b in itertools.pairwise(specs) if a == "-r"]:
+        digest.update(path.read_bytes() if path.exists() else b"")
+    return digest.hexdigest()
+
+
 def ensure_venv(name: str, *specs: str) -> Path:
     home = ROOT / name
     py = home / "bin" / "python"
@@ -36,8 +51,47 @@ def ensure_venv(name: str, *specs: str) -> Path:
         print(f"+ python3 -m venv {name}", flush=True)
         venv.EnvBuilder(with_pip=True).create(home)
         run(str(py), "-m", "pip", "install", "-q", "--upgrade", "pip")
+    # pip takes 5-20 s to find that nothing changed (it builds the editable install again, in an isolated
+    # environment): skipped when nothing it reads changed since the last install here
+    # (delete .venv*/.installed-* to install again anyway)
+    key = hashlib.sha256("\0".join(specs).encode()).hexdigest()[:12]
+    stamp, wanted = home / f".installed-{key}", _installed_from(specs)
+    if stamp.exists() and stamp.read_text(encoding="utf-8") == wanted:
+        print(f"+ ({name} is installed from this pyproject.toml already)", flush=True)
+        return py
     run(str(py), "-m", "pip", "install", "-q", *specs)
+    stamp.write_text(wanted, encoding="utf-8")
     return py
+
+
+def _scratch() -> str | None:
+    """A directory in memory for the tests' files, when the machine has one with room (Linux's
+    ``/dev/shm``) and ``$TMPDIR`` does not name a place already: the stores commit with
+    ``synchronous=FULL``, and on a disk the fsyncs of the tests cost more time than their CPU does."""
+    shm = Path("/dev/shm")
+    if os.environ.get("TMPDIR") or not shm.is_dir():
+        return None
+    try:
+        if shutil.disk_usage(shm).free < 2 * 2**30:
+            return None
+        home = shm / f"toolreplay-tests-{os.getuid()}"
+        home.mkdir(mode=0o700, exist_ok=True)
+    except OSError:
+        return None
+    return str(home)
+
+
+def pytest_env() -> dict[str, str]:
+    """The environment pytest runs in: bytecode cached (without it every run, and every toolreplay process
+    a test starts, compiles every module again, and pytest rewrites the asserts of every test module again:
+    about 4 CPU-seconds per xdist worker), and the scratch files in memory when there is room."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    scratch = _scratch()
+    if scratch:
+        print(f"+ TMPDIR={scratch}", flush=True)
+        env["TMPDIR"] = scratch
+    return env
 
 
 def demo() -> None:
@@ -74,8 +128,8 @@ def quick() -> None:
     dirs = [d for d in ("src", "tests", "bench", "scripts") if (ROOT / d).is_dir()]
     run(str(py.parent / "ruff"), "format", "--check", *dirs)
     run(str(py.parent / "ruff"), "check", *dirs)
-    env = {**os.environ, "HYPOTHESIS_PROFILE": "quick"}
-    run(str(py), "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider", "-m", "not slow", env=env)
+    env = {**pytest_env(), "HYPOTHESIS_PROFILE": "quick"}
+    run(str(py), "-m", "pytest", *PYTEST, "-m", "not slow", env=env)
 
 
 def test() -> None:
@@ -93,7 +147,7 @@ def test() -> None:
     # The documentation site, warnings as errors, built where it leaves nothing in the checkout.
     with tempfile.TemporaryDirectory() as site:
         run(str(bindir / "mkdocs"), "build", "--strict", "--quiet", "--site-dir", site)
-    env = dict(os.environ)
+    env = pytest_env()
     pg = ROOT / "scripts" / "postgres.sh"
     started = False
     if pg.exists():
@@ -109,7 +163,7 @@ def test() -> None:
         else:
             print("PostgreSQL could not be started; its tests will skip and say why", flush=True)
     try:
-        run(str(py), "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider", env=env)
+        run(str(py), "-m", "pytest", *PYTEST, env=env)
     finally:
         if started:
             subprocess.call(["bash", str(pg), "stop"], cwd=ROOT)

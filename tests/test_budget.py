@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from toolreplay._api import render
 from toolreplay._budget import ContextBudget, PlanRow, first_mark, plan, rows_of
 from toolreplay._errors import ConfigError
@@ -56,7 +57,7 @@ def budgeted(h: History, vessel: str, budget: int) -> tuple[dict[str, Any], list
     return body, warnings
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.sampled_from(EVERY_WIRE), st.lists(_turn, min_size=1, max_size=12), st.integers(300, 6000))
 def test_whole_turns_only_and_the_body_fits(vessel: Any, turns: Any, budget: int) -> None:
     h = conversation(turns)
@@ -78,7 +79,7 @@ def test_whole_turns_only_and_the_body_fits(vessel: Any, turns: Any, budget: int
     assert dropped == (len(sent) < len(h.messages) - 1)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     st.sampled_from(VESSELS),
     st.lists(_turn, min_size=8, max_size=30),

@@ -18,6 +18,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from toolreplay._api import render
 from toolreplay._budget import ContextBudget, reserved_bytes
 from toolreplay._history import History, Message, Reasoning, Step, Text, ToolCall, ToolSpec
@@ -96,7 +97,7 @@ def case(draw: Any) -> tuple[Vessel, str, History]:
     return v, draw(st.sampled_from(MODES)), draw(history(v))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(case())
 def test_the_plan_is_an_upper_bound_of_the_body(c: tuple[Vessel, str, History]) -> None:
     v, mode, h = c
@@ -106,7 +107,7 @@ def test_the_plan_is_an_upper_bound_of_the_body(c: tuple[Vessel, str, History]) 
     assert len(encode(body)) <= planned
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(case(), st.integers(300, 4000))
 def test_the_body_fits_the_budget_with_steps_and_reasoning(
     c: tuple[Vessel, str, History], budget: int
@@ -130,7 +131,7 @@ def test_reasoning_counts_only_for_its_issuer() -> None:
     assert size_for(m, BUILTIN["gemini"].audience().accepts) == common == size_for(m, None)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(case(), st.integers(200, 5000), st.sampled_from([0.25, 0.5, 1.0]))
 def test_a_stored_conversation_is_planned_as_the_whole_one_would_be(
     c: tuple[Vessel, str, History], budget: int, step: float

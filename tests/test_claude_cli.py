@@ -280,6 +280,7 @@ def test_claude_turn_replays_on_another_vessel(
     assert tool_use["name"] == "coop" and tool_use["id"] == "replay_a2_0"
 
 
+@pytest.mark.slow  # a live MCP server process (2-5 s): --quick keeps one, the turn above
 def test_claude_dry_tools(store: SQLiteStore, fake_claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     play(monkeypatch, "claude_close_todo.jsonl", live=True)
     res = run_turn(
@@ -365,6 +366,7 @@ def test_claude_tools_built_in_code_cannot_be_served(store: SQLiteStore, fake_cl
     assert not store.exists("cx")
 
 
+@pytest.mark.slow  # a live MCP server process (2-5 s): --quick keeps one, the turn above
 def test_a_200_kb_system_prompt_reaches_the_cli_in_a_file(
     store: SQLiteStore, fake_claude: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,11 +49,13 @@ def double() -> Iterator[ProviderDouble]:
 
 
 @pytest.mark.parametrize("ex", _taken())
-def test_the_double_takes_every_body_the_provider_took(double: ProviderDouble, ex: Exchange) -> None:
+def test_the_double_takes_every_body_the_provider_took(
+    double: ProviderDouble, http: httpx.Client, ex: Exchange
+) -> None:
     body = {**(ex.request or {}), "stream": False}
     if ex.wire == "openai-chat":
         body.pop("stream_options", None)  # asked with stream: true, which the answer here does not use
-    answer = httpx.post(double.url + _path(ex), json=body, timeout=10)
+    answer = http.post(double.url + _path(ex), json=body, timeout=10)
     assert answer.status_code == 200, answer.text
 
 
@@ -94,19 +96,19 @@ def test_anthropic_refuses_empty_content_and_blank_words(double: ProviderDouble,
 
 
 @pytest.mark.parametrize("case", sorted(TAKEN))
-def test_anthropic_takes_what_it_took(double: ProviderDouble, case: str) -> None:
+def test_anthropic_takes_what_it_took(double: ProviderDouble, http: httpx.Client, case: str) -> None:
     body = {"model": "claude", "max_tokens": 8, "messages": TAKEN[case]}
     body["tools"] = [{"name": "f", "input_schema": {"type": "object"}}]
-    assert httpx.post(double.url + "/v1/messages", json=body, timeout=10).status_code == 200
+    assert http.post(double.url + "/v1/messages", json=body, timeout=10).status_code == 200
 
 
-def test_gemini_signatures_are_demanded_of_gemini_3_only(double: ProviderDouble) -> None:
+def test_gemini_signatures_are_demanded_of_gemini_3_only(double: ProviderDouble, http: httpx.Client) -> None:
     call = {"functionCall": {"name": "f", "args": {}}}
     answer = {"functionResponse": {"name": "f", "response": {"output": "ok"}}}
     user = {"role": "user", "parts": [{"text": "go"}]}
     body = {"contents": [user, {"role": "model", "parts": [call]}, {"role": "user", "parts": [answer]}]}
-    older = httpx.post(f"{double.url}/v1beta/models/gemini-2.5-flash:generateContent", json=body, timeout=10)
-    newer = httpx.post(
+    older = http.post(f"{double.url}/v1beta/models/gemini-2.5-flash:generateContent", json=body, timeout=10)
+    newer = http.post(
         f"{double.url}/v1beta/models/gemini-3-pro-preview:generateContent", json=body, timeout=10
     )
     assert older.status_code == 200 and newer.status_code == 400

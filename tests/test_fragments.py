@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT
+from conftest import ROOT, examples
 from store_fixtures import store, store_factory, store_url  # noqa: F401
 from test_render_cache import VESSELS, calls, texts
 from toolreplay import encode, render
@@ -85,7 +85,7 @@ def bodies(s: Store, cid: str, vessel: str, mode: Mode, bounds: ReplaySettings) 
     return got, encode(render(s.load(cid), vessel, mode, settings=bounds))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.sampled_from(VESSELS), st.sampled_from(MODES), st.sampled_from(BOUNDS))
 def test_a_render_from_stored_fragments_has_the_bytes_of_one_without(
     data: Any, vessel: str, mode: Mode, bounds: ReplaySettings

@@ -12,6 +12,7 @@ import string
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner, Result
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,8 @@ from helpers_raw_server import chat_answer, raw_server
 from toolreplay._cli import cli
 from toolreplay._importers import read_file
 from toolreplay._jsonenc import MAX_DEPTH
+
+pytestmark = pytest.mark.slow  # fuzzing: see docs/design.md, design 26
 
 FUZZ = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -204,8 +204,8 @@ def test_kimi_bodies_that_keep_the_rule(double: ProviderDouble, body: dict[str, 
 
 def test_only_moonshot_enforces_kimis_rule(double: ProviderDouble) -> None:
     body = _kimi()
-    for call in body["messages"][2]["tool_calls"]:
-        call["id"] = "call_1"
+    # new call dicts: KIMI_CALL itself is in the bodies the tests above were parametrized with
+    body["messages"][2]["tool_calls"] = [{**c, "id": "call_1"} for c in body["messages"][2]["tool_calls"]]
     body["messages"][3] = {"role": "tool", "tool_call_id": "call_1", "content": "closed"}
     assert _post(double, "openai-compatible", body).status_code == 200
     assert not [p for p in rule_problems("openai-compatible", body) if "reasoning" in p]
