@@ -75,6 +75,29 @@ def body_issuer(wire: str, host: str, model: Any) -> Issuer:
     return Issuer(wire, host, model if isinstance(model, str) else "")
 
 
+#: Request settings every render decides for itself (the vessel's model, whether it streams): a normal
+#: render never carries them and never names them as lost.
+RENDER_DECIDES = ("model", "stream", "stream_options")
+
+CarrySettings = Callable[[RequestSettings, RenderOptions], tuple[dict[str, Any], tuple[str, ...]]]
+
+
+def same_wire_settings(wire: str, conversation_keys: Sequence[str]) -> CarrySettings:
+    """``Wire.carry_settings`` of a wire that carries every setting of a request of its own (but those
+    :data:`RENDER_DECIDES`) and none of another wire's."""
+    skip = frozenset((*RENDER_DECIDES, *conversation_keys))
+
+    def carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
+        # a setting sent empty (null, [], {}) says nothing: only an as-sent render gives it back (OpenAI's
+        # schema refuses "stop": [] and "response_format": null, which some clients send)
+        names = [k for k in req.fields if k not in skip and req.fields[k] not in (None, [], {}, "")]
+        if req.wire != wire:
+            return {}, tuple(names)
+        return {k: req.fields[k] for k in names}, ()
+
+    return carry
+
+
 def request_settings(wire: str, body: Any, conversation_keys: Sequence[str]) -> RequestSettings | None:
     """A request body's settings as sent: every top-level field but the conversation, its system prompt
     and its tools (``conversation_keys``); None for a bare message list (no body, no settings)."""

@@ -11,7 +11,7 @@ wire is a bundle of pure functions and facts, like httpx's ``BaseTransport`` or 
   None for a wire driven another way (the Claude Code CLI);
 * how it reads back: ``parse_request`` (body -> history, its settings and layout kept, design 38),
   ``parse_response`` (answer -> reply), ``stream_parser`` (events -> reply);
-* how it renders back as sent: ``as_sent`` (``render`` honours ``RenderOptions.as_sent``),
+* how it renders back as sent: ``render_as_sent`` (the body as its agent sent it),
   ``conversation_keys`` (every other top-level key is a request setting), ``carry_settings`` (what a
   normal render takes over from an imported request), ``mid_system``;
 * how it is recognised: ``sniff`` (a body -> confidence in 0..1; the highest wins), ``url_endings`` (a
@@ -282,10 +282,11 @@ class Wire:
     #: The wire takes system messages in the middle of a conversation where they stood (Chat's system and
     #: developer messages); elsewhere such a message travels as a user message, with a warning.
     mid_system: bool = False
-    #: ``render`` honours ``RenderOptions.as_sent`` (design 38): an imported body renders back JSON-equal
-    #: to itself. False: an as-sent render is the best the wire does, with a warning (the corpus test
-    #: marks the wire's bodies as expected to fail until it is True).
-    as_sent: bool = False
+    #: The as-sent render (design 38): the turns of an as-sent replay (every call whole, under its own
+    #: id) -> the body's conversation and tools as its agent sent them, laid out from the stored ``sent``
+    #: (the request's settings are added by the caller). None: ``render`` with ``RenderOptions.as_sent``
+    #: set, the best the wire does, with a warning.
+    render_as_sent: Callable[[Sequence[TurnMessage], RenderOptions], dict[str, Any]] | None = None
     #: (the history's latest request settings, options) -> (the fields a normal render of this wire
     #: carries, the names it cannot carry). None: it carries none, and names them all.
     carry_settings: (

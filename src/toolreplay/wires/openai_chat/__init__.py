@@ -10,11 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires import capabilities
+from toolreplay.wires.common import same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_key
 
 if TYPE_CHECKING:
     from toolreplay import Vessel
-from toolreplay.wires.openai_chat import detect, render, request, response, rules, specs
+from toolreplay.wires.openai_chat import as_sent, detect, render, request, response, rules, specs
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -38,7 +39,9 @@ WIRE = Wire(
     name=render.WIRE,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,
+    carry_settings=same_wire_settings(request.WIRE, request.CONVERSATION_KEYS),
     mid_system=True,
+    render_as_sent=as_sent.render_as_sent,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,
