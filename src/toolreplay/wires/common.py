@@ -62,7 +62,8 @@ class RenderOptions:
     as_sent: bool = False
     """Render the request as its agent sent it (design 38): the stored ids, layout, markers and tool
     declarations (``sent``), no name mapping, no derived ids, no markers of our own; ``request`` holds
-    its settings. A wire that honours it says so (``Wire.as_sent``)."""
+    its settings. ``Wire.render_as_sent`` is called with it set; a wire without one gets its ``render``
+    with it set (the best that wire does)."""
     request: RequestSettings | None = None
     """An as-sent render's request settings (the history's latest recorded request), for a wire whose
     body shape depends on them; the render path sends them beside what the wire renders."""
