@@ -237,7 +237,7 @@ class RenderCache:
         settings: ReplaySettings = DEFAULT_SETTINGS,
     ) -> dict[str, Any]:
         """``render_wire(wire, prepare_turn_messages(messages, mode, settings=settings), opts)``, the
-        body a caller that builds its own options sends (the turn loop does, once per step of a turn: the
+        body a caller that builds its own options sends (the turn loop does, once per request of a turn: the
         reply in progress, which gained a call, is the only message rendered again)."""
         msgs = messages.messages if isinstance(messages, History) else tuple(messages)
         stored = messages.fragments if isinstance(messages, History) else None
