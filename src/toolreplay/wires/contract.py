@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from toolreplay.wires.reply import Reply
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
     from toolreplay.model import History, Part, RequestSettings
     from toolreplay.testing.answers import Answer, Event, Splitter
     from toolreplay.testing.checks import Rules as DoubleRules
@@ -46,14 +45,35 @@ if TYPE_CHECKING:
     from toolreplay.wires.common import IdMapper, RenderOptions
     from toolreplay.wires.replayed import TurnMessage
 
+
+class VesselProfile(Protocol):
+    """What a wire reads of a vessel (a :class:`toolreplay.Vessel` is one): its name, wire, model, base URL,
+    id policy and length, and its quirk flags. A Protocol, so that the wires need nothing of the vessel
+    table's module (which asks the wire registry which wires exist)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def wire(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def id_policy(self) -> str: ...
+    @property
+    def max_id_len(self) -> int | None: ...
+    def has(self, flag: str) -> bool: ...
+
+
 Framing = Literal["sse", "ndjson"]
 #: One turn message -> the list elements it renders into, given the elements rendered before it.
 TurnPiece = Callable[["TurnMessage", list[Any]], list[Any]]
 #: The rules of a wire: (vessel, body, problems) -> appends one line per problem, naming the place; a
 #: problem the provider itself refuses the request for is a :class:`Refused` line.
-RuleCheck = Callable[["Vessel", Mapping[str, Any], list[str]], None]
+RuleCheck = Callable[["VesselProfile", Mapping[str, Any], list[str]], None]
 #: The provider definitions: (vessel, body, specs directory, problems, unchecked).
-SpecCheck = Callable[["Vessel", Mapping[str, Any], "Path | None", list[str], list[str]], None]
+SpecCheck = Callable[["VesselProfile", Mapping[str, Any], "Path | None", list[str], list[str]], None]
 
 
 class Refused(str):
@@ -115,7 +135,7 @@ class Http:
     #: (base URL without its trailing slash, model, streamed) -> the URL.
     endpoint: Callable[[str, str, bool], str]
     #: (vessel, key or None) -> the headers that carry the key and the wire's version headers.
-    auth_headers: Callable[[Vessel, str | None], dict[str, str]]
+    auth_headers: Callable[[VesselProfile, str | None], dict[str, str]]
     #: (body copy, streamed) -> sets or removes the body's own stream flag, in place.
     stream_flag: Callable[[dict[str, Any], bool], None] = stream_key
     #: SSE (``text/event-stream``) or NDJSON lines.
@@ -321,6 +341,7 @@ __all__ = [
     "SpecCheck",
     "StreamParser",
     "TurnPiece",
+    "VesselProfile",
     "Wire",
     "first_refusal",
     "lazy_double",

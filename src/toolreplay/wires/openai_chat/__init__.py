@@ -14,7 +14,7 @@ from toolreplay.wires.common import same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_key
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 from toolreplay.wires.openai_chat import as_sent, detect, render, request, response, rules, specs
 
 
@@ -22,7 +22,7 @@ def _endpoint(base: str, model: str, stream: bool) -> str:
     return f"{base}/chat/completions"
 
 
-def bearer(vessel: Vessel, key: str | None) -> dict[str, str]:
+def bearer(vessel: VesselProfile, key: str | None) -> dict[str, str]:
     """``authorization: Bearer <key>`` (OpenAI and the servers that copy it)."""
     return {"authorization": f"Bearer {key}"} if key else {}
 
