@@ -9,6 +9,7 @@ there.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -122,3 +123,27 @@ def test_opencode_s_chat_body_renders_back_as_sent_and_carries_its_settings() ->
     said.clear()
     render(h, "anthropic", warnings=said)
     assert any("not carried on anthropic: max_tokens, tool_choice" in w for w in said)
+
+
+def test_a_normal_render_declares_what_each_wire_can_and_names_the_rest() -> None:
+    from toolreplay.model import History, Message, ToolCall, ToolSpec
+
+    patch = ToolSpec("apply_patch", "Edit files.", kind="custom")
+    search = ToolSpec("web_search", kind="hosted", sent={"openai-responses": {"type": "web_search"}})
+    declared = {"type": "function", "function": {"name": "read", "description": "Read.", "strict": True}}
+    strict = ToolSpec("read", "Read.", {"type": "object"}, sent={"openai-chat": {"tool": declared}})
+    call = ToolCall("apply_patch", "*** Begin Patch\n*** End Patch", "Done.", "c1", kind="custom")
+    messages = (Message("u", "user", "Fix it."), Message("a", "assistant", "Fixed.", tool_uses=(call,)))
+    h = History("h", messages, (patch, search, strict))
+    said: list[str] = []
+    body = render(h, "openai", warnings=said)
+    tools = {t["function"]["name"]: t for t in body["tools"]}
+    assert set(tools) == {"apply_patch", "read"}  # the hosted tool has no place on Chat
+    assert tools["read"]["function"]["strict"] is True  # a Chat declaration imported whole goes whole
+    assert tools["apply_patch"]["function"]["parameters"]["properties"] == {"input": {"type": "string"}}
+    args = body["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert json.loads(args) == {"input": "*** Begin Patch\n*** End Patch"}  # its text, not an excerpt
+    assert any(
+        "'web_search' is hosted by its provider and has no declaration on openai-chat" in w for w in said
+    )
+    assert any("'apply_patch' is free-form: declared on openai-chat as a function" in w for w in said)

@@ -253,6 +253,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     out = name_warnings(turns, tools)
     out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
     out.extend(mid_system_warnings(turns, wire))
+    out.extend(tool_kind_warnings(tools, wire))
     out.extend(part_warnings(turns, wire))
     out.extend(user_part_warnings(turns, wire))
     if wire == "gemini":
@@ -375,9 +376,36 @@ def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
     return obj.get(snake) if value is None else value
 
 
+#: The function a free-form (custom) tool is declared as where a wire has no free-form tools: its text is
+#: the one string ``input`` (what the replay sends as the call's arguments there).
+FREE_FORM_SCHEMA: Mapping[str, Any] = {
+    "type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"],
+}  # fmt: skip
+
+
 def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:
-    """``(wire name, description, schema)`` for each declared tool, the wire name mapped once."""
-    return [(wire_tool_name(t.name), t.description, t.parameters) for t in tools]
+    """``(wire name, description, schema)`` for each declared function tool, the wire name mapped once: a
+    custom tool as a function of one string ``input``, a hosted one left out (a wire that declares those
+    natively renders them from ``opts.tools`` itself; :func:`tool_kind_warnings` names them)."""
+    return [
+        (wire_tool_name(t.name), t.description, FREE_FORM_SCHEMA if t.kind == "custom" else t.parameters)
+        for t in tools
+        if t.kind != "hosted"
+    ]
+
+
+def tool_kind_warnings(tools: Sequence[ToolSpec], wire: str) -> list[str]:
+    """One warning per declared tool of a kind the wire does not declare natively (``Wire.tool_kinds``)."""
+    from toolreplay.wires import get_wire
+
+    kinds = get_wire(wire).tool_kinds
+    return [
+        f"tool {t.name!r} is hosted by its provider and has no declaration on {wire}: left out"
+        if t.kind == "hosted"
+        else f"tool {t.name!r} is free-form: declared on {wire} as a function of one string 'input'"
+        for t in tools
+        if t.kind not in kinds
+    ]
 
 
 def plain_dict(value: Mapping[str, Any]) -> dict[str, Any]:

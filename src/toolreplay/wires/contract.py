@@ -299,6 +299,9 @@ class Wire:
     #: The top-level body keys that hold the conversation, its system prompt and its tools; every other
     #: top-level key is a request setting, kept as sent (:class:`~toolreplay.model.RequestSettings`).
     conversation_keys: tuple[str, ...] = ()
+    #: The kinds of tool declaration (``ToolSpec.kind``) the wire renders natively; elsewhere a custom tool
+    #: is declared as a function of one string ``input`` and a hosted one is left out, with a warning.
+    tool_kinds: frozenset[str] = frozenset({"function"})
     #: The wire takes system messages in the middle of a conversation where they stood (Chat's system and
     #: developer messages); elsewhere such a message travels as a user message, with a warning.
     mid_system: bool = False

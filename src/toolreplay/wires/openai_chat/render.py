@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.model import Part
+from toolreplay.model import Part, ToolSpec
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -47,8 +47,22 @@ LIST_KEY = "messages"
 PART_KINDS: frozenset[str] = frozenset({"text"})
 
 
-#: ``tools``: every given tool plus every tool the replayed calls use.
-render_tools = function_tools
+def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """``tools``: every given tool plus every tool the replayed calls use; a Chat declaration imported
+    whole (``sent``) goes as it was declared (``strict`` and every other field kept), when its name needs
+    no mapping."""
+    out = function_tools(opts, turns)
+    kept = {t.name: d for t in opts.tools if t.kind == "function" and isinstance(d := _declared(t), dict)}
+    if not kept:
+        return out
+    return [kept.get(fn["function"]["name"], fn) for fn in out]
+
+
+def _declared(t: ToolSpec) -> dict[str, Any] | None:
+    d: Any = (t.sent or {}).get(WIRE, {}).get("tool")
+    if not isinstance(d, Mapping) or not isinstance(d.get("function"), Mapping):
+        return None
+    return dict(d) if d["function"].get("name") == t.name else None
 
 
 #: The message fields Chat servers read reasoning back from (Kimi, DeepSeek, GLM; OpenRouter).
