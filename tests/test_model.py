@@ -298,3 +298,16 @@ def test_the_new_modules_are_in_no_import_cycle(module: str) -> None:
     assert module not in _reaches(graph, module)
     # and the model reaches only the leaves it names
     assert _reaches(graph, "toolreplay.model") <= {"toolreplay.errors", "toolreplay.jsonenc"}
+
+
+def test_each_request_is_recorded_after_the_others_on_both_stores(store: Store) -> None:  # noqa: F811
+    # what the proxy does per request: the settings where they stood, the same ones again only once
+    first = RequestSettings(
+        "anthropic", {"model": "claude-x", "max_tokens": 32000, "thinking": {"type": "adaptive"}}
+    )
+    second = RequestSettings("anthropic", {"model": "claude-x", "max_tokens": 64000}, "m3")
+    store.record_request("p", first)
+    store.record_request("p", first)
+    store.record_request("p", second)
+    assert store.load("p").requests == (first, second)
+    assert store.load("p").messages == ()
