@@ -94,7 +94,7 @@ def test_turns_between_two_steps_share_their_prefix(
     first: str | None = None
     for n in range(1, len(turns) + 1):
         h = conversation(turns[:n])
-        body = render(h, vessel.name, context=ContextBudget(max_tokens=budget, step=step))
+        body = render(h, vessel.name, context=ContextBudget(max_tokens=budget, jump=step))
         items = elements(body)
         kept_first = parse_request(vessel.wire, body).messages
         head = next((m.text for m in kept_first if m.role == "user"), None)

@@ -144,7 +144,7 @@ def test_a_stored_conversation_is_planned_as_the_whole_one_would_be(
     from toolreplay._store.sqlite import SQLiteStore
 
     v, _mode, h = c
-    options = TurnOptions(context=ContextBudget(max_tokens=budget, step=step))
+    options = TurnOptions(context=ContextBudget(max_tokens=budget, jump=step))
     with tempfile.TemporaryDirectory() as tmp, SQLiteStore(Path(tmp) / "plan.db") as store:
         store.import_history(h)
         window = read_window(store, h.id, len(h.messages), v, options, lambda _h: TOOLS)

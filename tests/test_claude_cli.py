@@ -307,9 +307,9 @@ def test_claude_max_turns_keeps_calls(
         "claude",
         build_registry(["coop"], store),
         store=store,
-        options=TurnOptions(max_steps=2),
+        options=TurnOptions(max_requests=2),
     )
-    assert res.stopped == "step_limit"
+    assert res.stopped == "request_limit"
     stored = store.load("cm").messages[1]
     assert [c.is_error for c in stored.tool_uses] == [False, True]
     # stopped by the step limit with no final words: not finished, its words ride with its calls

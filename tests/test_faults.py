@@ -170,7 +170,7 @@ class Bench:
                     self.registry(),
                     store=store,
                     transport=transport,
-                    options=TurnOptions(stream=stream, max_steps=4),
+                    options=TurnOptions(stream=stream, max_requests=4),
                     on_event=events.append,
                 )
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolreplay import _ids as ids
+from toolreplay import ids
 from toolreplay._history import load_history
 from toolreplay._ids import StemAllocator, call_id, message_stem, stems_for
 from toolreplay._replay import prepare_turn_messages

@@ -172,7 +172,7 @@ async def _run_many(double: ProviderDouble, store: SQLiteStore) -> list[TurnResu
                     registry,
                     store=store,
                     transport=transport,
-                    options=TurnOptions(max_steps=3),
+                    options=TurnOptions(max_requests=3),
                 )
                 for i in range(CONVERSATIONS)
             )

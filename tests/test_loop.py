@@ -91,7 +91,7 @@ def test_a_turn_runs_the_tool_records_the_call_and_finishes(store: SQLiteStore) 
     events: list[TurnEvent] = []
     t = Scripted(close_call(1), text("Closed #1."))
     res = turn(store, t, "Close #1, the build is green.", on_event=events.append)
-    assert res.reply.text == "Closed #1." and res.stopped == "answer" and res.steps == 2
+    assert res.reply.text == "Closed #1." and res.stopped == "answer" and res.requests == 2
     assert res.usage == Usage(22, 5, 12)
     assert board_of(store).get(1).status == "closed"  # type: ignore[union-attr]
     h = store.load("c1")
@@ -102,7 +102,7 @@ def test_a_turn_runs_the_tool_records_the_call_and_finishes(store: SQLiteStore) 
     stored = h.messages[1]
     assert stored.tool_uses == (ToolCall("coop", {"action": "close", "id": 1}, "status: closed", "call_1"),)
     assert stored.vessel == "kimi" and stored.created_at and h.messages[0].created_at
-    assert stored.meta is not None and stored.meta["steps"] == 2 and stored.meta["stopped"] == "answer"
+    assert stored.meta is not None and stored.meta["requests"] == 2 and stored.meta["stopped"] == "answer"
     assert stored.meta["finish_reason"] == "stop"
     assert stored.meta["usage"] == {"input_tokens": 22, "output_tokens": 5, "cached_tokens": 12}
     assert "said_without_doing" not in stored.meta
@@ -187,15 +187,17 @@ def test_broken_arguments_are_recorded_and_answered_with_an_error(store: SQLiteS
     )
 
 
-def test_step_limit_stops_and_keeps_the_calls(store: SQLiteStore) -> None:
+def test_request_limit_stops_and_keeps_the_calls(store: SQLiteStore) -> None:
     t = Scripted(close_call(1), close_call(2, "call_2"), text("unused"))
-    res = turn(store, t, "Close everything.", options=TurnOptions(max_steps=2))
-    assert res.stopped == "step_limit" and res.steps == 2 and len(t.bodies) == 2
+    res = turn(store, t, "Close everything.", options=TurnOptions(max_requests=2))
+    assert res.stopped == "request_limit" and res.requests == 2 and len(t.bodies) == 2
     stored = store.load("c1").messages[1]
     assert stored.status == "interrupted" and len(stored.tool_uses) == 2
-    assert stored.meta is not None and stored.meta["stopped"] == "step_limit"
-    with pytest.raises(ConfigError, match="max_steps must be at least 1"):
-        TurnOptions(max_steps=0)
+    assert stored.meta is not None and stored.meta["stopped"] == "request_limit"
+    with pytest.raises(ConfigError, match="max_requests must be at least 1"):
+        TurnOptions(max_requests=0)
+    # the old names still work
+    assert TurnOptions(max_steps=3).max_requests == 3 and res.steps == res.requests
 
 
 def test_a_failure_mid_turn_leaves_an_interrupted_reply_that_replays(store: SQLiteStore) -> None:

@@ -254,3 +254,60 @@ def test_each_wire_public_host_is_its_public_vessel_host() -> None:
     for w in all_wires():
         if w.public_host:
             assert public_issuer(w.name, "m").host == w.public_host, w.name
+
+
+def _graph() -> dict[str, set[str]]:
+    """Module -> the toolreplay modules it imports (function-local and type-checking imports count)."""
+    mods = {}
+    for path in SRC.rglob("*.py"):
+        parts = ["toolreplay", *path.relative_to(SRC).with_suffix("").parts]
+        mods[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for m, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names: list[str] = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module
+                         for a in node.names]  # fmt: skip
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            graph[m].update(n for n in names if n in mods and n != m)
+    return graph
+
+
+def _reaches(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(graph[start])
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(graph[m])
+    return seen
+
+
+NEW_MODULES = ("toolreplay.model", "toolreplay.errors", "toolreplay.jsonenc", "toolreplay.ids",
+               "toolreplay._issuers", "toolreplay._steps_codec", "toolreplay._as_sent",
+               "toolreplay.wires.media", "toolreplay.wires.replayed", "toolreplay.wires.openai_chat.layout",
+               "toolreplay.wires.openai_chat.as_sent", "toolreplay.wires.ollama.as_sent")  # fmt: skip
+
+
+@pytest.mark.parametrize("module", NEW_MODULES)
+def test_the_new_modules_are_in_no_import_cycle(module: str) -> None:
+    graph = _graph()
+    assert module not in _reaches(graph, module)
+    # and the model reaches only the leaves it names
+    assert _reaches(graph, "toolreplay.model") <= {"toolreplay.errors", "toolreplay.jsonenc"}
+
+
+def test_each_request_is_recorded_after_the_others_on_both_stores(store: Store) -> None:  # noqa: F811
+    # what the proxy does per request: the settings where they stood, the same ones again only once
+    first = RequestSettings(
+        "anthropic", {"model": "claude-x", "max_tokens": 32000, "thinking": {"type": "adaptive"}}
+    )
+    second = RequestSettings("anthropic", {"model": "claude-x", "max_tokens": 64000}, "m3")
+    store.record_request("p", first)
+    store.record_request("p", first)
+    store.record_request("p", second)
+    assert store.load("p").requests == (first, second)
+    assert store.load("p").messages == ()

@@ -118,3 +118,28 @@ def test_demo_vessels_section(tmp_path: Path) -> None:
         assert name in text
     assert "functions.coop:0" in text
     assert "plain (12 messages)" in text and "native (20 messages)" in text
+
+
+def test_render_as_sent_prints_an_imported_body_back(tmp_path: Path) -> None:
+    body = {
+        "model": "gpt-5-mini",
+        "max_tokens": 300,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": [
+            {"role": "developer", "content": "Be brief."},
+            {"role": "user", "content": "Weather?"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "call_7", "type": "function", "function": {"name": "weather", "arguments": "{ }"}}]},
+            {"role": "tool", "tool_call_id": "call_7", "content": "sunny"},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "body.json"
+    path.write_text(json.dumps(body), encoding="utf-8")
+    code, out, err = run("render", str(path), "--as-sent")
+    assert code == 0, err
+    assert json.loads(out) == body
+    # a history with no recorded request cannot be rendered as sent, and says why
+    result = CliRunner().invoke(cli, ["render", str(Path(toolreplay.__file__).parent / "data" / "demo.json"),
+                                      "--as-sent"])  # fmt: skip
+    assert result.exit_code != 0 and "no recorded request" in result.stderr

@@ -390,8 +390,9 @@ def test_chat_names_what_it_does_not_keep() -> None:
         {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
     ]
     h, said = _said("openai-chat", {"model": "gpt-4o", "messages": [{"role": "user", "content": content}]})
-    assert h.messages[0].parts == (Part("text", text="Look."), PHOTO)
-    assert "content[1]: detail 'low' is not kept" in said
+    detail = replace(PHOTO, sent={"openai-chat": {"inner": {"detail": "low"}}})  # for the as-sent render
+    assert h.messages[0].parts == (Part("text", text="Look."), detail)
+    assert "content[1]: detail 'low' is kept for an as-sent render only (others send auto)" in said
     assert "content[2]: a 'file' part without data or a URL (a file_id) is not kept" in said
     assert "content[3]: a 'input_audio' part is not kept" in said
 

@@ -8,7 +8,7 @@ subpackages: ``toolreplay.wires`` (the wire contract) and ``toolreplay.testing``
 
 The neutral model (one module, :mod:`toolreplay.model`, read it to know what a conversation is):
     History, Message, ToolCall, ToolSpec, Step, Reasoning, Text, ServerTool, Piece, Part, Issuer,
-    RequestSettings, Usage
+    RequestSettings, Usage; the kinds: Role, Status, CallKind, ToolKind, PartKind, Sent
 Histories:
     load_history, history_to_dict, normalize_tool_uses, read_history (any format ``import`` reads),
     ImportBatch
@@ -46,7 +46,8 @@ __version__ = "0.1.0"
 _MODULES: dict[str, tuple[str, ...]] = {
     "toolreplay.model": (
         "History", "Issuer", "Message", "Part", "Piece", "Reasoning", "RequestSettings", "ServerTool",
-        "Step", "Text", "ToolCall", "ToolSpec", "Usage",
+        "Step", "Text", "ToolCall", "ToolSpec", "Usage", "CallKind", "PartKind", "Role", "Sent", "Status",
+        "ToolKind",
     ),
     "toolreplay._history": ("history_to_dict", "load_history", "normalize_tool_uses"),
     "toolreplay._importers": ("ImportBatch", "read_history"),
@@ -77,6 +78,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "CallFinished",
+    "CallKind",
     "CallStarted",
     "ConfigError",
     "ConnectionFault",
@@ -92,6 +94,7 @@ __all__ = [
     "Issuer",
     "Message",
     "Part",
+    "PartKind",
     "Piece",
     "ProviderError",
     "ProviderTimeout",
@@ -103,8 +106,11 @@ __all__ = [
     "RequestSettings",
     "ResponseFormatError",
     "Retrying",
+    "Role",
+    "Sent",
     "ServerError",
     "ServerTool",
+    "Status",
     "Step",
     "Store",
     "StoreError",
@@ -115,6 +121,7 @@ __all__ = [
     "Tool",
     "ToolCall",
     "ToolError",
+    "ToolKind",
     "ToolRegistry",
     "ToolSpec",
     "ToolreplayError",
@@ -194,17 +201,23 @@ if TYPE_CHECKING:
     from toolreplay._tools import Tool, ToolError, ToolRegistry, build_registry, tool
     from toolreplay._vessels import Vessel, get_vessel, vessels
     from toolreplay.model import (
+        CallKind,
         History,
         Issuer,
         Message,
         Part,
+        PartKind,
         Piece,
         Reasoning,
         RequestSettings,
+        Role,
+        Sent,
         ServerTool,
+        Status,
         Step,
         Text,
         ToolCall,
+        ToolKind,
         ToolSpec,
         Usage,
     )

@@ -187,7 +187,7 @@ def fit_body(
     count = body_counter(counter_for(v.wire, model or v.model))
     if the_plan is None:
         reserved = reserved_bytes(tools if tools is not None else (h.tools or ()), system)
-        the_plan = plan_of(h.messages, budget, context.step, reserved, accepts)
+        the_plan = plan_of(h.messages, budget, context.jump, reserved, accepts)
     return fit(
         h.messages,
         # the stored fragments go along (design 35): a render uses them only for the very messages they

@@ -41,16 +41,18 @@ def render_as_sent(h: History, warnings: list[str] | None = None) -> dict[str, A
         as_sent=True,
         request=req,
     )
-    body = wire.render(turns, opts)
-    if wire.finish is not None:
-        body = wire.finish(body, opts)
+    if wire.render_as_sent is not None:
+        body = wire.render_as_sent(turns, opts)
+    else:  # the wire's own render, told what is asked: the best it does
+        body = wire.render(turns, opts)
+        body = body if wire.finish is None else wire.finish(body, opts)
     out: dict[str, Any] = dict(req.fields)
     for key in wire.conversation_keys:
         if key in body:
             out[key] = body[key]
     if warnings is not None:
         warnings.extend(h.warnings)
-        if not wire.as_sent:
+        if wire.render_as_sent is None:
             warnings.append(
                 f"{wire.name} does not render as sent yet: this body may differ from the one imported "
                 "(ids, layout, markers or tool declarations)"

@@ -1,4 +1,4 @@
-"""The context budget: the newest whole turns that fit, moved in large steps (design 33).
+"""The context budget: the newest whole turns that fit, moved in large jumps (design 33).
 
 A conversation that runs for months does not fit any model's context. The replay keeps the system
 prompt, the current turn, and the newest earlier turns that fit the budget, by the estimate of
@@ -8,17 +8,17 @@ prompt, the current turn, and the newest earlier turns that fit the budget, by t
   message. A reply's calls, their answers and its reasoning live inside the reply, so nothing inside a
   reply is ever separated; and the kept part always starts with a user message (never with an answer
   whose question was left out). System messages and the current turn are always kept.
-* **Large steps, so the prompt cache keeps hitting.** Each message has a planning size
+* **Large jumps, so the prompt cache keeps hitting.** Each message has a planning size
   (:func:`~toolreplay._tokens.planning_size`, kept in the store): an upper bound of what its replay
   sends. What every vessel gets of each message, laid end to end, makes a line of bytes. The window may
-  start only at the first turn at or after a multiple of the step (``step`` of the budget, a quarter by
+  start only at the first turn at or after a multiple of the jump (``jump`` of the budget, a quarter by
   default), at the smallest multiple from which the vessel's own planned bytes (reasoning counted where
   it goes back to its issuer) fit; the :class:`Plan` is made once per turn, and the body is still
   counted (the next start is tried if it does not fit). As the conversation grows the start stays put
-  until the body no longer fits, then jumps a whole step: every turn between two steps sends the same
+  until the body no longer fits, then moves a whole jump: every turn between two jumps sends the same
   leading messages, byte for byte, and so shares its prefix with the turn before.
 * The start depends only on the stored conversation (no state between turns), so every process, and
-  every step inside one turn, picks the same one.
+  every request inside one turn, picks the same one.
 * What was left out is said in a warning; an optional summary hook (none by default) may describe the
   left-out part: its text travels as a system message after the others (make it deterministic, or the
   prefix changes every turn).
@@ -27,7 +27,7 @@ prompt, the current turn, and the newest earlier turns that fit the budget, by t
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from typing import Any, NamedTuple
 
 from toolreplay._errors import ConfigError
@@ -36,7 +36,7 @@ from toolreplay._steps import Issuer
 from toolreplay._tokens import BYTES_PER_TOKEN, Counter, planning_size
 
 #: The window moves by this fraction of the budget at a time.
-STEP_FRACTION = 0.25
+JUMP_FRACTION = 0.25
 #: Tokens kept free for the answer when the budget comes from the vessel's context window.
 OUTPUT_RESERVE = 16_384
 #: Bytes a body's frame takes at most besides its messages, tools and system prompt (model, settings,
@@ -56,19 +56,23 @@ class ContextBudget:
     """How much of a conversation a request carries.
 
     ``max_tokens``: the prompt's budget in estimated tokens; None: the vessel's context window less
-    :data:`OUTPUT_RESERVE` (or less the request's ``max_tokens`` when set). ``step``: the fraction of the
+    :data:`OUTPUT_RESERVE` (or less the request's ``max_tokens`` when set). ``jump``: the fraction of the
     budget the window moves by. ``summary``: the hook described in the module docstring.
     """
 
     max_tokens: int | None = None
-    step: float = STEP_FRACTION
+    jump: float = JUMP_FRACTION
     summary: SummaryHook | None = None
+    step: InitVar[float | None] = None
+    """The old name of ``jump`` (given, it sets it)."""
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, step: float | None) -> None:
+        if step is not None:
+            object.__setattr__(self, "jump", step)
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ConfigError(f"max_context_tokens must be at least 1, not {self.max_tokens}")
-        if not 0 < self.step <= 1:
-            raise ConfigError(f"the budget step must be a fraction in (0, 1], not {self.step}")
+        if not 0 < self.jump <= 1:
+            raise ConfigError(f"the budget jump must be a fraction in (0, 1], not {self.jump}")
 
     def tokens(self, context_window: int | None, max_output: int | None = None) -> int | None:
         """The prompt budget in force (None: no budget known, everything is sent)."""
@@ -87,7 +91,7 @@ class PlanRow(NamedTuple):
     role: str
     before: int
     """Planning bytes every vessel gets of the messages before it, from the first non-system message on
-    (where it stands on the line of the step rule)."""
+    (where it stands on the line of the jump rule)."""
     size: int
     """This vessel's planning bytes of the message (:func:`~toolreplay._tokens.size_for`)."""
 
@@ -118,21 +122,21 @@ def leading_system(messages: Sequence[Message] | Sequence[PlanRow]) -> int:
     return n
 
 
-def _step_bytes(budget: int, step: float) -> int:
-    return max(1, int(step * budget * BYTES_PER_TOKEN))
+def _jump_bytes(budget: int, jump: float) -> int:
+    return max(1, int(jump * budget * BYTES_PER_TOKEN))
 
 
-def first_mark(total: int, budget: int, step: float, reserved: int) -> int:
-    """The window's earliest start on the line: the smallest multiple of the step that leaves at most
+def first_mark(total: int, budget: int, jump: float, reserved: int) -> int:
+    """The window's earliest start on the line: the smallest multiple of the jump that leaves at most
     the room for the messages after it (0: everything fits). ``total``: the line's length."""
-    sb = _step_bytes(budget, step)
+    sb = _jump_bytes(budget, jump)
     over = total - (budget * BYTES_PER_TOKEN - reserved)
     return 0 if over <= 0 else -(-over // sb) * sb
 
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """The window's candidate starts, computed once per turn (the module docstring's step rule)."""
+    """The window's candidate starts, computed once per turn (the module docstring's jump rule)."""
 
     head: int
     """How many system messages come first (always sent)."""
@@ -153,13 +157,13 @@ class Plan:
 
 
 def plan(
-    rows: Sequence[PlanRow], head: int, last_user: int, mark: int, budget: int, step: float, reserved: int
+    rows: Sequence[PlanRow], head: int, last_user: int, mark: int, budget: int, jump: float, reserved: int
 ) -> Plan:
     """The :class:`Plan` of ``rows`` (the messages from the window's earliest possible start, or from
-    ``last_user`` when that comes first, to the end): the starts at ``k = mark / step, k + 1, ...``, each
-    the first turn at or after ``k`` steps on the line, ending with the current turn (``last_user``,
+    ``last_user`` when that comes first, to the end): the starts at ``k = mark / jump, k + 1, ...``, each
+    the first turn at or after ``k`` jumps on the line, ending with the current turn (``last_user``,
     the last user message; ``head`` when there is none)."""
-    sb = _step_bytes(budget, step)
+    sb = _jump_bytes(budget, jump)
     suffix = [0] * (len(rows) + 1)
     for i in range(len(rows) - 1, -1, -1):
         suffix[i] = suffix[i + 1] + rows[i].size
@@ -185,12 +189,12 @@ def plan(
     return Plan(head, tuple(rows[i].position for i in starts), tuple(suffix[i] for i in starts), room)
 
 
-def plan_of(messages: Sequence[Message], budget: int, step: float, reserved: int, accepts: Accepts) -> Plan:
+def plan_of(messages: Sequence[Message], budget: int, jump: float, reserved: int, accepts: Accepts) -> Plan:
     """The :class:`Plan` of a whole conversation held in memory."""
     rows, total = rows_of(messages, accepts)
     head = leading_system(messages)
     last_user = next((i for i in range(len(rows) - 1, head - 1, -1) if rows[i].role == "user"), head)
-    return plan(rows, head, last_user, first_mark(total, budget, step, reserved), budget, step, reserved)
+    return plan(rows, head, last_user, first_mark(total, budget, jump, reserved), budget, jump, reserved)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,8 +289,8 @@ def body_counter(counter: Counter) -> Callable[[dict[str, Any], Sequence[Message
 
 
 __all__ = [
+    "JUMP_FRACTION",
     "OUTPUT_RESERVE",
-    "STEP_FRACTION",
     "SUMMARY_ID",
     "Accepts",
     "ContextBudget",

@@ -66,7 +66,13 @@ from toolreplay._replay import (
 )
 from toolreplay._vessels import Vessel, get_vessel
 from toolreplay.wires import get_wire, render_wire
-from toolreplay.wires.common import IdMapper, RenderOptions, declared_tools, render_warnings
+from toolreplay.wires.common import (
+    RENDER_DECIDES,
+    IdMapper,
+    RenderOptions,
+    declared_tools,
+    render_warnings,
+)
 from toolreplay.wires.contract import TurnPiece
 
 #: How many cache entries (vessel, mode, options) one conversation keeps, most recently used first.
@@ -134,7 +140,7 @@ def carry_settings(
     hook = get_wire(wire).carry_settings
     if hook is None:
         kept: dict[str, Any] = {}
-        lost = tuple(k for k in req.fields if k not in ("model", "stream"))
+        lost = tuple(k for k in req.fields if k not in RENDER_DECIDES)
     else:
         kept, lost = hook(req, opts)
     if kept:
@@ -231,7 +237,7 @@ class RenderCache:
         settings: ReplaySettings = DEFAULT_SETTINGS,
     ) -> dict[str, Any]:
         """``render_wire(wire, prepare_turn_messages(messages, mode, settings=settings), opts)``, the
-        body a caller that builds its own options sends (the turn loop does, once per step of a turn: the
+        body a caller that builds its own options sends (the turn loop does, once per request of a turn: the
         reply in progress, which gained a call, is the only message rendered again)."""
         msgs = messages.messages if isinstance(messages, History) else tuple(messages)
         stored = messages.fragments if isinstance(messages, History) else None

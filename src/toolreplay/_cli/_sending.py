@@ -106,7 +106,9 @@ def turn_options(fn: F) -> F:
                 help="System prompt, or @FILE to read it.",
             ),
             click.option(
-                "--max-steps",
+                "--max-requests",
+                "--max-steps",  # the old name
+                "max_requests",
                 type=click.IntRange(min=1),
                 default=8,
                 show_default=True,
@@ -159,7 +161,7 @@ def turn_settings(
     system: str | None,
     model: str | None,
     base_url: str | None,
-    max_steps: int,
+    max_requests: int,
     dry_tools: bool,
     dump_requests: Path | None,
     send_key: bool = False,
@@ -174,7 +176,7 @@ def turn_settings(
         system=_system_text(system),
         model=model,
         base_url=base_url,
-        max_steps=max_steps,
+        max_requests=max_requests,
         dry_tools=dry_tools,
         dump_requests=dump_requests,
         send_key=send_key,

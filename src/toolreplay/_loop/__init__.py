@@ -9,7 +9,7 @@
 3. loops: render (the conversation up to and including its own user message, plus its own reply in
    progress: design 5), send, parse; runs each call the model made (or dry-runs it), recording it
    before it runs and again with its answer (each committed: nothing executed is lost if the process
-   dies, even while a tool runs); stops at an answer without calls, or after ``max_steps`` requests;
+   dies, even while a tool runs); stops at an answer without calls, or after ``max_requests`` requests;
 4. finishes the reply (text, status, provider data, meta) in one transaction, after running the "said
    without doing" classifier on it: a flagged reply carries ``meta["said_without_doing"]``.
 
@@ -30,6 +30,7 @@ records the calls the CLI reports in the same reply, the same way), and ``turn``
 from __future__ import annotations
 
 from toolreplay._loop.events import (
+    DEFAULT_MAX_REQUESTS,
     DEFAULT_MAX_STEPS,
     CallFinished,
     CallStarted,
@@ -47,6 +48,7 @@ from toolreplay._loop.recorder import Recorder, merge_provider_data, next_id, sa
 from toolreplay._loop.turn import run_turn, run_turn_async
 
 __all__ = [
+    "DEFAULT_MAX_REQUESTS",
     "DEFAULT_MAX_STEPS",
     "CallFinished",
     "CallStarted",

@@ -71,10 +71,10 @@ async def run_claude_turn(rec: Recorder) -> Stopped:
         tools=rec.registry.sources(),
         db=rec.store.url,
         dry_tools=rec.options.dry_tools,
-        max_turns=rec.options.max_steps,
+        max_turns=rec.options.max_requests,
         base_url=rec.options.base_url,
     )
-    rec.steps = 1
+    rec.requests = 1
     outcome = await run_claude(run, rec.registry.names, _Watcher(rec))
     rec.streaming.clear()
     if outcome.text:
@@ -83,9 +83,9 @@ async def run_claude_turn(rec: Recorder) -> Stopped:
     rec.usage = outcome.usage
     rec.model = outcome.model
     rec.store_usage(outcome.usage, outcome.model)
-    rec.steps = outcome.num_turns or 1
+    rec.requests = outcome.num_turns or 1
     rec.extra_meta["claude"] = outcome.meta()
-    return "step_limit" if outcome.subtype == "error_max_turns" else "answer"
+    return "request_limit" if outcome.subtype == "error_max_turns" else "answer"
 
 
 __all__ = ["run_claude_turn"]

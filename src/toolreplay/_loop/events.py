@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,10 +13,12 @@ from toolreplay._history import Message
 from toolreplay._replay import DEFAULT_SETTINGS, ReplaySettings
 from toolreplay.wires.reply import Usage
 
-DEFAULT_MAX_STEPS = 8
+DEFAULT_MAX_REQUESTS = 8
+DEFAULT_MAX_STEPS = DEFAULT_MAX_REQUESTS  # the old name
 DEFAULT_BUDGET = ContextBudget()
-Stopped = Literal["answer", "step_limit"]
-"""Why a turn ended: the model answered without calls, or it used every request ``max_steps`` allows."""
+Stopped = Literal["answer", "request_limit"]
+"""Why a turn ended: the model answered without calls, or it used every request ``max_requests`` allows.
+(A turn's requests are not its reply's steps: a step is the reasoning, words and calls of one answer.)"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +28,7 @@ class TurnOptions:
     system: str | None = None
     model: str | None = None
     base_url: str | None = None
-    max_steps: int = DEFAULT_MAX_STEPS
+    max_requests: int = DEFAULT_MAX_REQUESTS
     """Requests per turn at most (the claude vessel: ``--max-turns``)."""
     dry_tools: bool = False
     """Record every call, execute none: each gets a canned ``[dry run]`` answer."""
@@ -46,9 +48,14 @@ class TurnOptions:
     """Prompt-cache markers per request on a wire that places them (Anthropic, design 36), 0 to 4;
     None: the vessel profile's."""
 
-    def __post_init__(self) -> None:
-        if self.max_steps < 1:
-            raise ConfigError(f"max_steps must be at least 1, not {self.max_steps}")
+    max_steps: InitVar[int | None] = None
+    """The old name of ``max_requests`` (given, it sets it)."""
+
+    def __post_init__(self, max_steps: int | None) -> None:
+        if max_steps is not None:
+            object.__setattr__(self, "max_requests", max_steps)
+        if self.max_requests < 1:
+            raise ConfigError(f"max_requests must be at least 1, not {self.max_requests}")
         if self.cache_breakpoints is not None and not 0 <= self.cache_breakpoints <= 4:
             raise ConfigError(f"cache_breakpoints must be from 0 to 4, not {self.cache_breakpoints}")
         if self.timeout is not None and not self.timeout > 0:
@@ -124,13 +131,20 @@ class TurnResult:
     conversation_id: str
     user_message: Message
     reply: Message
-    steps: int
+    requests: int
+    """How many requests the turn sent (the reply's steps are ``reply.steps``)."""
     usage: Usage
     stopped: Stopped
     flag: Mapping[str, Any] | None = None
 
+    @property
+    def steps(self) -> int:
+        """The old name of :attr:`requests`."""
+        return self.requests
+
 
 __all__ = [
+    "DEFAULT_MAX_REQUESTS",
     "DEFAULT_MAX_STEPS",
     "CallFinished",
     "CallStarted",

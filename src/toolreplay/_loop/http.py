@@ -3,7 +3,7 @@
 Each step renders the conversation plus the reply in progress, sends it, parses the answer, and runs each
 call the model made (or dry-runs it), through the :class:`~toolreplay._loop.recorder.Recorder`, which
 stores each call before it runs and again with its answer. The loop stops at an answer without calls, or
-after ``max_steps`` requests.
+after ``max_requests`` requests.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ def _render_options(rec: Recorder) -> RenderOptions:
 def _render(
     bodies: RenderCache, rec: Recorder, opts: RenderOptions, settings: ReplaySettings, h: History
 ) -> dict[str, Any]:
-    """One step's body of ``h`` (the messages the context budget kept)."""
+    """One request's body of ``h`` (the messages the context budget kept)."""
     return bodies.render_body(h.messages, rec.vessel.wire, opts, settings=settings)
 
 
@@ -97,8 +97,8 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
         rec.emit(TextDelta(piece))
         rec.streamed(piece)  # after it is shown: what is stored was seen
 
-    while rec.steps < rec.options.max_steps:
-        rec.steps += 1
+    while rec.requests < rec.options.max_requests:
+        rec.requests += 1
         messages = (*rec.history.messages, rec.in_progress())
         settings = replace(rec.options.replay, audience=log.audience())
         body = rec.fitted(messages, partial(_render, bodies, rec, opts, settings))
@@ -116,13 +116,13 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
         if reply.text and not streamed:  # answered whole: the UI still gets the text
             rec.emit(TextDelta(reply.text))
         rec.take(reply)
-        if rec.steps == 1:
+        if rec.requests == 1:
             _keep(rec, bodies)
         if not reply.calls:
             return "answer"
         for pc in reply.calls:
             await run_call(rec, pc)
-    return "step_limit"
+    return "request_limit"
 
 
 def _stored(rec: Recorder, opts: RenderOptions, settings: ReplaySettings) -> Fragments | None:

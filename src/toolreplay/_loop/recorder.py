@@ -129,7 +129,7 @@ class Recorder:
         self.texts: list[str] = []
         self.usage = Usage()
         self.provider_data: Mapping[str, Any] | None = None
-        self.steps = 0
+        self.requests = 0  # the requests of this turn so far (not the reply's steps)
         self.model: str | None = None
         self.finish_reason: str | None = None
         self.extra_meta: dict[str, Any] = {}
@@ -213,7 +213,7 @@ class Recorder:
         )
         if got.dropped:
             self.extra_meta["context"] = {"dropped": got.dropped, "tokens": got.tokens, "budget": budget}
-        if got.warnings and self.steps <= 1:
+        if got.warnings and self.requests <= 1:
             self.emit(ContextTrimmed(got.dropped, got.tokens, budget, got.warnings))
         return got.body
 
@@ -305,12 +305,12 @@ class Recorder:
     def store_usage(self, usage: Usage, model: str | None) -> None:
         """Keep one response's usage, cache figures included (``toolreplay stats``), as step ``steps``."""
         if usage_json(usage):
-            self.store.record_usage(self.cid, self.reply_id, self.steps, usage, model)
+            self.store.record_usage(self.cid, self.reply_id, self.requests, usage, model)
 
     # -- the last write ---------------------------------------------------------------------------
 
     def meta(self, stopped: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"steps": self.steps, "stopped": stopped}
+        out: dict[str, Any] = {"requests": self.requests, "stopped": stopped}
         if usage_json(self.usage):
             out["usage"] = usage_json(self.usage)
         if self.model:
@@ -351,7 +351,7 @@ class Recorder:
             meta["said_without_doing"] = flag
         # A reply stopped by the step limit with no text is not finished: "interrupted" keeps its calls
         # in every later replay (a complete reply without text is left out, calls included).
-        status: Status = "interrupted" if stopped == "step_limit" and not text else "complete"
+        status: Status = "interrupted" if stopped == "request_limit" and not text else "complete"
         self.store.finish_reply(
             self.cid, self.reply_id, text=text, status=status, provider_data=self.provider_data, meta=meta,
             steps=steps,
@@ -370,14 +370,14 @@ class Recorder:
             meta=meta,
             steps=steps,
         )
-        return TurnResult(self.cid, self.user, reply, self.steps, self.usage, stopped, flag)
+        return TurnResult(self.cid, self.user, reply, self.requests, self.usage, stopped, flag)
 
     def sent_nothing(self, error: BaseException) -> bool:
         """The turn failed before the provider answered anything and before any call: no connection, a
         refused key or host, a redirect (never followed), a 4xx, a 5xx after its retries (design 28):
         an error status is the provider saying it did not answer. A timeout or an answer that could not
         be read may have been worked on (and billed): those keep the interrupted reply."""
-        if self.heard or self.calls or self.texts or self.steps > 1:
+        if self.heard or self.calls or self.texts or self.requests > 1:
             return False
         if isinstance(error, (ConnectionFault, ConfigError)):
             return True

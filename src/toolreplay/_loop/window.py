@@ -74,10 +74,10 @@ def read_window(
     line = store.line(cid, end)
     system = store.load_range(cid, 0, line.head)  # the system messages, and the tools
     reserved = reserved_bytes(tool_specs(system), options.system)
-    mark = first_mark(line.total, budget, context.step, reserved)
+    mark = first_mark(line.total, budget, context.jump, reserved)
     rows = store.outline(cid, line.last_user, end, reach=line.base + mark)
     sized = plan_rows(rows, line.base, accepts)
-    the_plan = plan(sized, line.head, line.last_user, mark, budget, context.step, reserved)
+    the_plan = plan(sized, line.head, line.last_user, mark, budget, context.jump, reserved)
     offset = line.head if context.summary is not None else the_plan.starts[0]
     # the system messages again, with the rest and the fragments: one snapshot of all a render pairs up
     h, sets = store.load_window(cid, line.head, offset, end)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from toolreplay._history import History, Message, Step, ToolCall
+from toolreplay._history import History, Message, RequestSettings, Step, ToolCall
 
 if TYPE_CHECKING:
     from toolreplay._fragments import FragmentRow, Fragments
@@ -143,6 +143,11 @@ class Store(Protocol):
 
     def import_history(self, history: History) -> ImportResult:
         """Store every message not yet stored (idempotent; conflicts refused, nothing written)."""
+        ...
+
+    def record_request(self, conversation_id: str, settings: RequestSettings) -> None:
+        """Record one request's settings as sent (design 37), after the conversation's others (creates
+        the conversation); the same settings as the latest recorded again change nothing."""
         ...
 
     def append_message(self, conversation_id: str, message: Message) -> None:

@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
 from toolreplay._errors import StoreError
-from toolreplay._history import History, Message
+from toolreplay._history import History, Message, RequestSettings
 from toolreplay._store import ConversationInfo, ImportResult
 from toolreplay._store import rows as R
 from toolreplay._store import schema as S
@@ -283,6 +283,18 @@ class SQLStore(FragmentStore, LiveReplies, Origins, W.WindowView, ABC):
 
         plan = self.transact(run, f"conversation {history.id!r}: the import was not written")
         return ImportResult(history.id, len(plan.new_messages), plan.unchanged)
+
+    def record_request(self, conversation_id: str, settings: RequestSettings) -> None:
+        R.check_conversation_id(conversation_id)
+
+        def run(c: Tx) -> None:
+            self._lock_conversation(c, conversation_id)
+            row = c.execute(self.queries.conversation_exists, (conversation_id,)).fetchone()
+            held = R.requests_value(row[1])
+            if not held or held[-1] != settings:
+                c.execute(self.queries.set_requests, (R.requests_text((*held, settings)), conversation_id))
+
+        self.transact(run, f"conversation {conversation_id!r}: the request was not recorded")
 
     def _stored_message(self, c: Tx, cid: str, message_id: str) -> Message | None:
         q = self.queries

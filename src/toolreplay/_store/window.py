@@ -83,7 +83,8 @@ LOAD_USAGE = f"""SELECT u.message_id, u.step, {", ".join("u." + c for c in USAGE
 
 @dataclass(frozen=True, slots=True)
 class UsageRecord:
-    """One response's usage as stored: the reply it belongs to, the step of the turn (1, 2, ...)."""
+    """One response's usage as stored: the reply it belongs to, and ``step``, the number of the request
+    within its turn (1, 2, ...; the column keeps its first name: it is not a reply's step)."""
 
     message_id: str
     step: int

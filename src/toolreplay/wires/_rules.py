@@ -16,7 +16,7 @@ from toolreplay.wires.common import ID_SAFE as ANTHROPIC_ID_RE
 from toolreplay.wires.contract import Refused
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 #: OpenAI and Anthropic function names.
 # \Z, not $ (which also matches before a trailing newline): "coop\n" is not a valid name.
@@ -51,7 +51,7 @@ class Ids:
 
     def __init__(
         self,
-        v: Vessel,
+        v: VesselProfile,
         out: list[str],
         *,
         max_len: int | None = None,

@@ -35,8 +35,9 @@ FALLBACK = 0.1
 ANTHROPIC_BLOCKS = ("tool_use", "tool_result", "thinking", "redacted_thinking")
 #: Content part types only Chat has (``thinking`` with a list body: Mistral's).
 CHAT_PARTS = ("image_url", "input_audio", "file", "refusal")
-#: Fields on a message only Chat servers read (Kimi, DeepSeek, GLM, vLLM, OpenRouter reasoning).
-CHAT_MESSAGE_KEYS = ("reasoning_content", "reasoning_details")
+#: Fields on a message only Chat servers read (Kimi, DeepSeek, GLM, vLLM, OpenRouter reasoning; Cerebras
+#: and gpt-oss servers send an assistant's ``reasoning`` back: Ollama's is ``thinking``).
+CHAT_MESSAGE_KEYS = ("reasoning_content", "reasoning_details", "reasoning")
 #: Top-level fields of a Chat body that neither Anthropic nor Ollama takes.
 CHAT_FIELDS = (
     "max_completion_tokens", "n", "stop", "stream_options", "response_format", "presence_penalty",

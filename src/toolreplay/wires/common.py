@@ -62,7 +62,8 @@ class RenderOptions:
     as_sent: bool = False
     """Render the request as its agent sent it (design 38): the stored ids, layout, markers and tool
     declarations (``sent``), no name mapping, no derived ids, no markers of our own; ``request`` holds
-    its settings. A wire that honours it says so (``Wire.as_sent``)."""
+    its settings. ``Wire.render_as_sent`` is called with it set; a wire without one gets its ``render``
+    with it set (the best that wire does)."""
     request: RequestSettings | None = None
     """An as-sent render's request settings (the history's latest recorded request), for a wire whose
     body shape depends on them; the render path sends them beside what the wire renders."""
@@ -73,6 +74,29 @@ def body_issuer(wire: str, host: str, model: Any) -> Issuer:
     importer's ``--issuer-url`` replaces it), its model as the body names it ("" when none: Gemini keeps
     the model in the URL)."""
     return Issuer(wire, host, model if isinstance(model, str) else "")
+
+
+#: Request settings every render decides for itself (the vessel's model, whether it streams): a normal
+#: render never carries them and never names them as lost.
+RENDER_DECIDES = ("model", "stream", "stream_options")
+
+CarrySettings = Callable[[RequestSettings, RenderOptions], tuple[dict[str, Any], tuple[str, ...]]]
+
+
+def same_wire_settings(wire: str, conversation_keys: Sequence[str]) -> CarrySettings:
+    """``Wire.carry_settings`` of a wire that carries every setting of a request of its own (but those
+    :data:`RENDER_DECIDES`) and none of another wire's."""
+    skip = frozenset((*RENDER_DECIDES, *conversation_keys))
+
+    def carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
+        # a setting sent empty (null, [], {}) says nothing: only an as-sent render gives it back (OpenAI's
+        # schema refuses "stop": [] and "response_format": null, which some clients send)
+        names = [k for k in req.fields if k not in skip and req.fields[k] not in (None, [], {}, "")]
+        if req.wire != wire:
+            return {}, tuple(names)
+        return {k: req.fields[k] for k in names}, ()
+
+    return carry
 
 
 def request_settings(wire: str, body: Any, conversation_keys: Sequence[str]) -> RequestSettings | None:
@@ -229,6 +253,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     out = name_warnings(turns, tools)
     out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
     out.extend(mid_system_warnings(turns, wire))
+    out.extend(tool_kind_warnings(tools, wire))
     out.extend(part_warnings(turns, wire))
     out.extend(user_part_warnings(turns, wire))
     if wire == "gemini":
@@ -351,9 +376,36 @@ def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
     return obj.get(snake) if value is None else value
 
 
+#: The function a free-form (custom) tool is declared as where a wire has no free-form tools: its text is
+#: the one string ``input`` (what the replay sends as the call's arguments there).
+FREE_FORM_SCHEMA: Mapping[str, Any] = {
+    "type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"],
+}  # fmt: skip
+
+
 def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:
-    """``(wire name, description, schema)`` for each declared tool, the wire name mapped once."""
-    return [(wire_tool_name(t.name), t.description, t.parameters) for t in tools]
+    """``(wire name, description, schema)`` for each declared function tool, the wire name mapped once: a
+    custom tool as a function of one string ``input``, a hosted one left out (a wire that declares those
+    natively renders them from ``opts.tools`` itself; :func:`tool_kind_warnings` names them)."""
+    return [
+        (wire_tool_name(t.name), t.description, FREE_FORM_SCHEMA if t.kind == "custom" else t.parameters)
+        for t in tools
+        if t.kind != "hosted"
+    ]
+
+
+def tool_kind_warnings(tools: Sequence[ToolSpec], wire: str) -> list[str]:
+    """One warning per declared tool of a kind the wire does not declare natively (``Wire.tool_kinds``)."""
+    from toolreplay.wires import get_wire
+
+    kinds = get_wire(wire).tool_kinds
+    return [
+        f"tool {t.name!r} is hosted by its provider and has no declaration on {wire}: left out"
+        if t.kind == "hosted"
+        else f"tool {t.name!r} is free-form: declared on {wire} as a function of one string 'input'"
+        for t in tools
+        if t.kind not in kinds
+    ]
 
 
 def plain_dict(value: Mapping[str, Any]) -> dict[str, Any]:

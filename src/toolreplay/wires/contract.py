@@ -11,7 +11,7 @@ wire is a bundle of pure functions and facts, like httpx's ``BaseTransport`` or 
   None for a wire driven another way (the Claude Code CLI);
 * how it reads back: ``parse_request`` (body -> history, its settings and layout kept, design 38),
   ``parse_response`` (answer -> reply), ``stream_parser`` (events -> reply);
-* how it renders back as sent: ``as_sent`` (``render`` honours ``RenderOptions.as_sent``),
+* how it renders back as sent: ``render_as_sent`` (the body as its agent sent it),
   ``conversation_keys`` (every other top-level key is a request setting), ``carry_settings`` (what a
   normal render takes over from an imported request), ``mid_system``;
 * how it is recognised: ``sniff`` (a body -> confidence in 0..1; the highest wins), ``url_endings`` (a
@@ -38,7 +38,6 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from toolreplay.wires.reply import Reply
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
     from toolreplay.model import History, Issuer, Part, RequestSettings
     from toolreplay.testing.answers import Answer, Event, Splitter
     from toolreplay.testing.checks import Rules as DoubleRules
@@ -46,14 +45,35 @@ if TYPE_CHECKING:
     from toolreplay.wires.common import IdMapper, RenderOptions
     from toolreplay.wires.replayed import TurnMessage
 
+
+class VesselProfile(Protocol):
+    """What a wire reads of a vessel (a :class:`toolreplay.Vessel` is one): its name, wire, model, base URL,
+    id policy and length, and its quirk flags. A Protocol, so that the wires need nothing of the vessel
+    table's module (which asks the wire registry which wires exist)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def wire(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def base_url(self) -> str: ...
+    @property
+    def id_policy(self) -> str: ...
+    @property
+    def max_id_len(self) -> int | None: ...
+    def has(self, flag: str) -> bool: ...
+
+
 Framing = Literal["sse", "ndjson"]
 #: One turn message -> the list elements it renders into, given the elements rendered before it.
 TurnPiece = Callable[["TurnMessage", list[Any]], list[Any]]
 #: The rules of a wire: (vessel, body, problems) -> appends one line per problem, naming the place; a
 #: problem the provider itself refuses the request for is a :class:`Refused` line.
-RuleCheck = Callable[["Vessel", Mapping[str, Any], list[str]], None]
+RuleCheck = Callable[["VesselProfile", Mapping[str, Any], list[str]], None]
 #: The provider definitions: (vessel, body, specs directory, problems, unchecked).
-SpecCheck = Callable[["Vessel", Mapping[str, Any], "Path | None", list[str], list[str]], None]
+SpecCheck = Callable[["VesselProfile", Mapping[str, Any], "Path | None", list[str], list[str]], None]
 
 
 class Refused(str):
@@ -133,7 +153,7 @@ class Http:
     #: (base URL without its trailing slash, model, streamed) -> the URL.
     endpoint: Callable[[str, str, bool], str]
     #: (vessel, key or None) -> the headers that carry the key and the wire's version headers.
-    auth_headers: Callable[[Vessel, str | None], dict[str, str]]
+    auth_headers: Callable[[VesselProfile, str | None], dict[str, str]]
     #: (body copy, streamed) -> sets or removes the body's own stream flag, in place.
     stream_flag: Callable[[dict[str, Any], bool], None] = stream_key
     #: SSE (``text/event-stream``) or NDJSON lines.
@@ -321,13 +341,17 @@ class Wire:
     #: The top-level body keys that hold the conversation, its system prompt and its tools; every other
     #: top-level key is a request setting, kept as sent (:class:`~toolreplay.model.RequestSettings`).
     conversation_keys: tuple[str, ...] = ()
+    #: The kinds of tool declaration (``ToolSpec.kind``) the wire renders natively; elsewhere a custom tool
+    #: is declared as a function of one string ``input`` and a hosted one is left out, with a warning.
+    tool_kinds: frozenset[str] = frozenset({"function"})
     #: The wire takes system messages in the middle of a conversation where they stood (Chat's system and
     #: developer messages); elsewhere such a message travels as a user message, with a warning.
     mid_system: bool = False
-    #: ``render`` honours ``RenderOptions.as_sent`` (design 38): an imported body renders back JSON-equal
-    #: to itself. False: an as-sent render is the best the wire does, with a warning (the corpus test
-    #: marks the wire's bodies as expected to fail until it is True).
-    as_sent: bool = False
+    #: The as-sent render (design 38): the turns of an as-sent replay (every call whole, under its own
+    #: id) -> the body's conversation and tools as its agent sent them, laid out from the stored ``sent``
+    #: (the request's settings are added by the caller). None: ``render`` with ``RenderOptions.as_sent``
+    #: set, the best the wire does, with a warning.
+    render_as_sent: Callable[[Sequence[TurnMessage], RenderOptions], dict[str, Any]] | None = None
     #: (the history's latest request settings, options) -> (the fields a normal render of this wire
     #: carries, the names it cannot carry). None: it carries none, and names them all.
     carry_settings: (
@@ -364,6 +388,7 @@ __all__ = [
     "SpecCheck",
     "StreamParser",
     "TurnPiece",
+    "VesselProfile",
     "Wire",
     "first_refusal",
     "lazy_double",

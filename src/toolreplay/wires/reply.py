@@ -48,7 +48,7 @@ class Reply:
 
 
 def add_usage(a: Usage, b: Usage) -> Usage:
-    """The usage of two steps of one turn, summed (a count one side lacks is the other's)."""
+    """The usage of two requests of one turn, summed (a count one side lacks is the other's)."""
 
     def plus(x: int | None, y: int | None) -> int | None:
         return y if x is None else x if y is None else x + y

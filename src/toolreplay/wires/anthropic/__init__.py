@@ -15,7 +15,7 @@ from toolreplay.wires.anthropic import breakpoints, detect, errors, render, requ
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 #: The ``anthropic-version`` header every request carries.
 ANTHROPIC_VERSION = "2023-06-01"
@@ -25,7 +25,7 @@ def _endpoint(base: str, model: str, stream: bool) -> str:
     return f"{base}/v1/messages"
 
 
-def _auth(vessel: Vessel, key: str | None) -> dict[str, str]:
+def _auth(vessel: VesselProfile, key: str | None) -> dict[str, str]:
     headers = {"anthropic-version": ANTHROPIC_VERSION}
     if key:
         headers["x-api-key"] = key

@@ -26,7 +26,7 @@ from toolreplay.wires.anthropic.render import LIST_KEY, MEDIA_TYPES
 from toolreplay.wires.common import ID_SAFE, signature_issuer
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 
 _BLOCK_KEYS = {
@@ -448,7 +448,7 @@ def media_types(body: Mapping[str, Any]) -> Refusal | None:
     return None
 
 
-def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+def rules(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     # Each fault once: the provider's refusals first (the double answers the first, design 30), then
     # what the replay promises on top, which leaves out what a refusal already said.
     for refused in refusals(body):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.wires._specs import keys_check, listed, schema_check, typed_check
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 #: The shipped schema file and the request type it describes.
 SHIPPED = ("anthropic.json", "CreateMessageRequest")
@@ -37,7 +37,11 @@ def _blocks(body: Mapping[str, Any], problems: list[str]) -> list[tuple[str, Any
 
 
 def specs(
-    v: Vessel, body: Mapping[str, Any], specs_dir: Path | None, problems: list[str], unchecked: list[str]
+    v: VesselProfile,
+    body: Mapping[str, Any],
+    specs_dir: Path | None,
+    problems: list[str],
+    unchecked: list[str],
 ) -> None:
     schema_check(SHIPPED, body, problems, unchecked)
     keys_check("anthropic.types.message_create_params", "MessageCreateParamsNonStreaming", body, problems)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.wires._rules import extra_keys, is_obj
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 
 def _line_calls(turn: Mapping[str, Any], where: str, out: list[str]) -> list[Any]:
@@ -37,7 +37,7 @@ def _turn_calls(turn: Mapping[str, Any], where: str, out: list[str]) -> None:
             out.append(f"{where}: calls[{k}] has unknown keys")
 
 
-def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+def rules(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     from toolreplay.wires.claude_prompt.render import transcript_lines
 
     extra_keys(out, "body", body, frozenset({"model", "system", "prompt"}))

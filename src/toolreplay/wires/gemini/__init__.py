@@ -17,7 +17,7 @@ from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, strea
 from toolreplay.wires.gemini import detect, errors, render, repair, request, response, rules, specs
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -25,7 +25,7 @@ def _endpoint(base: str, model: str, stream: bool) -> str:
     return f"{base}/models/{name}:" + ("streamGenerateContent?alt=sse" if stream else "generateContent")
 
 
-def _auth(vessel: Vessel, key: str | None) -> dict[str, str]:
+def _auth(vessel: VesselProfile, key: str | None) -> dict[str, str]:
     # A header, never a ?key= query: keys must not land in URLs, logs or dumps.
     return {"x-goog-api-key": key} if key else {}
 

@@ -17,7 +17,7 @@ from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case, signatu
 from toolreplay.wires.gemini.render import LIST_KEY
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 
 #: Gemini function names: a letter or ``_`` first; dots, colons and dashes allowed.
@@ -279,7 +279,7 @@ def structure(body: Mapping[str, Any], at_step: StepCheck | None = None) -> Refu
     return next(refusals(body, at_step), None)
 
 
-def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+def rules(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     # Each fault once: the provider's refusals first (the double answers the first, design 30), then
     # what the replay promises on top, which leaves out what a refusal already said.
     for refused in refusals(body):

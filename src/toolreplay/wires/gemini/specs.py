@@ -12,7 +12,7 @@ from toolreplay.wires._specs import listed, pydantic_message, schema_check
 from toolreplay.wires.gemini.rules import GEMINI_BODY_KEYS
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 #: The shipped schema file and the request type it describes.
 SHIPPED = ("gemini.json", "GenerateContentRequest")
@@ -40,7 +40,11 @@ def _sdk_check(body: Mapping[str, Any], problems: list[str]) -> None:
 
 
 def specs(
-    v: Vessel, body: Mapping[str, Any], specs_dir: Path | None, problems: list[str], unchecked: list[str]
+    v: VesselProfile,
+    body: Mapping[str, Any],
+    specs_dir: Path | None,
+    problems: list[str],
+    unchecked: list[str],
 ) -> None:
     extra = sorted(k for k in body if k not in GEMINI_BODY_KEYS)
     if extra:

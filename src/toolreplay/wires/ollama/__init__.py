@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 from toolreplay.wires import capabilities
+from toolreplay.wires.common import same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
-from toolreplay.wires.ollama import detect, errors, render, request, response, rules, specs
+from toolreplay.wires.ollama import as_sent, detect, errors, render, request, response, rules, specs
 from toolreplay.wires.openai_chat import bearer
 
 
@@ -28,6 +29,8 @@ WIRE = Wire(
     name=render.WIRE,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,
+    carry_settings=same_wire_settings(request.WIRE, request.CONVERSATION_KEYS),
+    render_as_sent=as_sent.render_as_sent,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,

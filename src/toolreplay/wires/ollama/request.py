@@ -13,10 +13,11 @@ The turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from toolreplay.errors import WireError
-from toolreplay.model import History, Part, Reasoning, ToolSpec, with_words
+from toolreplay.model import History, Part, Reasoning, Sent, ToolSpec, with_words
 from toolreplay.wires.common import body_issuer, request_settings
 from toolreplay.wires.media import image_type
 from toolreplay.wires.request_common import (
@@ -31,6 +32,7 @@ from toolreplay.wires.request_common import (
 from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
+    Call,
     Event,
     Result,
     SaidPart,
@@ -73,18 +75,54 @@ def _text(msg: Mapping[str, Any], where: str, warnings: list[str]) -> str:
     return content
 
 
+#: The keys of a message the neutral model reads, per role; the others are kept as sent (``extra``).
+_READ = {"system": ("role", "content"), "user": ("role", "content", "images"),
+         "assistant": ("role", "content", "thinking", "tool_calls"), "tool": ("role", "content")}  # fmt: skip
+
+
+def layout(msg: Mapping[str, Any]) -> Sent | None:
+    """How an ``/api/chat`` message stood beyond the neutral fields, for the as-sent render
+    (``sent["ollama"]``): ``extra``, the keys the model does not read (a tool message's ``tool_name`` and
+    ``tool_call_id`` as sent); ``no_content`` where it had none; ``empty``, an assistant message that
+    made nothing."""
+    out: dict[str, Any] = {}
+    extra = {k: v for k, v in msg.items() if k not in _READ.get(str(msg.get("role")), ())}
+    if extra:
+        out["extra"] = extra
+    if "content" not in msg:
+        out["no_content"] = True
+    return {WIRE: out} if out else None
+
+
+def _calls(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call]:
+    """The message's ``tool_calls``, each with how it stood (``call``: its keys but ``function``;
+    ``function``: those but ``name`` and ``arguments``; an absent ``id``)."""
+    calls = function_calls(msg.get("tool_calls"), where, warnings, _fail)
+    for call, tc in zip(calls, listed(msg.get("tool_calls")), strict=True):
+        fn = tc["function"]
+        shape: dict[str, Any] = {"call": {k: v for k, v in tc.items() if k not in ("function", "id")},
+                 "function": {k: v for k, v in fn.items() if k not in ("name", "arguments")}}  # fmt: skip
+        if "id" not in tc:
+            shape["no_id"] = True
+        if not isinstance(fn.get("arguments"), Mapping):
+            shape["arguments"] = fn.get("arguments")
+        call.sent = {WIRE: shape}
+    return calls
+
+
 def message_events(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Event]:
     """The events of one ``/api/chat`` message."""
     role = msg.get("role")
     text = _text(msg, where, warnings)
+    sent = layout(msg)
     if role == "system":
-        return [SystemText(text, where)]
+        return [SystemText(text, where, sent)]
     if role == "user":
         images = _images(msg, where, warnings)
         if not images:
-            return [UserText(text, where)]
+            return [UserText(text, where, sent=sent)]
         words, media = with_words(text, images)
-        return [UserText(words, where, parts=media)]
+        return [UserText(words, where, parts=media, sent=sent)]
     if role == "assistant":
         thinking = msg.get("thinking")
         parts: list[SaidPart] = []
@@ -92,17 +130,27 @@ def message_events(msg: Mapping[str, Any], where: str, warnings: list[str]) -> l
             parts.append(Reasoning(thinking, {WIRE: {"thinking": thinking}}))
         if text:
             parts.append(text)
-        parts.extend(function_calls(msg.get("tool_calls"), where, warnings, _fail))
-        return [AgentSaid(parts, where)]
+        parts.extend(_calls(msg, where, warnings))
+        if not parts:
+            sent = {WIRE: {**(sent or {}).get(WIRE, {}), "empty": True}}
+        return [AgentSaid(parts, where, sent=sent)]
     if role == "tool":
         name = string(msg.get("tool_name", msg.get("name")))
-        return [Answers([Result(text, nonempty(msg.get("tool_call_id")), name, where=where)], where)]
+        result = Result(text, nonempty(msg.get("tool_call_id")), name, where=where,
+                        sent={WIRE: {"result": sent[WIRE]}} if sent else None)  # fmt: skip
+        return [Answers([result], where)]
     raise _fail(f"{where}.role is {role!r}; expected system, user, assistant or tool")
 
 
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
-    """``tools`` (``{"type": "function", "function": {name, description, parameters}}``)."""
-    return read_tools(t.get("function") for t in listed(raw) if isinstance(t, Mapping))
+    """``tools`` (``{"type": "function", "function": {name, description, parameters}}``), each kept
+    whole in its ``sent`` (``tool``) for the as-sent render."""
+    out: list[ToolSpec] = []
+    for t in listed(raw):
+        if isinstance(t, Mapping):
+            for spec in read_tools([t.get("function")]):
+                out.append(replace(spec, sent={WIRE: {"tool": dict(t)}}))
+    return tuple(out)
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
@@ -123,9 +171,11 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
         events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools"))
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
+    settings = request_settings(WIRE, body, CONVERSATION_KEYS)
+    if settings is not None and "tools" in rest and rest["tools"] in ([], None):
+        settings = replace(settings, fields={**settings.fields, "tools": rest["tools"]})  # declares nothing
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer,
-                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
+                    issuer=issuer, settings=settings)  # fmt: skip
 
 
 __all__ = ["WIRE", "message_events", "parse_request", "parse_tools", "split_body"]

@@ -24,7 +24,7 @@ from toolreplay.wires.contract import Refused
 from toolreplay.wires.ollama.render import LIST_KEY
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 
 _OLLAMA_KEYS = frozenset({"role", "content", "thinking", "images", "tool_calls", "tool_name", "tool_call_id"})
@@ -70,7 +70,7 @@ def _ollama_calls(out: list[str], where: str, calls: Any, ids: Ids, declared: se
     return got
 
 
-def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+def rules(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     msgs = nonempty_list(body, LIST_KEY, out)
     if msgs is None:
         return

@@ -19,7 +19,7 @@ from toolreplay.wires.ollama.rules import (
 )
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 
 def _keys(
@@ -46,7 +46,11 @@ def _calls(problems: list[str], where: str, m: Any) -> None:
 
 
 def specs(
-    v: Vessel, body: Mapping[str, Any], specs_dir: Path | None, problems: list[str], unchecked: list[str]
+    v: VesselProfile,
+    body: Mapping[str, Any],
+    specs_dir: Path | None,
+    problems: list[str],
+    unchecked: list[str],
 ) -> None:
     _keys(problems, "body", body, OLLAMA_CHAT_REQUEST, ("model", "messages"))
     for where, m in listed(body, "messages"):

@@ -11,18 +11,29 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires import capabilities
+from toolreplay.wires.common import same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_key
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
-from toolreplay.wires.openai_chat import detect, errors, render, repair, request, response, rules, specs
+    from toolreplay.wires.contract import VesselProfile
+from toolreplay.wires.openai_chat import (
+    as_sent,
+    detect,
+    errors,
+    render,
+    repair,
+    request,
+    response,
+    rules,
+    specs,
+)
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
     return f"{base}/chat/completions"
 
 
-def bearer(vessel: Vessel, key: str | None) -> dict[str, str]:
+def bearer(vessel: VesselProfile, key: str | None) -> dict[str, str]:
     """``authorization: Bearer <key>`` (OpenAI and the servers that copy it)."""
     return {"authorization": f"Bearer {key}"} if key else {}
 
@@ -39,7 +50,9 @@ WIRE = Wire(
     name=render.WIRE,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,
+    carry_settings=same_wire_settings(request.WIRE, request.CONVERSATION_KEYS),
     mid_system=True,
+    render_as_sent=as_sent.render_as_sent,
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,

@@ -10,7 +10,6 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay import Vessel
 from toolreplay.testing.answers import (
     ERROR_KINDS,
     Answer,
@@ -21,7 +20,7 @@ from toolreplay.testing.answers import (
     usage_counts,
 )
 from toolreplay.testing.checks import Rules
-from toolreplay.wires.contract import Double
+from toolreplay.wires.contract import Double, VesselProfile
 from toolreplay.wires.openai_chat.rules import KIMI_REASONING, kimi_thinking, moonshot
 
 STREAM_OPTIONS_ALONE = "The 'stream_options' parameter is only allowed when 'stream' is enabled."
@@ -43,7 +42,7 @@ def check_chat(body: Mapping[str, Any], rules: Rules) -> str | None:
 _THINKING_MODEL = re.compile(r"^(deepseek-reasoner|glm-(4\.[5-9]|[5-9])|qwq|qwen3-.*thinking)")
 
 
-def chat_thinks(vessel: Vessel | None, model: str, body: Mapping[str, Any]) -> bool:
+def chat_thinks(vessel: VesselProfile | None, model: str, body: Mapping[str, Any]) -> bool:
     """Whether the model answering thinks, so the answer carries ``reasoning_content``: OpenAI's own
     models and most compatible servers send none. A vessel's profile says (flag ``reasoning_content``:
     Kimi, DeepSeek, GLM thinking models); Moonshot's server thinks only for its thinking models or when

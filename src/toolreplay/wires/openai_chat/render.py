@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.model import Part
+from toolreplay.model import Part, ToolSpec
 from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
@@ -47,8 +47,22 @@ LIST_KEY = "messages"
 PART_KINDS: frozenset[str] = frozenset({"text"})
 
 
-#: ``tools``: every given tool plus every tool the replayed calls use.
-render_tools = function_tools
+def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
+    """``tools``: every given tool plus every tool the replayed calls use; a Chat declaration imported
+    whole (``sent``) goes as it was declared (``strict`` and every other field kept), when its name needs
+    no mapping."""
+    out = function_tools(opts, turns)
+    kept = {t.name: d for t in opts.tools if t.kind == "function" and isinstance(d := _declared(t), dict)}
+    if not kept:
+        return out
+    return [kept.get(fn["function"]["name"], fn) for fn in out]
+
+
+def _declared(t: ToolSpec) -> dict[str, Any] | None:
+    d: Any = (t.sent or {}).get(WIRE, {}).get("tool")
+    if not isinstance(d, Mapping) or not isinstance(d.get("function"), Mapping):
+        return None
+    return dict(d) if d["function"].get("name") == t.name else None
 
 
 #: The message fields Chat servers read reasoning back from (Kimi, DeepSeek, GLM; OpenRouter).
@@ -60,7 +74,7 @@ def carries(p: Part) -> bool:
     return p.kind == "image" or (p.kind == "document" and not p.url)
 
 
-def _content_part(p: Part) -> dict[str, Any]:
+def content_part(p: Part) -> dict[str, Any]:
     if p.kind == "text":
         return {"type": "text", "text": p.text}
     if p.kind == "image":
@@ -69,7 +83,7 @@ def _content_part(p: Part) -> dict[str, Any]:
 
 
 def _user_message(t: TurnMessage) -> dict[str, Any]:
-    return {"role": t.role, "content": [_content_part(p) for p in user_parts(t, carries)]}
+    return {"role": t.role, "content": [content_part(p) for p in user_parts(t, carries)]}
 
 
 def _reasoning_fields(made: list[Mapping[str, Any]]) -> dict[str, Any]:
@@ -89,16 +103,22 @@ def _content(made: list[Mapping[str, Any]], words: str) -> Any:
     return [*parts, *([{"type": "text", "text": words}] if words else [])]
 
 
+def with_reasoning(msg: dict[str, Any], step: ReplayStep, words: str) -> None:
+    """``msg`` with the step's reasoning as its issuer sent it (without reasoning data the content is the
+    words and no field is added)."""
+    made = step.reasoning(WIRE) if step.said else None
+    if made:
+        msg["content"] = _content(made, words)
+        msg.update(_reasoning_fields(made))
+
+
 def _step_messages(step: ReplayStep, ids: IdMapper, named: bool) -> list[dict[str, Any]]:
     """One step: an assistant message (its words as ``content``, its reasoning, its ``tool_calls``), then
     one tool message per call (parts a tool message cannot carry are named in the answer's text)."""
     tool_calls: list[dict[str, Any]] = []
     words = step.words if step.said else ""
     msg: dict[str, Any] = {"role": "assistant", "content": words or None}
-    made = step.reasoning(WIRE) if step.said else None
-    if made:  # without reasoning data the content is the words and no field is added
-        msg["content"] = _content(made, words)
-        msg.update(_reasoning_fields(made))
+    with_reasoning(msg, step, words)
     msg["tool_calls"] = tool_calls
     out = [msg]
     for c in step.calls:  # one pass: each call's id and name mapped once, for the call and its answer
@@ -130,10 +150,8 @@ def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, An
             closing = step
     if t.text:
         final: dict[str, Any] = {"role": "assistant", "content": t.text}
-        made = closing.reasoning(WIRE) if closing is not None else None
-        if made:
-            final["content"] = _content(made, t.text)
-            final.update(_reasoning_fields(made))
+        if closing is not None:
+            with_reasoning(final, closing, t.text)
         out.append(final)
     return out
 
@@ -166,7 +184,8 @@ def render_messages(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[d
 
 def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
     """The request body for ``/chat/completions``."""
-    system, rest = split_system(turns, opts.system)
+    # Chat takes system and developer messages anywhere: a later one stays where it stood
+    system, rest = split_system(turns, opts.system, in_place=True)
     messages = render_messages(rest, opts)
     if system:
         messages.insert(0, {"role": "system", "content": system})

@@ -18,12 +18,15 @@ The turn rules (one agent turn is one stored reply, pairing, deterministic ids) 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
+from toolreplay import jsonenc
 from toolreplay.errors import WireError
 from toolreplay.model import History, Part, Reasoning, ToolSpec, with_words
 from toolreplay.wires.common import body_issuer, request_settings
 from toolreplay.wires.media import from_data_url
+from toolreplay.wires.openai_chat.layout import message_layout, sent_of
 from toolreplay.wires.openai_chat.response import thinking_text
 from toolreplay.wires.request_common import (
     function_calls,
@@ -109,7 +112,9 @@ def _media(p: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:
         url = d.get("url") if d else inner
         part = from_data_url("image", url) if isinstance(url, str) and url else None
         if part is not None and d.get("detail") not in (None, "auto"):
-            warnings.append(f"{at}: detail {d.get('detail')!r} is not kept (sent as auto)")
+            warnings.append(
+                f"{at}: detail {d.get('detail')!r} is kept for an as-sent render only (others send auto)"
+            )
     elif isinstance(d.get("file_data"), str) and d["file_data"]:
         name = d.get("filename") if isinstance(d.get("filename"), str) else ""
         part = from_data_url("document", d["file_data"], str(name))
@@ -120,37 +125,70 @@ def _media(p: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:
     return part
 
 
-def _user(content: Any, where: str, warnings: list[str], created_at: str | None) -> UserText:
-    """A user message: its words, and its parts in order when it holds an image or a file."""
-    if not isinstance(content, list) or not any(
-        isinstance(p, Mapping) and p.get("type") in ("image_url", "file") for p in content
-    ):
-        return UserText(content_text(content, where, warnings), where, created_at)
+def _user(msg: Mapping[str, Any], where: str, warnings: list[str], created_at: str | None) -> UserText:
+    """A user message: its words, and its parts in order when its content is a list (text parts kept
+    apart, images, files), each part's layout in its ``sent``."""
+    content = msg.get("content")
+    sent = sent_of(message_layout(msg, content=not isinstance(content, list)))
+    if not isinstance(content, list):
+        return UserText(content_text(content, where, warnings), where, created_at, sent=sent)
     parts: list[Part] = []
     for j, raw in enumerate(content):
         at = f"{where}.content[{j}]"
         p = cast(Mapping[str, Any], raw) if isinstance(raw, Mapping) else {"type": "text", "text": raw}
         key = _TEXT_PARTS.get(str(p.get("type")))
+        got: Part | None = None
         if key is not None and isinstance(p.get(key), str):
-            parts.append(Part("text", text=str(p[key])))
+            got = Part("text", text=str(p[key]))
         elif p.get("type") in ("image_url", "file"):
-            parts.extend(x for x in [_media(p, at, warnings)] if x is not None)
+            got = _media(p, at, warnings)
         else:
             warnings.append(f"{at}: a {p.get('type')!r} part is not kept (no part kind holds it)")
+        if got is not None:
+            parts.append(replace(got, sent=sent_of(part_layout(p, key or str(p.get("type"))))))
     text, kept = with_words("", parts)
-    return UserText(text, where, created_at, parts=kept)
+    return UserText(text, where, created_at, parts=kept, sent=sent)
+
+
+def part_layout(p: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """What of a content part its :class:`Part` does not say: a type alias, extra keys (outside and in
+    its ``image_url`` / ``file`` object)."""
+    out: dict[str, Any] = {}
+    if p.get("type") != "text" and key == "text":
+        out["type"] = p.get("type")
+    extra = {k: v for k, v in p.items() if k not in ("type", key)}
+    if extra:
+        out["extra"] = extra
+    inner = p.get(key)
+    if isinstance(inner, Mapping):
+        kept = {k: v for k, v in inner.items() if k not in ("url", "file_data", "filename")}
+        if kept:
+            out["inner"] = kept
+    return out
 
 
 def _calls(msg: Mapping[str, Any], where: str, warnings: list[str]) -> list[Call]:
     out = function_calls(msg.get("tool_calls"), where, warnings, _fail)
+    for call, tc in zip(out, listed(msg.get("tool_calls")), strict=True):
+        fn = cast(Mapping[str, Any], tc["function"])
+        call.sent = sent_of(_arguments_layout(call, fn.get("arguments")))
     legacy = msg.get("function_call")
     if isinstance(legacy, Mapping) and isinstance(legacy.get("name"), str):
         lf = cast(Mapping[str, Any], legacy)
         value, problem = arguments_input(lf.get("arguments"))
         if problem:
             warnings.append(f"{where}.function_call: {problem}")
-        out.append(Call(str(lf["name"]), value, None))
+        call = Call(str(lf["name"]), value, None)
+        call.sent = sent_of({**_arguments_layout(call, lf.get("arguments")), "legacy": True})
+        out.append(call)
     return out
+
+
+def _arguments_layout(call: Call, raw: Any) -> dict[str, Any]:
+    """The arguments as sent, where the compact JSON of the stored input is not them."""
+    if isinstance(raw, str) and (not isinstance(call.input, Mapping) or jsonenc.dumps(call.input) == raw):
+        return {}
+    return {"arguments": raw}
 
 
 def _reasoning(msg: Mapping[str, Any]) -> list[Reasoning]:
@@ -170,26 +208,40 @@ def message_events(
     """The events of one Chat message (shared by the tau-bench importer for its v1 transcripts)."""
     role = msg.get("role")
     if role in ("system", "developer"):
-        return [SystemText(content_text(msg.get("content"), where, warnings), where)]
+        sent = sent_of(message_layout(msg))
+        return [SystemText(content_text(msg.get("content"), where, warnings), where, sent)]
     if role == "user":
-        return [_user(msg.get("content"), where, warnings, created_at)]
+        return [_user(msg, where, warnings, created_at)]
     if role == "assistant":
         parts: list[SaidPart] = [*_reasoning(msg)]
         parts.extend(content_pieces(msg.get("content"), where, warnings))
         parts.extend(_calls(msg, where, warnings))
-        return [AgentSaid(parts, where, None, created_at)]
+        layout = message_layout(msg)
+        if not parts:
+            layout["empty"] = True
+        return [AgentSaid(parts, where, None, created_at, sent_of(layout))]
     if role in ("tool", "function"):
         answer, lost = answer_text(msg.get("content"), joiner="")
         for kind in lost:
             warnings.append(f"{where}.content: a {kind!r} part of the answer is not kept (text only)")
         cid = msg.get("tool_call_id") if role == "tool" else None
-        return [Answers([Result(answer, nonempty(cid), string(msg.get("name")), where=where)], where)]
+        layout = message_layout(msg)
+        result = Result(answer, nonempty(cid), string(msg.get("name")), where=where,
+                        sent=sent_of({"result": layout}) if layout else None)  # fmt: skip
+        return [Answers([result], where)]
     raise _fail(f"{where}.role is {role!r}; expected system, developer, user, assistant, tool or function")
 
 
-def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
-    """``tools`` (``{"type": "function", "function": {...}}``) or legacy ``functions`` definitions."""
-    return read_tools(t.get("function", t) for t in listed(raw) if isinstance(t, Mapping))
+def parse_tools(raw: Any, key: str = "tool") -> tuple[ToolSpec, ...]:
+    """``tools`` (``{"type": "function", "function": {...}}``) or legacy ``functions`` definitions
+    (``key`` ``function``), each declaration kept whole in its ``sent`` for the as-sent render."""
+    out: list[ToolSpec] = []
+    for t in listed(raw):
+        if isinstance(t, Mapping):
+            d = cast(Mapping[str, Any], t)
+            for spec in read_tools([d.get("function", d)]):
+                out.append(replace(spec, sent={WIRE: {key: dict(d)}}))
+    return tuple(out)
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
@@ -209,11 +261,14 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     events: list[Event] = []
     for _, where, msg in objects(msgs, "messages", _fail):
         events.extend(message_events(msg, where, warnings))
-    tools = parse_tools(rest.get("tools")) + parse_tools(rest.get("functions"))
+    tools = parse_tools(rest.get("tools")) + parse_tools(rest.get("functions"), "function")
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
+    settings = request_settings(WIRE, body, CONVERSATION_KEYS)
+    if settings is not None:  # an empty or null list of tools declares nothing: it is kept as a setting
+        empty = {k: rest[k] for k in ("tools", "functions") if k in rest and rest[k] in ([], None)}
+        settings = replace(settings, fields={**settings.fields, **empty}) if empty else settings
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer,
-                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
+                    issuer=issuer, settings=settings)  # fmt: skip
 
 
 __all__ = [

@@ -30,7 +30,7 @@ from toolreplay.wires.contract import Refused
 from toolreplay.wires.openai_chat.render import LIST_KEY
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 
 # OpenAI's own error texts.
@@ -87,7 +87,7 @@ _KIMI_THINKING_MODEL = re.compile(r"^kimi-(k2-thinking|k2\.[5-9]|k[3-9])")
 _MOONSHOT_HOSTS = ("moonshot.ai", "moonshot.cn")
 
 
-def moonshot(v: Vessel) -> bool:
+def moonshot(v: VesselProfile) -> bool:
     """Moonshot's own server (Kimi): the ``kimi`` id policy or a base URL on Moonshot's hosts."""
     host = urlsplit(v.base_url).hostname or ""
     return v.id_policy == "kimi" or host.endswith(_MOONSHOT_HOSTS)
@@ -120,7 +120,7 @@ def kimi_reasoning(body: Mapping[str, Any]) -> Refusal | None:
     return None
 
 
-def _chat_keys(v: Vessel, role: str) -> frozenset[str]:
+def _chat_keys(v: VesselProfile, role: str) -> frozenset[str]:
     keys = _CHAT_KEYS[role]
     if role == "tool" and v.has("tool_message_name"):
         keys = keys | {"name"}  # Kimi's extension, allowed deliberately for this vessel only
@@ -160,7 +160,7 @@ def _calls(m: Mapping[str, Any], where: str, ids: Ids, declared: set[str], out: 
     return wanted
 
 
-def _answers(v: Vessel, msgs: list[Any], i: int, wanted: list[Any], where: str, out: list[str]) -> int:
+def _answers(v: VesselProfile, msgs: list[Any], i: int, wanted: list[Any], where: str, out: list[str]) -> int:
     """The tool messages right after ``where``: each answers one of its calls (OpenAI refuses anything
     else), and the replay sends them in call order. Where they end."""
     open_ids = [str(wid) for wid, _ in wanted]
@@ -191,7 +191,7 @@ def _tool_names(tool: Mapping[str, Any]) -> list[Any]:
     return [fn.get("name")] if is_obj(fn) else []
 
 
-def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+def rules(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     msgs = nonempty_list(body, LIST_KEY, out, "Missing required parameter: 'messages'.")
     if msgs is None:
         return

@@ -14,14 +14,18 @@ from typing import TYPE_CHECKING, Any
 from toolreplay.wires._specs import keys_check, listed, openapi_check, typed_check
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 #: The shipped schema file and the request type it describes.
 SHIPPED = ("openai-chat.json", "CreateChatCompletionRequest")
 
 
 def specs(
-    v: Vessel, body: Mapping[str, Any], specs_dir: Path | None, problems: list[str], unchecked: list[str]
+    v: VesselProfile,
+    body: Mapping[str, Any],
+    specs_dir: Path | None,
+    problems: list[str],
+    unchecked: list[str],
 ) -> None:
     openapi_check(SHIPPED, body, specs_dir, problems, unchecked)
     keys_check(

@@ -30,7 +30,7 @@ from toolreplay.wires.openai_chat.rules import too_long
 from toolreplay.wires.openai_responses.render import LIST_KEY, MAX_CALL_ID
 
 if TYPE_CHECKING:
-    from toolreplay import Vessel
+    from toolreplay.wires.contract import VesselProfile
 
 
 # OpenAI's own error texts.
@@ -116,7 +116,7 @@ class _Outputs:
             self.out.append(Refused(line, NO_OUTPUT_FOR_CALL.format(id=left[0])))
 
 
-def _top(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+def _top(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     if v.has("store_false") and body.get("store") is not False:
         out.append(f"store: must be false on vessel {v.name}")
     tools = body.get("tools")
@@ -219,7 +219,7 @@ def unsealed_reasoning(body: Mapping[str, Any]) -> Refusal | None:
     return None
 
 
-def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
+def rules(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     items = body.get(LIST_KEY)
     if not isinstance(items, list):
         out.append(f"{LIST_KEY}: must be a list")
