@@ -8,9 +8,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._history import History
-from toolreplay._steps import Issuer
+from toolreplay import jsonenc
+from toolreplay.model import History, Issuer
 from toolreplay.wires.common import either_case
 from toolreplay.wires.contract import Insertion
 

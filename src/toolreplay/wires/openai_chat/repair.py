@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay import _jsonenc as jsonenc
-from toolreplay._history import History
-from toolreplay._steps import Issuer, Reasoning
+from toolreplay import jsonenc
+from toolreplay.model import History, Issuer, Reasoning
 from toolreplay.wires.contract import Insertion
 
 _FIELD = "reasoning_content"
