@@ -8,15 +8,33 @@ history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies ar
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import Any
 
+from toolreplay.wires.common import RenderOptions
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 from toolreplay.wires.openai_chat import bearer
 from toolreplay.wires.openai_chat import errors as chat_errors
-from toolreplay.wires.openai_responses import detect, errors, render, request, response, rules, specs
+from toolreplay.wires.openai_responses import (
+    as_sent,
+    detect,
+    errors,
+    render,
+    request,
+    response,
+    rules,
+    specs,
+)
+from toolreplay.wires.replayed import TurnMessage
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
     return f"{base}/responses"
+
+
+def _render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
+    """The body: as its agent sent it (``RenderOptions.as_sent``, design 38), or this wire's own."""
+    return as_sent.render_as_sent(turns, opts) if opts.as_sent else render.render(turns, opts)
 
 
 WIRE = Wire(
@@ -27,7 +45,8 @@ WIRE = Wire(
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,
-    render=render.render,
+    as_sent=True,
+    render=_render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,
     parse_request=request.parse_request,

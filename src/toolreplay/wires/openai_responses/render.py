@@ -65,7 +65,7 @@ def carries(p: Part) -> bool:
     return p.kind in PART_KINDS
 
 
-def _content_part(p: Part) -> dict[str, Any]:
+def content_part(p: Part) -> dict[str, Any]:
     """One content part: ``input_text``, ``input_image`` or ``input_file``."""
     if p.kind == "text":
         return {"type": "input_text", "text": p.text}
@@ -84,11 +84,11 @@ def _output(c: ReplayCall) -> Any:
     """A call's ``output``: its answer, or content items when it has parts (images, files)."""
     if not c.parts:
         return c.answer
-    return [_content_part(p) for p in c.parts]
+    return [content_part(p) for p in c.parts]
 
 
 def _user_message(t: TurnMessage) -> dict[str, Any]:
-    content = [_content_part(p) for p in t.parts]
+    content = [content_part(p) for p in t.parts]
     for part in content:
         if part["type"] == "input_image":
             part["detail"] = "auto"  # required on a message's input_image (InputImageContent)
