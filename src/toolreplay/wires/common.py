@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolreplay.model import Issuer, Part, RequestSettings, ToolSpec
+from toolreplay.model import FREE_FORM_PARAMETERS, Issuer, Part, RequestSettings, ToolSpec
 from toolreplay.wires.replayed import ReplayCall, TurnMessage, leading_system
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
@@ -231,6 +231,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     out.extend(mid_system_warnings(turns, wire))
     out.extend(part_warnings(turns, wire))
     out.extend(user_part_warnings(turns, wire))
+    out.extend(tool_kind_warnings(turns, tools, wire))
     if wire == "gemini":
         for t in turns:
             for c in t.calls:
@@ -240,6 +241,30 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
                         f"message {t.message_id}: call {c.call_id}: stored thoughtSignature is not base64, "
                         "not replayed"
                     )
+    return out
+
+
+def tool_kind_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wire: str) -> list[str]:
+    """One warning per free-form tool (declared, or used by a replayed call) on a wire without free-form
+    tools (``Wire.tool_kinds``): declared as a function of one string ``input``, its calls sent as
+    function calls of ``{"input": text}``; one per tool a provider runs itself that this wire cannot
+    declare (another wire's, or a wire without hosted tools): left out."""
+    from toolreplay.wires import get_wire
+
+    kinds = get_wire(wire).tool_kinds
+    out: list[str] = []
+    if "custom" not in kinds:
+        names = [t.name for t in tools if t.kind == "custom"]
+        names += [c.name for t in turns for c in t.calls if c.kind == "custom"]
+        out.extend(
+            f"free-form tool {name!r}: declared on {wire} as a function of one string 'input', its calls "
+            'sent as function calls of {"input": text}'
+            for name in dict.fromkeys(names)
+        )
+    for t in tools:
+        if t.kind == "hosted" and ("hosted" not in kinds or not (t.sent and wire in t.sent)):
+            whose = ", ".join(t.sent) if t.sent else "unknown"
+            out.append(f"tool {t.name!r} runs at the provider ({whose}): not declared on {wire}")
     return out
 
 
@@ -352,8 +377,10 @@ def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
 
 
 def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:
-    """``(wire name, description, schema)`` for each declared tool, the wire name mapped once."""
-    return [(wire_tool_name(t.name), t.description, t.parameters) for t in tools]
+    """``(wire name, description, schema)`` for each declared tool a function declares, the wire name
+    mapped once: a free-form tool as a function of one string ``input``; a tool a provider runs itself
+    (``hosted``) is declared by its own wire alone (:func:`tool_kind_warnings` names it elsewhere)."""
+    return [(wire_tool_name(t.name), t.description, t.parameters) for t in tools if t.kind != "hosted"]
 
 
 def plain_dict(value: Mapping[str, Any]) -> dict[str, Any]:
@@ -398,18 +425,24 @@ def declared_tools(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> t
     known = {t.name for t in tools}
     # Inferred from a tool's first call only, so the definition stays the same bytes as the history
     # grows (Anthropic's cache prefix starts with the tools: a changed definition invalidates it all).
-    seen: dict[str, Mapping[str, Any]] = {}
+    seen: dict[str, ReplayCall] = {}
     for t in turns:
         for c in t.calls:
             if c.name not in known and c.name not in seen:
-                seen[c.name] = c.input
+                seen[c.name] = c
     if not seen:
         return tuple(tools)
     extra = tuple(
-        ToolSpec(name, "Inferred from earlier calls in this conversation.", infer_schema([first]))
+        ToolSpec(name, INFERRED, FREE_FORM_PARAMETERS, kind="custom")
+        if first.kind == "custom"  # a free-form tool: declared as one where the wire has them
+        else ToolSpec(name, INFERRED, infer_schema([first.input]))
         for name, first in seen.items()
     )
     return tuple(tools) + extra
+
+
+#: The description of a tool declared only because the replayed calls use it.
+INFERRED = "Inferred from earlier calls in this conversation."
 
 
 #: The provider doubles sign what their models "wrote" (thought signatures, thinking blocks) with the model

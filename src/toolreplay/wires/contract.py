@@ -324,6 +324,10 @@ class Wire:
     #: The wire takes system messages in the middle of a conversation where they stood (Chat's system and
     #: developer messages); elsewhere such a message travels as a user message, with a warning.
     mid_system: bool = False
+    #: The kinds of tool declaration the wire has (``ToolSpec.kind``): ``custom`` (free-form tools; without
+    #: it a free-form tool is a function of one string ``input``), ``hosted`` (tools the provider runs,
+    #: declared as its own wire declared them; without it they are left out). Each lack is a warning.
+    tool_kinds: frozenset[str] = frozenset({"function"})
     #: ``render`` honours ``RenderOptions.as_sent`` (design 38): an imported body renders back JSON-equal
     #: to itself. False: an as-sent render is the best the wire does, with a warning (the corpus test
     #: marks the wire's bodies as expected to fail until it is True).

@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from toolreplay.model import RequestSettings
 from toolreplay.wires.common import RenderOptions
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 from toolreplay.wires.openai_chat import bearer
@@ -37,6 +38,20 @@ def _render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]
     return as_sent.render_as_sent(turns, opts) if opts.as_sent else render.render(turns, opts)
 
 
+#: What the render itself decides: never carried from an imported request, never named as lost.
+_RENDER_DECIDES = frozenset({"model", "stream", "stream_options", *request.CONVERSATION_KEYS})
+
+
+def _carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A Responses request's own settings (``reasoning``, ``include``, ``text``, ``tool_choice``,
+    ``prompt_cache_key``...) carried by a Responses render; none of another wire's. A setting sent empty
+    says nothing: only the as-sent render gives it back."""
+    names = [k for k in req.fields if k not in _RENDER_DECIDES and req.fields[k] not in (None, [], {}, "")]
+    if req.wire != render.WIRE:
+        return {}, tuple(names)
+    return {k: req.fields[k] for k in names}, ()
+
+
 WIRE = Wire(
     sealed_reasoning=("store_false", "encrypted_content"),
     name=render.WIRE,
@@ -46,6 +61,9 @@ WIRE = Wire(
     part_kinds=render.PART_KINDS,
     carries=render.carries,
     as_sent=True,
+    mid_system=True,
+    carry_settings=_carry,
+    tool_kinds=frozenset({"function", "custom", "hosted"}),
     render=_render,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,

@@ -24,7 +24,7 @@ def specs(
         "openai.types.responses.response_create_params", "ResponseCreateParamsNonStreaming", body, problems
     )
     typed_check("openai.types.responses", "ResponseInputItemParam", listed(body, "input"), problems)
-    typed_check("openai.types.responses", "FunctionToolParam", listed(body, "tools"), problems)
+    typed_check("openai.types.responses", "ToolParam", listed(body, "tools"), problems)
 
 
 __all__ = ["SHIPPED", "specs"]
