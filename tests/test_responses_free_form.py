@@ -1,0 +1,146 @@
+"""Codex on the Responses wire (issue 22): what Codex CLI sends is kept and given back.
+
+The bodies in tests/data/codex_responses_bodies.json are the three requests a real Codex CLI 0.171 run
+sent to the Responses double (developer messages with ``msg_`` ids, reasoning with encrypted content,
+``function_call`` items with ``status``, outputs with ``fco_`` ids, ``custom``, ``tool_search`` and
+``web_search`` tools, ``include``, ``reasoning``, ``text``, ``prompt_cache_key``, ``client_metadata``).
+The free-form ones add what Codex sends after an ``apply_patch`` call (the item shapes of the openai SDK
+and of openai/codex's ``ResponseItem``): a ``custom_tool_call`` with its ``ctc_`` id after its reasoning,
+its ``custom_tool_call_output``, a developer message in the middle, a hosted ``web_search_call``, an
+assistant message of two parts with its ``msg_`` id.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolreplay import read_history, render
+from toolreplay._audit.validate import validate_body
+from toolreplay.testing.checks import Rules, check_request
+from toolreplay.wires import get_wire
+
+DATA = Path(__file__).parent / "data" / "codex_responses_bodies.json"
+BODIES: list[dict[str, Any]] = json.loads(DATA.read_text(encoding="utf-8"))["bodies"]
+PATCH = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\n"
+WIRE = "openai-responses"
+
+
+def _free_form_body() -> dict[str, Any]:
+    """Codex's second request, its call made with apply_patch, and more items after it."""
+    body = copy.deepcopy(BODIES[1])
+    body["input"][-2:] = [
+        {"type": "custom_tool_call", "id": "ctc_0a1b", "status": "completed", "call_id": "call_p1",
+         "name": "apply_patch", "input": PATCH},
+        {"type": "custom_tool_call_output", "call_id": "call_p1",
+         "output": "Success. Updated the following files:\nA notes.txt\n"},
+        {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "Be brief."}]},
+        {"type": "reasoning", "id": "rs_2", "summary": [], "encrypted_content": "enc:b"},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed",
+         "action": {"type": "search", "query": "lark grammar"}},
+        {"type": "message", "id": "msg_9", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "Done: ", "annotations": []},
+                     {"type": "output_text", "text": "notes.txt holds hello.", "annotations": []}]},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Thanks"}]},
+    ]  # fmt: skip
+    return body
+
+
+def _one(body: Any) -> Any:
+    (h,) = read_history(body, WIRE).conversations
+    return h
+
+
+@pytest.mark.parametrize("n", range(len(BODIES)))
+def test_codex_bodies_render_back_as_sent(n: int) -> None:
+    assert render(_one(BODIES[n]), as_sent=True) == BODIES[n]
+
+
+def test_a_free_form_call_and_everything_around_it_render_back_as_sent() -> None:
+    body = _free_form_body()
+    assert render(_one(body), as_sent=True) == body
+
+
+def test_a_free_form_call_is_a_custom_call_of_its_raw_text() -> None:
+    h = _one(_free_form_body())
+    assert h.warnings == ()
+    (call,) = [c for m in h.messages for c in m.tool_uses if c.name == "apply_patch"]
+    assert (call.kind, call.input, call.call_id) == ("custom", PATCH, "call_p1")
+    assert call.provider_data == {WIRE: {"item_id": "ctc_0a1b"}}
+    kinds = {t.name: t.kind for t in h.tools or ()}
+    assert kinds["apply_patch"] == "custom" and kinds["web_search"] == kinds["tool_search"] == "hosted"
+    assert [m.role for m in h.messages[:2]] == ["system", "system"]  # Codex's developer messages
+    fields = h.last_request.fields
+    assert fields["include"] == ["reasoning.encrypted_content"] and fields["text"] == {"verbosity": "low"}
+
+
+def test_the_normal_render_keeps_custom_calls_tools_and_settings_on_responses() -> None:
+    h = _one(_free_form_body())
+    warnings: list[str] = []
+    body = render(h, "openai-responses", model="gpt-5.5", warnings=warnings)
+    items = body["input"]
+    assert [i.get("role") for i in items[:2]] == ["developer", "developer"]  # not merged into instructions
+    assert "instructions" not in body
+    (call,) = [i for i in items if i.get("type") == "custom_tool_call"]
+    assert call["input"] == PATCH and "arguments" not in call
+    assert any(i.get("type") == "custom_tool_call_output" for i in items)
+    assert not any("input_excerpt" in json.dumps(i) for i in items)
+    declared = {t.get("name", t["type"]): t for t in body["tools"]}
+    assert declared["apply_patch"] == next(t for t in BODIES[1]["tools"] if t.get("name") == "apply_patch")
+    assert {"web_search", "tool_search"} <= {t["type"] for t in body["tools"]}
+    assert body["reasoning"] == {"effort": "medium"} and body["prompt_cache_key"]
+    assert not [p for p in _rules(body) if "Refused" in p]
+    assert not [w for w in warnings if "not carried" in w]
+
+
+def _rules(body: dict[str, Any]) -> list[str]:
+    from toolreplay._vessels import get_vessel
+
+    out: list[str] = []
+    get_wire(WIRE).rules(get_vessel("openai-responses"), body, out)
+    return [f"Refused {p.provider}" if hasattr(p, "provider") else str(p) for p in out]
+
+
+@pytest.mark.parametrize("vessel", ["anthropic", "gemini", "openai-compatible", "ollama"])
+def test_other_vessels_get_the_free_form_call_as_a_function_call(vessel: str) -> None:
+    h = _one(_free_form_body())
+    warnings: list[str] = []
+    body = render(h, vessel, model="m", warnings=warnings)
+    assert {"input": PATCH} in list(_objects(body))  # a function call of the whole text
+    assert "input_excerpt" not in json.dumps(body)
+    assert any("free-form tool 'apply_patch'" in w for w in warnings)
+    assert any("'web_search' runs at the provider" in w for w in warnings)
+    assert validate_body(vessel, body) == []
+
+
+def _objects(value: Any) -> Any:
+    """Every object in ``value``, JSON text inside strings (Chat's ``arguments``) decoded too."""
+    if isinstance(value, str) and value.startswith("{"):
+        try:
+            yield from _objects(json.loads(value))
+        except ValueError:
+            return
+    elif isinstance(value, dict):
+        yield value
+        for v in value.values():
+            yield from _objects(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _objects(v)
+
+
+def test_the_strict_double_takes_a_reasoning_item_followed_by_a_custom_call() -> None:
+    body = _free_form_body()
+    body["input"] = body["input"][:7]  # Codex's second request: reasoning, custom call, its output
+    assert check_request(WIRE, body, Rules(codex=True)) is None
+
+
+def test_the_strict_double_still_refuses_a_lone_reasoning_item() -> None:
+    body = _free_form_body()
+    body["input"] = body["input"][:5]
+    problem = check_request(WIRE, body, Rules(codex=True))
+    assert problem is not None and "without its required following item" in problem
