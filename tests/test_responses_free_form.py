@@ -144,3 +144,19 @@ def test_the_strict_double_still_refuses_a_lone_reasoning_item() -> None:
     body["input"] = body["input"][:5]
     problem = check_request(WIRE, body, Rules(codex=True))
     assert problem is not None and "without its required following item" in problem
+
+
+def _calls(h: Any) -> list[tuple[str, Any]]:
+    return [(c.name, c.answer) for m in h.messages for c in m.tool_uses]
+
+
+@pytest.mark.parametrize("vessel", ["anthropic", "gemini", "openai-compatible", "ollama"])
+@pytest.mark.parametrize("n", range(len(BODIES) + 1))
+def test_codex_bodies_are_valid_for_every_other_vessel_with_their_calls_as_calls(n: int, vessel: str) -> None:
+    from toolreplay._vessels import get_vessel
+
+    h = _one(BODIES[n] if n < len(BODIES) else _free_form_body())
+    body = render(h, vessel, model="m")
+    assert validate_body(vessel, body) == []
+    (again,) = read_history(body, get_vessel(vessel).wire).conversations
+    assert _calls(again) == _calls(h)
