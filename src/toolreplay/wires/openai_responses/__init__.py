@@ -44,12 +44,16 @@ _RENDER_DECIDES = frozenset({"model", "stream", "stream_options", *request.CONVE
 
 def _carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
     """A Responses request's own settings (``reasoning``, ``include``, ``text``, ``tool_choice``,
-    ``prompt_cache_key``...) carried by a Responses render; none of another wire's. A setting sent empty
+    ``prompt_cache_key``...) carried by a Responses render, those of OpenAI's public API
+    (:data:`~.request.PUBLIC_PARAMS`); none of another wire's. A setting sent empty
     says nothing: only the as-sent render gives it back."""
     names = [k for k in req.fields if k not in _RENDER_DECIDES and req.fields[k] not in (None, [], {}, "")]
     if req.wire != render.WIRE:
         return {}, tuple(names)
-    return {k: req.fields[k] for k in names}, ()
+    # a field only the ChatGPT backend takes (Codex's client_metadata) would be refused by the public API
+    return {k: req.fields[k] for k in names if k in request.PUBLIC_PARAMS}, tuple(
+        k for k in names if k not in request.PUBLIC_PARAMS
+    )
 
 
 WIRE = Wire(

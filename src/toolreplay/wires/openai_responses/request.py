@@ -67,6 +67,17 @@ PUBLIC_HOST = "api.openai.com"
 #: The top-level keys that hold the conversation, its system prompt and its tools; every other one is
 #: a request setting, kept as sent.
 CONVERSATION_KEYS = ("input", "instructions", "tools")
+#: The request parameters of OpenAI's public Responses API (the openai SDK's ``ResponseCreateParams``): a
+#: normal render carries an imported request's settings among these; others (Codex's ``client_metadata``,
+#: which the ChatGPT backend takes) go only in an as-sent render.
+PUBLIC_PARAMS = frozenset(
+    {"background", "background_options", "context_management", "conversation", "include", "input",
+     "instructions", "max_output_tokens", "max_tool_calls", "metadata", "model", "moderation",
+     "parallel_tool_calls", "previous_response_id", "prompt", "prompt_cache_key", "prompt_cache_options",
+     "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store", "stream",
+     "stream_options", "temperature", "text", "tool_choice", "tools", "top_logprobs", "top_p",
+     "truncation", "user"}
+)  # fmt: skip
 _TEXT_PARTS = ("input_text", "output_text", "text", "refusal")
 _MEDIA = ("input_image", "input_file")
 _CALLS = ("function_call", "custom_tool_call")
