@@ -126,3 +126,12 @@ def test_the_audit_calls_a_free_form_input_its_normal_input() -> None:
     assert report.patches() == []
     (found,) = report.found
     assert found.kind == "custom" and found.input == PATCH
+
+
+def test_a_script_file_gives_a_free_form_call_its_text(tmp_path: Any) -> None:
+    from toolreplay.testing.playbook import load_script
+
+    path = tmp_path / "double.toml"
+    path.write_text("[[answers]]\ncalls = [{name = 'apply_patch', input = '*** Begin Patch'}]\n", "utf-8")
+    (item,) = load_script(path)
+    assert isinstance(item, Calls) and list(item.calls) == [Call("apply_patch", {"input": "*** Begin Patch"})]
