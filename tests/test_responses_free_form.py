@@ -164,3 +164,13 @@ def test_codex_bodies_are_valid_for_every_other_vessel_with_their_calls_as_calls
     assert validate_body(vessel, body) == []
     (again,) = read_history(body, get_vessel(vessel).wire).conversations
     assert _calls(again) == _calls(h)
+
+
+def test_the_strict_double_refuses_a_ctc_id_without_its_reasoning() -> None:
+    body = _free_form_body()
+    body["input"] = body["input"][:4] + body["input"][5:7]  # the custom call without the reasoning before it
+    problem = check_request(WIRE, body, Rules(codex=True))
+    assert (
+        problem
+        == "Item 'ctc_0a1b' of type 'custom_tool_call' was provided without its required 'reasoning' item."
+    )
