@@ -174,3 +174,19 @@ def test_the_strict_double_refuses_a_ctc_id_without_its_reasoning() -> None:
         problem
         == "Item 'ctc_0a1b' of type 'custom_tool_call' was provided without its required 'reasoning' item."
     )
+
+
+@pytest.mark.parametrize("n", range(len(BODIES) + 1))
+def test_codex_bodies_stored_and_read_again_render_back_as_sent(n: int, tmp_path: Path) -> None:
+    from toolreplay import history_to_dict, load_history
+    from toolreplay._store.sqlite import SQLiteStore
+
+    body = BODIES[n] if n < len(BODIES) else _free_form_body()
+    h = _one(body)
+    assert render(load_history(json.loads(json.dumps(history_to_dict(h)))), as_sent=True) == body
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        store.import_history(h)
+        assert render(store.load(h.id), as_sent=True) == body
+    finally:
+        store.close()
