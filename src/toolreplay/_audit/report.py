@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -42,7 +42,6 @@ from toolreplay._replay import (
     replay_name,
     reply_calls,
 )
-from toolreplay.model import CallKind
 from toolreplay.wires.common import wire_tool_name
 
 if TYPE_CHECKING:
@@ -66,8 +65,7 @@ class FoundCall:
     answer: str | None
     call_id: str | None = None
     patches: tuple[str, ...] = ()
-    kind: CallKind = "function"
-    """``custom``: a free-form call (its text input is its whole, normal input)."""
+    kind: str = "function"  # custom: a free-form call, its text input its whole, normal input
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -222,9 +220,7 @@ def _call_patches(found: list[FoundCall], request: RequestBody, warnings: list[s
     excerpts = any("input_excerpt" in w for w in warnings)
     out: list[FoundCall] = []
     for n, f in enumerate(found):
-        patches: list[str] = []
-        if n in notes:
-            patches.append(notes[n])
+        patches: list[str] = [notes[n]] if n in notes else []
         if isinstance(f.input, str) and f.kind != "custom":  # a free-form call's text is its input
             patches.append(
                 "input cut to an excerpt (input_excerpt)" if excerpts else "input is not a JSON object"
@@ -237,8 +233,7 @@ def _call_patches(found: list[FoundCall], request: RequestBody, warnings: list[s
             patches.append(f"answer cut to {len(f.answer)} characters ({m.group(1)} in all)")
         if _HASHED_NAME.search(f.name):
             patches.append("tool name mapped for the wire (characters it forbids, or too long)")
-        out.append(FoundCall(f.message, f.position, f.name, f.input, f.answer, f.call_id, tuple(patches),
-                             f.kind))  # fmt: skip
+        out.append(replace(f, patches=tuple(patches)))
     return out
 
 
