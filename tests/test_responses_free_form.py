@@ -1,13 +1,13 @@
 """Codex on the Responses wire (issue 22): what Codex CLI sends is kept and given back.
 
-The bodies in tests/data/codex_responses_bodies.json are the three requests a real Codex CLI 0.171 run
-sent to the Responses double (developer messages with ``msg_`` ids, reasoning with encrypted content,
+tests/data/codex_responses_bodies.json holds the three requests a real Codex CLI 0.171 run sent to the
+Responses double (developer messages with ``msg_`` ids, reasoning with encrypted content,
 ``function_call`` items with ``status``, outputs with ``fco_`` ids, ``custom``, ``tool_search`` and
-``web_search`` tools, ``include``, ``reasoning``, ``text``, ``prompt_cache_key``, ``client_metadata``).
-The free-form ones add what Codex sends after an ``apply_patch`` call (the item shapes of the openai SDK
-and of openai/codex's ``ResponseItem``): a ``custom_tool_call`` with its ``ctc_`` id after its reasoning,
-its ``custom_tool_call_output``, a developer message in the middle, a hosted ``web_search_call``, an
-assistant message of two parts with its ``msg_`` id.
+``web_search`` tools, ``include``, ``reasoning``, ``text``, ``prompt_cache_key``, ``client_metadata``);
+tests/data/codex_apply_patch_bodies.json those of a run that wrote its file with ``apply_patch``: Codex's
+own ``custom_tool_call`` with its ``ctc_`` id and its output with a ``ctco_`` id. The free-form body adds
+what may follow (the openai SDK's item shapes): a developer message in the middle, a hosted
+``web_search_call``, an assistant message of two parts with its ``msg_`` id.
 """
 
 from __future__ import annotations
@@ -24,8 +24,12 @@ from toolreplay._audit.validate import validate_body
 from toolreplay.testing.checks import Rules, check_request
 from toolreplay.wires import get_wire
 
-DATA = Path(__file__).parent / "data" / "codex_responses_bodies.json"
-BODIES: list[dict[str, Any]] = json.loads(DATA.read_text(encoding="utf-8"))["bodies"]
+DATA = Path(__file__).parent / "data"
+BODIES: list[dict[str, Any]] = json.loads((DATA / "codex_responses_bodies.json").read_text("utf-8"))["bodies"]
+#: The same run with the note written by apply_patch: Codex's own custom_tool_call and its output.
+PATCHED: list[dict[str, Any]] = json.loads((DATA / "codex_apply_patch_bodies.json").read_text("utf-8"))[
+    "bodies"
+]
 PATCH = "*** Begin Patch\n*** Add File: notes.txt\n+hello\n*** End Patch\n"
 WIRE = "openai-responses"
 
@@ -55,9 +59,22 @@ def _one(body: Any) -> Any:
     return h
 
 
-@pytest.mark.parametrize("n", range(len(BODIES)))
+@pytest.mark.parametrize("n", range(len(BODIES + PATCHED)))
 def test_codex_bodies_render_back_as_sent(n: int) -> None:
-    assert render(_one(BODIES[n]), as_sent=True) == BODIES[n]
+    body = (BODIES + PATCHED)[n]
+    assert render(_one(body), as_sent=True) == body
+
+
+def test_codex_own_free_form_call_reads_as_a_custom_call_and_the_strict_double_takes_the_request() -> None:
+    h = _one(PATCHED[2])
+    assert h.warnings == ()
+    calls = [c for m in h.messages for c in m.tool_uses]
+    assert [(c.name, c.kind) for c in calls] == [("apply_patch", "custom"), ("exec_command", "function")]
+    assert calls[0].input == PATCH and calls[0].provider_data == {WIRE: {"item_id": "ctc_double1_0"}}
+    for body in PATCHED:
+        assert check_request(WIRE, body, Rules(codex=True)) is None
+        again = render(_one(body), "codex", model="gpt-5.5")
+        assert check_request(WIRE, again, Rules(codex=True)) is None
 
 
 def test_a_free_form_call_and_everything_around_it_render_back_as_sent() -> None:
@@ -155,11 +172,11 @@ def _calls(h: Any) -> list[tuple[str, Any]]:
 
 
 @pytest.mark.parametrize("vessel", ["anthropic", "gemini", "openai-compatible", "ollama"])
-@pytest.mark.parametrize("n", range(len(BODIES) + 1))
+@pytest.mark.parametrize("n", range(len(BODIES) + 1 + len(PATCHED)))
 def test_codex_bodies_are_valid_for_every_other_vessel_with_their_calls_as_calls(n: int, vessel: str) -> None:
     from toolreplay._vessels import get_vessel
 
-    h = _one(BODIES[n] if n < len(BODIES) else _free_form_body())
+    h = _one([*BODIES, _free_form_body(), *PATCHED][n])
     body = render(h, vessel, model="m")
     assert validate_body(vessel, body) == []
     (again,) = read_history(body, get_vessel(vessel).wire).conversations
