@@ -20,7 +20,7 @@ from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, turn_
 
 def _content(text: str, parts: Sequence[Part], layout: Mapping[str, Any]) -> Any:
     content = layout.get("content", "string")
-    if content == "none":
+    if content in ("none", "null"):
         return None
     if content == "parts":
         return [_part(p) for p in parts]
@@ -45,9 +45,8 @@ def _part(p: Part) -> dict[str, Any]:
 def _message(role: str, text: str, parts: Sequence[Part], layout: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = dict(cast(Mapping[str, Any], layout.get("item") or {}))
     out["role"] = role
-    content = _content(text, parts, layout)
-    if content is not None or layout.get("content") != "none":
-        out["content"] = content
+    if layout.get("content") != "none":  # absent stays absent; null stays null
+        out["content"] = _content(text, parts, layout)
     return out
 
 

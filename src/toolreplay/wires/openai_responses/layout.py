@@ -8,7 +8,7 @@ it. The keys:
   read (``type: "message"``, its ``msg_`` ``id``, ``status``); ``role``, a system turn's role as sent
   (``developer`` or ``system``); ``at: "instructions"`` for the body's ``instructions``; ``input:
   "string"`` for a body whose ``input`` was a plain string; ``content``: ``"string"`` (a string),
-  ``"none"`` (absent or null), ``"parts"`` (a user message of media, each :class:`~toolreplay.model.Part`
+  ``"none"`` (absent), ``"null"``, ``"parts"`` (a user message of media, each :class:`~toolreplay.model.Part`
   with its own ``sent``: ``extra`` keys and the ``raw`` URL when rebuilding it would differ) or a list
   of part layouts (``type``, ``extra`` keys, ``len`` of its text) for text parts kept apart;
 * a reply (``Message.sent["openai-responses"]["messages"]``: one entry per run of model items the body

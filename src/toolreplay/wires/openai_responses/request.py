@@ -235,6 +235,7 @@ class _Reader:
 
     def _message(self, item: Mapping[str, Any], role: str, where: str) -> None:
         text, parts, content = _content(item.get("content"), where, self.warnings, role == "user")
+        content = "null" if content == "none" and "content" in item else content
         layout = message_layout(item, content)
         if role == "assistant":
             slot = {"kind": "text", "len": len(text), **layout}
