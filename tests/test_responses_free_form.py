@@ -207,3 +207,39 @@ def test_codex_bodies_stored_and_read_again_render_back_as_sent(n: int, tmp_path
         assert render(store.load(h.id), as_sent=True) == body
     finally:
         store.close()
+
+
+HOSTED_TOOLS = [
+    {"type": "code_interpreter", "container": {"type": "auto"}},
+    {
+        "type": "mcp",
+        "server_label": "docs",
+        "server_url": "https://mcp.example/sse",
+        "require_approval": "never",
+    },
+    {"type": "file_search", "vector_store_ids": ["vs_1"]},
+    {"type": "image_generation"},
+    {"type": "local_shell"},
+]
+HOSTED_CALLS = [
+    {"type": "code_interpreter_call", "id": "ci_1", "status": "completed", "code": "print(1)",
+     "container_id": "cntr_1", "outputs": [{"type": "logs", "logs": "1\n"}]},
+    {"type": "mcp_call", "id": "mcp_1", "server_label": "docs", "name": "search", "arguments": "{}",
+     "output": "found"},
+    {"type": "local_shell_call", "id": "lsh_1", "call_id": "call_s", "status": "completed",
+     "action": {"type": "exec", "command": ["ls"], "env": {}}},
+    {"type": "local_shell_call_output", "id": "lsho_1", "output": "notes.txt\n"},
+    {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+     "content": [{"type": "output_text", "text": "Done.", "annotations": []}]},
+]  # fmt: skip
+
+
+def test_hosted_tools_and_their_items_are_kept_whole_and_given_back() -> None:
+    items = [{"role": "user", "content": "Run it."}, *HOSTED_CALLS, {"role": "user", "content": "ok"}]
+    body = {"model": "gpt-5", "tools": HOSTED_TOOLS, "store": False, "input": items}
+    h = _one(body)
+    assert h.warnings == ()
+    assert [t.kind for t in h.tools or ()] == ["hosted"] * len(HOSTED_TOOLS)
+    assert render(h, as_sent=True) == body
+    again = render(h, "openai-responses", model="gpt-5")  # the same issuer: every item goes back
+    assert again["tools"] == HOSTED_TOOLS and all(i in again["input"] for i in HOSTED_CALLS[:4])

@@ -32,6 +32,15 @@ from typing import Any, cast
 from toolreplay.model import Sent
 
 WIRE = "openai-responses"
+#: Items of tools OpenAI (or the agent, for OpenAI's own tool kinds) ran outside our calls: kept whole as
+#: server-tool pieces of their step, replayed verbatim to their issuer only, never answered by us.
+HOSTED_ITEMS = frozenset(
+    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call",
+     "mcp_list_tools", "mcp_approval_request", "mcp_approval_response", "local_shell_call",
+     "local_shell_call_output", "shell_call", "shell_call_output", "apply_patch_call",
+     "apply_patch_call_output", "computer_call", "computer_call_output", "tool_search_call",
+     "tool_search_output"}
+)  # fmt: skip
 #: The keys of a content part the neutral model reads, per part type.
 _VALUE_KEY = {"refusal": "refusal"}
 #: The item keys the model reads, per item type; the others are kept as sent.
@@ -114,6 +123,7 @@ def content_parts(text: str, layouts: list[Mapping[str, Any]]) -> list[dict[str,
 
 
 __all__ = [
+    "HOSTED_ITEMS",
     "WIRE",
     "call_layout",
     "content_parts",

@@ -39,6 +39,7 @@ from toolreplay.model import FREE_FORM_PARAMETERS, History, Part, RequestSetting
 from toolreplay.wires.common import body_issuer, request_settings
 from toolreplay.wires.media import data_url, from_data_url
 from toolreplay.wires.openai_responses.layout import (
+    HOSTED_ITEMS,
     call_layout,
     message_layout,
     output_layout,
@@ -82,11 +83,6 @@ _TEXT_PARTS = ("input_text", "output_text", "text", "refusal")
 _MEDIA = ("input_image", "input_file")
 _CALLS = ("function_call", "custom_tool_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
-#: Items of tools OpenAI runs itself: kept whole as server-tool pieces of their step, for their issuer.
-_HOSTED = frozenset(
-    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call",
-     "mcp_list_tools"}
-)  # fmt: skip
 
 
 def _fail(problem: str) -> WireError:
@@ -216,7 +212,7 @@ class _Reader:
         elif kind in _OUTPUTS:
             self.flush()
             self.events.append(Answers([self._output(item, where)], where))
-        elif kind == "reasoning" or (isinstance(kind, str) and kind in _HOSTED):
+        elif kind == "reasoning" or (isinstance(kind, str) and kind in HOSTED_ITEMS):
             # kept verbatim in its place, replayed only to its issuer (design 17)
             self._group(where, {"kind": "said"}).parts.append(said_item(item))
         else:

@@ -27,6 +27,7 @@ from toolreplay.wires._rules import (
 )
 from toolreplay.wires.contract import Refused
 from toolreplay.wires.openai_chat.rules import too_long
+from toolreplay.wires.openai_responses.layout import HOSTED_ITEMS
 from toolreplay.wires.openai_responses.render import LIST_KEY, MAX_CALL_ID
 
 if TYPE_CHECKING:
@@ -52,11 +53,6 @@ _RESP_KEYS = {
 }
 _CALL_ITEMS = ("function_call", "custom_tool_call")
 _OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output")
-#: Items of tools OpenAI ran itself: replayed verbatim to their issuer, their keys OpenAI's own.
-_HOSTED_ITEMS = frozenset(
-    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call",
-     "mcp_list_tools"}
-)  # fmt: skip
 
 
 def _calls(items: list[Any], i: int, ids: Ids, declared: set[str], out: list[str]) -> tuple[int, list[str]]:
@@ -149,7 +145,9 @@ _DOUBLE_CALL_ITEM = re.compile(r"^(?:fc|ctc)_(?P<answer>double[0-9]+)_[0-9]+\Z")
 _NON_REASONING = re.compile(r"^(gpt-4|gpt-3\.5|chatgpt-|gpt-5(\.[0-9]+)?-chat)")
 #: Items the model produced in one answer (a step): reasoning, words, calls (free-form ones too), the
 #: calls of tools OpenAI ran itself.
-_MODEL_ITEMS = frozenset({"reasoning", *_CALL_ITEMS, *_HOSTED_ITEMS})
+_MODEL_ITEMS = frozenset(
+    {"reasoning", *_CALL_ITEMS, *(k for k in HOSTED_ITEMS if not k.endswith(("_output", "_response")))}
+)
 #: The item id prefix of each call item the reasoning rule pairs: ``fc_`` and ``ctc_``.
 _CALL_ID_PREFIX = {"function_call": "fc_", "custom_tool_call": "ctc_"}
 
@@ -250,7 +248,7 @@ def rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:
     while i < len(items):
         it, where = items[i], f"input[{i}]"
         kind = (it.get("type") or "message") if is_obj(it) else None
-        if kind in _HOSTED_ITEMS:  # a hosted tool's item, verbatim to its issuer
+        if kind in HOSTED_ITEMS:  # a hosted tool's item, verbatim to its issuer
             i += 1
             continue
         if kind not in _RESP_KEYS:
