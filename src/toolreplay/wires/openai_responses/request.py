@@ -109,7 +109,9 @@ def _media(p: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:
     if part is None:
         warnings.append(f"{at}: an {kind!r} part given by file_id only (a file kept at OpenAI) is not kept")
     elif p.get("detail") not in (None, "auto"):
-        warnings.append(f"{at}: detail {p.get('detail')!r} is not kept (sent as auto)")
+        warnings.append(
+            f"{at}: detail {p.get('detail')!r} is kept for an as-sent render only (others send auto)"
+        )
     return part
 
 
