@@ -3,8 +3,11 @@
 A replayed reply becomes, step by step, the step's ``reasoning`` items (verbatim, with their
 ``encrypted_content``, only to the model that issued them: design 17), the words it wrote before its calls
 (``{"role": "assistant", "content": words}``), ``function_call`` items (``call_id``, ``name``,
-``arguments`` string) and one ``function_call_output`` item per call (content items when the answer has
-images or files); then ``{"role": "assistant", "content": text}``.
+``arguments`` string; a free-form call: ``custom_tool_call`` with its ``input`` text) and one output item
+per call (``function_call_output`` / ``custom_tool_call_output``, content items when the answer has
+images or files); then ``{"role": "assistant", "content": text}``. A system message stands where it was
+(a ``developer`` message stays one); the leading ones go in ``instructions`` unless they were sent as
+input items. Tools: function tools, free-form tools and OpenAI's own tools as declared.
 
 Rules this module keeps (the errors they avoid):
 * a replayed call carries its own item ``id`` (``fc_...``) only to its issuer and only beside the

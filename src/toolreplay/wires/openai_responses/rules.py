@@ -4,8 +4,10 @@
 tests and by the loopback double. Each problem is one line naming the place; what OpenAI's server itself
 refuses is a :class:`~toolreplay.wires.contract.Refused` line carrying its error text (the double answers
 that): missing or over-long call ids, an output whose call no earlier item made, a call no output
-answers, a call item id without its reasoning item. The rest is what the replay promises on top (outputs
-right after their calls, in call order; JSON-object arguments; declared tools; only the keys it sends).
+answers, a call item id (``fc_``, ``ctc_``) without its reasoning item, a reasoning item without the
+item the model made after it (a message, a call, a free-form call, a hosted tool's call). The rest is
+what the replay promises on top (outputs right after their calls, in call order; JSON-object arguments;
+declared tools; only the keys it sends).
 """
 
 from __future__ import annotations
