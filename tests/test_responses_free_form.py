@@ -243,3 +243,17 @@ def test_hosted_tools_and_their_items_are_kept_whole_and_given_back() -> None:
     assert render(h, as_sent=True) == body
     again = render(h, "openai-responses", model="gpt-5")  # the same issuer: every item goes back
     assert again["tools"] == HOSTED_TOOLS and all(i in again["input"] for i in HOSTED_CALLS[:4])
+
+
+def _captured() -> list[dict[str, Any]]:
+    """The bodies of the agents harness's kept Codex run (tests/data/agents/codex.json)."""
+    data = json.loads((DATA / "agents" / "codex.json").read_text("utf-8"))
+    return [json.loads(r["body_text"]) for r in data["requests"] if r.get("body_text")]
+
+
+@pytest.mark.parametrize("n", range(len(_captured())))
+def test_the_kept_codex_run_renders_back_as_sent_and_its_free_form_call_is_one(n: int) -> None:
+    body = _captured()[n]
+    h = _one(body)
+    assert render(h, as_sent=True) == body
+    assert all(c.kind == "custom" for m in h.messages for c in m.tool_uses if c.name == "apply_patch")
