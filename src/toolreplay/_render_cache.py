@@ -122,12 +122,13 @@ def _whole_body(
 
 
 def mid_system(messages: Sequence[Message]) -> bool:
-    """Whether a system message stands after the first message of another role."""
+    """Whether a system message stands after the first message of another role, or says how it stood in
+    its body (a developer message of an imported body: the wire's own render places it)."""
     seen_other = False
     for m in messages:
         if m.role != "system":
             seen_other = True
-        elif seen_other:
+        elif seen_other or m.sent:
             return True
     return False
 

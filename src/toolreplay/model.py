@@ -247,6 +247,15 @@ class ToolCall:
             object.__setattr__(self, "answer", answer_text(self.parts))
 
 
+#: The input schema of a free-form (``custom``) tool where a wire has none: one string, its whole text
+#: (a custom call travels there as a function call of ``{"input": text}``).
+FREE_FORM_PARAMETERS: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "The tool's whole input, as free-form text."}},
+    "required": ["input"],
+}
+
+
 def _empty_schema() -> Mapping[str, Any]:
     return {"type": "object", "properties": {}}
 
@@ -375,6 +384,7 @@ class Usage:
 
 __all__ = [
     "CALL_KINDS",
+    "FREE_FORM_PARAMETERS",
     "PART_KINDS",
     "ROLES",
     "STATUSES",

@@ -27,6 +27,8 @@ SIDE = "Notes file"
 #: Each main-loop answer carries reasoning: a thinking model (Claude Code's ``thinking``, Codex's gpt-5.5)
 #: always answers with some, and the providers refuse its calls sent back without it. The double sends
 #: it only to a model that thinks (design 32, design 41).
+#: The schema a free-form (custom) tool is called by in a script: its text as ``input``.
+FREE_FORM = {"type": "object", "properties": {"input": {"type": "string"}}}
 THOUGHT = "The user wants notes.txt with hello; I write it, then read it back."
 
 
@@ -47,10 +49,13 @@ PLANS: dict[str, tuple[Step, ...]] = {
         Step("Write", lambda w: {"file_path": _path(w), "content": NOTE + "\n"}),
         Step("Read", lambda w: {"file_path": _path(w)}),
     ),
-    # Codex's apply_patch is a free-form ("custom") tool; its shell tool is a function, which every
-    # double answers. (Issue 22 teaches the Responses double to answer a custom_tool_call.)
+    # Codex writes with apply_patch, a free-form ("custom") tool: the double answers a custom_tool_call of
+    # the patch's text ({"input": text}); it reads back with its shell tool, a function.
     "codex": (
-        Step("exec_command", lambda w: {"cmd": f"printf '{NOTE}\\n' > {FILE}", "workdir": w}),
+        Step(
+            "apply_patch",
+            lambda w: {"input": f"*** Begin Patch\n*** Add File: {FILE}\n+{NOTE}\n*** End Patch\n"},
+        ),
         Step("exec_command", lambda w: {"cmd": f"cat {FILE}", "workdir": w}),
     ),
     "opencode": (
@@ -70,7 +75,8 @@ def _dicts(value: Any) -> Iterator[Mapping[str, Any]]:
 
 
 def declared(wire: str, body: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
-    """The request's tools by name, each with its input schema (``{}`` for a free-form tool)."""
+    """The request's tools by name, each with its input schema (a free-form tool's: one string ``input``,
+    how the double is scripted to call it)."""
     out: dict[str, Mapping[str, Any]] = {}
     for tool in _dicts(body.get("tools")):
         if wire == "gemini":
@@ -79,6 +85,8 @@ def declared(wire: str, body: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]
         elif wire == "openai-chat":
             fn = tool.get("function") or {}
             out[str(fn.get("name"))] = fn.get("parameters") or {}
+        elif tool.get("type") == "custom" and "name" in tool:  # a free-form tool: its one input, text
+            out[str(tool["name"])] = FREE_FORM
         elif "name" in tool:
             out[str(tool["name"])] = tool.get("input_schema") or tool.get("parameters") or {}
     return out

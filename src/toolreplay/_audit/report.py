@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -65,6 +65,7 @@ class FoundCall:
     answer: str | None
     call_id: str | None = None
     patches: tuple[str, ...] = ()
+    kind: str = "function"  # custom: a free-form call, its text input its whole, normal input
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +76,7 @@ class FoundCall:
             "answered": self.answer is not None,
             "id": self.call_id,
             "patches": list(self.patches),
+            **({"kind": self.kind} if self.kind != "function" else {}),
         }
 
 
@@ -205,7 +207,7 @@ def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[MessageText], H
         if m.text:
             texts.append(MessageText(i, m.role, m.text))
         for k, c in enumerate(m.tool_uses):
-            found.append(FoundCall(i, k, c.name, c.input, c.answer, c.call_id))
+            found.append(FoundCall(i, k, c.name, c.input, c.answer, c.call_id, kind=c.kind))
     return found, texts, history
 
 
@@ -218,10 +220,8 @@ def _call_patches(found: list[FoundCall], request: RequestBody, warnings: list[s
     excerpts = any("input_excerpt" in w for w in warnings)
     out: list[FoundCall] = []
     for n, f in enumerate(found):
-        patches: list[str] = []
-        if n in notes:
-            patches.append(notes[n])
-        if isinstance(f.input, str):
+        patches: list[str] = [notes[n]] if n in notes else []
+        if isinstance(f.input, str) and f.kind != "custom":  # a free-form call's text is its input
             patches.append(
                 "input cut to an excerpt (input_excerpt)" if excerpts else "input is not a JSON object"
             )
@@ -233,7 +233,7 @@ def _call_patches(found: list[FoundCall], request: RequestBody, warnings: list[s
             patches.append(f"answer cut to {len(f.answer)} characters ({m.group(1)} in all)")
         if _HASHED_NAME.search(f.name):
             patches.append("tool name mapped for the wire (characters it forbids, or too long)")
-        out.append(FoundCall(f.message, f.position, f.name, f.input, f.answer, f.call_id, tuple(patches)))
+        out.append(replace(f, patches=tuple(patches)))
     return out
 
 

@@ -33,13 +33,14 @@ if TYPE_CHECKING:
 
 async def run_call(rec: Recorder, pc: ParsedCall) -> None:
     """Answer one call (run, dry-run or refuse it): recorded before it runs, then with its answer."""
-    pos = rec.call_started(pc.name, pc.input, pc.call_id, pc.provider_data)
+    pos = rec.call_started(pc.name, pc.input, pc.call_id, pc.provider_data, pc.kind)
     # A tool that raises leaves the call stored unanswered (its effect is unknown); the turn is interrupted.
     outcome: ToolOutcome = await rec.registry.call(
-        pc.name, pc.input, dry=rec.options.dry_tools, input_error=pc.input_error
+        pc.name, pc.input, dry=rec.options.dry_tools, input_error=pc.input_error, kind=pc.kind
     )
     answer = jsonenc.scrub(outcome.answer)  # a tool's lone surrogate could not be stored
-    answered = ToolCall(pc.name, pc.input, answer, pc.call_id, outcome.is_error, pc.provider_data)
+    answered = ToolCall(pc.name, pc.input, answer, pc.call_id, outcome.is_error, pc.provider_data,
+                        kind=pc.kind)  # fmt: skip
     rec.call_answered(pos, answered, executed=outcome.executed, dry=outcome.dry)
 
 

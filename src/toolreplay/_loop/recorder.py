@@ -46,6 +46,7 @@ from toolreplay._store.turns import WRITER, TurnLock, writer
 from toolreplay._tokens import size_for
 from toolreplay._tools import ToolRegistry
 from toolreplay._vessels import Vessel
+from toolreplay.model import CallKind
 from toolreplay.wires.reply import Reply, Usage, add_usage, usage_json
 
 if TYPE_CHECKING:
@@ -240,12 +241,14 @@ class Recorder:
         input: Any,
         call_id_: str | None = None,
         provider_data: Mapping[str, Any] | None = None,
+        kind: CallKind = "function",
     ) -> int:
         """Commit a call before its tool runs (unanswered: a process killed while the tool runs keeps
-        it); returns its position in the reply, which :meth:`call_answered` takes."""
+        it); returns its position in the reply, which :meth:`call_answered` takes. ``kind`` ``custom``:
+        a free-form call, its input the text the model wrote."""
         pos = len(self.calls)
         self.emit(CallStarted(call_id(self.stem, pos), name, input))
-        made = ToolCall(name, input, None, call_id_, False, provider_data)
+        made = ToolCall(name, input, None, call_id_, False, provider_data, kind=kind)
         self.store.record_call(self.cid, self.reply_id, made)
         self.calls.append(made)
         return pos

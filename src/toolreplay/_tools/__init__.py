@@ -1,6 +1,7 @@
 """Tools a turn can run: a registry of name, description, JSON schema and a Python callable.
 
-A tool's callable takes the call's input (a JSON object, as a mapping) and returns its answer as text;
+A tool's callable takes the call's input (a JSON object, as a mapping; a free-form call's text, as a
+string) and returns its answer as text;
 it may be a plain function or a coroutine function. A tool says that a call failed (a bad id, a missing
 field) by raising :class:`ToolError`: the model gets the message as an error answer (``is_error``), the
 turn goes on. Any other exception is a bug in the tool and propagates; the turn loop then stores the call
@@ -31,8 +32,10 @@ from toolreplay._errors import ConfigError
 from toolreplay._history import ToolSpec
 from toolreplay._replay import replay_name
 from toolreplay._tools.dry import dry_answer
+from toolreplay.model import CallKind
 
-ToolFn = Callable[[Mapping[str, Any]], "str | Awaitable[str]"]
+#: A tool's callable: the call's input (a JSON object; the text itself for a free-form tool's call) -> text.
+ToolFn = Callable[[Any], "str | Awaitable[str]"]
 
 
 class ToolError(Exception):
@@ -130,9 +133,16 @@ class ToolRegistry:
         return found
 
     async def call(
-        self, name: str, input: Any, *, dry: bool = False, input_error: str | None = None
+        self,
+        name: str,
+        input: Any,
+        *,
+        dry: bool = False,
+        input_error: str | None = None,
+        kind: CallKind = "function",
     ) -> ToolOutcome:
-        """Answer one call: run it, or refuse it (dry run, broken arguments, unknown tool)."""
+        """Answer one call: run it, or refuse it (dry run, broken arguments, unknown tool). A free-form
+        call (``kind`` ``custom``, Codex's ``apply_patch``) gives its tool the text the model wrote."""
         if input_error is not None:
             return ToolOutcome(
                 f"error: the arguments of this {name} call cannot be used ({input_error}); "
@@ -148,14 +158,15 @@ class ToolRegistry:
             )
         if dry:
             return ToolOutcome(dry_answer(t.name, input), executed=False, dry=True)
-        if not isinstance(input, Mapping):
+        free = kind == "custom" and isinstance(input, str)
+        if not free and not isinstance(input, Mapping):
             return ToolOutcome(
                 f"error: {t.name} takes a JSON object as input, not {type(input).__name__}",
                 is_error=True,
                 executed=False,
             )
         try:
-            result = t.fn(cast(Mapping[str, Any], input))
+            result = t.fn(input if free else cast(Mapping[str, Any], input))
             if inspect.isawaitable(result):
                 result = await result
         except ToolError as exc:

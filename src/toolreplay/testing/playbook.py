@@ -6,6 +6,8 @@ answers in order, as a list or under ``answers``::
     # double.toml
     [[answers]]                                   # a call (several: parallel calls), text optional
     calls = [{name = "coop", input = {action = "close", id = 1}}]
+    [[answers]]                                   # a free-form tool's call: its text as input
+    calls = [{name = "apply_patch", input = '*** Begin Patch ...'}]
     [[answers]]
     text = "Closed #1."                           # a text answer
     [[answers]]
@@ -69,8 +71,11 @@ def _call(raw: Any, where: str) -> Call:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
         raise ScriptError(f"{where}: a call needs a name (a string)")
     args = raw.get("input", {})
+    if isinstance(args, str):  # a free-form tool's text (Codex's apply_patch): {"input": text} elsewhere
+        return Call(str(raw["name"]), {"input": args})
     if not isinstance(args, Mapping):
-        raise ScriptError(f"{where}: input must be an object, not {type(args).__name__}")
+        raise ScriptError(f"{where}: input must be an object or a free-form tool's text, not "
+                          f"{type(args).__name__}")  # fmt: skip
     return Call(str(raw["name"]), dict(args))
 
 

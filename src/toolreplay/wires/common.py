@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolreplay.model import Issuer, Part, RequestSettings, ToolSpec
+from toolreplay.model import FREE_FORM_PARAMETERS, Issuer, Part, RequestSettings, ToolSpec
 from toolreplay.wires.replayed import ReplayCall, TurnMessage, leading_system
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
@@ -253,9 +253,9 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     out = name_warnings(turns, tools)
     out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
     out.extend(mid_system_warnings(turns, wire))
-    out.extend(tool_kind_warnings(tools, wire))
     out.extend(part_warnings(turns, wire))
     out.extend(user_part_warnings(turns, wire))
+    out.extend(tool_kind_warnings(turns, tools, wire))
     if wire == "gemini":
         for t in turns:
             for c in t.calls:
@@ -265,6 +265,30 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
                         f"message {t.message_id}: call {c.call_id}: stored thoughtSignature is not base64, "
                         "not replayed"
                     )
+    return out
+
+
+def tool_kind_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wire: str) -> list[str]:
+    """One warning per free-form tool (declared, or used by a replayed call) on a wire without free-form
+    tools (``Wire.tool_kinds``): declared as a function of one string ``input``, its calls sent as
+    function calls of ``{"input": text}``; one per tool a provider runs itself that this wire cannot
+    declare (another wire's, or a wire without hosted tools): left out."""
+    from toolreplay.wires import get_wire
+
+    kinds = get_wire(wire).tool_kinds
+    out: list[str] = []
+    if "custom" not in kinds:
+        names = [t.name for t in tools if t.kind == "custom"]
+        names += [c.name for t in turns for c in t.calls if c.kind == "custom"]
+        out.extend(
+            f"free-form tool {name!r}: declared on {wire} as a function of one string 'input', its calls "
+            'sent as function calls of {"input": text}'
+            for name in dict.fromkeys(names)
+        )
+    for t in tools:
+        if t.kind == "hosted" and ("hosted" not in kinds or not (t.sent and wire in t.sent)):
+            whose = ", ".join(t.sent) if t.sent else "unknown"
+            out.append(f"tool {t.name!r} runs at the provider ({whose}): not declared on {wire}")
     return out
 
 
@@ -376,35 +400,14 @@ def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
     return obj.get(snake) if value is None else value
 
 
-#: The function a free-form (custom) tool is declared as where a wire has no free-form tools: its text is
-#: the one string ``input`` (what the replay sends as the call's arguments there).
-FREE_FORM_SCHEMA: Mapping[str, Any] = {
-    "type": "object", "properties": {"input": {"type": "string"}}, "required": ["input"],
-}  # fmt: skip
-
-
 def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:
     """``(wire name, description, schema)`` for each declared function tool, the wire name mapped once: a
-    custom tool as a function of one string ``input``, a hosted one left out (a wire that declares those
-    natively renders them from ``opts.tools`` itself; :func:`tool_kind_warnings` names them)."""
+    free-form (custom) tool as a function of one string ``input``; a tool a provider runs itself
+    (``hosted``) is declared by its own wire alone (:func:`tool_kind_warnings` names it elsewhere)."""
     return [
-        (wire_tool_name(t.name), t.description, FREE_FORM_SCHEMA if t.kind == "custom" else t.parameters)
+        (wire_tool_name(t.name), t.description, FREE_FORM_PARAMETERS if t.kind == "custom" else t.parameters)
         for t in tools
         if t.kind != "hosted"
-    ]
-
-
-def tool_kind_warnings(tools: Sequence[ToolSpec], wire: str) -> list[str]:
-    """One warning per declared tool of a kind the wire does not declare natively (``Wire.tool_kinds``)."""
-    from toolreplay.wires import get_wire
-
-    kinds = get_wire(wire).tool_kinds
-    return [
-        f"tool {t.name!r} is hosted by its provider and has no declaration on {wire}: left out"
-        if t.kind == "hosted"
-        else f"tool {t.name!r} is free-form: declared on {wire} as a function of one string 'input'"
-        for t in tools
-        if t.kind not in kinds
     ]
 
 
@@ -450,18 +453,24 @@ def declared_tools(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> t
     known = {t.name for t in tools}
     # Inferred from a tool's first call only, so the definition stays the same bytes as the history
     # grows (Anthropic's cache prefix starts with the tools: a changed definition invalidates it all).
-    seen: dict[str, Mapping[str, Any]] = {}
+    seen: dict[str, ReplayCall] = {}
     for t in turns:
         for c in t.calls:
             if c.name not in known and c.name not in seen:
-                seen[c.name] = c.input
+                seen[c.name] = c
     if not seen:
         return tuple(tools)
     extra = tuple(
-        ToolSpec(name, "Inferred from earlier calls in this conversation.", infer_schema([first]))
+        ToolSpec(name, INFERRED, FREE_FORM_PARAMETERS, kind="custom")
+        if first.kind == "custom"  # a free-form tool: declared as one where the wire has them
+        else ToolSpec(name, INFERRED, infer_schema([first.input]))
         for name, first in seen.items()
     )
     return tuple(tools) + extra
+
+
+#: The description of a tool declared only because the replayed calls use it.
+INFERRED = "Inferred from earlier calls in this conversation."
 
 
 #: The provider doubles sign what their models "wrote" (thought signatures, thinking blocks) with the model

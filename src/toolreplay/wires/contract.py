@@ -13,7 +13,8 @@ wire is a bundle of pure functions and facts, like httpx's ``BaseTransport`` or 
   ``parse_response`` (answer -> reply), ``stream_parser`` (events -> reply);
 * how it renders back as sent: ``render_as_sent`` (the body as its agent sent it),
   ``conversation_keys`` (every other top-level key is a request setting), ``carry_settings`` (what a
-  normal render takes over from an imported request), ``mid_system``;
+  normal render takes over from an imported request), ``mid_system``, ``tool_kinds`` (the tool
+  declarations it has: free-form, hosted);
 * how it is recognised: ``sniff`` (a body -> confidence in 0..1; the highest wins), ``url_endings`` (a
   dump that recorded the URL), :class:`ImportForm` (files of its bodies or messages for ``import``);
 * its provider rules: ``rules`` (what the provider refuses, read from the body; the validator,

@@ -8,15 +8,45 @@ history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies ar
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from toolreplay.model import RequestSettings
+from toolreplay.wires.common import RenderOptions
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 from toolreplay.wires.openai_chat import bearer
 from toolreplay.wires.openai_chat import errors as chat_errors
-from toolreplay.wires.openai_responses import detect, errors, render, request, response, rules, specs
+from toolreplay.wires.openai_responses import (
+    as_sent,
+    detect,
+    errors,
+    render,
+    request,
+    response,
+    rules,
+    specs,
+)
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
     return f"{base}/responses"
+
+
+#: What the render itself decides: never carried from an imported request, never named as lost.
+_RENDER_DECIDES = frozenset({"model", "stream", "stream_options", *request.CONVERSATION_KEYS})
+
+
+def _carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A Responses request's own settings (``reasoning``, ``include``, ``text``, ``tool_choice``,
+    ``prompt_cache_key``...) carried by a Responses render, those of OpenAI's public API
+    (:data:`~.request.PUBLIC_PARAMS`); none of another wire's. A setting sent empty
+    says nothing: only the as-sent render gives it back."""
+    names = [k for k in req.fields if k not in _RENDER_DECIDES and req.fields[k] not in (None, [], {}, "")]
+    if req.wire != render.WIRE:
+        return {}, tuple(names)
+    # a field only the ChatGPT backend takes (Codex's client_metadata) would be refused by the public API
+    return {k: req.fields[k] for k in names if k in request.PUBLIC_PARAMS}, tuple(
+        k for k in names if k not in request.PUBLIC_PARAMS
+    )
 
 
 WIRE = Wire(
@@ -27,7 +57,11 @@ WIRE = Wire(
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     carries=render.carries,
+    mid_system=True,
+    carry_settings=_carry,
+    tool_kinds=frozenset({"function", "custom", "hosted"}),
     render=render.render,
+    render_as_sent=as_sent.render_as_sent,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,
     parse_request=request.parse_request,

@@ -1,5 +1,6 @@
 """The OpenAI Responses double (a :class:`toolreplay.wires.contract.Double`): ``response`` objects and the
-typed event stream (``response.created`` to ``response.completed``), OpenAI's error objects, and the
+typed event stream (``response.created`` to ``response.completed``; a call of a tool the request declares
+free-form, ``custom``, is a ``custom_tool_call`` item), OpenAI's error objects, and the
 request checks with OpenAI's own texts: the model, Codex's ``store``/``stream`` demands, call ids and
 their outputs, function-call item ids without their reasoning item.
 """
@@ -11,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay import jsonenc
 from toolreplay.testing.answers import (
     ERROR_KINDS,
     Answer,
@@ -72,7 +74,20 @@ def _responses_items(a: Answer) -> list[dict[str, Any]]:
                 "content": [{"type": "output_text", "text": a.text, "annotations": [], "logprobs": []}],
             }
         )
+    free = _free_form_tools(a.request)
     for i, c in enumerate(a.calls):
+        if c.name in free:  # a free-form tool: the call's text is its input
+            items.append(
+                {
+                    "type": "custom_tool_call",
+                    "id": f"ctc_double{a.seq}_{i}",
+                    "call_id": c.call_id,
+                    "name": c.name,
+                    "input": _free_input(c.args),
+                    "status": "completed",
+                }
+            )
+            continue
         items.append(
             {
                 "type": "function_call",
@@ -84,6 +99,22 @@ def _responses_items(a: Answer) -> list[dict[str, Any]]:
             }
         )
     return items
+
+
+def _free_form_tools(request: Mapping[str, Any]) -> frozenset[str]:
+    """The names the request declares as free-form (``custom``) tools: their calls are custom calls."""
+    return frozenset(
+        str(t.get("name")) for t in map(as_map, as_list(request.get("tools"))) if t.get("type") == "custom"
+    )
+
+
+def _free_input(args: Mapping[str, Any] | str) -> str:
+    """A scripted call's input as a free-form call's text: a string as it is, ``{"input": text}`` as its
+    text (how a free-form call is written where tools take JSON), any other object as its JSON."""
+    if isinstance(args, str):
+        return args
+    text = args.get("input") if len(args) == 1 else None
+    return text if isinstance(text, str) else jsonenc.dumps(args)
 
 
 def _tools(request: Mapping[str, Any]) -> list[Any]:
@@ -170,6 +201,18 @@ def _call_events(ev: Any, index: int, item: dict[str, Any], cut: Splitter) -> li
     ]
 
 
+def _custom_call_events(ev: Any, index: int, item: dict[str, Any], cut: Splitter) -> list[Event]:
+    """A free-form call streams its text as ``response.custom_tool_call_input.delta`` events, then
+    ``.done`` with the whole input (the openai SDK's event types)."""
+    at = {"item_id": item["id"], "output_index": index}
+    added = {**item, "input": "", "status": "in_progress"}
+    return [
+        ev("response.output_item.added", output_index=index, item=added),
+        *(ev("response.custom_tool_call_input.delta", **at, delta=p) for p in cut(item["input"])),
+        ev("response.custom_tool_call_input.done", **at, input=item["input"]),
+    ]
+
+
 def _reasoning_events(ev: Any, index: int, item: dict[str, Any], cut: Splitter) -> list[Event]:
     """The reasoning item opens with an empty summary; each summary part streams as a part added, its text
     in deltas, the text done and the part done (real order, OpenAI's reasoning models)."""
@@ -196,6 +239,8 @@ def responses_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
             out += _message_events(ev, index, item, a.text, cut)
         elif item["type"] == "function_call":
             out += _call_events(ev, index, item, cut)
+        elif item["type"] == "custom_tool_call":
+            out += _custom_call_events(ev, index, item, cut)
         else:
             out += _reasoning_events(ev, index, item, cut)
         out.append(ev("response.output_item.done", output_index=index, item=item))

@@ -3,8 +3,11 @@
 A replayed reply becomes, step by step, the step's ``reasoning`` items (verbatim, with their
 ``encrypted_content``, only to the model that issued them: design 17), the words it wrote before its calls
 (``{"role": "assistant", "content": words}``), ``function_call`` items (``call_id``, ``name``,
-``arguments`` string) and one ``function_call_output`` item per call (content items when the answer has
-images or files); then ``{"role": "assistant", "content": text}``.
+``arguments`` string; a free-form call: ``custom_tool_call`` with its ``input`` text) and one output item
+per call (``function_call_output`` / ``custom_tool_call_output``, content items when the answer has
+images or files); then ``{"role": "assistant", "content": text}``. A system message stands where it was
+(a ``developer`` message stays one); the leading ones go in ``instructions`` unless they were sent as
+input items. Tools: function tools, free-form tools and OpenAI's own tools as declared.
 
 Rules this module keeps (the errors they avoid):
 * a replayed call carries its own item ``id`` (``fc_...``) only to its issuer and only beside the
@@ -41,7 +44,14 @@ from toolreplay.wires.common import (
 )
 from toolreplay.wires.contract import TurnPiece
 from toolreplay.wires.media import data_url
-from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
+from toolreplay.wires.replayed import (
+    ReplayCall,
+    ReplayStep,
+    TurnMessage,
+    leading_system,
+    split_system,
+    turn_steps,
+)
 
 WIRE = "openai-responses"
 #: The body key that holds the history (written here only; the wire's other modules import it).
@@ -53,11 +63,22 @@ MAX_CALL_ID = 64
 
 
 def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
-    """``tools``: every given tool plus every tool the replayed calls use, as function tools."""
-    return [
-        {"type": "function", "name": name, "description": desc, "parameters": dict(params), "strict": False}
-        for name, desc, params in tool_map(declared_tools(turns, opts.tools))
-    ]
+    """``tools``: every given tool plus every tool the replayed calls use: function tools, free-form
+    (``custom``) tools as declared (grammar and all), tools OpenAI runs itself as declared to this wire
+    (another wire's are left out, :func:`~toolreplay.wires.common.tool_kind_warnings` names them)."""
+    out: list[dict[str, Any]] = []
+    for t in declared_tools(turns, opts.tools):
+        kept = t.sent.get(WIRE) if t.sent else None
+        decl = kept.get("tool") if isinstance(kept, Mapping) else None
+        if t.kind == "function":
+            name, desc, params = tool_map((t,))[0]
+            out.append({"type": "function", "name": name, "description": desc, "parameters": dict(params),
+                        "strict": False})  # fmt: skip
+        elif isinstance(decl, Mapping):
+            out.append(dict(decl))
+        elif t.kind == "custom":
+            out.append({"type": "custom", "name": wire_tool_name(t.name), "description": t.description})
+    return out
 
 
 def carries(p: Part) -> bool:
@@ -65,7 +86,7 @@ def carries(p: Part) -> bool:
     return p.kind in PART_KINDS
 
 
-def _content_part(p: Part) -> dict[str, Any]:
+def content_part(p: Part) -> dict[str, Any]:
     """One content part: ``input_text``, ``input_image`` or ``input_file``."""
     if p.kind == "text":
         return {"type": "input_text", "text": p.text}
@@ -84,11 +105,11 @@ def _output(c: ReplayCall) -> Any:
     """A call's ``output``: its answer, or content items when it has parts (images, files)."""
     if not c.parts:
         return c.answer
-    return [_content_part(p) for p in c.parts]
+    return [content_part(p) for p in c.parts]
 
 
 def _user_message(t: TurnMessage) -> dict[str, Any]:
-    content = [_content_part(p) for p in t.parts]
+    content = [content_part(p) for p in t.parts]
     for part in content:
         if part["type"] == "input_image":
             part["detail"] = "auto"  # required on a message's input_image (InputImageContent)
@@ -129,21 +150,23 @@ def _step_items(step: ReplayStep, ids: IdMapper, stateless: bool) -> list[dict[s
         wid = ids(c)
         fc = _item_id(c) if paired else None
         name = wire_tool_name(c.name)
-        if fc is None:
-            out.append({"type": "function_call", "call_id": wid, "name": name, "arguments": c.arguments})
+        output = _output(c) if c.parts else c.answer
+        if c.kind == "custom":  # a free-form call: its text as it was, and the ctc_ id beside it
+            item: dict[str, Any] = {"type": "custom_tool_call", "call_id": wid, "name": name, "input": c.text}
+            outputs.append({"type": "custom_tool_call_output", "call_id": wid, "output": output})
         else:
-            out.append(
-                {"type": "function_call", "id": fc, "call_id": wid, "name": name, "arguments": c.arguments}
-            )
-        outputs.append(
-            {"type": "function_call_output", "call_id": wid, "output": _output(c) if c.parts else c.answer}
-        )
+            item = {"type": "function_call", "call_id": wid, "name": name, "arguments": c.arguments}
+            outputs.append({"type": "function_call_output", "call_id": wid, "output": output})
+        out.append(item if fc is None else {"type": item["type"], "id": fc, **item})
     out += outputs
     return out
 
 
 def render_turn(t: TurnMessage, ids: IdMapper, stateless: bool = False) -> list[dict[str, Any]]:
     """The input items of one turn message: each step (reasoning, words, calls, outputs), then the text."""
+    if t.role == "system":  # in place, as sent (a developer message) or as a system message
+        role = _sent_role(t)
+        return [{"role": role or "system", "content": t.text}]
     if t.parts:
         return [_user_message(t)]
     if not t.calls and not t.steps:
@@ -180,9 +203,27 @@ def render_input(turns: Sequence[TurnMessage], opts: RenderOptions) -> list[dict
     return out
 
 
+def _sent_role(t: TurnMessage) -> str | None:
+    """The role a system turn was sent with as an input item of this wire (``developer``), or None."""
+    kept = t.sent.get(WIRE) if t.sent else None
+    role = kept.get("role") if isinstance(kept, Mapping) else None
+    return role if isinstance(role, str) else None
+
+
+def _split(turns: Sequence[TurnMessage], system: str | None) -> tuple[str | None, list[TurnMessage]]:
+    """The ``instructions`` and the turns of ``input``: a system message sent as an input item
+    (Codex's developer messages) stays one where it stood; a later one stays in place too."""
+    lead = leading_system(turns)
+    head = [t for t in turns[:lead] if _sent_role(t) is None]
+    if len(head) == lead:
+        return split_system(turns, system, in_place=True)
+    prompt, _ = split_system(head, system)
+    return prompt, [t for t in turns[:lead] if _sent_role(t) is not None] + list(turns[lead:])
+
+
 def render(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
     """The request body for ``/responses``."""
-    system, rest = split_system(turns, opts.system)
+    system, rest = _split(turns, opts.system)
     body: dict[str, Any] = {"model": opts.model}
     if system:
         body["instructions"] = system

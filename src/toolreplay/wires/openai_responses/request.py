@@ -3,31 +3,49 @@
 Reads a whole body (``instructions``, ``input``, ``tools``) or just its ``input`` (a list of items, or a
 string: one user message). Items: messages (``role`` user/system/developer/assistant, content a string or
 a list of ``input_text``/``output_text``/``refusal`` parts), ``function_call`` (``call_id``, ``name``,
-JSON-string ``arguments``), ``function_call_output``, ``custom_tool_call`` (free-form input, kept as text)
-and its output, and ``reasoning`` items (kept whole, ``encrypted_content`` included, as reasoning pieces
-of the step they lead, replayed only to their issuer; a call's ``fc_...`` item id is kept as ``item_id``
+JSON-string ``arguments``), ``function_call_output``, ``custom_tool_call`` (a free-form call: its raw
+``input`` text is its whole input, ``ToolCall.kind`` ``custom``) and its ``custom_tool_call_output``, and
+``reasoning`` items (kept whole, ``encrypted_content`` included, as reasoning pieces of the step they
+lead, replayed only to their issuer; a call's ``fc_...`` / ``ctc_...`` item id is kept as ``item_id``
 beside it, never as its id). Hosted-tool items (``web_search_call``, ``code_interpreter_call``...) are
-kept whole the same way, as server-tool pieces. Other item kinds (item references) are reported, not kept.
-A user message's ``input_image`` (``image_url``: a ``data:`` URL or an address) and ``input_file``
+kept whole the same way, as server-tool pieces. Other item kinds (item references) are reported, not
+kept. A user message's ``input_image`` (``image_url``: a ``data:`` URL or an address) and ``input_file``
 (``file_data`` or ``file_url``, ``filename``) parts are kept as its parts in order; one given only by
 ``file_id`` (a file kept at OpenAI), and a ``detail`` other than ``auto``, are reported.
 
+``tools``: function tools, free-form ``custom`` tools (their grammar ``format`` kept) and the tools
+OpenAI runs itself (``web_search``, ``tool_search``, ``code_interpreter``, ``mcp``, ``file_search``,
+``image_generation``, ``local_shell``), each declaration kept whole. Every other top-level field is a
+request setting, kept as sent. How each element stood in its body (item ids, ``developer`` roles,
+content parts kept apart, output ids) is kept in its ``sent`` (the keys: :mod:`.layout`), for the
+as-sent render (design 38).
+
 One model response is several items in this wire: an output-form message (``type: "message"`` or a list
-of ``output_text`` parts), reasoning items and the ``function_call`` items that follow it without an
-output between are read as one agent message (text beside calls). An easy-form assistant message
-(``{"role": "assistant", "content": "..."}``, what the renderer writes after a reply's calls) stands on
-its own. The turn rules are :func:`toolreplay.wires.turns.assemble`'s.
+of ``output_text`` parts), reasoning items and the call items that follow it without an output between
+are read as one agent message (text beside calls). An easy-form assistant message (``{"role":
+"assistant", "content": "..."}``, what the renderer writes after a reply's calls) stands on its own. The
+turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
+from toolreplay import jsonenc
 from toolreplay.errors import WireError
-from toolreplay.model import History, Part, ToolSpec, with_words
+from toolreplay.model import FREE_FORM_PARAMETERS, History, Part, RequestSettings, ToolSpec, with_words
 from toolreplay.wires.common import body_issuer, request_settings
-from toolreplay.wires.media import from_data_url
+from toolreplay.wires.media import data_url, from_data_url
+from toolreplay.wires.openai_responses.layout import (
+    HOSTED_ITEMS,
+    call_layout,
+    message_layout,
+    output_layout,
+    part_layout,
+    sent_of,
+)
 from toolreplay.wires.openai_responses.response import said_item
 from toolreplay.wires.request_common import listed, nonempty, objects, read_tools, split_list
 from toolreplay.wires.turns import (
@@ -50,15 +68,21 @@ PUBLIC_HOST = "api.openai.com"
 #: The top-level keys that hold the conversation, its system prompt and its tools; every other one is
 #: a request setting, kept as sent.
 CONVERSATION_KEYS = ("input", "instructions", "tools")
+#: The request parameters of OpenAI's public Responses API (the openai SDK's ``ResponseCreateParams``): a
+#: normal render carries an imported request's settings among these; others (Codex's ``client_metadata``,
+#: which the ChatGPT backend takes) go only in an as-sent render.
+PUBLIC_PARAMS = frozenset(
+    {"background", "background_options", "context_management", "conversation", "include", "input",
+     "instructions", "max_output_tokens", "max_tool_calls", "metadata", "model", "moderation",
+     "parallel_tool_calls", "previous_response_id", "prompt", "prompt_cache_key", "prompt_cache_options",
+     "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store", "stream",
+     "stream_options", "temperature", "text", "tool_choice", "tools", "top_logprobs", "top_p",
+     "truncation", "user"}
+)  # fmt: skip
 _TEXT_PARTS = ("input_text", "output_text", "text", "refusal")
 _MEDIA = ("input_image", "input_file")
 _CALLS = ("function_call", "custom_tool_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
-#: Items of tools OpenAI runs itself: kept whole as server-tool pieces of their step, for their issuer.
-_HOSTED = frozenset(
-    {"web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call",
-     "mcp_list_tools"}
-)  # fmt: skip
 
 
 def _fail(problem: str) -> WireError:
@@ -85,21 +109,51 @@ def _media(p: Mapping[str, Any], at: str, warnings: list[str]) -> Part | None:
     if part is None:
         warnings.append(f"{at}: an {kind!r} part given by file_id only (a file kept at OpenAI) is not kept")
     elif p.get("detail") not in (None, "auto"):
-        warnings.append(f"{at}: detail {p.get('detail')!r} is not kept (sent as auto)")
+        warnings.append(
+            f"{at}: detail {p.get('detail')!r} is kept for an as-sent render only (others send auto)"
+        )
     return part
 
 
-def _content(content: Any, where: str, warnings: list[str], media: bool) -> tuple[str, list[Part]]:
-    """A message's text, and (``media``: a user message) its parts in order when it holds any image or
-    file (otherwise none: a message of words stays text)."""
+#: The keys of an image or file part its :class:`Part` holds.
+_MEDIA_KEYS = ("image_url", "file_data", "file_url", "filename")
+
+
+def _media_layout(p: Mapping[str, Any], got: Part) -> dict[str, Any]:
+    """What of a media part its :class:`Part` does not say: its other keys (``detail``), and the URL or
+    data as sent when the part's rebuilt ``data:`` URL would differ."""
+    out: dict[str, Any] = {"type": p.get("type")}
+    extra = {k: v for k, v in p.items() if k not in ("type", *_MEDIA_KEYS)}
+    if extra:
+        out["extra"] = extra
+    kept = {k: p[k] for k in _MEDIA_KEYS if k in p}
+    rebuilt = media_fields(got)
+    if kept != rebuilt:
+        out["raw"] = kept
+    return out
+
+
+def media_fields(p: Part) -> dict[str, Any]:
+    """The keys of an ``input_image`` / ``input_file`` part that carry ``p`` (as the renderer writes them)."""
+    if p.kind == "image":
+        return {"image_url": p.url or data_url(p)}
+    out: dict[str, Any] = {"file_url": p.url} if p.url else {"file_data": data_url(p)}
+    out["filename"] = p.name or "document"
+    return out
+
+
+def _content(content: Any, where: str, warnings: list[str], media: bool) -> tuple[str, list[Part], Any]:
+    """A message's text, (``media``: a user message) its parts in order when it holds any image or file
+    (otherwise none: a message of words stays text), and the content's layout (see :mod:`.layout`)."""
     if content is None:
-        return "", []
+        return "", [], "none"
     if isinstance(content, str):
-        return content, []
+        return content, [], "string"
     if not isinstance(content, list):
         raise _fail(f"{where}.content is {type(content).__name__}, not a string or a list of parts")
     texts: list[str] = []
     parts: list[Part] = []
+    layouts: list[dict[str, Any]] = []
     for j, part in enumerate(content):
         if not isinstance(part, Mapping):
             raise _fail(f"{where}.content[{j}] is {type(part).__name__}, not a content part")
@@ -108,15 +162,18 @@ def _content(content: Any, where: str, warnings: list[str], media: bool) -> tupl
         value = p.get("refusal") if kind == "refusal" else p.get("text")
         if kind in _TEXT_PARTS and isinstance(value, str):
             texts.append(value)
-            parts.append(Part("text", text=value))
-        elif media and kind in _MEDIA:
+            parts.append(Part("text", text=value, sent=sent_of(part_layout(p, None))))
+            layouts.append(part_layout(p, value))
+            continue
+        layouts.append(part_layout(p, None))  # kept whole in the layout: the as-sent render gives it back
+        if media and kind in _MEDIA:
             got = _media(p, f"{where}.content[{j}]", warnings)
-            parts.extend([got] if got is not None else [])
+            parts.extend([replace(got, sent=sent_of(_media_layout(p, got)))] if got is not None else [])
         else:
             warnings.append(f"{where}.content[{j}]: a {kind!r} part is not kept (text only)")
     if not any(p.kind != "text" for p in parts):
-        return "".join(texts), []
-    return with_words("", parts)[0], parts
+        return "".join(texts), [], layouts
+    return with_words("", parts)[0], parts, "parts"
 
 
 def _is_output_form(item: Mapping[str, Any]) -> bool:
@@ -125,21 +182,26 @@ def _is_output_form(item: Mapping[str, Any]) -> bool:
 
 
 class _Reader:
-    """Walks the items, grouping the items of one model response into one :class:`AgentSaid`."""
+    """Walks the items, grouping the items of one model response into one :class:`AgentSaid` (with one
+    layout slot per item, in order)."""
 
     def __init__(self, warnings: list[str]) -> None:
         self.events: list[Event] = []
         self.group: AgentSaid | None = None
+        self.slots: list[dict[str, Any]] = []
         self.warnings = warnings
 
     def flush(self) -> None:
         if self.group is not None:
+            self.group.sent = sent_of({"items": self.slots})
             self.events.append(self.group)
             self.group = None
+            self.slots = []
 
-    def _group(self, where: str) -> AgentSaid:
+    def _group(self, where: str, slot: dict[str, Any]) -> AgentSaid:
         if self.group is None:
             self.group = AgentSaid([], where)
+        self.slots.append(slot)
         return self.group
 
     def item(self, item: Mapping[str, Any], where: str) -> None:
@@ -151,33 +213,46 @@ class _Reader:
             self._call(item, str(kind), where)
         elif kind in _OUTPUTS:
             self.flush()
-            answer, lost = answer_text(item.get("output"), joiner="")
-            for k in lost:
-                self.warnings.append(f"{where}.output: a {k!r} part of the answer is not kept (text only)")
-            res = Result(answer, nonempty(item.get("call_id")), where=where)
-            self.events.append(Answers([res], where))
-        elif kind == "reasoning" or (isinstance(kind, str) and kind in _HOSTED):
+            self.events.append(Answers([self._output(item, where)], where))
+        elif kind == "reasoning" or (isinstance(kind, str) and kind in HOSTED_ITEMS):
             # kept verbatim in its place, replayed only to its issuer (design 17)
-            self._group(where).parts.append(said_item(item))
+            self._group(where, {"kind": "said"}).parts.append(said_item(item))
         else:
             self.warnings.append(f"{where}: a {kind!r} item is not kept (no stored form for it)")
 
+    def _output(self, item: Mapping[str, Any], where: str) -> Result:
+        raw = item.get("output")
+        answer, lost = answer_text(raw, joiner="")
+        for k in lost:
+            self.warnings.append(f"{where}.output: a {k!r} part of the answer is not kept (text only)")
+        content = None
+        if isinstance(raw, list) and all(isinstance(p, Mapping) for p in raw):
+            content = [part_layout(p, p["text"] if isinstance(p.get("text"), str) else None) for p in raw]
+        layout = output_layout(item, content)
+        return Result(answer, nonempty(item.get("call_id")), where=where, sent=sent_of(layout))
+
     def _message(self, item: Mapping[str, Any], role: str, where: str) -> None:
-        text, parts = _content(item.get("content"), where, self.warnings, role == "user")
+        text, parts, content = _content(item.get("content"), where, self.warnings, role == "user")
+        content = "null" if content == "none" and "content" in item else content
+        layout = message_layout(item, content)
         if role == "assistant":
+            slot = {"kind": "text", "len": len(text), **layout}
             if _is_output_form(item):
-                g = self._group(where)
+                g = self._group(where, slot)
                 if text:
                     g.parts.append(text)
             else:
                 self.flush()
-                self.events.append(AgentSaid([text] if text else [], where))
+                said = AgentSaid(
+                    [text] if text else [], where, sent=sent_of({"items": [{**slot, "easy": True}]})
+                )
+                self.events.append(said)
             return
         self.flush()
         if role in ("system", "developer"):
-            self.events.append(SystemText(text, where))
+            self.events.append(SystemText(text, where, sent_of({**layout, "role": role})))
         elif role == "user":
-            self.events.append(UserText(text, where, parts=tuple(parts)))
+            self.events.append(UserText(text, where, parts=tuple(parts), sent=sent_of(layout)))
         else:
             raise _fail(f"{where}.role is {role!r}; expected user, assistant, system or developer")
 
@@ -185,25 +260,47 @@ class _Reader:
         name = item.get("name")
         if not isinstance(name, str) or not name:
             raise _fail(f"{where}.name is missing or not a string")
-        if kind == "custom_tool_call":
-            raw = item.get("input")
-            value: Any = raw if isinstance(raw, str) else ""
-            self.warnings.append(f"{where}: a free-form (custom) tool input is kept as text")
+        raw = item.get("arguments")
+        if kind == "custom_tool_call":  # a free-form call: its raw text is its whole input
+            got = item.get("input")
+            value: Any = got if isinstance(got, str) else ""
+            sent = sent_of(call_layout(item, None))
         else:
-            value, problem = arguments_input(item.get("arguments"))
+            value, problem = arguments_input(raw)
             if problem:
                 self.warnings.append(f"{where}: {problem}")
+            same = isinstance(raw, str) and isinstance(value, Mapping) and jsonenc.dumps(value) == raw
+            sent = sent_of(call_layout(item, None if same else raw))
         cid = item.get("call_id")
         item_id = item.get("id")
         data = {WIRE: {"item_id": item_id}} if isinstance(item_id, str) and item_id else None
-        self._group(where).parts.append(Call(name, value, cid if isinstance(cid, str) else None, data))
+        call = Call(name, value, cid if isinstance(cid, str) else None, data,
+                    "custom" if kind == "custom_tool_call" else "function", sent)  # fmt: skip
+        self._group(where, {"kind": "call"}).parts.append(call)
+
+
+def _tool(t: Mapping[str, Any]) -> ToolSpec | None:
+    """One declaration as a tool of its kind, kept whole in its ``sent``: a function tool, a free-form
+    (``custom``) tool (to a wire without free-form tools, a function of one string ``input``), or a tool
+    OpenAI runs itself (``web_search``, ``tool_search``, ``code_interpreter``, ``mcp``...)."""
+    kind = t.get("type", "function")
+    sent = {WIRE: {"tool": dict(t)}}
+    desc = t.get("description") if isinstance(t.get("description"), str) else ""
+    if kind == "function":
+        found = read_tools([t])
+        return replace(found[0], sent=sent) if found else None
+    name = t.get("name")
+    if kind == "custom":
+        if not isinstance(name, str) or not name:
+            return None
+        return ToolSpec(name, str(desc), FREE_FORM_PARAMETERS, kind="custom", sent=sent)
+    label = name if isinstance(name, str) and name else str(kind)
+    return ToolSpec(label, str(desc), kind="hosted", sent=sent)
 
 
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
-    """Function tools (``{"type": "function", "name", "description", "parameters", "strict"}``)."""
-    return read_tools(
-        t for t in listed(raw) if isinstance(t, Mapping) and t.get("type", "function") == "function"
-    )
+    """Every declaration (function, free-form and hosted tools), each kept whole for the as-sent render."""
+    return tuple(t for t in (_tool(d) for d in listed(raw) if isinstance(d, Mapping)) if t is not None)
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
@@ -214,6 +311,18 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
         b = cast(Mapping[str, Any], body)
         return [{"role": "user", "content": b["input"]}], b
     return split_list(body, "input", "input items", _fail)
+
+
+def _settings(body: Any, rest: Mapping[str, Any]) -> RequestSettings | None:
+    """The body's settings; ``instructions`` that hold no text and a ``tools`` list that declares nothing
+    are kept among them, as sent."""
+    settings = request_settings(WIRE, body, CONVERSATION_KEYS)
+    if settings is None:
+        return None
+    kept = {k: rest[k] for k in ("tools",) if k in rest and rest[k] in ([], None)}
+    if "instructions" in rest and not (isinstance(rest["instructions"], str) and rest["instructions"]):
+        kept["instructions"] = rest["instructions"]
+    return replace(settings, fields={**settings.fields, **kept}) if kept else settings
 
 
 def parse_request(body: Any, *, conversation_id: str = "request") -> History:
@@ -227,17 +336,18 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     reader = _Reader(warnings)
     instructions = rest.get("instructions")
     if isinstance(instructions, str) and instructions:
-        reader.events.append(SystemText(instructions, "instructions"))
+        reader.events.append(SystemText(instructions, "instructions", sent_of({"at": "instructions"})))
     for _, where, item in objects(items, "input", _fail):
         reader.item(item, where)
     reader.flush()
+    if isinstance(rest.get("input"), str) and isinstance(reader.events[-1], UserText):
+        reader.events[-1].sent = sent_of({"input": "string"})
     if rest.get("previous_response_id"):
         warnings.append("previous_response_id: the earlier turns kept server-side are not in this body")
     tools = parse_tools(rest.get("tools"))
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     return assemble(reader.events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer,
-                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
+                    issuer=issuer, settings=_settings(body, rest))  # fmt: skip
 
 
 __all__ = ["WIRE", "parse_request", "parse_tools", "split_body"]

@@ -1,7 +1,8 @@
 """OpenAI Responses answers (``response`` objects and the ``response.*`` stream events): OpenAI, Codex, Grok.
 
 Read: the ``output`` items in order: ``message`` (``output_text`` / ``refusal`` parts), ``function_call``
-(``call_id``, ``name``, JSON-string ``arguments``), ``reasoning``. ``finish_reason`` is the response
+(``call_id``, ``name``, JSON-string ``arguments``), ``custom_tool_call`` (a free-form call: its raw
+``input`` text, ``ParsedCall.kind`` ``custom``), ``reasoning``. ``finish_reason`` is the response
 ``status`` (``completed``), or ``incomplete:<reason>`` from ``incomplete_details``. Usage:
 ``input_tokens``, ``output_tokens``, cached from ``input_tokens_details.cached_tokens``.
 
@@ -9,8 +10,8 @@ Provider data to echo back: message level, under ``"openai-responses"``: ``reaso
 items as given (``id``, ``summary``, ``encrypted_content`` when ``include`` asked for it; with
 ``store:false`` the encrypted content is the only way to hand reasoning back), and ``other_items`` for
 output items of kinds this parser does not model (kept, not dropped). Call level, under
-``"openai-responses"``: ``item_id``, the ``fc_...`` id of the call item (sending it back demands its
-paired reasoning item: "provided without its required 'reasoning' item", so renderers use it only
+``"openai-responses"``: ``item_id``, the ``fc_...`` (``ctc_...``) id of the call item (sending it back
+demands its paired reasoning item: "provided without its required 'reasoning' item", so renderers use it only
 together with ``reasoning``).
 
 Streaming: ``response.output_text.delta`` gives text; ``response.output_item.done`` gives each finished
@@ -22,6 +23,7 @@ object; when its ``output`` is empty, as the Codex backend sends it, the items c
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from toolreplay.model import Piece, Reasoning, ServerTool, Text
@@ -68,6 +70,9 @@ def parse_response(body: Mapping[str, Any]) -> Reply:
             said.append(Text(piece))
         elif kind == "function_call":
             calls.append(_call(item, i))
+            runs.append("")
+        elif kind == "custom_tool_call":
+            calls.append(_custom_call(item, i))
             runs.append("")
         else:
             # reasoning items (with encrypted_content when asked for) and hosted-tool items
@@ -120,6 +125,13 @@ def _call(item: Mapping[str, Any], i: int) -> ParsedCall:
     return parsed_call(
         WIRE, item.get("name"), item.get("arguments"), item.get("call_id"), f"output[{i}].name", pdata
     )
+
+
+def _custom_call(item: Mapping[str, Any], i: int) -> ParsedCall:
+    """A free-form call: its raw ``input`` text is its whole input (never an arguments error)."""
+    call = _call({**item, "arguments": "{}"}, i)
+    raw = text_of(item.get("input", ""), WIRE, f"output[{i}].input")
+    return replace(call, input=raw, kind="custom")
 
 
 def _finish(body: Mapping[str, Any]) -> str | None:

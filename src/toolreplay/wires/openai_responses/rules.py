@@ -4,8 +4,10 @@
 tests and by the loopback double. Each problem is one line naming the place; what OpenAI's server itself
 refuses is a :class:`~toolreplay.wires.contract.Refused` line carrying its error text (the double answers
 that): missing or over-long call ids, an output whose call no earlier item made, a call no output
-answers, a call item id without its reasoning item. The rest is what the replay promises on top (outputs
-right after their calls, in call order; JSON-object arguments; declared tools; only the keys it sends).
+answers, a call item id (``fc_``, ``ctc_``) without its reasoning item, a reasoning item without the
+item the model made after it (a message, a call, a free-form call, a hosted tool's call). The rest is
+what the replay promises on top (outputs right after their calls, in call order; JSON-object arguments;
+declared tools; only the keys it sends).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from toolreplay.wires._rules import (
 )
 from toolreplay.wires.contract import Refused
 from toolreplay.wires.openai_chat.rules import too_long
+from toolreplay.wires.openai_responses.layout import HOSTED_ITEMS
 from toolreplay.wires.openai_responses.render import LIST_KEY, MAX_CALL_ID
 
 if TYPE_CHECKING:
@@ -46,18 +49,25 @@ _RESP_KEYS = {
     "reasoning": frozenset({"type", "id", "summary", "encrypted_content", "content", "status"}),
     "function_call": frozenset({"type", "call_id", "name", "arguments"}),
     "function_call_output": frozenset({"type", "call_id", "output"}),
+    "custom_tool_call": frozenset({"type", "call_id", "name", "input"}),
+    "custom_tool_call_output": frozenset({"type", "call_id", "output"}),
     "message": frozenset({"type", "role", "content"}),
 }
+_CALL_ITEMS = ("function_call", "custom_tool_call")
+_OUTPUT_ITEMS = ("function_call_output", "custom_tool_call_output")
 
 
 def _calls(items: list[Any], i: int, ids: Ids, declared: set[str], out: list[str]) -> tuple[int, list[str]]:
     """The run of ``function_call`` items from ``i``, checked: where it ends, and its call ids."""
     group: list[str] = []
-    while i < len(items) and is_obj(items[i]) and items[i].get("type") == "function_call":
+    while i < len(items) and is_obj(items[i]) and items[i].get("type") in _CALL_ITEMS:
         c, cw = items[i], f"input[{i}]"
         ids.check(f"{cw}.call_id", c.get("call_id"), c.get("name"))
         check_name(out, f"{cw}.name", c.get("name"), declared, NAME_RE)
-        if not json_object_text(c.get("arguments")):
+        if c.get("type") == "custom_tool_call":
+            if not isinstance(c.get("input"), str):
+                out.append(f"{cw}.input: not a string (a free-form call's input is its text)")
+        elif not json_object_text(c.get("arguments")):
             out.append(f"{cw}.arguments: not the JSON text of an object")
         group.append(str(c.get("call_id") or ""))
         i += 1
@@ -79,7 +89,7 @@ class _Outputs:
         where they end."""
         self.made += group
         expected = list(group)
-        while i < len(items) and is_obj(items[i]) and items[i].get("type") == "function_call_output":
+        while i < len(items) and is_obj(items[i]) and items[i].get("type") in _OUTPUT_ITEMS:
             self._one(items[i], f"input[{i}]", expected)
             i += 1
         if expected:
@@ -102,7 +112,7 @@ class _Outputs:
             self.out.append(f"{where}: the output for {cid!r} is not right after its call, in call order")
             if cid in expected:
                 expected.remove(cid)
-        extra_keys(self.out, where, o, _RESP_KEYS["function_call_output"])
+        extra_keys(self.out, where, o, _RESP_KEYS[str(o.get("type"))])
         if not isinstance(o.get("output"), str):
             self.out.append(f"{where}.output: not a string")
 
@@ -128,15 +138,20 @@ def _top(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
 #: OpenAI's answer (400 invalid_request_error, param ``input``) to a ``function_call`` item that carries
 #: its item id (``fc_...``) without the reasoning item the model produced with it; the reasoning item's
 #: id follows when the server knows it.
-NO_REASONING_ITEM = "Item '{id}' of type 'function_call' was provided without its required 'reasoning' item"
+NO_REASONING_ITEM = "Item '{id}' of type '{type}' was provided without its required 'reasoning' item"
 #: Item ids the provider double gives one answer's items (``fc_double3_0`` goes with ``rs_double3``).
-_DOUBLE_CALL_ITEM = re.compile(r"^fc_(?P<answer>double[0-9]+)_[0-9]+\Z")
+_DOUBLE_CALL_ITEM = re.compile(r"^(?:fc|ctc)_(?P<answer>double[0-9]+)_[0-9]+\Z")
 #: OpenAI's models that never reason: their answers hold no reasoning item, so OpenAI takes their call
 #: items back with their ids alone (recorded: the OpenAI Agents SDK sends gpt-4.1's ``fc_`` items back
 #: without reasoning and is answered 200). Every other model is held to the rule.
 _NON_REASONING = re.compile(r"^(gpt-4|gpt-3\.5|chatgpt-|gpt-5(\.[0-9]+)?-chat)")
-#: Items the model produced in one answer (a step): reasoning, words, calls.
-_MODEL_ITEMS = ("reasoning", "function_call")
+#: Items the model produced in one answer (a step): reasoning, words, calls (free-form ones too), the
+#: calls of tools OpenAI ran itself.
+_MODEL_ITEMS = frozenset(
+    {"reasoning", *_CALL_ITEMS, *(k for k in HOSTED_ITEMS if not k.endswith(("_output", "_response")))}
+)
+#: The item id prefix of each call item the reasoning rule pairs: ``fc_`` and ``ctc_``.
+_CALL_ID_PREFIX = {"function_call": "fc_", "custom_tool_call": "ctc_"}
 
 
 def _produced(item: Any) -> bool:
@@ -157,8 +172,9 @@ def reasoning_items(body: Mapping[str, Any]) -> Refusal | None:
     model = body.get("model")
     foreign_ok = isinstance(model, str) and _NON_REASONING.match(model) is not None
     for i, item in enumerate(items):
-        fc = item.get("id") if is_obj(item) and item.get("type") == "function_call" else None
-        if not (isinstance(fc, str) and fc.startswith("fc_")):
+        kind = item.get("type") if is_obj(item) else None
+        fc = item.get("id") if kind in _CALL_ID_PREFIX else None
+        if not (isinstance(fc, str) and fc.startswith(_CALL_ID_PREFIX[str(kind)])):
             continue
         j = i
         while j > 0 and _produced(items[j - 1]):
@@ -170,9 +186,11 @@ def reasoning_items(body: Mapping[str, Any]) -> Refusal | None:
         needed = f"rs_{own.group('answer')}" if own else None
         if (needed in seen) if needed else seen:
             continue
-        text = NO_REASONING_ITEM.format(id=fc) + (f": '{needed}'." if needed else ".")
+        text = NO_REASONING_ITEM.format(id=fc, type=kind) + (f": '{needed}'." if needed else ".")
         return Refusal(
-            f"{LIST_KEY}[{i}].id", "a function_call item id (fc_...) without its reasoning item", text
+            f"{LIST_KEY}[{i}].id",
+            f"a {kind} item id ({fc[: fc.index('_') + 1]}...) without its reasoning item",
+            text,
         )
     return None
 
@@ -232,15 +250,18 @@ def rules(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     while i < len(items):
         it, where = items[i], f"input[{i}]"
         kind = (it.get("type") or "message") if is_obj(it) else None
+        if kind in HOSTED_ITEMS:  # a hosted tool's item, verbatim to its issuer
+            i += 1
+            continue
         if kind not in _RESP_KEYS:
             out.append(f"{where}: not an item this wire renders ({kind!r})")
             i += 1
             continue
-        if kind == "function_call_output":  # its keys are checked with it
+        if kind in _OUTPUT_ITEMS:  # its keys are checked with it
             i = outputs.run(items, i, [])
             continue
-        extra_keys(out, where, it, _RESP_KEYS[kind] | ({"id"} if kind == "function_call" else set()))
-        if kind == "function_call":
+        extra_keys(out, where, it, _RESP_KEYS[kind] | ({"id"} if kind in _CALL_ITEMS else set()))
+        if kind in _CALL_ITEMS:
             i, group = _calls(items, i, ids, declared, out)
             i = outputs.run(items, i, group)
         else:

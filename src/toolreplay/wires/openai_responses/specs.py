@@ -28,7 +28,20 @@ def specs(
         "openai.types.responses.response_create_params", "ResponseCreateParamsNonStreaming", body, problems
     )
     typed_check("openai.types.responses", "ResponseInputItemParam", listed(body, "input"), problems)
-    typed_check("openai.types.responses", "FunctionToolParam", listed(body, "tools"), problems)
+    # each tool against its own kind's type (a union's error names whichever branch failed last)
+    tools = listed(body, "tools")
+    for kind, name in _TOOL_TYPES.items():
+        typed_check("openai.types.responses", name, [t for t in tools if _kind(t[1]) == kind], problems)
+    known = [t for t in tools if _kind(t[1]) not in _TOOL_TYPES]
+    typed_check("openai.types.responses", "ToolParam", known, problems)
+
+
+#: The SDK's type of each tool kind checked on its own; every other kind goes against the whole union.
+_TOOL_TYPES = {"function": "FunctionToolParam", "custom": "CustomToolParam"}
+
+
+def _kind(tool: Any) -> Any:
+    return tool.get("type") if isinstance(tool, Mapping) else None
 
 
 __all__ = ["SHIPPED", "specs"]
