@@ -57,7 +57,9 @@ def test_close_ids_get_different_stems(pair: tuple[str, str]) -> None:
 
 def test_collisions_get_a_deterministic_suffix(monkeypatch: pytest.MonkeyPatch) -> None:
     # ids that are not their own stem (a short ASCII alphanumeric id is, without asking message_stem)
-    monkeypatch.setattr(ids, "message_stem", lambda _mid: "same-000000000000")
+    # patched where StemAllocator looks it up: its own module's globals (the public module, whichever
+    # object of it this worker imported first)
+    monkeypatch.setitem(StemAllocator.stem.__globals__, "message_stem", lambda _mid: "same-000000000000")
     alloc = StemAllocator()
     assert [alloc.stem(m) for m in ("msg-a", "msg-b", "msg-c")] == [
         "same-000000000000",

@@ -61,5 +61,7 @@ def test_check_and_lab_take_the_same_option(tmp_path: Path, demo_path: Path) -> 
                 "--trials", "1",
                 "--expect", "coop:close", "--base-url", base, "--timeout", "1", "--no-chart"]  # fmt: skip
         r = CliRunner().invoke(cli, [*args, "--db", str(tmp_path / "l.db")])
-        assert r.exit_code == 0, r.output
+        # the one trial ended in the deadline's error, so no trial was counted: exit 1 (issue 24)
+        assert r.exit_code == 1, r.output
         assert "took longer than 1 s" in r.stderr
+        assert "no trial was counted" in r.stderr
