@@ -30,13 +30,14 @@ def specs(
     typed_check("openai.types.responses", "ResponseInputItemParam", listed(body, "input"), problems)
     # each tool against its own kind's type (a union's error names whichever branch failed last)
     tools = listed(body, "tools")
+    # Hosted tools (web_search, tool_search, mcp...) are checked by the OpenAPI definition alone: the SDK's
+    # types lag the API there (Codex 0.171 declares web_search with `external_web_access`, which the
+    # published spec defines and openai 3.57's WebSearchToolParam refuses as an extra input).
     for kind, name in _TOOL_TYPES.items():
         typed_check("openai.types.responses", name, [t for t in tools if _kind(t[1]) == kind], problems)
-    known = [t for t in tools if _kind(t[1]) not in _TOOL_TYPES]
-    typed_check("openai.types.responses", "ToolParam", known, problems)
 
 
-#: The SDK's type of each tool kind checked on its own; every other kind goes against the whole union.
+#: The SDK's type of each tool kind it checks; the other (hosted) kinds are the OpenAPI check's alone.
 _TOOL_TYPES = {"function": "FunctionToolParam", "custom": "CustomToolParam"}
 
 
