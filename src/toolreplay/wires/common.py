@@ -26,8 +26,6 @@ _TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
 #: Call ids Anthropic accepts (``tool_use.id``); derived ids always match it.
 ID_SAFE = re.compile(r"^[A-Za-z0-9_-]+\Z")
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
-#: The dummy thought signature Google documents for calls Gemini did not make (Vertex accepts only this one).
-GEMINI_DUMMY_SIGNATURE = "skip_thought_signature_validator"
 #: The user text a wire puts where its role rules need a user turn the history does not have (Anthropic:
 #: before a history that opens with a reply; Gemini: before a function-call turn that follows a model
 #: turn). Deterministic and placed by looking back only, so earlier messages never change on append.
@@ -214,57 +212,25 @@ class IdMapper:
         return out
 
 
-_BASE64 = re.compile(r"^[A-Za-z0-9+/_-]*={0,2}\Z")
-
-
-def _stored_signature(call: ReplayCall) -> str | None:
-    data = call.provider_data
-    g = data.get("gemini") if data else None
-    if not isinstance(g, Mapping):
-        return None
-    sig = g.get("thoughtSignature", g.get("thought_signature"))
-    return sig if isinstance(sig, str) and sig else None
-
-
-def _is_base64(text: str) -> bool:
-    # protobuf JSON reads bytes as standard or URL-safe base64, padded or not; a length of 4k+1
-    # characters (padding aside) cannot encode anything.
-    return bool(_BASE64.match(text)) and len(text.rstrip("=")) % 4 != 1
-
-
-def gemini_signature(call: ReplayCall) -> str | None:
-    """The thought signature Gemini gave ``call`` (stored camelCase or snake_case, design 9), if any.
-
-    A stored value that is not base64 cannot be a signature Gemini made (the API rejects it: "Base64
-    decoding failed"), so it counts as none; :func:`render_warnings` reports it.
-    """
-    sig = _stored_signature(call)
-    return sig if sig is not None and _is_base64(sig) else None
-
-
 def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wire: str) -> list[str]:
     """What a render changed that the caller may want to know (the body is valid either way).
 
     One warning per tool name the wires cannot express, saying what it is sent as (the mapping of
-    :func:`wire_tool_name` is the same on every wire, for calls, answers and definitions alike); on
-    Gemini, one per stored thought signature that is not base64 and so is not replayed; and what the
-    replay left out of each message (reasoning and signatures for another vessel, design 17).
+    :func:`wire_tool_name` is the same on every wire, for calls, answers and definitions alike); what the
+    replay left out of each message (reasoning and signatures for another vessel, design 17); and the
+    wire's own notes (``Wire.render_notes``: Gemini's stored thought signatures that are not base64).
     """
+    from toolreplay.wires import get_wire
+
     out = name_warnings(turns, tools)
     out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
     out.extend(mid_system_warnings(turns, wire))
     out.extend(part_warnings(turns, wire))
     out.extend(user_part_warnings(turns, wire))
     out.extend(tool_kind_warnings(turns, tools, wire))
-    if wire == "gemini":
-        for t in turns:
-            for c in t.calls:
-                sig = _stored_signature(c)
-                if sig is not None and not _is_base64(sig):
-                    out.append(
-                        f"message {t.message_id}: call {c.call_id}: stored thoughtSignature is not base64, "
-                        "not replayed"
-                    )
+    notes = get_wire(wire).render_notes
+    if notes is not None:
+        out.extend(notes(turns))
     return out
 
 
@@ -393,11 +359,6 @@ def sampling(opts: RenderOptions, max_tokens_key: str) -> dict[str, Any]:
     return out
 
 
-def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
-    """A Gemini field read in camelCase or snake_case (both are valid protobuf JSON and other tools send
-    snake_case, design 9): the camelCase value unless it is absent or null."""
-    value = obj.get(camel)
-    return obj.get(snake) if value is None else value
 
 
 def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:

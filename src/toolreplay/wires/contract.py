@@ -353,6 +353,9 @@ class Wire:
     #: (the request's settings are added by the caller). None: ``render`` with ``RenderOptions.as_sent``
     #: set, the best the wire does, with a warning.
     render_as_sent: Callable[[Sequence[TurnMessage], RenderOptions], dict[str, Any]] | None = None
+    #: The turns of a render -> the wire's own warnings about them (Gemini: a stored thought signature
+    #: that cannot be one, not replayed), after the shared ones. None: none.
+    render_notes: Callable[[Sequence[TurnMessage]], list[str]] | None = None
     #: (the history's latest request settings, options) -> (the fields a normal render of this wire
     #: carries, the names it cannot carry). None: it carries none, and names them all.
     carry_settings: (

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
-from toolreplay.wires.gemini import detect, errors, render, repair, request, response, rules, specs
+from toolreplay.wires.gemini import detect, errors, render, repair, request, response, rules, signatures, specs
+from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, either_case
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile
@@ -41,9 +41,7 @@ def _call_notes(body: Mapping[str, Any]) -> dict[int, str]:
             if not isinstance(part, Mapping) or either_case(part, "functionCall", "function_call") is None:
                 continue
             if either_case(part, "thoughtSignature", "thought_signature") in request.DUMMY_SIGNATURES:
-                out[n] = (
-                    f"dummy thought signature ({GEMINI_DUMMY_SIGNATURE!r}): Gemini did not make this call"
-                )
+                out[n] = f"dummy thought signature ({DUMMY_SIGNATURE!r}): Gemini did not make this call"
             n += 1
     return out
 
@@ -90,6 +88,7 @@ WIRE = Wire(
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.gemini.double"),
     call_notes=_call_notes,
+    render_notes=signatures.render_notes,
 )
 
 __all__ = ["WIRE"]

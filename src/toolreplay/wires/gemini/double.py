@@ -22,10 +22,10 @@ from toolreplay.testing.answers import (
 )
 from toolreplay.testing.checks import Rules, as_map
 from toolreplay.wires._rules import Refusal
-from toolreplay.wires.common import either_case
 from toolreplay.wires.contract import Double
 from toolreplay.wires.gemini.errors import error_body
 from toolreplay.wires.gemini.rules import foreign_signature, structure
+from toolreplay.wires.gemini.signatures import either_case
 
 MISSING_SIGNATURE = (
     "Function call is missing a thought_signature in functionCall parts. This is required for tools to "

@@ -20,7 +20,7 @@ from itertools import pairwise
 from typing import Any
 
 from toolreplay.wires._parse import fail, mapping
-from toolreplay.wires.common import either_case as _get
+from toolreplay.wires.gemini.signatures import either_case as _get
 
 WIRE = "gemini"
 # $.a.b, $.a[0], $['odd key'] / $["odd key"] (quotes for keys that are not plain names)

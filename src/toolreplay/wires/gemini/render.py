@@ -36,18 +36,17 @@ from typing import Any, cast
 
 from toolreplay.model import Part, Text
 from toolreplay.wires.common import (
-    GEMINI_DUMMY_SIGNATURE,
     SEPARATOR,
     IdMapper,
     RenderOptions,
     declared_tools,
-    gemini_signature,
     plain_dict,
     sampling,
     tool_map,
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, gemini_signature
 from toolreplay.wires.media import url_type
 from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 
@@ -131,7 +130,7 @@ def _step_contents(step: ReplayStep) -> list[dict[str, Any]]:
         }
         sig = gemini_signature(c) if c.provider_data else None  # none stored: no signature to read
         if sig is None and i == 0:
-            sig = GEMINI_DUMMY_SIGNATURE
+            sig = DUMMY_SIGNATURE
         if sig is not None:
             part["thoughtSignature"] = sig
         calls.append(part)

@@ -32,8 +32,9 @@ from toolreplay import jsonenc
 from toolreplay.errors import WireError
 from toolreplay.model import History, Part, PartKind, Reasoning, ServerTool, Text, ToolSpec
 from toolreplay.wires.common import SEPARATOR, body_issuer, request_settings
-from toolreplay.wires.common import either_case as _get
 from toolreplay.wires.gemini.response import server_part_kind
+from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURES
+from toolreplay.wires.gemini.signatures import either_case as _get
 from toolreplay.wires.media import url_type
 from toolreplay.wires.request_common import (
     listed,
@@ -61,8 +62,6 @@ PUBLIC_HOST = "generativelanguage.googleapis.com"
 #: The top-level keys that hold the conversation, its system prompt and its tools; every other one is
 #: a request setting, kept as sent.
 CONVERSATION_KEYS = ("contents", "systemInstruction", "system_instruction", "tools")
-#: Google's documented stand-ins for a signature Gemini never made (its thought-signature guide).
-DUMMY_SIGNATURES = frozenset({"skip_thought_signature_validator", "context_engineering_is_the_way_to_go"})
 
 
 #: Parts of tools Gemini runs itself, in either case.

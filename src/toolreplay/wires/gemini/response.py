@@ -40,8 +40,8 @@ from toolreplay.wires._parse import (
     text_of,
 )
 from toolreplay.wires._parse import string as _str
-from toolreplay.wires.common import either_case as _get
 from toolreplay.wires.gemini.partial_args import Assembler
+from toolreplay.wires.gemini.signatures import either_case as _get
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
 WIRE = "gemini"

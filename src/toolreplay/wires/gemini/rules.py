@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires._rules import Refusal, check_name, extra_keys, is_obj, say
-from toolreplay.wires.common import GEMINI_DUMMY_SIGNATURE, either_case, signature_issuer
+from toolreplay.wires.common import signature_issuer
 from toolreplay.wires.gemini.render import LIST_KEY
+from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, either_case
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile
@@ -134,7 +135,7 @@ GEMINI_COUNT = (
 )
 CORRUPTED_SIGNATURE = "Corrupted thought signature."
 #: The placeholders Google documents for calls Gemini did not make (Vertex takes only the first).
-DUMMY_SIGNATURES = (GEMINI_DUMMY_SIGNATURE, "context_engineering_is_the_way_to_go")
+DUMMY_SIGNATURES = (DUMMY_SIGNATURE, "context_engineering_is_the_way_to_go")
 
 
 def _count(c: Any, key: str) -> int:
