@@ -433,7 +433,8 @@ def test_gemini_names_audio_and_keeps_snake_case_blobs() -> None:
         {"inlineData": {"mimeType": "audio/wav", "data": "UklGRg=="}},
     ]
     h, said = _said("gemini", {"contents": [{"role": "user", "parts": parts}]})
-    assert h.messages[0].parts == (IMAGE,)
+    # the image is kept, its snake_case spelling recorded for the as-sent render (design 9, 38)
+    assert h.messages[0].parts == (replace(IMAGE, sent={"gemini": {"snake": ["inlineData", "mimeType"]}}),)
     assert "parts[1]: a part of type 'audio/wav' is not kept" in said
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
-from toolreplay.wires.gemini import detect, errors, render, repair, request, response, rules, signatures, specs
+from toolreplay.wires.gemini import as_sent, detect, errors, render, repair, request, response, rules, signatures, specs
 from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, either_case
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ WIRE = Wire(
     part_kinds=render.PART_KINDS,
     carries=render.carries,
     render=render.render,
+    render_as_sent=as_sent.render_as_sent,
     render_turn=render.turn_renderer,
     parse_request=request.parse_request,
     parse_response=response.parse_response,

@@ -26,12 +26,14 @@ Inline data and files in a model content are reported, not kept.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from toolreplay import jsonenc
 from toolreplay.errors import WireError
-from toolreplay.model import History, Part, PartKind, Reasoning, ServerTool, Text, ToolSpec
+from toolreplay.model import History, Part, PartKind, Reasoning, ServerTool, Text, ToolSpec, words_of
 from toolreplay.wires.common import SEPARATOR, body_issuer, request_settings
+from toolreplay.wires.gemini.layout import WIRE, content_layout, part_layout, sent_of
 from toolreplay.wires.gemini.response import server_part_kind
 from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURES
 from toolreplay.wires.gemini.signatures import either_case as _get
@@ -48,14 +50,15 @@ from toolreplay.wires.request_common import (
 )
 from toolreplay.wires.turns import (
     AgentSaid,
+    Call,
     Event,
     Result,
     SaidPart,
     SystemText,
+    UserText,
     assemble,
 )
 
-WIRE = "gemini"
 #: The host of the wire's public API: the issuer of an imported body's replies (design 17) unless the
 #: importer is told the URL the requests went to (``--issuer-url``).
 PUBLIC_HOST = "generativelanguage.googleapis.com"
@@ -89,39 +92,96 @@ def _parts(content: Mapping[str, Any], where: str) -> list[Mapping[str, Any]]:
     return out
 
 
-def _model(content: Mapping[str, Any], where: str, warnings: list[str]) -> AgentSaid:
+#: The keys of each kind of part the neutral model reads (either case); any other is kept as sent.
+_READ_TEXT = frozenset({"text", "thought", "thoughtSignature"})
+_READ_CALL = frozenset({"functionCall", "thoughtSignature"})
+_READ_RESPONSE = frozenset({"functionResponse"})
+
+
+def _call(p: Mapping[str, Any], at: str, first: bool, warnings: list[str]) -> tuple[Call, dict[str, Any]]:
+    """A ``functionCall`` part as a call (its signature kept, a leading dummy one read as none) and its
+    part layout."""
+    f = cast(Mapping[str, Any], _get(p, "functionCall", "function_call"))
+    sig = _get(p, "thoughtSignature", "thought_signature")
+    sig = sig if isinstance(sig, str) and sig else None
+    layout: dict[str, Any] = {}
+    if sig in DUMMY_SIGNATURES and first:
+        layout["signature"] = sig  # the replay's stand-in; the renderer puts it back on the first call
+        sig = None
+    pdata = {WIRE: {"thoughtSignature": sig}} if sig else None
+    call = read_call(
+        f.get("name"), f.get("args"), f.get("id"), at, "functionCall.name", warnings, _fail, pdata
+    )
+    if "args" not in f:
+        layout["no_args"] = True
+    elif not isinstance(f["args"], dict) or f["args"] != call.input:
+        layout["args"] = f["args"]
+    fc_extra = {k: v for k, v in f.items() if k not in ("name", "args", "id")}
+    if fc_extra:
+        layout["fc_extra"] = fc_extra
+    call.sent = sent_of(layout)
+    return call, part_layout(p, "call", _READ_CALL)
+
+
+def _said(p: Mapping[str, Any], sig: str | None) -> tuple[SaidPart | None, dict[str, Any]]:
+    """A text part of a model content: a thought (kept whole), words (with the signature on them)."""
+    text = str(p["text"])
+    if p.get("thought") is True:
+        return Reasoning(text, {WIRE: dict(p)}), {"k": "thought"}
+    layout = part_layout(p, "text", _READ_TEXT)
+    if "thought" in p:
+        layout.setdefault("extra", {})["thought"] = p["thought"]
+    if sig:
+        layout["signed"] = True
+        return Text(text, {WIRE: {"thoughtSignature": sig}}), layout
+    if not text:
+        layout["text"] = ""
+    return (text or None), layout
+
+
+def _model(content: Mapping[str, Any], where: str, warnings: list[str], separated: bool) -> AgentSaid:
     parts: list[SaidPart] = []
+    layouts: list[dict[str, Any]] = []
     first_call = True
     for j, p in enumerate(_parts(content, where)):
         at = f"{where}.parts[{j}]"
         sig = _get(p, "thoughtSignature", "thought_signature")
         sig = sig if isinstance(sig, str) and sig else None
-        fc = _get(p, "functionCall", "function_call")
-        if isinstance(fc, Mapping):
-            f = cast(Mapping[str, Any], fc)
-            if sig in DUMMY_SIGNATURES and first_call:
-                sig = None  # the replay's stand-in; the renderer puts it back on the first call
+        if isinstance(_get(p, "functionCall", "function_call"), Mapping):
+            call, layout = _call(p, at, first_call, warnings)
             first_call = False
-            pdata = {WIRE: {"thoughtSignature": sig}} if sig else None
-            name_field = "functionCall.name"
-            parts.append(
-                read_call(f.get("name"), f.get("args"), f.get("id"), at, name_field, warnings, _fail, pdata)
-            )
+            parts.append(call)
         elif any(k in p for k in _SERVER_PARTS):
             # code Gemini ran itself (executableCode, codeExecutionResult), a built-in tool's call and
             # response: kept whole, replayed only to its issuer
             parts.append(ServerTool(server_part_kind(p), {WIRE: dict(p)}))
+            layout = {"k": "server"}
         elif isinstance(p.get("text"), str):
             # thought parts and signatures on text parts kept whole, replayed only to their issuer
-            if p.get("thought") is True:
-                parts.append(Reasoning(str(p["text"]), {WIRE: dict(p)}))
-            elif sig:
-                parts.append(Text(str(p["text"]), {WIRE: {"thoughtSignature": sig}}))
-            elif p["text"]:
-                parts.append(str(p["text"]))
+            piece, layout = _said(p, sig)
+            if piece is not None:
+                parts.append(piece)
         else:
             warnings.append(f"{at}: a part with {', '.join(sorted(p)) or 'nothing'} is not kept")
-    return AgentSaid(parts, where)
+            layout = {"k": "other", "part": dict(p)}
+        layouts.append(layout)
+    if not any(isinstance(x, Call) for x in parts):  # a closing content: its words are joined
+        for lay, p in zip(layouts, _parts(content, where), strict=True):
+            if lay["k"] == "text":
+                lay["text"] = p["text"]
+    return AgentSaid(parts, where, sent=sent_of(_content_sent(content, layouts, separated)))
+
+
+def _content_sent(c: Mapping[str, Any], layouts: list[dict[str, Any]], separated: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"parts": layouts}
+    lay = content_layout(c)
+    if lay:
+        out["content"] = lay
+    if "parts" not in c:
+        out["no_parts"] = True
+    if separated:
+        out["separator"] = True
+    return out
 
 
 def response_answer(response: Any) -> tuple[str, bool]:
@@ -156,36 +216,82 @@ def media_part(p: Mapping[str, Any], at: str, warnings: list[str]) -> Part | Non
     if kind is None or not (isinstance(data, str) or isinstance(uri, str)):
         warnings.append(f"{at}: a part of type {mime or 'unknown'!r} is not kept (images and documents are)")
         return None
-    extra = sorted(k for k in p if k not in _MEDIA_KEYS)
-    if extra:
-        warnings.append(f"{at}: the part's {', '.join(extra)} not kept (the {kind} is)")
+    layout = part_layout(p, "media", _MEDIA_KEYS)
+    inner = {k: v for k, v in src.items() if k not in _INNER_KEYS}
+    if inner:
+        layout["inner"] = inner
+    if "mimeType" not in src and "mime_type" not in src:
+        layout["no_mime"] = True
+    sent = sent_of({k: v for k, v in layout.items() if k != "k"})
     if isinstance(data, str):
-        return Part(kind, media_type=mime, data=data)
-    return Part(kind, media_type=mime, url=str(uri))
+        return Part(kind, media_type=mime, data=data, sent=sent)
+    return Part(kind, media_type=mime, url=str(uri), sent=sent)
 
 
-_MEDIA_KEYS = frozenset({"inlineData", "inline_data", "fileData", "file_data"})
+_MEDIA_KEYS = frozenset({"inlineData", "fileData"})
+_INNER_KEYS = frozenset({"mimeType", "mime_type", "data", "fileUri", "file_uri"})
+
+
+def _result(p: Mapping[str, Any], at: str, warnings: list[str]) -> Result:
+    """A ``functionResponse`` part as an answer: its response read as text, its own parts (a PDF or an
+    image a tool returned, inline or by URL) kept as the answer's parts, and its layout."""
+    f = cast(Mapping[str, Any], _get(p, "functionResponse", "function_response"))
+    answer, failed = response_answer(f.get("response"))
+    own = [media_part(cast(Mapping[str, Any], x), f"{at}.functionResponse.parts[{k}]", warnings)
+           for k, x in enumerate(listed(f.get("parts"))) if isinstance(x, Mapping)]  # fmt: skip
+    layout: dict[str, Any] = {"part": part_layout(p, "response", _READ_RESPONSE)}
+    if f.get("response") != {"error" if failed else "output": answer}:
+        layout["response"] = f.get("response")
+    if "response" not in f:
+        layout["no_response"] = True
+    for key in ("id", "name"):
+        if key in f:
+            layout[key] = f[key]
+        else:
+            layout[f"no_{key}"] = True
+    fr_extra = {k: v for k, v in f.items() if k not in ("id", "name", "response", "parts")}
+    if fr_extra:
+        layout["fr_extra"] = fr_extra
+    if any(x is None for x in own) or ("parts" in f and not isinstance(f["parts"], list)):
+        layout["fr_parts"] = f["parts"]  # a part with no place in the model: kept as sent
+    parts = tuple(x for x in own if x is not None)
+    return Result(answer, nonempty(f.get("id")), string(f.get("name")), failed, at, parts,
+                  {WIRE: {"result": layout}})  # fmt: skip
 
 
 def _user(content: Mapping[str, Any], where: str, warnings: list[str]) -> list[Event]:
     results: list[Result] = []
     texts: list[str] = []
     parts: list[Part] = []
+    layouts: list[dict[str, Any]] = []
     for j, p in enumerate(_parts(content, where)):
         at = f"{where}.parts[{j}]"
-        fr = _get(p, "functionResponse", "function_response")
-        if isinstance(fr, Mapping):
-            f = cast(Mapping[str, Any], fr)
-            answer, failed = response_answer(f.get("response"))
-            results.append(Result(answer, nonempty(f.get("id")), string(f.get("name")), failed, at))
+        if isinstance(_get(p, "functionResponse", "function_response"), Mapping):
+            results.append(_result(p, at, warnings))
+            layouts.append({"k": "response"})
         elif isinstance(p.get("text"), str):
             texts.append(str(p["text"]))
             parts.append(Part("text", text=str(p["text"])))
-        elif any(k in p for k in _MEDIA_KEYS):
-            parts.extend(x for x in [media_part(p, at, warnings)] if x is not None)
+            layouts.append(part_layout(p, "text", _READ_TEXT))
+        elif any(k in p for k in ("inlineData", "inline_data", "fileData", "file_data")):
+            got = media_part(p, at, warnings)
+            parts.extend(x for x in [got] if x is not None)
+            layouts.append({"k": "media"} if got is not None else {"k": "other", "part": dict(p)})
         else:
             warnings.append(f"{at}: a part with {', '.join(sorted(p)) or 'nothing'} is not kept")
-    return user_events(results, texts, "", where, None, parts)
+            layouts.append({"k": "other", "part": dict(p)})
+    sent = _content_sent(content, layouts, False)
+    if results:
+        first = results[0].sent
+        assert first is not None
+        first[WIRE]["result"].update(opens=True, content=sent)
+    events = user_events(results, texts, "", where, None, parts)
+    for ev in events:
+        if isinstance(ev, UserText):
+            if len(texts) > 1 and not ev.parts:  # separate text parts stay separate
+                ev.text, ev.parts = words_of(parts), tuple(parts)
+            ev.sent = sent_of(sent)
+    return events
 
 
 def _calls_first(content: Any) -> bool:
@@ -210,13 +316,29 @@ def _is_separator(contents: Sequence[Any], i: int) -> bool:
     return after_model and i + 1 < len(contents) and _calls_first(contents[i + 1])
 
 
-def _system(raw: Any, warnings: list[str]) -> str:
+def _system(body: Mapping[str, Any], warnings: list[str]) -> list[SystemText]:
+    """The system instruction: one system message per text part, laid out as sent (its role, its key's
+    spelling, a bare string)."""
+    key = "systemInstruction" if body.get("systemInstruction") is not None else "system_instruction"
+    raw = body.get(key)
+    head: dict[str, Any] = {"key": key} if key != "systemInstruction" else {}
     if isinstance(raw, str):
-        return raw
-    if isinstance(raw, Mapping):
-        texts = [str(p["text"]) for p in _parts(raw, "systemInstruction") if isinstance(p.get("text"), str)]
-        return "\n\n".join(texts)
-    return ""
+        return [SystemText(raw, key, sent_of({**head, "string": True}))] if raw else []
+    if not isinstance(raw, Mapping):
+        return []
+    c = cast(Mapping[str, Any], raw)
+    lay = {k: v for k, v in content_layout(c).items() if k != "no_role"}
+    if "role" in c:
+        lay["role"] = c["role"]  # a system instruction has no role of its own: kept only where sent
+    head.update({"content": lay} if lay else {})
+    out: list[SystemText] = []
+    for j, p in enumerate(_parts(c, key)):
+        if isinstance(p.get("text"), str):
+            layout = {**(head if not out else {}), "part": part_layout(p, "text", _READ_TEXT)}
+            out.append(SystemText(str(p["text"]), f"{key}.parts[{j}]", sent_of(layout)))
+        else:
+            warnings.append(f"{key}.parts[{j}]: a part with {', '.join(sorted(p)) or 'nothing'} is not kept")
+    return out
 
 
 def _schema(declaration: Mapping[str, Any]) -> Any:
@@ -226,14 +348,25 @@ def _schema(declaration: Mapping[str, Any]) -> Any:
 
 
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
-    """``functionDeclarations`` (``parametersJsonSchema``, or an OpenAPI-subset ``parameters``)."""
-    decls = (
-        d
-        for t in listed(raw)
-        if isinstance(t, Mapping)
-        for d in listed(_get(t, "functionDeclarations", "function_declarations"))
-    )
-    return read_tools(decls, schema=_schema)
+    """``functionDeclarations`` (``parametersJsonSchema``, or an OpenAPI-subset ``parameters``), each
+    kept whole, and the tools Gemini runs itself (``googleSearch``, ``codeExecution``, ``urlContext``...)
+    as hosted tools named by their key, in order."""
+    out: list[ToolSpec] = []
+    for i, t in enumerate(listed(raw)):
+        if not isinstance(t, Mapping):
+            continue
+        for key, value in cast(Mapping[str, Any], t).items():
+            if key not in ("functionDeclarations", "function_declarations"):
+                out.append(ToolSpec(key, kind="hosted", sent={WIRE: {"tool": {key: value}, "entry": i}}))
+                continue
+            for d in listed(value):
+                spec = read_tools([d], schema=_schema)
+                if spec:
+                    where: dict[str, Any] = {"tool": dict(d), "entry": i}
+                    if key != "functionDeclarations":
+                        where["key"] = key
+                    out.append(replace(spec[0], sent={WIRE: where}))
+    return tuple(out)
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
@@ -250,15 +383,16 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     contents, rest = split_body(body)
     warnings: list[str] = []
     events: list[Event] = []
-    system = _system(_get(rest, "systemInstruction", "system_instruction"), warnings)
-    if system:
-        events.append(SystemText(system, "systemInstruction"))
+    events.extend(_system(rest, warnings))
+    separated = False
     for i, where, c in objects(contents, "contents", _fail):
         if _is_separator(contents, i):
+            separated = True
             continue
+        led, separated = separated, False
         role = c.get("role", "user")
         if role == "model":
-            events.append(_model(c, where, warnings))
+            events.append(_model(c, where, warnings, led))
         elif role in ("user", "function"):
             events.extend(_user(c, where, warnings))
         else:
