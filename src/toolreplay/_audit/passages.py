@@ -90,7 +90,10 @@ def passages(
 ) -> list[TextPassage]:
     out: list[TextPassage] = []
     for t in texts:
-        out.extend(_passages_in(t, own))
+        # a system prompt tells the agent how to call its tools ("using the `invoke_agent` tool..."): an
+        # instruction, never a call described as text (Gemini CLI's own prompt read as one)
+        if t.role != "system":
+            out.extend(_passages_in(t, own))
     return out
 
 

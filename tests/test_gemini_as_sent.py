@@ -1,0 +1,142 @@
+"""Gemini bodies kept whole (issue 22): Gemini CLI's own requests imported and rendered ``--as-sent``
+are JSON-equal to what it sent, with its call ids, its system instruction's role and parts and its
+generation config kept, and rendered valid for every other vessel with their calls as calls; a tool's
+own parts (a PDF inline, a file by URL) are the answer's parts; hosted tools and code execution parts,
+snake_case bodies and the audit of Gemini CLI's system prompt."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from agentlib import load_capture
+from toolreplay import read_history, render, vessels
+from toolreplay._audit.body import load_request
+from toolreplay._audit.report import audit_request
+from toolreplay._audit.validate import check_body
+from toolreplay.model import History
+
+PDF = "JVBERi0xLjQKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK"
+BODIES = load_capture("gemini").bodies
+
+
+def _read(body: Any) -> History:
+    (h,) = read_history(copy.deepcopy(body), "gemini").conversations
+    return h
+
+
+@pytest.mark.parametrize("n", range(len(BODIES)))
+def test_gemini_cli_bodies_render_back_as_sent(n: int) -> None:
+    assert render(_read(BODIES[n]), as_sent=True) == BODIES[n]
+
+
+def test_gemini_cli_ids_system_and_settings_are_kept() -> None:
+    body = BODIES[-1]
+    h = _read(body)
+    sent_ids = [p["functionCall"]["id"] for c in body["contents"] for p in c["parts"] if "functionCall" in p]
+    assert [c.call_id for m in h.messages for c in m.tool_uses] == sent_ids
+    assert h.last_request is not None
+    assert h.last_request.fields["generationConfig"]["thinkingConfig"] == {
+        "includeThoughts": True,
+        "thinkingBudget": 8192,
+    }
+    assert h.messages[0].role == "system"
+    assert body["systemInstruction"]["role"] == "user"  # kept, since it renders back
+
+
+@pytest.mark.parametrize("vessel", [v.name for v in vessels() if v.wire != "gemini"])
+def test_gemini_cli_bodies_render_valid_for_every_other_vessel(vessel: str) -> None:
+    h = _read(BODIES[-1])
+    body = render(h, vessel)
+    assert check_body(vessel, body).problems == ()
+    text = str(body)
+    for name in ("write_file", "read_file"):  # the calls travel as calls, by name
+        assert text.count(name) >= 2
+
+
+def _pdf_body() -> dict[str, Any]:
+    return {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Read the report."}]},
+            {"role": "model", "parts": [{"functionCall": {"id": "c1", "name": "fetch", "args": {"u": "r"}}}]},
+            {"role": "user", "parts": [{"functionResponse": {
+                "id": "c1", "name": "fetch", "response": {"output": "the report"},
+                "parts": [
+                    {"inlineData": {"mimeType": "application/pdf", "data": PDF}},
+                    {"fileData": {"mimeType": "application/pdf", "fileUri": "https://example.com/r.pdf"}},
+                ],
+            }}]},
+        ],
+        "tools": [{"functionDeclarations": [{"name": "fetch", "parameters": {"type": "object"}}]}],
+    }  # fmt: skip
+
+
+def test_a_tools_own_parts_are_kept_and_go_back() -> None:
+    body = _pdf_body()
+    h = _read(body)
+    (call,) = h.messages[1].tool_uses
+    assert [(p.kind, bool(p.data), p.url) for p in call.parts] == [
+        ("document", True, ""),
+        ("document", False, "https://example.com/r.pdf"),
+    ]
+    assert call.answer == "the report"
+    assert render(h, as_sent=True) == body
+    anthropic = render(h, "anthropic")  # a wire that carries documents in an answer gets them
+    assert PDF in str(anthropic) and "https://example.com/r.pdf" in str(anthropic)
+
+
+def test_hosted_tools_and_code_execution_parts_go_back_as_sent() -> None:
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Compute and search."}]},
+            {"role": "model", "parts": [
+                {"text": "thinking", "thought": True, "thoughtSignature": "c2ln"},
+                {"executableCode": {"language": "PYTHON", "code": "print(2+2)"}},
+                {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4\n"}},
+                {"text": "It is 4.", "thoughtSignature": "c2ln"},
+                {"text": "Done."},
+            ]},
+            {"role": "user", "parts": [{"text": "Thanks"}, {"text": "again"}]},
+        ],
+        "systemInstruction": {"parts": [{"text": "Be brief."}, {"text": "Be right."}]},
+        "tools": [{"googleSearch": {}}, {"codeExecution": {}}, {"urlContext": {}},
+                  {"functionDeclarations": [{"name": "f", "parametersJsonSchema": {"type": "object"}}]}],
+        "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+        "safetySettings": [{"category": "HARM_CATEGORY_HARASSMENT", "threshold": "BLOCK_NONE"}],
+        "cachedContent": "cachedContents/abc",
+        "labels": {"team": "x"},
+    }  # fmt: skip
+    h = _read(body)
+    assert [(t.name, t.kind) for t in h.tools or ()] == [
+        ("googleSearch", "hosted"),
+        ("codeExecution", "hosted"),
+        ("urlContext", "hosted"),
+        ("f", "function"),
+    ]
+    assert [m.role for m in h.messages] == ["system", "system", "user", "assistant", "user"]
+    assert [p.text for p in h.messages[-1].parts] == ["Thanks", "again"]
+    assert render(h, as_sent=True) == body
+
+
+def test_a_snake_case_body_goes_back_in_snake_case() -> None:
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "hi"}]},
+            {"role": "model", "parts": [{"function_call": {"name": "f", "args": {}},
+                                         "thoughtSignature": "c2ln"}]},
+            {"role": "user", "parts": [{"function_response": {"name": "f", "response": {"result": 1}}}]},
+        ],
+        "system_instruction": {"parts": [{"text": "sys"}]},
+        "tools": [{"function_declarations": [{"name": "f", "parameters_json_schema": {"type": "object"}}]}],
+        "generation_config": {"max_output_tokens": 10},
+    }  # fmt: skip
+    assert render(_read(body), as_sent=True) == body
+
+
+def test_gemini_cli_system_prompt_is_no_described_call() -> None:
+    body = BODIES[-1]
+    assert "using the `invoke_agent` tool" in str(body["systemInstruction"])
+    report = audit_request(load_request(copy.deepcopy(body), wire="gemini"))
+    assert [p for p in report.passages if p.role == "system"] == []
