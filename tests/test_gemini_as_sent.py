@@ -140,3 +140,13 @@ def test_gemini_cli_system_prompt_is_no_described_call() -> None:
     assert "using the `invoke_agent` tool" in str(body["systemInstruction"])
     report = audit_request(load_request(copy.deepcopy(body), wire="gemini"))
     assert [p for p in report.passages if p.role == "system"] == []
+
+
+def test_a_normal_gemini_render_carries_the_settings_and_the_tools_url_parts() -> None:
+    h = _read(_pdf_body() | {"generationConfig": {"thinkingConfig": {"thinkingBudget": 64}}})
+    body = render(h, "gemini")
+    assert body["generationConfig"] == {"thinkingConfig": {"thinkingBudget": 64}}
+    (response,) = body["contents"][2]["parts"]
+    assert response["functionResponse"]["parts"][1] == {
+        "fileData": {"mimeType": "application/pdf", "fileUri": "https://example.com/r.pdf"}
+    }

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from toolreplay.wires.common import same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
 from toolreplay.wires.gemini import as_sent, detect, errors, render, repair, request, response, rules, signatures, specs
 from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, either_case
@@ -55,6 +56,7 @@ WIRE = Wire(
     carries=render.carries,
     render=render.render,
     render_as_sent=as_sent.render_as_sent,
+    carry_settings=same_wire_settings(request.WIRE, request.CONVERSATION_KEYS),
     render_turn=render.turn_renderer,
     parse_request=request.parse_request,
     parse_response=response.parse_response,

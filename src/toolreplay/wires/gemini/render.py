@@ -88,9 +88,9 @@ def _said_parts(step: ReplayStep) -> list[dict[str, Any]]:
 def _response(c: ReplayCall, name: str) -> dict[str, Any]:
     key = "error" if c.is_error else "output"
     fr: dict[str, Any] = {"name": name, "response": {key: c.answer}}
-    media = [p for p in c.parts if p.kind != "text" and p.data]
+    media = [p for p in c.parts if p.kind != "text" and (p.data or p.url)]
     if media:  # images and documents travel as the response's own parts (Gemini 3 multimodal answers)
-        fr["parts"] = [{"inlineData": {"mimeType": p.media_type, "data": p.data}} for p in media]
+        fr["parts"] = [_media_part(p) for p in media]
     return {"functionResponse": fr}
 
 
