@@ -150,3 +150,19 @@ def test_a_normal_gemini_render_carries_the_settings_and_the_tools_url_parts() -
     assert response["functionResponse"]["parts"][1] == {
         "fileData": {"mimeType": "application/pdf", "fileUri": "https://example.com/r.pdf"}
     }
+
+
+def test_answers_and_words_in_one_content_go_back_in_one() -> None:
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Look."}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "look", "args": {}}}]},
+            {"role": "user", "parts": [
+                {"functionResponse": {"name": "look", "response": {"output": "seen"}}},
+                {"text": "Now say what you saw."},
+            ]},
+        ],
+    }  # fmt: skip
+    h = _read(body)
+    assert [m.role for m in h.messages] == ["user", "assistant", "user"]
+    assert render(h, as_sent=True) == body

@@ -42,7 +42,9 @@ def _parts_layout(sent: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return cast(list[Mapping[str, Any]], got) if isinstance(got, list) else []
 
 
-def _user(t: TurnMessage) -> list[dict[str, Any]]:
+def _user(t: TurnMessage, before: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A user message's content; one that shared its content with answers (``functionResponse`` parts
+    first, then words) takes back the content of those answers, ``before``'s last, parts in order."""
     lay = layout_of(t.sent)
     layouts = _parts_layout(lay)
     if not layouts:  # not read from a Gemini body: the wire's own form
@@ -50,9 +52,14 @@ def _user(t: TurnMessage) -> list[dict[str, Any]]:
     given = deque(t.parts or (Part("text", text=t.text),))
     texts = deque(p for p in given if p.kind == "text")
     media = deque(p for p in given if p.kind != "text")
+    answers: deque[dict[str, Any]] = deque()
+    if any(pl.get("k") == "response" for pl in layouts) and before and before[-1].get("role") == "user":
+        answers.extend(before.pop().get("parts", []))
     parts: list[dict[str, Any]] = []
     for pl in layouts:
-        if pl.get("k") == "text" and texts:
+        if pl.get("k") == "response" and answers:
+            parts.append(answers.popleft())
+        elif pl.get("k") == "text" and texts:
             parts.append(laid_out({"text": texts.popleft().text}, pl))
         elif pl.get("k") == "media" and media:
             parts.append(_media(media.popleft()))
@@ -216,7 +223,7 @@ def render_as_sent(turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[st
         elif t.role == "system":  # Gemini has no system message in the middle: as it was read, a user's
             contents.append({"role": "user", "parts": [{"text": t.text}]})
         else:
-            contents.extend(_user(t))
+            contents.extend(_user(t, contents))
     body: dict[str, Any] = {LIST_KEY: contents}
     if lead:
         key, value = _system(turns[:lead])
