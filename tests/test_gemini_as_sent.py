@@ -7,6 +7,7 @@ snake_case bodies and the audit of Gemini CLI's system prompt."""
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -16,7 +17,7 @@ from toolreplay import read_history, render, vessels
 from toolreplay._audit.body import load_request
 from toolreplay._audit.report import audit_request
 from toolreplay._audit.validate import check_body
-from toolreplay.model import History
+from toolreplay.model import History, ToolSpec
 
 PDF = "JVBERi0xLjQKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK"
 BODIES = load_capture("gemini").bodies
@@ -166,3 +167,25 @@ def test_answers_and_words_in_one_content_go_back_in_one() -> None:
     h = _read(body)
     assert [m.role for m in h.messages] == ["user", "assistant", "user"]
     assert render(h, as_sent=True) == body
+
+
+def test_gemini_hosted_tools_go_on_gemini_and_are_named_elsewhere() -> None:
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "Search."}]}],
+        "tools": [{"googleSearch": {}},
+                  {"functionDeclarations": [{"name": "f", "parameters": {"type": "object"}}]}],
+    }  # fmt: skip
+    h = _read(body)
+    said: list[str] = []
+    on_gemini = render(h, "gemini", warnings=said)
+    assert {"googleSearch": {}} in on_gemini["tools"]
+    assert check_body("gemini", on_gemini).problems == ()
+    assert not any("googleSearch" in w for w in said)
+    elsewhere: list[str] = []
+    render(h, "anthropic", warnings=elsewhere)
+    assert any("'googleSearch' is hosted" in w for w in elsewhere)
+    web = ToolSpec("web_search", kind="hosted", sent={"openai-responses": {"tool": {"type": "web_search"}}})
+    other: list[str] = []
+    on_gemini = render(replace(h, tools=(web,)), "gemini", warnings=other)
+    assert "tools" not in on_gemini
+    assert any("'web_search' is hosted by its provider and has no declaration on gemini" in w for w in other)

@@ -230,7 +230,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     out.extend(tool_kind_warnings(turns, tools, wire))
     notes = get_wire(wire).render_notes
     if notes is not None:
-        out.extend(notes(turns))
+        out.extend(notes(turns, tools))
     return out
 
 

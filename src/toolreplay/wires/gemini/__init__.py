@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from toolreplay.wires.common import same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
-from toolreplay.wires.gemini import as_sent, detect, errors, render, repair, request, response, rules, signatures, specs
+from toolreplay.wires.gemini import as_sent, detect, errors, render, repair, request, response, rules, specs
 from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, either_case
 
 if TYPE_CHECKING:
@@ -91,7 +91,8 @@ WIRE = Wire(
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.gemini.double"),
     call_notes=_call_notes,
-    render_notes=signatures.render_notes,
+    render_notes=render.tool_notes,
+    tool_kinds=frozenset({"function", "hosted"}),
 )
 
 __all__ = ["WIRE"]

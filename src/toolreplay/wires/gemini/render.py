@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from toolreplay.model import Part, Text
+from toolreplay.model import Part, Text, ToolSpec
 from toolreplay.wires.common import (
     SEPARATOR,
     IdMapper,
@@ -46,7 +46,7 @@ from toolreplay.wires.common import (
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
-from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, gemini_signature
+from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, gemini_signature, render_notes
 from toolreplay.wires.media import url_type
 from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 
@@ -60,12 +60,34 @@ TOOL_CHOICE = {"auto": "AUTO", "none": "NONE", "required": "ANY", "any": "ANY"}
 
 
 def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
-    """``tools``: one entry of ``functionDeclarations`` covering every tool offered or used."""
+    """``tools``: one entry of ``functionDeclarations`` covering every tool offered or used, then one
+    entry per tool Gemini runs itself that was declared on Gemini (``googleSearch``...), as declared."""
     decls = [
         {"name": name, "description": desc, "parametersJsonSchema": dict(params)}
         for name, desc, params in tool_map(declared_tools(turns, opts.tools))
     ]
-    return [{"functionDeclarations": decls}] if decls else []
+    out = [{"functionDeclarations": decls}] if decls else []
+    out.extend(dict(h) for h in map(hosted_declaration, opts.tools) if h is not None)
+    return out
+
+
+def hosted_declaration(t: ToolSpec) -> Mapping[str, Any] | None:
+    """A hosted tool's Gemini entry (``{"googleSearch": {}}``), when it was declared on Gemini."""
+    kept = t.sent.get(WIRE) if t.sent and t.kind == "hosted" else None
+    entry = kept.get("tool") if isinstance(kept, Mapping) else None
+    return cast(Mapping[str, Any], entry) if isinstance(entry, Mapping) else None
+
+
+def tool_notes(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> list[str]:
+    """``Wire.render_notes``: the signatures that cannot be replayed, and each hosted tool of another
+    wire (it has no declaration here: left out)."""
+    out = render_notes(turns)
+    out.extend(
+        f"tool {t.name!r} is hosted by its provider and has no declaration on {WIRE}: left out"
+        for t in tools
+        if t.kind == "hosted" and hosted_declaration(t) is None
+    )
+    return out
 
 
 def _said_parts(step: ReplayStep) -> list[dict[str, Any]]:
