@@ -18,6 +18,7 @@ from toolreplay._audit.body import load_request
 from toolreplay._audit.report import audit_request
 from toolreplay._audit.validate import check_body
 from toolreplay.model import History, ToolSpec
+from toolreplay.wires.gemini.response import StreamParser, parse_response
 
 PDF = "JVBERi0xLjQKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK"
 BODIES = load_capture("gemini").bodies
@@ -96,6 +97,8 @@ def test_hosted_tools_and_code_execution_parts_go_back_as_sent() -> None:
                 {"text": "thinking", "thought": True, "thoughtSignature": "c2ln"},
                 {"executableCode": {"language": "PYTHON", "code": "print(2+2)"}},
                 {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4\n"}},
+                {"toolCall": {"id": "t1", "toolType": "GOOGLE_SEARCH_WEB", "args": {"q": "x"}}},
+                {"toolResponse": {"id": "t1", "toolType": "GOOGLE_SEARCH_WEB", "response": {"r": 1}}},
                 {"text": "It is 4.", "thoughtSignature": "c2ln"},
                 {"text": "Done."},
             ]},
@@ -189,3 +192,26 @@ def test_gemini_hosted_tools_go_on_gemini_and_are_named_elsewhere() -> None:
     on_gemini = render(replace(h, tools=(web,)), "gemini", warnings=other)
     assert "tools" not in on_gemini
     assert any("'web_search' is hosted by its provider and has no declaration on gemini" in w for w in other)
+
+
+SERVER_PARTS = [
+    {"text": "plan", "thought": True, "thoughtSignature": "c2ln"},
+    {"executableCode": {"language": "PYTHON", "code": "print(2+2)"}},
+    {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "4\n"}},
+    {"toolCall": {"id": "t1", "toolType": "GOOGLE_SEARCH_WEB", "args": {"q": "x"}}},
+    {"toolResponse": {"id": "t1", "toolType": "GOOGLE_SEARCH_WEB", "response": {"r": 1}}},
+    {"text": "It is 4."},
+    {"functionCall": {"id": "c9", "name": "f", "args": {"a": 1}}, "thoughtSignature": "c2ln"},
+]
+
+
+def test_an_answer_keeps_its_server_tool_parts_streamed_as_whole() -> None:
+    whole = parse_response({"candidates": [{"content": {"role": "model", "parts": SERVER_PARTS}}]})
+    stream = StreamParser()
+    for p in SERVER_PARTS:
+        stream.feed({"candidates": [{"content": {"role": "model", "parts": [p]}}]})
+    stream.feed({"candidates": [{"content": {"role": "model", "parts": []}, "finishReason": "STOP"}]})
+    stream.mark_done()
+    assert stream.finish().said == whole.said
+    assert [p.data["gemini"] for p in whole.said if p.data] == SERVER_PARTS[:5]
+    assert [(c.name, c.call_id) for c in whole.calls] == [("f", "c9")]
