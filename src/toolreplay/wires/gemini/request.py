@@ -13,14 +13,19 @@ camelCase or snake_case alike (``functionCall``/``function_call``, ``thoughtSign
 * ``user`` (or legacy ``function``) contents: ``functionResponse`` parts answer the calls by id when both
   carry one, else by position (Gemini's own rule: same count, same order); ``{"output": x}`` and
   ``{"result": x}`` read as the answer ``x``, ``{"error": x}`` as a failed call; any other ``response``
-  object is kept as its JSON text. Text parts are the user's words; ``inlineData`` (``mimeType``, base64
+  object is kept as its JSON text (and, verbatim, in the call's ``sent``); a response's own ``parts`` (a
+  PDF or an image a tool returned, inline or by URL) are the answer's parts. Text parts are the user's
+  words (several kept apart as text parts); ``inlineData`` (``mimeType``, base64
   ``data``) and ``fileData`` (``fileUri``) parts of an image or a document (``image/*``, PDF, text) are
   kept as its parts in order. Audio, video, a file of unknown type, and part fields a part has no place
   for (``videoMetadata``, ``mediaResolution``) are reported.
 * The renderer's ``(continued)`` user content before a function-call turn that follows a model turn
   (see :data:`toolreplay.wires.common.SEPARATOR`) is the wire's role rule, not the user's: not stored.
 
-Inline data and files in a model content are reported, not kept.
+Inline data and files in a model content are reported, not kept. How every content, part, call, answer,
+system part and declaration stood beyond that is kept in its ``sent`` (keys: :mod:`.layout`), so the
+as-sent render (:mod:`.as_sent`) gives the body back; hosted tools (``googleSearch``, ``codeExecution``,
+``urlContext``...) are tools of kind ``hosted`` named by their key.
 """
 
 from __future__ import annotations
