@@ -215,3 +215,21 @@ def test_an_answer_keeps_its_server_tool_parts_streamed_as_whole() -> None:
     assert stream.finish().said == whole.said
     assert [p.data["gemini"] for p in whole.said if p.data] == SERVER_PARTS[:5]
     assert [(c.name, c.call_id) for c in whole.calls] == [("f", "c9")]
+
+
+def test_a_normal_render_writes_carried_settings_in_camel_case() -> None:
+    schema = {"type": "object", "properties": {"dog_name": {"type": "string"}}}
+    body = {
+        "contents": [{"role": "user", "parts": [{"text": "Name a dog."}]}],
+        "generation_config": {"response_mime_type": "application/json", "response_schema": schema,
+                              "thinking_config": {"include_thoughts": True}},
+    }  # fmt: skip
+    h = _read(body)
+    again = render(h, "gemini")
+    assert again["generationConfig"] == {
+        "responseMimeType": "application/json",
+        "responseSchema": schema,  # the caller's property names stay as they are
+        "thinkingConfig": {"includeThoughts": True},
+    }
+    assert check_body("gemini", again).problems == ()
+    assert render(h, as_sent=True) == body

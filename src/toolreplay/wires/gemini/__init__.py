@@ -12,10 +12,11 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from toolreplay.wires.common import same_wire_settings
+from toolreplay.model import RequestSettings
+from toolreplay.wires.common import RenderOptions, same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
 from toolreplay.wires.gemini import as_sent, detect, errors, render, repair, request, response, rules, specs
-from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, either_case
+from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, camel_settings, either_case
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile
@@ -47,6 +48,16 @@ def _call_notes(body: Mapping[str, Any]) -> dict[int, str]:
     return out
 
 
+_same_wire = same_wire_settings(request.WIRE, request.CONVERSATION_KEYS)
+
+
+def _carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """An imported Gemini request's settings, their keys in camelCase as this wire writes them (design 9:
+    a body may spell ``generationConfig.response_mime_type``; the published schema names only one)."""
+    fields, left = _same_wire(req, opts)
+    return camel_settings(fields), left
+
+
 WIRE = Wire(
     name=render.WIRE,
     public_host=request.PUBLIC_HOST,
@@ -56,7 +67,7 @@ WIRE = Wire(
     carries=render.carries,
     render=render.render,
     render_as_sent=as_sent.render_as_sent,
-    carry_settings=same_wire_settings(request.WIRE, request.CONVERSATION_KEYS),
+    carry_settings=_carry,
     render_turn=render.turn_renderer,
     parse_request=request.parse_request,
     parse_response=response.parse_response,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from toolreplay.wires.replayed import ReplayCall, TurnMessage
 
@@ -27,6 +27,28 @@ def either_case(obj: Mapping[str, Any], camel: str, snake: str) -> Any:
     snake_case, design 9): the camelCase value unless it is absent or null."""
     value = obj.get(camel)
     return obj.get(snake) if value is None else value
+
+
+def camel(name: str) -> str:
+    """A snake_case key in camelCase (``max_output_tokens`` -> ``maxOutputTokens``)."""
+    head, *rest = name.split("_")
+    return head + "".join(w[:1].upper() + w[1:] for w in rest)
+
+
+#: The settings whose own keys a normal render writes in camelCase (design 9); the values under any other
+#: key (a ``responseSchema``'s property names) are the caller's and stay as they are.
+_CAMEL_INSIDE = frozenset({"generationConfig", "thinkingConfig", "toolConfig", "functionCallingConfig"})
+
+
+def camel_settings(value: Any, key: str = "") -> Any:
+    """Request settings with their structural keys in camelCase (the top level, ``generationConfig``,
+    ``thinkingConfig``, ``toolConfig``...), what every render but the as-sent one writes."""
+    if not isinstance(value, Mapping) or (key and key not in _CAMEL_INSIDE):
+        return value
+    out: dict[str, Any] = {}
+    for k, v in cast(Mapping[str, Any], value).items():
+        out[camel(k)] = camel_settings(v, camel(k))
+    return out
 
 
 def stored_signature(call: ReplayCall) -> str | None:
@@ -72,6 +94,8 @@ def render_notes(turns: Sequence[TurnMessage]) -> list[str]:
 __all__ = [
     "DUMMY_SIGNATURE",
     "DUMMY_SIGNATURES",
+    "camel",
+    "camel_settings",
     "either_case",
     "gemini_signature",
     "is_base64",
