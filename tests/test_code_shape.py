@@ -128,7 +128,10 @@ def test_wire_knowledge_stays_in_the_wire_packages() -> None:
     found: list[str] = []
     for path in _modules():
         rel = path.relative_to(SRC)
-        if rel.parts[0] == "wires" or rel.name == "_vessels.py":
+        # a wire's package knows its wire; the shared wire modules (wires/common.py...) know none (the
+        # registry, wires/__init__.py, lists them all)
+        in_package = rel.parts[0] == "wires" and len(rel.parts) > 2
+        if in_package or rel.as_posix() == "wires/__init__.py" or rel.name == "_vessels.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             what = _wire_knowledge(node)

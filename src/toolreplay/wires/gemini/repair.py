@@ -10,8 +10,8 @@ from typing import Any
 
 from toolreplay import jsonenc
 from toolreplay.model import History, Issuer
-from toolreplay.wires.common import either_case
 from toolreplay.wires.contract import Insertion
+from toolreplay.wires.gemini.signatures import either_case
 
 
 def _canonical(value: Any) -> str:
