@@ -230,7 +230,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     out.extend(tool_kind_warnings(turns, tools, wire))
     notes = get_wire(wire).render_notes
     if notes is not None:
-        out.extend(notes(turns, tools))
+        out.extend(notes(turns))
     return out
 
 
@@ -357,8 +357,6 @@ def sampling(opts: RenderOptions, max_tokens_key: str) -> dict[str, Any]:
     if opts.max_tokens is not None:
         out[max_tokens_key] = opts.max_tokens
     return out
-
-
 
 
 def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from toolreplay.wires.reply import Reply
 
 if TYPE_CHECKING:
-    from toolreplay.model import History, Issuer, Part, RequestSettings, ToolSpec
+    from toolreplay.model import History, Issuer, Part, RequestSettings
     from toolreplay.testing.answers import Answer, Event, Splitter
     from toolreplay.testing.checks import Rules as DoubleRules
     from toolreplay.testing.prefix_cache import PromptCacheRule
@@ -353,10 +353,9 @@ class Wire:
     #: (the request's settings are added by the caller). None: ``render`` with ``RenderOptions.as_sent``
     #: set, the best the wire does, with a warning.
     render_as_sent: Callable[[Sequence[TurnMessage], RenderOptions], dict[str, Any]] | None = None
-    #: (the turns of a render, the tools it declares) -> the wire's own warnings about them, after the
-    #: shared ones (Gemini: a stored thought signature that cannot be one, not replayed; a hosted tool of
-    #: another wire, left out). None: none.
-    render_notes: Callable[[Sequence[TurnMessage], Sequence[ToolSpec]], list[str]] | None = None
+    #: The turns of a render -> the wire's own warnings about them, after the shared ones (Gemini: a
+    #: stored thought signature that cannot be one, not replayed). None: none.
+    render_notes: Callable[[Sequence[TurnMessage]], list[str]] | None = None
     #: (the history's latest request settings, options) -> (the fields a normal render of this wire
     #: carries, the names it cannot carry). None: it carries none, and names them all.
     carry_settings: (

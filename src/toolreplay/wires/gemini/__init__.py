@@ -15,7 +15,18 @@ from urllib.parse import quote
 from toolreplay.model import RequestSettings
 from toolreplay.wires.common import RenderOptions, same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
-from toolreplay.wires.gemini import as_sent, detect, errors, render, repair, request, response, rules, specs
+from toolreplay.wires.gemini import (
+    as_sent,
+    detect,
+    errors,
+    render,
+    repair,
+    request,
+    response,
+    rules,
+    signatures,
+    specs,
+)
 from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, camel_settings, either_case
 
 if TYPE_CHECKING:
@@ -102,7 +113,7 @@ WIRE = Wire(
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.gemini.double"),
     call_notes=_call_notes,
-    render_notes=render.tool_notes,
+    render_notes=signatures.render_notes,
     tool_kinds=frozenset({"function", "hosted"}),
 )
 

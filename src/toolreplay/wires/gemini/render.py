@@ -46,7 +46,7 @@ from toolreplay.wires.common import (
     wire_tool_name,
 )
 from toolreplay.wires.contract import TurnPiece
-from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, gemini_signature, render_notes
+from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, gemini_signature
 from toolreplay.wires.media import url_type
 from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage, split_system, turn_steps
 
@@ -76,18 +76,6 @@ def hosted_declaration(t: ToolSpec) -> Mapping[str, Any] | None:
     kept = t.sent.get(WIRE) if t.sent and t.kind == "hosted" else None
     entry = kept.get("tool") if isinstance(kept, Mapping) else None
     return cast(Mapping[str, Any], entry) if isinstance(entry, Mapping) else None
-
-
-def tool_notes(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> list[str]:
-    """``Wire.render_notes``: the signatures that cannot be replayed, and each hosted tool of another
-    wire (it has no declaration here: left out)."""
-    out = render_notes(turns)
-    out.extend(
-        f"tool {t.name!r} is hosted by its provider and has no declaration on {WIRE}: left out"
-        for t in tools
-        if t.kind == "hosted" and hosted_declaration(t) is None
-    )
-    return out
 
 
 def _said_parts(step: ReplayStep) -> list[dict[str, Any]]:
