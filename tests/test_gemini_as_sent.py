@@ -241,3 +241,22 @@ def test_a_normal_render_writes_carried_settings_in_camel_case() -> None:
     }
     assert check_body("gemini", again).problems == ()
     assert render(h, as_sent=True) == body
+
+
+def test_answers_given_by_id_out_of_order_pair_and_go_back_as_sent() -> None:
+    body = {
+        "contents": [
+            {"role": "user", "parts": [{"text": "Both."}]},
+            {"role": "model", "parts": [
+                {"functionCall": {"id": "a", "name": "one", "args": {}}},
+                {"functionCall": {"id": "b", "name": "two", "args": {}}},
+            ]},
+            {"role": "user", "parts": [
+                {"functionResponse": {"id": "b", "name": "two", "response": {"output": "2"}}},
+                {"functionResponse": {"id": "a", "name": "one", "response": {"output": "1"}}},
+            ]},
+        ],
+    }  # fmt: skip
+    h = _read(body)
+    assert [(c.call_id, c.answer) for c in h.messages[1].tool_uses] == [("a", "1"), ("b", "2")]
+    assert render(h, as_sent=True) == body

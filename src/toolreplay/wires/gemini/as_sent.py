@@ -140,18 +140,27 @@ def _response(c: ReplayCall) -> dict[str, Any]:
     return laid_out({"functionResponse": fr}, layout_of({WIRE: rl}, "part"))
 
 
+def _at(c: ReplayCall) -> tuple[int, int]:
+    at = layout_of(c.sent, "result").get("at")
+    return (int(at[0]), int(at[1])) if isinstance(at, list) and len(at) == 2 else (-1, -1)
+
+
 def _answers(step: ReplayStep) -> list[dict[str, Any]]:
-    """The user content(s) of a step's answers, opened where the body opened them."""
-    out: list[dict[str, Any]] = []
-    for c in step.calls:
-        if "no_answer" in c.patches:
-            continue
+    """The user content(s) of a step's answers, each answer in the content and place it stood (by id,
+    Gemini CLI may answer parallel calls in any order); answers read from elsewhere follow in order."""
+    answered = [c for c in step.calls if "no_answer" not in c.patches]
+    placed = sorted((c for c in answered if _at(c)[0] >= 0), key=_at)
+    groups: dict[int, dict[str, Any]] = {}
+    for c in [*placed, *(c for c in answered if _at(c)[0] < 0)]:
         rl = layout_of(c.sent, "result")
-        if rl.get("opens") or not out:
+        key = _at(c)[0] if _at(c)[0] >= 0 else (max(groups) if groups else -1)
+        if key not in groups:
             lay = rl.get("content")
-            out.append(_content("user", [], cast(Mapping[str, Any], lay) if isinstance(lay, Mapping) else {}))
-        out[-1].setdefault("parts", []).append(_response(c))
-    return out
+            groups[key] = _content(
+                "user", [], cast(Mapping[str, Any], lay) if isinstance(lay, Mapping) else {}
+            )
+        groups[key].setdefault("parts", []).append(_response(c))
+    return list(groups.values())
 
 
 def _reply(t: TurnMessage) -> list[dict[str, Any]]:

@@ -23,7 +23,9 @@ dummy signature the replay would put back itself (read, not stored as the call's
 Its answer's (``"result"``): ``"response"`` the ``response`` verbatim where ``{"output": answer}``
 (``{"error": ...}``) is not it, ``"id"`` / ``"no_id"`` and ``"name"`` / ``"no_name"`` where they differ
 from the call's, ``"fr_extra"`` the ``functionResponse`` keys besides those and ``parts``, ``"part"``
-the part's own layout, ``"opens"`` with ``"content"`` on the first answer of each user content.
+the part's own layout, ``"at"`` where it stood (``[content index, part index]``: answers given out of
+their calls' order go back in it), ``"opens"`` with ``"content"`` on the first answer of each user
+content.
 A media part's (``Part.sent``): ``"snake"``, ``"extra"``, ``"inner"`` (keys of its ``inlineData`` /
 ``fileData`` besides the ones read).
 The system instruction: one system message per part, the first carrying ``"key"``

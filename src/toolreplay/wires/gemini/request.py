@@ -237,14 +237,15 @@ _MEDIA_KEYS = frozenset({"inlineData", "fileData"})
 _INNER_KEYS = frozenset({"mimeType", "mime_type", "data", "fileUri", "file_uri"})
 
 
-def _result(p: Mapping[str, Any], at: str, warnings: list[str]) -> Result:
+def _result(p: Mapping[str, Any], at: str, warnings: list[str], place: list[int]) -> Result:
     """A ``functionResponse`` part as an answer: its response read as text, its own parts (a PDF or an
     image a tool returned, inline or by URL) kept as the answer's parts, and its layout."""
     f = cast(Mapping[str, Any], _get(p, "functionResponse", "function_response"))
     answer, failed = response_answer(f.get("response"))
     own = [media_part(cast(Mapping[str, Any], x), f"{at}.functionResponse.parts[{k}]", warnings)
            for k, x in enumerate(listed(f.get("parts"))) if isinstance(x, Mapping)]  # fmt: skip
-    layout: dict[str, Any] = {"part": part_layout(p, "response", _READ_RESPONSE)}
+    # where the answer stood (content, part): answers given out of their calls' order go back so
+    layout: dict[str, Any] = {"part": part_layout(p, "response", _READ_RESPONSE), "at": place}
     if f.get("response") != {"error" if failed else "output": answer}:
         layout["response"] = f.get("response")
     if "response" not in f:
@@ -264,7 +265,7 @@ def _result(p: Mapping[str, Any], at: str, warnings: list[str]) -> Result:
                   {WIRE: {"result": layout}})  # fmt: skip
 
 
-def _user(content: Mapping[str, Any], where: str, warnings: list[str]) -> list[Event]:
+def _user(content: Mapping[str, Any], where: str, warnings: list[str], index: int = 0) -> list[Event]:
     results: list[Result] = []
     texts: list[str] = []
     parts: list[Part] = []
@@ -272,7 +273,7 @@ def _user(content: Mapping[str, Any], where: str, warnings: list[str]) -> list[E
     for j, p in enumerate(_parts(content, where)):
         at = f"{where}.parts[{j}]"
         if isinstance(_get(p, "functionResponse", "function_response"), Mapping):
-            results.append(_result(p, at, warnings))
+            results.append(_result(p, at, warnings, [index, j]))
             layouts.append({"k": "response"})
         elif isinstance(p.get("text"), str):
             texts.append(str(p["text"]))
@@ -399,7 +400,7 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
         if role == "model":
             events.append(_model(c, where, warnings, led))
         elif role in ("user", "function"):
-            events.extend(_user(c, where, warnings))
+            events.extend(_user(c, where, warnings, i))
         else:
             raise _fail(f"{where}.role is {role!r}; expected user or model")
     tools = parse_tools(rest.get("tools"))
