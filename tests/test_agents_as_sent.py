@@ -34,7 +34,6 @@ def _bodies(agent: str) -> list[tuple[str, dict[str, Any]]]:
 PENDING: dict[str, str] = {
     "claude": "the Anthropic wire does not render as sent yet",
     "opencode-anthropic": "the Anthropic wire does not render as sent yet",
-    "gemini": "the Gemini wire does not render as sent yet",
 }
 CASES = [
     pytest.param(
