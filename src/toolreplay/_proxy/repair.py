@@ -13,8 +13,10 @@ import asyncio
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from toolreplay._history import History
 from toolreplay._proxy.matching import continued, prefix_heads
 from toolreplay._steps import Issuer, host_of
 from toolreplay.wires.contract import Insertion, Wire
@@ -40,60 +42,134 @@ def _string_end(raw: bytes, i: int) -> int:
     return j + 1
 
 
-def element_starts(raw: bytes, key: str) -> list[int]:
-    """The offset of the first byte of each element of the top-level array ``key`` in a JSON object's
-    bytes (empty when there is none)."""
-    want, depth, i, out = b'"' + key.encode() + b'"', 0, 0, []
-    target = False
-    while i < len(raw):
+def _value_end(raw: bytes, i: int) -> int:
+    """The index after the JSON value that opens at ``raw[i]``."""
+    if raw[i] == 0x22:
+        return _string_end(raw, i)
+    if raw[i] not in b"{[":
+        while i < len(raw) and raw[i] not in b",}]" and raw[i] not in _SPACE:
+            i += 1
+        return i
+    depth = 0
+    while True:
         c = raw[i]
         if c == 0x22:
-            end = _string_end(raw, i)
-            if depth == 1 and not target and raw[i:end] == want:
-                k = _skip(raw, end)
-                if raw[k : k + 1] == b":" and raw[_skip(raw, k + 1) : _skip(raw, k + 1) + 1] == b"[":
-                    target, i, depth = True, _skip(raw, k + 1) + 1, 2
-                    if raw[_skip(raw, i) : _skip(raw, i) + 1] != b"]":
-                        out.append(_skip(raw, i))
-                    continue
-            i = end
+            i = _string_end(raw, i)
             continue
         if c in b"{[":
             depth += 1
         elif c in b"}]":
             depth -= 1
-            if target and depth == 1:
-                return out
             if depth == 0:
-                return []  # the object ended without the list
-        elif c == 0x2C and target and depth == 2:
-            out.append(_skip(raw, i + 1))
+                return i + 1
         i += 1
-    return out if target else []
 
 
-def _place(raw: bytes, starts: Sequence[int], ins: Insertion) -> int | None:
-    """Where an insertion's bytes go: right after the ``{`` it names (None: not an object there)."""
-    if ins.index >= len(starts):
+def _member(raw: bytes, at: int, key: str) -> int | None:
+    """Where the value of member ``key`` of the object that opens at ``raw[at]`` starts (None: absent)."""
+    if raw[at : at + 1] != b"{":
         return None
-    at = starts[ins.index]
-    if ins.within:
-        inner = element_starts(raw[at:], ins.within)
-        if ins.at >= len(inner):
-            return None
-        at += inner[ins.at]
-    return at + 1 if raw[at : at + 1] == b"{" else None
+    want, i = b'"' + key.encode() + b'"', _skip(raw, at + 1)
+    while i < len(raw) and raw[i] == 0x22:
+        end = _string_end(raw, i)
+        v = _skip(raw, _skip(raw, end) + 1)  # past the colon
+        if raw[i:end] == want:
+            return v
+        i = _skip(raw, _value_end(raw, v))
+        i = _skip(raw, i + 1) if raw[i : i + 1] == b"," else len(raw)
+    return None
 
 
-def splice(raw: bytes, starts: Sequence[int], insertions: Sequence[Insertion]) -> bytes:
-    """``raw`` with each insertion's bytes right after the ``{`` of its object; the rest unchanged."""
-    places = sorted((p, ins.data) for ins in insertions if (p := _place(raw, starts, ins)) is not None)
+@dataclass(frozen=True, slots=True)
+class Elements:
+    """A JSON array's elements in the raw bytes: each one's ``(first byte, index after it)``, and where
+    its closing ``]`` is."""
+
+    spans: tuple[tuple[int, int], ...]
+    close: int
+
+
+def elements_at(raw: bytes, at: int | None) -> Elements | None:
+    """The elements of the array that opens at ``raw[at]`` (None: no array there)."""
+    if at is None or raw[at : at + 1] != b"[":
+        return None
+    spans, i = [], _skip(raw, at + 1)
+    while raw[i : i + 1] != b"]":
+        end = _value_end(raw, i)
+        spans.append((i, end))
+        i = _skip(raw, end)
+        if raw[i : i + 1] == b",":
+            i = _skip(raw, i + 1)
+    return Elements(tuple(spans), i)
+
+
+def body_elements(raw: bytes, key: str) -> Elements | None:
+    """The elements of the body's top-level list ``key``."""
+    return elements_at(raw, _member(raw, _skip(raw, 0), key))
+
+
+def element_starts(raw: bytes, key: str) -> list[int]:
+    """The offset of the first byte of each element of the top-level array ``key`` in a JSON object's
+    bytes (empty when there is none)."""
+    found = body_elements(raw, key)
+    return [s for s, _ in found.spans] if found is not None else []
+
+
+#: One edit of the raw bytes: ``raw[start:end]`` becomes ``data``.
+Edit = tuple[int, int, bytes]
+
+
+def _list_edit(raw: bytes, found: Elements, k: int, ins: Insertion) -> Edit | None:
+    spans = found.spans
+    if ins.how == "before":
+        if k < len(spans):
+            return (spans[k][0], spans[k][0], ins.data + b",")
+        if k == len(spans):
+            return (
+                (spans[-1][1], spans[-1][1], b"," + ins.data)
+                if spans
+                else (found.close, found.close, ins.data)
+            )
+        return None
+    if k >= len(spans):
+        return None
+    if ins.how == "remove":  # with the comma after it (before it, for the last one)
+        if k + 1 < len(spans):
+            return (spans[k][0], spans[k + 1][0], b"")
+        return (spans[k - 1][1] if k else spans[k][0], spans[k][1], b"")
+    at = spans[k][0]
+    return (at + 1, at + 1, ins.data) if raw[at : at + 1] == b"{" else None
+
+
+def _edit(raw: bytes, top: Elements, ins: Insertion) -> Edit | None:
+    """Where an insertion's edit goes (None: the body has no such place)."""
+    if not ins.within:
+        return _list_edit(raw, top, ins.index, ins)
+    if ins.index >= len(top.spans):
+        return None
+    inner = elements_at(raw, _member(raw, top.spans[ins.index][0], ins.within))
+    return _list_edit(raw, inner, ins.at, ins) if inner is not None else None
+
+
+def splice(raw: bytes, starts: Sequence[int] | Elements, insertions: Sequence[Insertion]) -> bytes:
+    """``raw`` with each insertion made (after the ``{`` of its object, a new element before one, an
+    element taken out); the rest unchanged. ``starts``: the body list's elements (:func:`body_elements`;
+    a list of starts is read again from ``raw``)."""
+    top = starts if isinstance(starts, Elements) else _elements_from(raw, starts)
+    edits = sorted((e for ins in insertions if (e := _edit(raw, top, ins)) is not None), key=lambda e: e[0])
     out, pos = [], 0
-    for at, data in places:
-        out += [raw[pos:at], data]
-        pos = at
+    for start, end, data in edits:
+        if start < pos:
+            continue  # overlaps an edit made already
+        out += [raw[pos:start], data]
+        pos = end
     out.append(raw[pos:])
     return b"".join(out)
+
+
+def _elements_from(raw: bytes, starts: Sequence[int]) -> Elements:
+    spans = tuple((s, _value_end(raw, s)) for s in starts)
+    return Elements(spans, _skip(raw, spans[-1][1]) if spans else len(raw))
 
 
 class Repairer:
@@ -114,7 +190,7 @@ class Repairer:
         session: str | None,
         encoded: bool,
     ) -> tuple[bytes, tuple[str, ...]]:
-        if wire.http is None or not wire.http.repairs or encoded:
+        if wire.http is None or not (wire.http.repairs or wire.http.body_repairs) or encoded:
             return raw, ()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._pool, self._repair, wire, upstream, raw, body, session)
@@ -136,23 +212,23 @@ class Repairer:
         request = parse_request(wire.name, dict(body))
         heads = prefix_heads(request.messages)
         cont = continued(store.find_heads(heads, session), heads)
-        if cont is None:
-            return raw, ()
-        stored = store.load(cont.conversation_id)
+        # a request the store holds nothing of still has its orphaned calls answered
+        stored = store.load(cont.conversation_id) if cont is not None else History("", ())
         model = body.get("model") if isinstance(body.get("model"), str) else ""
         issuer = Issuer(wire.name, host_of(upstream), str(model))
         elements = wire.body_elements(body)
         assert wire.http is not None
         insertions = [i for repair in wire.http.repairs for i in repair(elements, stored, issuer)]
+        insertions += [i for fix in wire.http.body_repairs for i in fix(body, elements, stored, issuer)]
         if not insertions:
             return raw, ()
-        starts = element_starts(raw, wire.list_key)
-        if len(starts) != len(elements):
+        top = body_elements(raw, wire.list_key)
+        if top is None or len(top.spans) != len(elements):
             return raw, ()
-        return splice(raw, starts, insertions), tuple(i.note for i in insertions)
+        return splice(raw, top, insertions), tuple(i.note for i in insertions)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
 
 
-__all__ = ["Repairer", "element_starts", "splice"]
+__all__ = ["Elements", "Repairer", "body_elements", "element_starts", "elements_at", "splice"]

@@ -133,7 +133,10 @@ def stream_by_url(body: dict[str, Any], stream: bool) -> None:
 class Insertion:
     """A repair as the smallest edit (design 46): ``data`` goes in right after the opening ``{`` of
     element ``index`` of the body's list (or of element ``at`` of that element's list ``within``); ``note``
-    says what was put back, for the console and the log."""
+    says what was put back, for the console and the log. ``how`` says what else an edit may be:
+    ``"before"``, ``data`` is a new element of that list, put before the element named (at the list's
+    end when the position is its length), its comma added; ``"remove"``, the element named is taken out
+    with its comma (``data`` unused)."""
 
     index: int
     data: bytes
@@ -141,10 +144,18 @@ class Insertion:
     #: Inside the element: the list ``within`` (``parts``), its element ``at``, when the insertion goes there.
     within: str = ""
     at: int = 0
+    how: Literal["open", "before", "remove"] = "open"
 
+
+#: What a repair answers a call the request sends without its answer (an agent interrupted, a translation
+#: that lost it), where the provider refuses an unanswered call.
+NO_ANSWER = "no answer was recorded"
 
 #: (the body's list elements, the stored conversation, the issuer the upstream is) -> the insertions.
 Repair = Callable[[Sequence[Any], "History", "Issuer"], list[Insertion]]
+#: A repair that also reads the body's other fields (Responses' ``store``): (body, its list elements, the
+#: stored conversation, the issuer) -> the insertions.
+BodyRepair = Callable[[Mapping[str, Any], Sequence[Any], "History", "Issuer"], list[Insertion]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -183,6 +194,8 @@ class Http:
     stream_end: Callable[[bytes], bool] | None = None
     #: What ``toolreplay proxy --repair`` puts back on this wire's bodies, from the store (design 46).
     repairs: tuple[Repair, ...] = ()
+    #: Repairs that read more of the body than its list (design 46).
+    body_repairs: tuple[BodyRepair, ...] = ()
     #: The body field an agent names its session by (``prompt_cache_key``), "" for none.
     session_field: str = ""
 
@@ -380,7 +393,9 @@ class Wire:
 
 
 __all__ = [
+    "NO_ANSWER",
     "AnswerEvents",
+    "BodyRepair",
     "Double",
     "Framing",
     "Http",

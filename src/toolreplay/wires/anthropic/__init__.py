@@ -11,7 +11,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from toolreplay.wires.anthropic import breakpoints, detect, errors, render, request, response, rules, specs
+from toolreplay.wires.anthropic import (
+    breakpoints,
+    detect,
+    errors,
+    render,
+    repair,
+    request,
+    response,
+    rules,
+    specs,
+)
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 
 if TYPE_CHECKING:
@@ -56,6 +66,8 @@ WIRE = Wire(
         error_body=errors.error_body,
         stream_error=errors.stream_error,
         stream_end=errors.stream_end,
+        repairs=(repair.orphans_answered, repair.foreign_out),
+        body_repairs=(repair.thinking_back,),
     ),
     url_endings=("/messages",),
     sniff=detect.sniff,

@@ -223,17 +223,35 @@ def thinking_first(body: Mapping[str, Any]) -> Refusal | None:
 FOREIGN_THINKING = "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
 
 
+#: What routers stamp on thinking blocks in place of a signature (claude-code-router's ``Date.now()``
+#: digits, LiteLLM's ``lllm-rsenc-v1:`` wrapping): Anthropic verifies every signature, and refuses these.
+_PLACEHOLDER_PREFIXES = ("lllm-rsenc-v1:",)
+
+
+def placeholder_signature(signature: str) -> bool:
+    """Whether a thinking block's signature is one no provider made: blank, digits only, or a router's."""
+    s = signature.strip()
+    return not s or s.isdigit() or s.startswith(_PLACEHOLDER_PREFIXES)
+
+
 def foreign_thinking(body: Mapping[str, Any]) -> Refusal | None:
     """A thinking block goes back only to the model that wrote it (design 17). Whose a signature is can be
-    read only from the provider doubles' own (``signature_issuer``); a real one is opaque here and passes."""
+    read only from the provider doubles' own (``signature_issuer``); a real one is opaque here and passes.
+    A placeholder (:func:`placeholder_signature`) is no one's: refused too."""
     msgs, model = body.get(LIST_KEY), body.get("model")
     for i, m in enumerate(msgs if isinstance(msgs, list) else []):
         content = m.get("content") if is_obj(m) and m.get("role") == "assistant" else None
         for j, b in enumerate(content if isinstance(content, list) else []):
             sig = b.get("signature") if is_obj(b) and b.get("type") == "thinking" else None
-            issuer = signature_issuer(sig) if isinstance(sig, str) else None
-            if issuer is not None and issuer != model:
+            if not isinstance(sig, str):
+                continue
+            issuer, fake = signature_issuer(sig), placeholder_signature(sig)
+            if fake or (issuer is not None and issuer != model):
                 problem = f"a thinking block {issuer!r} wrote, sent to {model!r}"
+                if fake:
+                    problem = (
+                        f"a thinking block with a placeholder signature ({sig[:20]!r}), sent to {model!r}"
+                    )
                 return Refusal(
                     f"messages[{i}].content[{j}].signature", problem, FOREIGN_THINKING.format(i=i, j=j)
                 )
@@ -483,6 +501,7 @@ __all__ = [
     "empty_contents",
     "foreign_thinking",
     "media_types",
+    "placeholder_signature",
     "refusals",
     "rules",
     "structure",

@@ -76,7 +76,7 @@ WIRE = Wire(
         stream_error=errors.stream_error,
         stream_end=errors.stream_end,
         session_field="prompt_cache_key",
-        repairs=(repair.reasoning_back,),
+        repairs=(repair.reasoning_back, repair.orphans_answered),
     ),
     url_endings=("/chat/completions",),
     sniff=detect.sniff,

@@ -1,7 +1,9 @@
 """What ``toolreplay proxy --repair`` puts back on a Chat body (design 46): a thinking model's
 ``reasoning_content`` on the assistant tool-call messages the agent sent without it (Moonshot's 400
 "thinking is enabled but reasoning_content is missing in assistant tool call message at index N",
-DeepSeek's "Missing reasoning_content field in the assistant message at message index N")."""
+DeepSeek's "Missing reasoning_content field in the assistant message at message index N"); and an answer
+to each call the agent sent without one (OpenAI's 400 "An assistant message with 'tool_calls' must be
+followed by tool messages responding to each 'tool_call_id'")."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 
 from toolreplay import jsonenc
 from toolreplay.model import History, Issuer, Reasoning
-from toolreplay.wires.contract import Insertion
+from toolreplay.wires.contract import NO_ANSWER, Insertion
 
 _FIELD = "reasoning_content"
 
@@ -56,4 +58,30 @@ def reasoning_back(elements: Sequence[Any], stored: History, issuer: Issuer) -> 
     return out
 
 
-__all__ = ["reasoning_back"]
+def _call_ids(m: Any) -> list[str]:
+    calls = m.get("tool_calls") if isinstance(m, Mapping) and m.get("role") == "assistant" else None
+    ids = (c.get("id") for c in calls if isinstance(c, Mapping)) if isinstance(calls, list) else ()
+    return [i for i in ids if isinstance(i, str) and i]
+
+
+def orphans_answered(elements: Sequence[Any], stored: History, issuer: Issuer) -> list[Insertion]:
+    """A tool message saying no answer was recorded for each call of an assistant message that the tool
+    messages right after it do not answer, put after them (where OpenAI looks for it)."""
+    out: list[Insertion] = []
+    for i, m in enumerate(elements):
+        ids = _call_ids(m)
+        end = i + 1
+        while (
+            end < len(elements) and isinstance(elements[end], Mapping) and elements[end].get("role") == "tool"
+        ):
+            if elements[end].get("tool_call_id") in ids:
+                ids.remove(elements[end]["tool_call_id"])
+            end += 1
+        for cid in ids:
+            data = jsonenc.encode({"role": "tool", "tool_call_id": cid, "content": NO_ANSWER})
+            note = f"messages[{i}]: call {cid} answered: {NO_ANSWER}"
+            out.append(Insertion(end, data, note, how="before"))
+    return out
+
+
+__all__ = ["orphans_answered", "reasoning_back"]
