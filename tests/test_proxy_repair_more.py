@@ -75,8 +75,13 @@ def _both(tmp: Path, refusal: str, cause: str, repaired: str, *args: Any, **kw: 
 
 
 def _a_first(**more: Any) -> dict[str, Any]:
-    return {"model": "claude-sonnet-4-5", "max_tokens": 900, "tools": TOOLS_A,
-            "messages": [{"role": "user", "content": "list"}], **more}  # fmt: skip
+    return {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 900,
+        "tools": TOOLS_A,
+        "messages": [{"role": "user", "content": "list"}],
+        **more,
+    }
 
 
 def _a_interrupted(first: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
@@ -86,9 +91,15 @@ def _a_interrupted(first: dict[str, Any], answer: dict[str, Any]) -> dict[str, A
 
 def test_an_orphaned_anthropic_call_is_answered_as_a_user_message_before_the_next(tmp_path: Path) -> None:
     edit = _both(
-        tmp_path, "`tool_use` ids were found without `tool_result` blocks immediately after", "unanswered",
-        "answered: no answer was recorded", "anthropic", "/v1/messages", _a_first(), _a_interrupted,
-    )  # fmt: skip
+        tmp_path,
+        "`tool_use` ids were found without `tool_result` blocks immediately after",
+        "unanswered",
+        "answered: no answer was recorded",
+        "anthropic",
+        "/v1/messages",
+        _a_first(),
+        _a_interrupted,
+    )
     added = edit["messages"][2]
     assert added["role"] == "user" and added["content"][0]["content"] == "no answer was recorded"
 
@@ -100,9 +111,15 @@ def test_an_orphaned_anthropic_call_is_answered_inside_a_next_message_of_blocks(
         return body
 
     edit = _both(
-        tmp_path, "without `tool_result` blocks immediately after", "unanswered", "no answer was recorded",
-        "anthropic", "/v1/messages", _a_first(), follow,
-    )  # fmt: skip
+        tmp_path,
+        "without `tool_result` blocks immediately after",
+        "unanswered",
+        "no answer was recorded",
+        "anthropic",
+        "/v1/messages",
+        _a_first(),
+        follow,
+    )
     assert [b["type"] for b in edit["messages"][2]["content"]] == ["tool_result", "text"]
 
 
@@ -117,9 +134,15 @@ def test_an_orphaned_chat_call_is_answered_by_a_tool_message_after_it(tmp_path: 
         return first | {"messages": [*first["messages"], said, {"role": "user", "content": "stop"}]}
 
     edit = _both(
-        tmp_path, "must be followed by tool messages responding to each 'tool_call_id'", "unanswered",
-        "no answer was recorded", "openai-chat", "/v1/chat/completions", _chat_first(), follow,
-    )  # fmt: skip
+        tmp_path,
+        "must be followed by tool messages responding to each 'tool_call_id'",
+        "unanswered",
+        "no answer was recorded",
+        "openai-chat",
+        "/v1/chat/completions",
+        _chat_first(),
+        follow,
+    )
     assert edit["messages"][2] | {"tool_call_id": ""} == {
         "role": "tool",
         "tool_call_id": "",
@@ -135,7 +158,140 @@ def test_an_orphaned_responses_call_is_answered_after_its_calls(tmp_path: Path) 
         return first | {"input": [*first["input"], *calls, {"role": "user", "content": "stop"}]}
 
     edit = _both(
-        tmp_path, "No tool output found for function call", "unanswered", "no answer was recorded",
-        "openai-responses", "/v1/responses", first, follow,
-    )  # fmt: skip
+        tmp_path,
+        "No tool output found for function call",
+        "unanswered",
+        "no answer was recorded",
+        "openai-responses",
+        "/v1/responses",
+        first,
+        follow,
+    )
     assert [i.get("type") for i in edit["input"][-2:]] == ["function_call_output", None]
+
+
+def _a_answered(first: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    call = next(b for b in answer["content"] if b["type"] == "tool_use")
+    result = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": call["id"], "content": "12"}],
+    }
+    said = {"role": "assistant", "content": answer["content"]}
+    return first | {"messages": [*first["messages"], said, result]}
+
+
+def test_a_thinking_block_another_model_wrote_is_taken_out_the_call_kept(tmp_path: Path) -> None:
+    def follow(first: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        assert answer["content"][0]["type"] == "thinking"
+        return _a_answered(first, answer) | {"model": "claude-opus-4-1"}  # the agent switched models
+
+    edit = _both(
+        tmp_path,
+        "messages.1.content.0: Invalid `signature` in `thinking` block",
+        "never issued are sent",
+        "thinking block claude-sonnet-4-5",
+        "anthropic",
+        "/v1/messages",
+        _a_first(),
+        follow,
+        reasoning="Plan.",
+    )
+    assert [b["type"] for b in edit["messages"][1]["content"]] == ["tool_use"]
+
+
+def test_a_placeholder_signature_is_taken_out(tmp_path: Path) -> None:
+    def follow(first: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        body = _a_answered(first, answer)
+        body["messages"][1]["content"][0]["signature"] = "1764655200000"  # a router's Date.now()
+        return body
+
+    edit = _both(
+        tmp_path,
+        "Invalid `signature` in `thinking` block",
+        "never issued are sent",
+        "(a placeholder)",
+        "anthropic",
+        "/v1/messages",
+        _a_first(),
+        follow,
+        reasoning="Plan.",
+    )
+    assert [b["type"] for b in edit["messages"][1]["content"]] == ["tool_use"]
+
+
+def test_thinking_blocks_the_agent_dropped_go_back_in_a_thinking_tool_loop(tmp_path: Path) -> None:
+    def follow(first: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+        answer = answer | {"content": [b for b in answer["content"] if b["type"] != "thinking"]}
+        return _a_answered(first, answer)
+
+    first = _a_first(thinking={"type": "enabled", "budget_tokens": 1024})
+    edit = _both(
+        tmp_path,
+        "a final `assistant` message must start with a thinking block",
+        "were dropped",
+        "1 thinking block(s) put back",
+        "anthropic",
+        "/v1/messages",
+        first,
+        follow,
+        reasoning="Plan.",
+    )
+    block = edit["messages"][1]["content"][0]
+    assert block["type"] == "thinking" and block["thinking"] == "Plan." and block["signature"]
+
+
+def _r_first(**more: Any) -> dict[str, Any]:
+    return {
+        "model": "gpt-5",
+        "store": False,
+        "tools": [TOOL_RESP],
+        "input": [{"role": "user", "content": "list"}],
+        **more,
+    }
+
+
+def _r_bare(first: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """The answer's items sent back with the reasoning item's encrypted_content (if any) dropped and the
+    call's item id left out, the call answered."""
+    items = [
+        {
+            k: v
+            for k, v in i.items()
+            if k not in ("encrypted_content", "id") or (i["type"] == "reasoning" and k == "id")
+        }
+        for i in answer["output"]
+    ]
+    assert [i["type"] for i in items] == ["reasoning", "function_call"]
+    out = {"type": "function_call_output", "call_id": items[1]["call_id"], "output": "12"}
+    return first | {"input": [*first["input"], *items, out]}
+
+
+def test_a_bare_rs_item_on_store_false_gets_its_encrypted_content_back(tmp_path: Path) -> None:
+    first = _r_first(include=["reasoning.encrypted_content"])
+    edit = _both(
+        tmp_path,
+        "Items are not persisted when `store` is set to false",
+        "were dropped",
+        "encrypted_content put back on rs_",
+        "openai-responses",
+        "/v1/responses",
+        first,
+        _r_bare,
+        reasoning="Plan.",
+    )
+    assert edit["input"][1]["encrypted_content"]
+
+
+def test_a_bare_rs_item_the_store_has_nothing_for_is_taken_out(tmp_path: Path) -> None:
+    edit = _both(
+        tmp_path,
+        "Items are not persisted when `store` is set to false",
+        "without encrypted_content on store: false",
+        "taken out (store: false",
+        "openai-responses",
+        "/v1/responses",
+        _r_first(),
+        _r_bare,
+        reasoning="Plan.",
+    )
+    assert [i.get("type") for i in edit["input"]] == [None, "function_call", "function_call_output"]

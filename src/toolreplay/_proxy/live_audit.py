@@ -8,7 +8,9 @@ stored conversation can tell, per reply the request and the store both hold:
 * reasoning or signatures the request carries that the store never had from this upstream (another
   model's, a placeholder);
 * calls whose ids changed since the store had them (each changed id misses the provider's prompt cache);
-* calls without answers and answers without calls (the parser's own warnings).
+* calls without answers and answers without calls (the parser's own warnings);
+* reasoning sent without the field its provider reads it from (Responses' ``encrypted_content`` on
+  ``store: false``).
 
 Each problem is one short line; :class:`LiveAudit` also counts them for the log.
 """
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolreplay._history import History, Message
+from toolreplay._issuers import same_model
 from toolreplay._steps import Issuer, Reasoning, Text
 
 _SEALS = ("signature", "thoughtSignature", "thought_signature", "encrypted_content", "reasoning_content")
@@ -44,20 +47,21 @@ def _sealed_values(data: Mapping[str, Any] | None, wire: str) -> Iterator[str]:
                 yield v
 
 
-def _message_seals(m: Message, wire: str, issuer: Issuer | None) -> set[str]:
+def _other(step: Issuer | None, issuer: Issuer | None, model: bool) -> bool:
+    """Whether a step's issuer is not ``issuer`` (by wire and host; by its model too when ``model``)."""
+    if issuer is None or step is None:
+        return False
+    if (step.wire, step.host) != (issuer.wire, issuer.host):
+        return True
+    return model and bool(issuer.model) and not same_model(step.model, issuer.model)
+
+
+def _message_seals(m: Message, wire: str, issuer: Issuer | None, model: bool = False) -> set[str]:
     """The signatures and sealed reasoning a reply carries for ``wire`` (only what ``issuer`` issued,
-    when given)."""
+    when given; and only what its model issued, when ``model``)."""
     out: set[str] = set()
     for step in m.steps:
-        if (
-            issuer is not None
-            and step.issuer is not None
-            and (step.issuer.wire, step.issuer.host)
-            != (
-                issuer.wire,
-                issuer.host,
-            )
-        ):
+        if _other(step.issuer, issuer, model):
             continue
         for p in step.said:
             if isinstance(p, Reasoning | Text):
@@ -71,9 +75,10 @@ def _reasoning_lines(stored: Message, sent: Message, wire: str, issuer: Issuer) 
     kept = _message_seals(stored, wire, issuer)
     carried = _message_seals(sent, wire, None)
     dropped = len(kept - carried)
-    # foreign: what the store never had on this reply, from anyone (a reply first seen in a request has
-    # no known issuer: what it carried then is not foreign now)
-    foreign = len(carried - _message_seals(stored, wire, None))
+    # foreign: what the store never had on this reply from this upstream's model (another model's, a
+    # placeholder); a reply first seen in a request has no known issuer: what it carried then is not
+    # foreign now
+    foreign = len(carried - _message_seals(stored, wire, issuer, model=True))
     lines = []
     if dropped:
         lines.append(
@@ -81,7 +86,8 @@ def _reasoning_lines(stored: Message, sent: Message, wire: str, issuer: Issuer) 
         )
     if foreign:
         lines.append(
-            f"{stored.id}: {foreign} reasoning piece(s) or signature(s) {issuer.host} never issued are sent"
+            f"{stored.id}: {foreign} reasoning piece(s) or signature(s) "
+            f"{' '.join(filter(None, (issuer.host, issuer.model)))} never issued are sent"
         )
     return lines, dropped, foreign
 
@@ -101,6 +107,29 @@ def _orphan_lines(request: History) -> list[str]:
     return [f"orphan: {w}" for w in request.warnings if any(m in w for m in marks)]
 
 
+def _unsealed_lines(body: Mapping[str, Any], wire: str, request: History) -> list[str]:
+    """Reasoning sent without the field its provider reads it from when it keeps nothing between
+    requests (Responses on ``store: false``, the vessel flag ``store_false``: ``encrypted_content``)."""
+    from toolreplay.wires import get_wire
+
+    flag, key = get_wire(wire).sealed_reasoning
+    if flag != "store_false" or body.get("store") is not False:
+        return []
+    out = []
+    for m in request.messages:
+        bare = [
+            p for s in m.steps for p in s.said if isinstance(p, Reasoning) and not _has(p.data, wire, key)
+        ]
+        if bare:
+            out.append(f"{m.id}: {len(bare)} reasoning item(s) sent without {key} on store: false")
+    return out
+
+
+def _has(data: Mapping[str, Any] | None, wire: str, key: str) -> bool:
+    inner = (data or {}).get(wire)
+    return isinstance(inner, Mapping) and bool(inner.get(key))
+
+
 def audit(
     body: Mapping[str, Any],
     wire: str,
@@ -115,7 +144,9 @@ def audit(
     from toolreplay._replay import ReplaySettings
 
     lines = _orphan_lines(request)
-    counts: dict[str, int] = {"orphans": len(lines)}
+    unsealed = _unsealed_lines(body, wire, request)
+    counts: dict[str, int] = {"orphans": len(lines), "unsealed": len(unsealed)}
+    lines += unsealed
     if stored is None:
         return LiveAudit(counts, tuple(lines))
     settings = ReplaySettings(max_calls=_UNBOUNDED, max_chars=_UNBOUNDED, skip_textless=False)

@@ -23,7 +23,7 @@ from toolreplay.wires._rules import (
 )
 from toolreplay.wires.anthropic.breakpoints import MAX_BREAKPOINTS, count_markers
 from toolreplay.wires.anthropic.render import LIST_KEY, MEDIA_TYPES
-from toolreplay.wires.common import ID_SAFE, signature_issuer
+from toolreplay.wires.common import ID_SAFE, placeholder_signature, signature_issuer
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile
@@ -221,17 +221,6 @@ def thinking_first(body: Mapping[str, Any]) -> Refusal | None:
 #: Anthropic's answer (400 invalid_request_error) to a thinking block it did not sign for this model
 #: (edited, or written by another model).
 FOREIGN_THINKING = "messages.{i}.content.{j}: Invalid `signature` in `thinking` block"
-
-
-#: What routers stamp on thinking blocks in place of a signature (claude-code-router's ``Date.now()``
-#: digits, LiteLLM's ``lllm-rsenc-v1:`` wrapping): Anthropic verifies every signature, and refuses these.
-_PLACEHOLDER_PREFIXES = ("lllm-rsenc-v1:",)
-
-
-def placeholder_signature(signature: str) -> bool:
-    """Whether a thinking block's signature is one no provider made: blank, digits only, or a router's."""
-    s = signature.strip()
-    return not s or s.isdigit() or s.startswith(_PLACEHOLDER_PREFIXES)
 
 
 def foreign_thinking(body: Mapping[str, Any]) -> Refusal | None:
@@ -501,7 +490,6 @@ __all__ = [
     "empty_contents",
     "foreign_thinking",
     "media_types",
-    "placeholder_signature",
     "refusals",
     "rules",
     "structure",
