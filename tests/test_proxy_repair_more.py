@@ -295,3 +295,34 @@ def test_a_bare_rs_item_the_store_has_nothing_for_is_taken_out(tmp_path: Path) -
         reasoning="Plan.",
     )
     assert [i.get("type") for i in edit["input"]] == [None, "function_call", "function_call_output"]
+
+
+def test_splice_takes_out_any_elements_and_puts_new_ones_anywhere_keeping_a_list() -> None:
+    from itertools import combinations
+
+    from toolreplay._proxy.repair import body_elements, splice
+    from toolreplay.wires.contract import Insertion
+
+    for n in range(5):
+        items = [{"k": k, "s": "],{"} for k in range(n)]
+        raw = (
+            b'{"a": {"messages": [1]}, "messages": [ '
+            + b" ,\n".join(jsonenc.encode(i) for i in items)
+            + b" ]}"
+        )
+        top = body_elements(raw, "messages")
+        assert top is not None and len(top.spans) == n
+        for r in range(n + 1):
+            for gone in combinations(range(n), r):
+                out = splice(raw, top, [Insertion(k, b"", "", how="remove") for k in gone])
+                assert jsonenc.loads(out)["messages"] == [i for k, i in enumerate(items) if k not in gone]
+        for at in range(n + 1):
+            ins = [Insertion(at, b'"new"', "", how="before"), Insertion(at, b"7", "", how="before")]
+            out = splice(raw, top, ins)
+            assert jsonenc.loads(out)["messages"] == [*items[:at], "new", 7, *items[at:]]
+    raw = b'{"messages": [{"content": []}, {"content": [{"type": "a"}]}]}'
+    top = body_elements(raw, "messages")
+    assert top is not None
+    ins = [Insertion(0, b'"x"', "", within="content", at=0, how="before")]
+    ins.append(Insertion(1, b"", "", within="content", at=0, how="remove"))
+    assert jsonenc.loads(splice(raw, top, ins))["messages"] == [{"content": ["x"]}, {"content": []}]

@@ -120,51 +120,98 @@ Edit = tuple[int, int, bytes]
 
 
 def _list_edit(raw: bytes, found: Elements, k: int, ins: Insertion) -> Edit | None:
+    """An insertion's edit in its list: a new element before element ``k`` (or at the end), or its bytes
+    right after element ``k``'s ``{``."""
     spans = found.spans
     if ins.how == "before":
         if k < len(spans):
             return (spans[k][0], spans[k][0], ins.data + b",")
-        if k == len(spans):
-            return (
-                (spans[-1][1], spans[-1][1], b"," + ins.data)
-                if spans
-                else (found.close, found.close, ins.data)
-            )
-        return None
-    if k >= len(spans):
-        return None
-    if ins.how == "remove":  # with the comma after it (before it, for the last one)
-        if k + 1 < len(spans):
-            return (spans[k][0], spans[k + 1][0], b"")
-        return (spans[k - 1][1] if k else spans[k][0], spans[k][1], b"")
-    at = spans[k][0]
-    return (at + 1, at + 1, ins.data) if raw[at : at + 1] == b"{" else None
+        if k > len(spans):
+            return None
+        return (
+            (spans[-1][1], spans[-1][1], b"," + ins.data) if spans else (found.close, found.close, ins.data)
+        )
+    at = spans[k][0] if k < len(spans) else -1
+    return (at + 1, at + 1, ins.data) if at >= 0 and raw[at : at + 1] == b"{" else None
 
 
-def _edit(raw: bytes, top: Elements, ins: Insertion) -> Edit | None:
-    """Where an insertion's edit goes (None: the body has no such place)."""
+def _removals(found: Elements, gone: set[int]) -> list[Edit]:
+    """Elements taken out of one list, each run of them with the comma after it (before it, for a run
+    that ends the list), so what stays is still a list."""
+    spans, out, k = found.spans, [], 0
+    while k < len(spans):
+        if k not in gone:
+            k += 1
+            continue
+        q = k
+        while q + 1 < len(spans) and q + 1 in gone:
+            q += 1
+        if q + 1 < len(spans):
+            out.append((spans[k][0], spans[q + 1][0], b""))
+        else:
+            out.append((spans[k - 1][1] if k else spans[k][0], spans[q][1], b""))
+        k = q + 1
+    return out
+
+
+def _target(raw: bytes, top: Elements, ins: Insertion) -> tuple[Elements, int] | None:
+    """The list an insertion edits and its position there (None: the body has no such list)."""
     if not ins.within:
-        return _list_edit(raw, top, ins.index, ins)
+        return top, ins.index
     if ins.index >= len(top.spans):
         return None
     inner = elements_at(raw, _member(raw, top.spans[ins.index][0], ins.within))
-    return _list_edit(raw, inner, ins.at, ins) if inner is not None else None
+    return (inner, ins.at) if inner is not None else None
+
+
+def _edits(raw: bytes, top: Elements, insertions: Sequence[Insertion]) -> tuple[list[Edit], list[Insertion]]:
+    """The edits, and the insertions that have their place (removals from one list made together)."""
+    edits: list[Edit] = []
+    made: list[Insertion] = []
+    gone: dict[int, tuple[Elements, set[int]]] = {}
+    filled: set[int] = set()
+    for ins in insertions:
+        found = _target(raw, top, ins)
+        if found is None:
+            continue
+        lst, k = found
+        if ins.how == "remove":
+            if k < len(lst.spans):
+                gone.setdefault(lst.close, (lst, set()))[1].add(k)
+                made.append(ins)
+        elif (e := _list_edit(raw, lst, k, ins)) is not None:
+            if not lst.spans and ins.how == "before":
+                # a second new element of an empty list follows the first
+                e = (e[0], e[1], b"," + e[2]) if lst.close in filled else e
+                filled.add(lst.close)
+            edits.append(e)
+            made.append(ins)
+    for lst, ks in gone.values():
+        edits += _removals(lst, ks)
+    return edits, made
 
 
 def splice(raw: bytes, starts: Sequence[int] | Elements, insertions: Sequence[Insertion]) -> bytes:
     """``raw`` with each insertion made (after the ``{`` of its object, a new element before one, an
     element taken out); the rest unchanged. ``starts``: the body list's elements (:func:`body_elements`;
     a list of starts is read again from ``raw``)."""
+    return _spliced(raw, starts, insertions)[0]
+
+
+def _spliced(
+    raw: bytes, starts: Sequence[int] | Elements, insertions: Sequence[Insertion]
+) -> tuple[bytes, list[Insertion]]:
+    """The spliced bytes and the insertions made."""
     top = starts if isinstance(starts, Elements) else _elements_from(raw, starts)
-    edits = sorted((e for ins in insertions if (e := _edit(raw, top, ins)) is not None), key=lambda e: e[0])
+    edits, made = _edits(raw, top, insertions)
     out, pos = [], 0
-    for start, end, data in edits:
+    for start, end, data in sorted(edits, key=lambda e: e[0]):  # stable: insertions at one place in order
         if start < pos:
-            continue  # overlaps an edit made already
+            continue  # inside what an edit before it took out
         out += [raw[pos:start], data]
         pos = end
     out.append(raw[pos:])
-    return b"".join(out)
+    return b"".join(out), made
 
 
 def _elements_from(raw: bytes, starts: Sequence[int]) -> Elements:
@@ -225,7 +272,8 @@ class Repairer:
         top = body_elements(raw, wire.list_key)
         if top is None or len(top.spans) != len(elements):
             return raw, ()
-        return splice(raw, top, insertions), tuple(i.note for i in insertions)
+        out, made = _spliced(raw, top, insertions)
+        return out, tuple(i.note for i in made)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
