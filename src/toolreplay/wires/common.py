@@ -442,17 +442,6 @@ def double_signature(seq: int, index: int, model: str) -> str:
     return base64.b64encode(f"{_DOUBLE_SIGNED}:{seq}:{index}:{model}".encode()).decode("ascii")
 
 
-#: What routers stamp on thinking blocks in place of a signature (claude-code-router's ``Date.now()``
-#: digits, LiteLLM's ``lllm-rsenc-v1:`` wrapping): Anthropic verifies every signature, and refuses these.
-_PLACEHOLDER_PREFIXES = ("lllm-rsenc-v1:",)
-
-
-def placeholder_signature(signature: str) -> bool:
-    """Whether a thinking block's signature is one no provider made: blank, digits only, or a router's."""
-    s = signature.strip()
-    return not s or s.isdigit() or s.startswith(_PLACEHOLDER_PREFIXES)
-
-
 def signature_issuer(signature: str) -> str | None:
     """The model that issued a provider double's signature; None for any other (opaque) signature."""
     try:

@@ -18,7 +18,7 @@ from typing import Any
 from toolreplay import jsonenc
 from toolreplay.model import History, Issuer, Reasoning
 from toolreplay.wires.anthropic.render import WIRE
-from toolreplay.wires.common import placeholder_signature
+from toolreplay.wires.anthropic.signatures import placeholder_signature
 from toolreplay.wires.contract import NO_ANSWER, Insertion
 
 _THINKING = ("thinking", "redacted_thinking")
