@@ -179,7 +179,8 @@ class RecorderThread:
         answer = None
         if ex.status == 200 and ex.answer:
             answer = read_answer(ex, answer_bytes(ex.answer, ex.answer_encoding, self._max))
-        return Writer(store).record(ex, request, answer)
+        with store.batch():  # one exchange, one commit: nothing half-written
+            return Writer(store).record(ex, request, answer)
 
     def _speak(self, ex: Exchange, outcome: Outcome) -> None:
         if self._say is None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -64,7 +65,8 @@ class ImportResult:
 
 
 class Store(Protocol):
-    """What toolreplay needs of a database. Every method is its own transaction."""
+    """What toolreplay needs of a database. Every method is its own transaction (inside :meth:`batch`,
+    on SQLite, part of the batch's)."""
 
     url: str
 
@@ -243,6 +245,10 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """The writes inside as one transaction, where the database does so (the proxy's recorder)."""
+        ...
 
 
 def default_db_path() -> Path:

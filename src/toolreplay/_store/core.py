@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
@@ -163,6 +164,10 @@ class SQLStore(FragmentStore, LiveReplies, Origins, W.WindowView, ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def batch(self) -> AbstractContextManager[None]:
+        """The writes inside as one transaction where this database does so (SQLite); here each is its own."""
+        return nullcontext()
 
     def _read(self, fn: Callable[[Tx], T]) -> T:
         return self.transact(fn, "the read failed", read=True)

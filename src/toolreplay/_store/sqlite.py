@@ -17,7 +17,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -131,6 +132,7 @@ class SQLiteStore(SQLStore):
                 ) from None
             self.path = str(Path(self.path).expanduser())
         self._lock = threading.RLock()
+        self._batched = False
         # the turn locks (design 40): beside the file, where every process that opens it looks
         self._turns = FileTurnLocks(None if self.path == ":memory:" else Path(self.path + "-turns"))
         try:
@@ -191,18 +193,55 @@ class SQLiteStore(SQLStore):
     def _turn_holder(self, conversation_id: str) -> str | None:
         return self._turns.holder(conversation_id)
 
-    def transact(self, fn: Callable[[Tx], T], what: str, *, read: bool = False) -> T:
-        """One transaction: a write starts with BEGIN IMMEDIATE (the lock first); any error rolls back."""
+    def _begin(self, read: bool) -> None:
+        try:
+            self._conn.execute("BEGIN" if read else "BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            full = _out_of_room(self.path, exc)
+            raise StoreError(
+                f"{self.path}: cannot start a {'read' if read else 'write'}"
+                + (f": {full}" if full else f" ({exc})")
+            ) from None
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every read and write inside is one transaction, committed at the end, rolled back whole on any
+        error (the proxy's recorder writes one exchange so: one commit, nothing half-written)."""
         with self._lock:
-            c = self._conn
+            if self._batched:
+                yield
+                return
+            self._begin(read=False)
+            self._batched = True
             try:
-                c.execute("BEGIN" if read else "BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                full = _out_of_room(self.path, exc)
-                raise StoreError(
-                    f"{self.path}: cannot start a {'read' if read else 'write'}"
-                    + (f": {full}" if full else f" ({exc})")
-                ) from None
+                yield
+                self._conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise StoreError(f"{self.path}: the writes were not committed ({exc})") from None
+            except BaseException:
+                self._rollback()
+                raise
+            finally:
+                self._batched = False
+
+    def _in_batch(self, fn: Callable[[Tx], T], what: str) -> T:
+        """``fn`` inside the open batch: an error ends the batch (it rolls back)."""
+        try:
+            return fn(self._conn)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {what} ({exc})") from None
+        except UnicodeEncodeError as exc:
+            raise surrogate_error(self.path, exc) from None
+
+    def transact(self, fn: Callable[[Tx], T], what: str, *, read: bool = False) -> T:
+        """One transaction: a write starts with BEGIN IMMEDIATE (the lock first); any error rolls back.
+        Inside :meth:`batch`, part of the batch's."""
+        with self._lock:
+            if self._batched:
+                return self._in_batch(fn, what)
+            c = self._conn
+            self._begin(read)
             try:
                 result = fn(c)
                 c.execute("COMMIT")

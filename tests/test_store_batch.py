@@ -1,0 +1,40 @@
+"""``Store.batch``: the writes inside are one transaction (the proxy's recorder writes each exchange so):
+committed together at the end, or, on any error, none of them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolreplay._history import History, Message
+from toolreplay._store.sqlite import SQLiteStore
+
+
+def _history(cid: str) -> History:
+    return History(cid, (Message("u1", "user", "hello"), Message("a2", "assistant", "hi")))
+
+
+def test_a_batch_that_fails_leaves_nothing_written(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    with SQLiteStore(db) as store:
+        with pytest.raises(RuntimeError), store.batch():
+            store.import_history(_history("c1"))
+            store.append_message("c1", Message("u3", "user", "more"))
+            assert store.exists("c1")  # read inside the batch: its own writes
+            raise RuntimeError("the recorder failed half way")
+        assert not store.exists("c1")
+        store.import_history(_history("c2"))  # the store is usable after the rollback
+    with SQLiteStore(db) as again:
+        assert not again.exists("c1") and again.exists("c2")
+
+
+def test_a_batch_commits_every_write_once_at_its_end(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    with SQLiteStore(db) as store, SQLiteStore(db) as other:
+        with store.batch():
+            store.import_history(_history("c1"))
+            with store.batch():  # nested: part of the outer one
+                store.append_message("c1", Message("u3", "user", "more"))
+            assert not other.exists("c1")  # another connection sees nothing before the commit
+        assert [m.id for m in other.load("c1").messages] == ["u1", "a2", "u3"]
