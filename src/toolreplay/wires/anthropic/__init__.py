@@ -11,7 +11,17 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from toolreplay.wires.anthropic import breakpoints, detect, errors, render, request, response, rules, specs
+from toolreplay.wires.anthropic import (
+    as_sent,
+    breakpoints,
+    detect,
+    errors,
+    render,
+    request,
+    response,
+    rules,
+    specs,
+)
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
 
 if TYPE_CHECKING:
@@ -40,6 +50,7 @@ WIRE = Wire(
     part_kinds=render.PART_KINDS,
     carries=render.carries,
     render=render.render,
+    render_as_sent=as_sent.render_as_sent,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,
     finish=breakpoints.finish,

@@ -85,7 +85,7 @@ def carries(p: Part) -> bool:
     return p.kind in MEDIA_TYPES and (bool(p.url) or _media_type(p) in MEDIA_TYPES[p.kind])
 
 
-def _media_block(p: Part) -> dict[str, Any]:
+def media_block(p: Part) -> dict[str, Any]:
     block: dict[str, Any] = {"type": p.kind, "source": _source(p)}
     if p.kind == "document" and p.name:
         block["title"] = p.name
@@ -96,7 +96,7 @@ def _user_message(t: TurnMessage) -> list[dict[str, Any]]:
     """A user message of parts: text, image and document blocks in the user's order (no blank text
     block: 400 "text content blocks must be non-empty")."""
     blocks = [
-        {"type": "text", "text": p.text} if p.kind == "text" else _media_block(p)
+        {"type": "text", "text": p.text} if p.kind == "text" else media_block(p)
         for p in user_parts(t, carries)
         if p.kind != "text" or p.text.strip()
     ]
@@ -117,7 +117,7 @@ def _source(p: Part) -> dict[str, Any]:
     return {"type": "base64", "media_type": _media_type(p), "data": p.data}
 
 
-def _result_content(c: ReplayCall) -> Any:
+def result_content(c: ReplayCall) -> Any:
     """A ``tool_result``'s content: the answer, or text, image and document blocks for an answer of parts."""
     if not c.parts:
         return c.answer
@@ -127,7 +127,7 @@ def _result_content(c: ReplayCall) -> Any:
             if p.text.strip():  # no empty text block (400 "text content blocks must be non-empty")
                 out.append({"type": "text", "text": p.text})
         else:
-            out.append(_media_block(p))
+            out.append(media_block(p))
     return out
 
 
@@ -162,7 +162,7 @@ def _step_messages(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
                 "input": value if type(value) is dict else plain_dict(value),
             }
         )
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wid, "content": _result_content(c)}
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wid, "content": result_content(c)}
         if c.is_error:
             block["is_error"] = True
         results.append(block)
