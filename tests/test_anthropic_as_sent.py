@@ -127,3 +127,12 @@ def test_is_error_written_out_is_kept_and_a_normal_render_keeps_its_own_rules() 
     assert [t["name"] for t in normal["tools"]] == ["f"] and any("web_search" in w for w in warnings)
     assert validate_body("anthropic", normal) == []
     assert get_wire(WIRE).as_sent
+
+
+def test_a_normal_render_carries_claude_codes_settings_the_api_defines_and_names_the_others() -> None:
+    body = _claude_main()
+    warnings: list[str] = []
+    got = render(_history(body), "anthropic", warnings=warnings)
+    assert got["thinking"] == body["thinking"] and got["metadata"] == body["metadata"]
+    assert "context_management" not in got and any("context_management" in w for w in warnings)
+    assert validate_body("anthropic", got) == []

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.model import Part, Text
+from toolreplay.model import Part, RequestSettings, Text
 from toolreplay.wires.common import (
     SEPARATOR,
     IdMapper,
@@ -188,6 +188,21 @@ def render_turn(t: TurnMessage, ids: IdMapper, blocks: bool = False) -> list[dic
         text["content"] = closing + text["content"]
         out.append(text)
     return out
+
+
+#: The settings a normal render takes over from an imported Anthropic request: those both the shipped
+#: Messages schema and the SDK's create params define (``temperature``, ``top_p``, ``top_k``,
+#: ``context_management``, ``output_config`` are refused by one of them; the model and the stream flag
+#: are the render's own). The as-sent render sends every one.
+CARRIED = ("container", "metadata", "service_tier", "stop_sequences", "thinking", "tool_choice")
+
+
+def carry_settings(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``Wire.carry_settings``: of an imported Anthropic request, the :data:`CARRIED` settings (the
+    render's own fields win); the others are named. Another wire's settings are not this wire's."""
+    own = req.wire == WIRE
+    kept = {k: v for k, v in req.fields.items() if own and k in CARRIED}
+    return kept, tuple(k for k in req.fields if k not in kept and k not in ("model", "stream"))
 
 
 def call_ids(opts: RenderOptions) -> IdMapper:
