@@ -1,16 +1,20 @@
 """Anthropic Messages request bodies read back into a stored history (importers, the audit).
 
 Reads a whole body (``system``, ``messages``, ``tools``) or just its ``messages`` list. Assistant content:
-``text`` blocks, ``tool_use`` blocks (``id``, ``name``, ``input``), ``thinking`` / ``redacted_thinking``
-blocks (kept whole, signatures included, as reasoning pieces of the message's step, replayed only to their
-issuer: design 17), server-tool blocks (``server_tool_use``, ``*_tool_result``: kept whole the same way),
-other blocks kept under ``other_blocks`` and reported. A ``system`` message inside ``messages`` (Claude
-takes them mid-conversation) reads as the top-level ``system`` does. User content:
-``tool_result`` blocks (answers by ``tool_use_id``, ``is_error`` kept) and the user's own text (text blocks
-joined with a blank line); ``image`` and ``document`` blocks (``base64`` or ``url`` source, a document's
-``title``) kept as the message's parts in the user's order. Other sources (``text``, ``content``,
-``file``) and block fields a part has no place for (``cache_control``, ``citations``, ``context``) are
-reported.
+``text`` blocks (each a piece of its own), ``tool_use`` blocks (``id``, ``name``, ``input``), ``thinking``
+/ ``redacted_thinking`` blocks (kept whole, signatures included, as reasoning pieces of the message's
+step, replayed only to their issuer: design 17), server-tool blocks (``server_tool_use``,
+``mcp_tool_use``, ``*_tool_result``: kept whole the same way), other blocks kept under ``other_blocks``
+and reported. The top-level ``system`` is one system message, or one per block of a list; a ``system``
+message inside ``messages`` (Claude takes them mid-conversation) is a system message where it stood.
+User content: ``tool_result`` blocks (answers by ``tool_use_id``, ``is_error`` kept; images and documents
+in them as the answer's parts) and the user's own text (several blocks kept apart as parts); ``image``
+and ``document`` blocks (``base64`` or ``url`` source, a document's ``title``) kept as the message's
+parts in the user's order. Other sources (``text``, ``content``, ``file``) are reported. Tool
+declarations are kept whole: client tools as function tools, typed ones (``web_search_20250305``,
+``bash_20250124``...) as hosted tools. How each element stood (markers, block order, content forms,
+keys beyond the neutral fields) is kept in ``sent``: :mod:`.layout` names the keys, :mod:`.as_sent`
+renders them back (design 38).
 
 The renderer's ``(continued)`` user message in front of a history that opens with a reply (see
 :data:`toolreplay.wires.common.SEPARATOR`) is the wire's role rule, not the user's words: it is not
@@ -152,8 +156,8 @@ def _message_sent(msg: Mapping[str, Any], layout: Any, **more: Any) -> Sent:
 
 
 #: The fields of an image or document block a part keeps (the rest is named in a warning).
-#: ``cache_control`` is a prompt-cache marker, not content: the replay places its own (design 36), so
-#: leaving it out loses nothing and is not reported.
+#: ``cache_control`` is a prompt-cache marker, not content: a normal render places its own (design 36);
+#: the as-sent render gives it back from the message's layout, so it is not reported.
 _MEDIA_FIELDS = frozenset({"type", "source", "title", "cache_control"})
 
 
