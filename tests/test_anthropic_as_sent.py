@@ -126,7 +126,7 @@ def test_is_error_written_out_is_kept_and_a_normal_render_keeps_its_own_rules() 
     normal = render(h, "anthropic", warnings=warnings)
     assert [t["name"] for t in normal["tools"]] == ["f"] and any("web_search" in w for w in warnings)
     assert validate_body("anthropic", normal) == []
-    assert get_wire(WIRE).as_sent
+    assert get_wire(WIRE).render_as_sent is not None
 
 
 def test_a_normal_render_carries_claude_codes_settings_the_api_defines_and_names_the_others() -> None:

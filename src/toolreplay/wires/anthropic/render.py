@@ -40,6 +40,7 @@ from toolreplay.wires.common import (
     RenderOptions,
     declared_tools,
     plain_dict,
+    same_wire_settings,
     tool_map,
     user_parts,
     wire_tool_name,
@@ -200,9 +201,13 @@ CARRIED = ("container", "metadata", "service_tier", "stop_sequences", "thinking"
 def carry_settings(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
     """``Wire.carry_settings``: of an imported Anthropic request, the :data:`CARRIED` settings (the
     render's own fields win); the others are named. Another wire's settings are not this wire's."""
-    own = req.wire == WIRE
-    kept = {k: v for k, v in req.fields.items() if own and k in CARRIED}
-    return kept, tuple(k for k in req.fields if k not in kept and k not in ("model", "stream"))
+    kept, lost = _SETTINGS(req, opts)  # this wire's settings, sent with a value (none of another wire's)
+    carried = {k: v for k, v in kept.items() if k in CARRIED}
+    return carried, (*lost, *(k for k in kept if k not in carried))
+
+
+#: Every setting of a request of this wire but those the render decides (model, stream), empty ones aside.
+_SETTINGS = same_wire_settings(WIRE, ("messages", "system", "tools"))
 
 
 def call_ids(opts: RenderOptions) -> IdMapper:
