@@ -124,7 +124,10 @@ def test_is_error_written_out_is_kept_and_a_normal_render_keeps_its_own_rules() 
     assert render(h, as_sent=True) == body
     warnings: list[str] = []
     normal = render(h, "anthropic", warnings=warnings)
-    assert [t["name"] for t in normal["tools"]] == ["f"] and any("web_search" in w for w in warnings)
+    assert normal["tools"][1] == body["tools"][1] and not any("web_search" in w for w in warnings)
+    chat: list[str] = []
+    assert [t["function"]["name"] for t in render(h, "openai", warnings=chat)["tools"]] == ["f"]
+    assert any("'web_search' runs at the provider" in w for w in chat)
     assert validate_body("anthropic", normal) == []
     assert get_wire(WIRE).render_as_sent is not None
 

@@ -51,6 +51,7 @@ WIRE = Wire(
     carries=render.carries,
     render=render.render,
     render_as_sent=as_sent.render_as_sent,
+    tool_kinds=frozenset({"function", "hosted"}),
     carry_settings=render.carry_settings,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,

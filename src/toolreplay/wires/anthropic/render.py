@@ -59,11 +59,19 @@ TOOL_CHOICE = {"auto": "auto", "none": "none", "required": "any", "any": "any"}
 
 
 def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
-    """``tools``: every given tool plus every tool the replayed calls use."""
-    return [
+    """``tools``: every given tool plus every tool the replayed calls use; a tool Anthropic runs itself
+    (``web_search_20250305``, ``bash_20250124``...) as it was declared to this wire (its server-tool
+    blocks go back to their issuer, and Anthropic wants the tool declared); another wire's is left out
+    (the render's warnings name it)."""
+    out = [
         {"name": name, "description": desc, "input_schema": dict(params)}
         for name, desc, params in tool_map(declared_tools(turns, opts.tools))
     ]
+    for t in opts.tools:
+        whole = t.sent.get(WIRE, {}).get("tool") if t.kind == "hosted" and t.sent else None
+        if isinstance(whole, Mapping):
+            out.append(dict(whole))
+    return out
 
 
 #: The media types a base64 source may name (Anthropic's vision and PDF support pages): any other inline
