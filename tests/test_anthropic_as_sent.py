@@ -56,7 +56,9 @@ def _calls(h: History) -> list[tuple[str, Any, str | None]]:
     return [(c.name, c.input, c.answer) for m in h.messages for c in m.tool_uses]
 
 
-@pytest.mark.parametrize("vessel", ["openai", "openai-compatible", "openai-responses", "gemini", "ollama"])
+@pytest.mark.parametrize(
+    "vessel", ["anthropic", "glm", "openai", "openai-compatible", "openai-responses", "gemini", "ollama"]
+)
 @pytest.mark.parametrize("body", AGENT_BODIES)
 def test_a_real_agent_body_is_valid_for_every_other_vessel_with_its_calls_as_calls(
     body: dict[str, Any], vessel: str
@@ -139,3 +141,32 @@ def test_a_normal_render_carries_claude_codes_settings_the_api_defines_and_names
     assert got["thinking"] == body["thinking"] and got["metadata"] == body["metadata"]
     assert "context_management" not in got and any("context_management" in w for w in warnings)
     assert validate_body("anthropic", got) == []
+
+
+def test_images_and_documents_in_a_tool_result_are_kept_as_its_parts_and_given_back() -> None:
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}
+    pdf = {"type": "document", "source": {"type": "url", "url": "https://example.com/a.pdf"}, "title": "A"}
+    content = [{"type": "text", "text": "here"}, image, pdf]
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 10,
+        "tools": [{"name": "shot", "description": "", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "user", "content": "look"},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_9", "name": "shot", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_9", "content": content}],
+            },
+        ],
+    }
+    h = _history(body)
+    (call,) = h.messages[1].tool_uses
+    assert [p.kind for p in call.parts] == ["text", "image", "document"] and call.parts[2].name == "A"
+    assert render(h, as_sent=True) == body
+    said: list[str] = []
+    render(h, "openai", warnings=said)
+    assert any("image (image/png" in w for w in said)

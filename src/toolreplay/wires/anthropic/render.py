@@ -208,9 +208,13 @@ CARRIED = ("container", "metadata", "service_tier", "stop_sequences", "thinking"
 
 def carry_settings(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
     """``Wire.carry_settings``: of an imported Anthropic request, the :data:`CARRIED` settings (the
-    render's own fields win); the others are named. Another wire's settings are not this wire's."""
+    render's own fields win; ``thinking`` for the model that made the request only); the others are
+    named. Another wire's settings are not this wire's."""
     kept, lost = _SETTINGS(req, opts)  # this wire's settings, sent with a value (none of another wire's)
-    carried = {k: v for k, v in kept.items() if k in CARRIED}
+    # thinking on asks every tool loop to open with its thinking block, which goes back to its issuer
+    # only (design 17): for another model the blocks are left out, and so is thinking
+    same_model = req.fields.get("model") == opts.model
+    carried = {k: v for k, v in kept.items() if k in CARRIED and (k != "thinking" or same_model)}
     return carried, (*lost, *(k for k in kept if k not in carried))
 
 
