@@ -7,5 +7,4 @@ Run the test, read its XPASS lines, delete those ids.
 
 from __future__ import annotations
 
-AS_SENT_GAPS: dict[str, tuple[str, tuple[str, ...]]] = {
-}
+AS_SENT_GAPS: dict[str, tuple[str, tuple[str, ...]]] = {}
