@@ -31,10 +31,7 @@ def _bodies(agent: str) -> list[tuple[str, dict[str, Any]]]:
 
 #: Wires whose as-sent render is not done yet (issue 22): their agents' cases are strict xfails, so the
 #: change that finishes a wire flips them and must take the wire out of this set.
-PENDING: dict[str, str] = {
-    "claude": "the Anthropic wire does not render as sent yet",
-    "opencode-anthropic": "the Anthropic wire does not render as sent yet",
-}
+PENDING: dict[str, str] = {}
 CASES = [
     pytest.param(
         name,

@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from toolreplay.wires.anthropic import (
+    as_sent,
     breakpoints,
     detect,
     errors,
@@ -50,6 +51,9 @@ WIRE = Wire(
     part_kinds=render.PART_KINDS,
     carries=render.carries,
     render=render.render,
+    render_as_sent=as_sent.render_as_sent,
+    tool_kinds=frozenset({"function", "hosted"}),
+    carry_settings=render.carry_settings,
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,
     finish=breakpoints.finish,

@@ -33,13 +33,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.model import Part, Text
+from toolreplay.model import Part, RequestSettings, Text
 from toolreplay.wires.common import (
     SEPARATOR,
     IdMapper,
     RenderOptions,
     declared_tools,
     plain_dict,
+    same_wire_settings,
     tool_map,
     user_parts,
     wire_tool_name,
@@ -58,11 +59,19 @@ TOOL_CHOICE = {"auto": "auto", "none": "none", "required": "any", "any": "any"}
 
 
 def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
-    """``tools``: every given tool plus every tool the replayed calls use."""
-    return [
+    """``tools``: every given tool plus every tool the replayed calls use; a tool Anthropic runs itself
+    (``web_search_20250305``, ``bash_20250124``...) as it was declared to this wire (its server-tool
+    blocks go back to their issuer, and Anthropic wants the tool declared); another wire's is left out
+    (the render's warnings name it)."""
+    out = [
         {"name": name, "description": desc, "input_schema": dict(params)}
         for name, desc, params in tool_map(declared_tools(turns, opts.tools))
     ]
+    for t in opts.tools:
+        whole = t.sent.get(WIRE, {}).get("tool") if t.kind == "hosted" and t.sent else None
+        if isinstance(whole, Mapping):
+            out.append(dict(whole))
+    return out
 
 
 #: The media types a base64 source may name (Anthropic's vision and PDF support pages): any other inline
@@ -85,7 +94,7 @@ def carries(p: Part) -> bool:
     return p.kind in MEDIA_TYPES and (bool(p.url) or _media_type(p) in MEDIA_TYPES[p.kind])
 
 
-def _media_block(p: Part) -> dict[str, Any]:
+def media_block(p: Part) -> dict[str, Any]:
     block: dict[str, Any] = {"type": p.kind, "source": _source(p)}
     if p.kind == "document" and p.name:
         block["title"] = p.name
@@ -96,7 +105,7 @@ def _user_message(t: TurnMessage) -> list[dict[str, Any]]:
     """A user message of parts: text, image and document blocks in the user's order (no blank text
     block: 400 "text content blocks must be non-empty")."""
     blocks = [
-        {"type": "text", "text": p.text} if p.kind == "text" else _media_block(p)
+        {"type": "text", "text": p.text} if p.kind == "text" else media_block(p)
         for p in user_parts(t, carries)
         if p.kind != "text" or p.text.strip()
     ]
@@ -117,7 +126,7 @@ def _source(p: Part) -> dict[str, Any]:
     return {"type": "base64", "media_type": _media_type(p), "data": p.data}
 
 
-def _result_content(c: ReplayCall) -> Any:
+def result_content(c: ReplayCall) -> Any:
     """A ``tool_result``'s content: the answer, or text, image and document blocks for an answer of parts."""
     if not c.parts:
         return c.answer
@@ -127,7 +136,7 @@ def _result_content(c: ReplayCall) -> Any:
             if p.text.strip():  # no empty text block (400 "text content blocks must be non-empty")
                 out.append({"type": "text", "text": p.text})
         else:
-            out.append(_media_block(p))
+            out.append(media_block(p))
     return out
 
 
@@ -162,7 +171,7 @@ def _step_messages(step: ReplayStep, ids: IdMapper) -> list[dict[str, Any]]:
                 "input": value if type(value) is dict else plain_dict(value),
             }
         )
-        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wid, "content": _result_content(c)}
+        block: dict[str, Any] = {"type": "tool_result", "tool_use_id": wid, "content": result_content(c)}
         if c.is_error:
             block["is_error"] = True
         results.append(block)
@@ -188,6 +197,29 @@ def render_turn(t: TurnMessage, ids: IdMapper, blocks: bool = False) -> list[dic
         text["content"] = closing + text["content"]
         out.append(text)
     return out
+
+
+#: The settings a normal render takes over from an imported Anthropic request: those both the shipped
+#: Messages schema and the SDK's create params define (``temperature``, ``top_p``, ``top_k``,
+#: ``context_management``, ``output_config`` are refused by one of them; the model and the stream flag
+#: are the render's own). The as-sent render sends every one.
+CARRIED = ("container", "metadata", "service_tier", "stop_sequences", "thinking", "tool_choice")
+
+
+def carry_settings(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``Wire.carry_settings``: of an imported Anthropic request, the :data:`CARRIED` settings (the
+    render's own fields win; ``thinking`` for the model that made the request only); the others are
+    named. Another wire's settings are not this wire's."""
+    kept, lost = _SETTINGS(req, opts)  # this wire's settings, sent with a value (none of another wire's)
+    # thinking on asks every tool loop to open with its thinking block, which goes back to its issuer
+    # only (design 17): for another model the blocks are left out, and so is thinking
+    same_model = req.fields.get("model") == opts.model
+    carried = {k: v for k, v in kept.items() if k in CARRIED and (k != "thinking" or same_model)}
+    return carried, (*lost, *(k for k in kept if k not in carried))
+
+
+#: Every setting of a request of this wire but those the render decides (model, stream), empty ones aside.
+_SETTINGS = same_wire_settings(WIRE, ("messages", "system", "tools"))
 
 
 def call_ids(opts: RenderOptions) -> IdMapper:

@@ -1,16 +1,20 @@
 """Anthropic Messages request bodies read back into a stored history (importers, the audit).
 
 Reads a whole body (``system``, ``messages``, ``tools``) or just its ``messages`` list. Assistant content:
-``text`` blocks, ``tool_use`` blocks (``id``, ``name``, ``input``), ``thinking`` / ``redacted_thinking``
-blocks (kept whole, signatures included, as reasoning pieces of the message's step, replayed only to their
-issuer: design 17), server-tool blocks (``server_tool_use``, ``*_tool_result``: kept whole the same way),
-other blocks kept under ``other_blocks`` and reported. A ``system`` message inside ``messages`` (Claude
-takes them mid-conversation) reads as the top-level ``system`` does. User content:
-``tool_result`` blocks (answers by ``tool_use_id``, ``is_error`` kept) and the user's own text (text blocks
-joined with a blank line); ``image`` and ``document`` blocks (``base64`` or ``url`` source, a document's
-``title``) kept as the message's parts in the user's order. Other sources (``text``, ``content``,
-``file``) and block fields a part has no place for (``cache_control``, ``citations``, ``context``) are
-reported.
+``text`` blocks (each a piece of its own), ``tool_use`` blocks (``id``, ``name``, ``input``), ``thinking``
+/ ``redacted_thinking`` blocks (kept whole, signatures included, as reasoning pieces of the message's
+step, replayed only to their issuer: design 17), server-tool blocks (``server_tool_use``,
+``mcp_tool_use``, ``*_tool_result``: kept whole the same way), other blocks kept under ``other_blocks``
+and reported. The top-level ``system`` is one system message, or one per block of a list; a ``system``
+message inside ``messages`` (Claude takes them mid-conversation) is a system message where it stood.
+User content: ``tool_result`` blocks (answers by ``tool_use_id``, ``is_error`` kept; images and documents
+in them as the answer's parts) and the user's own text (several blocks kept apart as parts); ``image``
+and ``document`` blocks (``base64`` or ``url`` source, a document's ``title``) kept as the message's
+parts in the user's order. Other sources (``text``, ``content``, ``file``) are reported. Tool
+declarations are kept whole: client tools as function tools, typed ones (``web_search_20250305``,
+``bash_20250124``...) as hosted tools. How each element stood (markers, block order, content forms,
+keys beyond the neutral fields) is kept in ``sent``: :mod:`.layout` names the keys, :mod:`.as_sent`
+renders them back (design 38).
 
 The renderer's ``(continued)`` user message in front of a history that opens with a reply (see
 :data:`toolreplay.wires.common.SEPARATOR`) is the wire's role rule, not the user's words: it is not
@@ -20,10 +24,13 @@ stored. The turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, cast
 
 from toolreplay.errors import WireError
-from toolreplay.model import History, Part, PartKind, Reasoning, ServerTool, ToolSpec
+from toolreplay.model import History, Part, PartKind, Reasoning, Sent, ServerTool, Text, ToolSpec, with_words
+from toolreplay.model import answer_text as model_answer_text
+from toolreplay.wires.anthropic.layout import TEXT_KEYS, WIRE, extras, text_layout
 from toolreplay.wires.common import SEPARATOR, body_issuer, request_settings
 from toolreplay.wires.request_common import (
     listed,
@@ -32,20 +39,21 @@ from toolreplay.wires.request_common import (
     read_call,
     read_tools,
     split_list,
-    user_events,
 )
 from toolreplay.wires.turns import (
     AgentSaid,
+    Answers,
+    Call,
     Event,
     Result,
     SaidPart,
     SystemText,
+    UserText,
     answer_text,
     assemble,
     merge_data,
 )
 
-WIRE = "anthropic"
 #: The host of the wire's public API: the issuer of an imported body's replies (design 17) unless the
 #: importer is told the URL the requests went to (``--issuer-url``).
 PUBLIC_HOST = "api.anthropic.com"
@@ -87,31 +95,69 @@ def _blocks(content: Any, where: str) -> list[Mapping[str, Any]]:
     return out
 
 
-def _assistant(content: Any, where: str, warnings: list[str], created_at: str | None) -> AgentSaid:
+#: The keys of a ``tool_use`` and a ``tool_result`` block the neutral model holds (see :mod:`.layout`).
+_USE_KEYS = frozenset({"type", "id", "name", "input"})
+_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error"})
+_MESSAGE_KEYS = frozenset({"role", "content"})
+_MEDIA_KEYS = frozenset({"type", "source", "title"})
+
+
+def _said_block(b: Mapping[str, Any], at: str, warnings: list[str]) -> tuple[SaidPart | None, dict[str, Any]]:
+    """One block of an assistant message: what the reply keeps of it, and its layout entry."""
+    kind = b.get("type")
+    if kind == "text":
+        text = b.get("text")
+        if isinstance(text, str) and text:
+            return Text(text), {"k": "p", **extras(b, TEXT_KEYS)}
+        return None, {"k": "e", **extras(b, TEXT_KEYS)}
+    if kind == "tool_use":
+        call = read_call(b.get("name"), b.get("input"), b.get("id"), at, "name", warnings, _fail)
+        use = extras(b, _USE_KEYS)
+        call.sent = {WIRE: {"use": use}} if use else None
+        return call, {"k": "c"}
+    if kind in _THINKING:
+        return thinking_piece(b), {"k": "p"}
+    if _is_server_tool(kind):
+        return ServerTool(str(kind), {WIRE: dict(b)}), {"k": "p"}  # kept whole, to its issuer only
+    warnings.append(f"{at}: a {kind!r} block is kept as provider data, not replayed")
+    return None, {}
+
+
+def _assistant(msg: Mapping[str, Any], where: str, warnings: list[str], created_at: str | None) -> AgentSaid:
     parts: list[SaidPart] = []
     data: dict[str, Any] | None = None
-    for j, b in enumerate(_blocks(content, where)):
-        kind = b.get("type")
-        at = f"{where}.content[{j}]"
-        if kind == "text":
-            text = b.get("text")
-            if isinstance(text, str) and text:
-                parts.append(text)
-        elif kind == "tool_use":
-            parts.append(read_call(b.get("name"), b.get("input"), b.get("id"), at, "name", warnings, _fail))
-        elif kind in _THINKING:
-            parts.append(thinking_piece(b))
-        elif _is_server_tool(kind):
-            parts.append(ServerTool(str(kind), {WIRE: dict(b)}))  # kept whole, to its issuer only
-        else:
+    layout: list[dict[str, Any]] = []
+    texts: list[tuple[dict[str, Any], str]] = []
+    for j, b in enumerate(_blocks(msg.get("content"), where)):
+        part, entry = _said_block(b, f"{where}.content[{j}]", warnings)
+        if not entry:
             data = merge_data(data, {WIRE: {"other_blocks": [dict(b)]}})
-            warnings.append(f"{at}: a {kind!r} block is kept as provider data, not replayed")
-    return AgentSaid(parts, where, data, created_at)
+            continue
+        layout.append(entry)
+        if part is not None:
+            parts.append(part)
+        if isinstance(part, Text):
+            texts.append((entry, part.text))
+    if not any(isinstance(p, Call) for p in parts):
+        # a message without calls closes the reply: its words are the reply's text, cut apart by length
+        for entry, text in texts:
+            entry.update(k="t", len=len(text))
+    return AgentSaid(parts, where, data, created_at, _message_sent(msg, layout))
+
+
+def _message_sent(msg: Mapping[str, Any], layout: Any, **more: Any) -> Sent:
+    """A body message's layout: its content's form (``"string"`` or one entry per block), its other keys."""
+    lay: dict[str, Any] = {"content": "string" if isinstance(msg.get("content"), str) else layout}
+    extra = extras(msg, _MESSAGE_KEYS)
+    if extra:
+        lay["extra"] = extra
+    lay.update({k: v for k, v in more.items() if v})
+    return {WIRE: lay}
 
 
 #: The fields of an image or document block a part keeps (the rest is named in a warning).
-#: ``cache_control`` is a prompt-cache marker, not content: the replay places its own (design 36), so
-#: leaving it out loses nothing and is not reported.
+#: ``cache_control`` is a prompt-cache marker, not content: a normal render places its own (design 36);
+#: the as-sent render gives it back from the message's layout, so it is not reported.
 _MEDIA_FIELDS = frozenset({"type", "source", "title", "cache_control"})
 
 
@@ -137,27 +183,74 @@ def media_part(b: Mapping[str, Any], at: str, warnings: list[str]) -> Part | Non
     return part
 
 
-def _user(content: Any, where: str, warnings: list[str], created_at: str | None) -> list[Event]:
-    results: list[Result] = []
-    texts: list[str] = []
+def _result(b: Mapping[str, Any], at: str, warnings: list[str]) -> Result:
+    """A ``tool_result`` block as an answer: its text (text blocks joined by a line break), its images
+    and documents as parts; its layout (content form, ``is_error`` written out, other keys) in ``sent``."""
+    content = b.get("content")
+    lay: dict[str, Any] = {}
     parts: list[Part] = []
-    for j, b in enumerate(_blocks(content, where)):
+    if content is None:
+        lay["content"], answer = "none", ""
+    elif isinstance(content, list):
+        answer = answer_text(content)[0]
+        lay["content"] = entries = []
+        for j, raw in enumerate(content):
+            block = cast(Mapping[str, Any], raw) if isinstance(raw, Mapping) else {}
+            kind = block.get("type")
+            part = (
+                media_part(block, f"{at}.content[{j}]", warnings) if kind in ("image", "document") else None
+            )
+            if part is not None:
+                parts.append(part)
+                entries.append({"k": "m", **extras(block, _MEDIA_KEYS)})
+            elif kind == "text" and isinstance(block.get("text"), str):
+                parts.append(Part("text", text=str(block["text"])))
+                entries.append({"k": "t", **text_layout([block])[0]})
+            else:
+                entries.append({"k": "r", "raw": raw})  # kept as sent; text-only wires get none of it
+                warnings.append(f"{at}.content[{j}]: a {kind!r} block of the answer is not kept (text only)")
+        if any(p.kind != "text" for p in parts):
+            answer = model_answer_text(parts)
+        else:
+            parts = []
+    else:
+        answer, lay["content"] = answer_text(content)[0], "string"
+    if "is_error" in b:
+        lay["is_error"] = b["is_error"]
+    extra = extras(b, _RESULT_KEYS)
+    if extra:
+        lay["extra"] = extra
+    ref = nonempty(b.get("tool_use_id"))
+    return Result(answer, ref, None, b.get("is_error") is True, at, tuple(parts), {WIRE: {"result": lay}})
+
+
+def _user(msg: Mapping[str, Any], where: str, warnings: list[str], created_at: str | None) -> list[Event]:
+    results: list[Result] = []
+    parts: list[Part] = []
+    layout: list[dict[str, Any]] = []
+    for j, b in enumerate(_blocks(msg.get("content"), where)):
         kind = b.get("type")
         at = f"{where}.content[{j}]"
         if kind == "tool_result":
-            answer, lost = answer_text(b.get("content"))
-            for k in lost:
-                warnings.append(f"{at}.content: a {k!r} block of the answer is not kept (text only)")
-            ref = nonempty(b.get("tool_use_id"))
-            results.append(Result(answer, ref, None, b.get("is_error") is True, at))
+            results.append(_result(b, at, warnings))
         elif kind == "text" and isinstance(b.get("text"), str):
-            texts.append(str(b["text"]))
             parts.append(Part("text", text=str(b["text"])))
-        elif kind in ("image", "document") and (part := media_part(b, at, warnings)) is not None:
-            parts.append(part)
-        elif kind not in ("image", "document"):
+            layout.append(extras(b, TEXT_KEYS))
+        elif kind in ("image", "document"):
+            if (part := media_part(b, at, warnings)) is not None:
+                parts.append(part)
+                layout.append(extras(b, _MEDIA_KEYS))
+        else:
             warnings.append(f"{at}: a {kind!r} block is not kept (text only)")
-    return user_events(results, texts, "\n\n", where, created_at, parts)
+    events: list[Event] = [Answers(results, where)] if results else []
+    if parts or not results:
+        sent = _message_sent(msg, layout, joined=bool(results))
+        if len(parts) > 1 or any(p.kind != "text" for p in parts):
+            text, kept = with_words("", parts)  # several blocks: kept apart, as parts
+            events.append(UserText(text, where, created_at, parts=kept, sent=sent))
+        else:
+            events.append(UserText(parts[0].text if parts else "", where, created_at, sent=sent))
+    return events
 
 
 def message_events(
@@ -166,14 +259,21 @@ def message_events(
     """The events of one Messages message (shared by the Claude Code importer, whose entries hold them)."""
     role = msg.get("role")
     if role == "assistant":
-        return [_assistant(msg.get("content"), where, warnings, created_at)]
+        return [_assistant(msg, where, warnings, created_at)]
     if role == "user":
-        return _user(msg.get("content"), where, warnings, created_at)
+        return _user(msg, where, warnings, created_at)
     if role == "system":
-        # Claude takes system messages inside ``messages`` too (mid-conversation instructions, such as
-        # an agent's reminders): read as the top-level ``system`` is.
-        return [SystemText(_system(msg.get("content"), warnings, f"{where}.content"), where)]
+        # Claude takes system messages inside ``messages`` (the mid-conversation-system beta: an agent's
+        # reminders): a system message where it stood, its text blocks cut apart again by length
+        raw = msg.get("content")
+        text = _system(raw, warnings, f"{where}.content")
+        layout = text_layout(_texts(raw)) if isinstance(raw, list) else []
+        return [SystemText(text, where, _message_sent(msg, layout))]
     raise _fail(f"{where}.role is {role!r}; expected user, assistant or system")
+
+
+def _texts(raw: list[Any]) -> list[Mapping[str, Any]]:
+    return [cast(Mapping[str, Any], b) for b in raw if isinstance(b, Mapping) and "text" in b]
 
 
 def _system(raw: Any, warnings: list[str], where: str = "system") -> str:
@@ -187,10 +287,44 @@ def _system(raw: Any, warnings: list[str], where: str = "system") -> str:
     return ""
 
 
+def _system_events(raw: Any, warnings: list[str]) -> list[Event]:
+    """The top-level ``system``: a string is one system message; a list one per text block, each with
+    its own keys (Claude Code sends 3 blocks, with their ``cache_control`` markers)."""
+    if isinstance(raw, str):
+        return [SystemText(raw, "system", {WIRE: {"system": "string"}})] if raw else []
+    if not isinstance(raw, list):
+        return []
+    out: list[Event] = []
+    for j, b in enumerate(raw):
+        if isinstance(b, Mapping) and isinstance(b.get("text"), str):
+            block = cast(Mapping[str, Any], b)
+            lay: dict[str, Any] = {"system": "block"}
+            if extra := extras(block, TEXT_KEYS):
+                lay["extra"] = extra
+            out.append(SystemText(str(block["text"]), f"system[{j}]", {WIRE: lay}))
+        else:
+            kind = b.get("type") if isinstance(b, Mapping) else type(b).__name__
+            warnings.append(f"system[{j}]: a {kind!r} block is not kept (text only)")
+    return out
+
+
 def parse_tools(raw: Any) -> tuple[ToolSpec, ...]:
-    """Client tools (``name``, ``description``, ``input_schema``); server tools (typed) are skipped."""
-    custom = (t for t in listed(raw) if isinstance(t, Mapping) and t.get("type", "custom") == "custom")
-    return read_tools(custom, schema=lambda d: d.get("input_schema"))
+    """Every declaration, kept whole in ``sent``: client tools (``name``, ``description``,
+    ``input_schema``) as function tools; typed server and client tools (``web_search_20250305``,
+    ``bash_20250124``, ``text_editor_20250728``, ``code_execution``...) as hosted tools named by their
+    ``name`` (else their type)."""
+    out: list[ToolSpec] = []
+    for t in listed(raw):
+        if not isinstance(t, Mapping):
+            continue
+        d = cast(Mapping[str, Any], t)
+        sent = {WIRE: {"tool": dict(d)}}
+        if d.get("type", "custom") == "custom":
+            for spec in read_tools([d], schema=lambda e: e.get("input_schema")):
+                out.append(replace(spec, sent=sent))
+        elif isinstance(name := d.get("name", d.get("type")), str) and name:
+            out.append(ToolSpec(name, kind="hosted", sent=sent))
+    return tuple(out)
 
 
 def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
@@ -221,17 +355,26 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
     msgs, rest = split_body(body)
     warnings: list[str] = []
     events: list[Event] = []
-    system = _system(rest.get("system"), warnings)
-    if system:
-        events.append(SystemText(system, "system"))
+    events.extend(_system_events(rest.get("system"), warnings))
     for i, where, msg in objects(msgs, "messages", _fail):
         if not _is_separator(msgs, i):
             events.extend(message_events(msg, where, warnings))
     tools = parse_tools(rest.get("tools"))
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
+    settings = request_settings(WIRE, body, CONVERSATION_KEYS)
+    if settings is not None:
+        # a system prompt or a tool list that holds nothing has no message or declaration to live in:
+        # kept with the settings, as sent
+        empty = {k: rest[k] for k in ("system", "tools") if k in rest and not _holds(k, events, tools)}
+        settings = replace(settings, fields={**settings.fields, **empty})
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer,
-                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
+                    issuer=issuer, settings=settings)  # fmt: skip
+
+
+def _holds(key: str, events: Sequence[Event], tools: Sequence[ToolSpec]) -> bool:
+    if key == "tools":
+        return bool(tools)
+    return any(isinstance(e, SystemText) and e.where.startswith("system") for e in events)
 
 
 __all__ = ["WIRE", "message_events", "parse_request", "parse_tools", "split_body"]

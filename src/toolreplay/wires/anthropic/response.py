@@ -18,6 +18,8 @@ Streaming: ``message_start`` (the message with empty content, and input usage), 
 ``content_block_delta`` (``text_delta``, ``input_json_delta`` pieces of the input's JSON, ``thinking_delta``,
 ``signature_delta``) / ``content_block_stop``, ``message_delta`` (``stop_reason``, output usage),
 ``message_stop`` (the final event); ``ping`` is ignored; ``error`` raises the provider's error.
+The input of a ``tool_use``, ``server_tool_use`` or ``mcp_tool_use`` block is the JSON its
+``input_json_delta`` pieces spell.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay import jsonenc
 from toolreplay.model import Piece, Reasoning, ServerTool, Text
 from toolreplay.wires._parse import (
     add_counts,
@@ -107,6 +110,26 @@ def parse_usage(usage: Any) -> Usage:
     created = count(usage.get("cache_creation_input_tokens"))
     read = count(usage.get("cache_read_input_tokens"))
     return Usage(add_counts(fresh, created, read), count(usage.get("output_tokens")), read, created)
+
+
+#: The blocks whose ``input`` arrives as ``input_json_delta`` pieces: a client call's and the calls Anthropic
+#: runs itself (a web search's query, a bash command: kept as the same answer whole keeps them).
+_STREAMED_INPUT = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+
+
+def _streamed_input(block: Mapping[str, Any], text: str) -> Any:
+    """A block's input from its streamed JSON text. A client call's stays text: parse_response decodes it
+    (or reports it broken, as for a whole answer). A server tool's is decoded here, since its block is
+    kept verbatim; text that is not JSON stays as streamed (nothing is made up), and no pieces at all
+    (``""``) leave the input the start event gave."""
+    if block.get("type") == "tool_use":
+        return text
+    if not text.strip():
+        return block.get("input", {})
+    try:
+        return jsonenc.loads(text)
+    except ValueError:
+        return text
 
 
 class StreamParser:
@@ -209,9 +232,8 @@ class StreamParser:
         content: list[dict[str, Any]] = []
         for index, block in sorted(self._blocks.items()):
             block.pop("_sep", None)
-            if block.get("type") == "tool_use" and index in self._json:
-                # The input's JSON text as streamed: parse_response decodes it (or reports it broken).
-                block["input"] = "".join(self._json[index])
+            if index in self._json and block.get("type") in _STREAMED_INPUT:
+                block["input"] = _streamed_input(block, "".join(self._json[index]))
             content.append(block)
         body = {**self._message, "content": content, "usage": self._usage}
         return parse_response(body)

@@ -1,7 +1,9 @@
 """Anthropic bodies against the provider's definitions: the shipped Messages request schema, then the
-``anthropic`` SDK's types when installed: ``ContentBlockParam`` per block and ``ToolParam`` per tool (the
+``anthropic`` SDK's types when installed: ``ContentBlockParam`` per block (the
 ``MessageParam`` union also admits response models that allow any key, so blocks are checked against the
-param union alone), top-level keys against ``MessageCreateParams``."""
+param union alone), ``ToolParam`` per client tool and ``ToolUnionParam`` per typed tool
+(``web_search_20250305``: the shipped schema knows client tools only), top-level keys against
+``MessageCreateParams``."""
 
 from __future__ import annotations
 
@@ -36,6 +38,11 @@ def _blocks(body: Mapping[str, Any], problems: list[str]) -> list[tuple[str, Any
     return blocks
 
 
+def _typed(tool: Any) -> bool:
+    """A tool of a type Anthropic defines (a server or versioned client tool), not a client tool."""
+    return isinstance(tool, Mapping) and tool.get("type", "custom") != "custom"
+
+
 def specs(
     v: VesselProfile,
     body: Mapping[str, Any],
@@ -43,10 +50,16 @@ def specs(
     problems: list[str],
     unchecked: list[str],
 ) -> None:
-    schema_check(SHIPPED, body, problems, unchecked)
+    tools = listed(body, "tools")
+    client = [(w, t) for w, t in tools if not _typed(t)]
+    # the shipped schema knows client tools only: a typed tool Anthropic defines (web_search_20250305,
+    # bash_20250124...) is checked against the SDK's union of every tool type instead
+    shipped = {**body, "tools": [t for _, t in client]} if len(client) < len(tools) else body
+    schema_check(SHIPPED, shipped, problems, unchecked)
     keys_check("anthropic.types.message_create_params", "MessageCreateParamsNonStreaming", body, problems)
     typed_check("anthropic.types", "ContentBlockParam", _blocks(body, problems), problems)
-    typed_check("anthropic.types", "ToolParam", listed(body, "tools"), problems)
+    typed_check("anthropic.types", "ToolParam", client, problems)
+    typed_check("anthropic.types", "ToolUnionParam", [(w, t) for w, t in tools if _typed(t)], problems)
     system = body.get("system")
     if system is not None and not isinstance(system, str):
         typed_check("anthropic.types", "TextBlockParam", listed(body, "system"), problems)
