@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from toolreplay._errors import ConfigError
+from toolreplay._files import read_toml
 from toolreplay._steps import Audience, Issuer, host_of
 
 #: Anthropic's limit on prompt-cache markers per request (``cache_breakpoints`` at most).
@@ -259,14 +260,14 @@ def load_vessels(path: Path | None = None) -> dict[str, Vessel]:
     by = "" if path is not None else " (named by TOOLREPLAY_VESSELS)"
     explicit = path is not None or bool(os.environ.get("TOOLREPLAY_VESSELS"))
     path = path if path is not None else config_path()
-    if not path.exists():
+    try:
+        data = read_toml(path)  # read once a process, again only when the file changed
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read vessel file ({exc})") from None
+    if data is None:
         if explicit:
             raise ConfigError(f"{path}: no such vessel file{by}")
         return table
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read vessel file ({exc})") from None
     section = data.get("vessels", {})
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [vessels] must be a table")
