@@ -87,6 +87,14 @@ class Vessel:
     cache_breakpoints: int = 0
     """Prompt-cache breakpoints per request, 0 to 4, on a wire that places them (Anthropic's
     ``cache_control``, design 36); 0: none."""
+    home_url: str = ""
+    """The base URL the profile names: the host its key is for (the key-host rule). Left out: the
+    ``base_url``; a vessel given another ``base_url`` (:func:`resolve_vessel`, ``dataclasses.replace``)
+    keeps its profile's, so its key does not follow the new URL unasked."""
+
+    def __post_init__(self) -> None:
+        if not self.home_url:
+            object.__setattr__(self, "home_url", self.base_url)
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
@@ -247,6 +255,7 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
         signature_models=frozenset(shared),
         context_tokens=window,
         cache_breakpoints=marks,
+        home_url=str(raw.get("base_url", base.base_url)),  # the profile names its own URL
     )
 
 
@@ -281,6 +290,15 @@ def load_vessels(path: Path | None = None) -> dict[str, Vessel]:
 def vessels() -> list[Vessel]:
     """Every vessel profile (built in, then the user's), in table order."""
     return list(load_vessels().values())
+
+
+def resolve_vessel(vessel: str | Vessel, *, model: str | None = None, base_url: str | None = None) -> Vessel:
+    """The vessel a turn runs on: looked up once, ``model`` and ``base_url`` (``--model``,
+    ``--base-url``) folded in. Everything below takes this value; its ``home_url`` stays the profile's."""
+    v = get_vessel(vessel)
+    if base_url or model:
+        v = replace(v, base_url=base_url or v.base_url, model=model or v.model)
+    return v
 
 
 def get_vessel(name: str | Vessel) -> Vessel:
