@@ -163,3 +163,31 @@ def test_an_edited_vessel_file_is_read_again(tmp_path: Path, monkeypatch: pytest
     assert get_vessel("openai").model == "gpt-5.3-long"
     assert len(reads) == 3
     assert get_vessel("openai").model == "gpt-5.3-long" and len(reads) == 4
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"flags": ["tool_mesage_name"]}, r"\[vessels\.x\]: unknown flag\(s\) tool_mesage_name; known: "),
+        ({"context_tokns": 10}, r"\[vessels\.x\]: unknown key\(s\) context_tokns"),
+        ({"id_policy": "kimy"}, r"\[vessels\.x\]: id_policy must be"),
+        ({"max_id_len": "64"}, r"\[vessels\.x\]: max_id_len"),
+        ({"model": None}, r"\[vessels\.x\]: a new vessel needs model"),
+    ],
+)
+def test_a_malformed_built_in_row_is_refused(row: dict[str, Any], expected: str) -> None:
+    """The built-in rows are keyword data checked as a user's table is, when the module is imported."""
+    from toolreplay._vessels import _TABLE, builtin_table
+
+    assert builtin_table(_TABLE) == BUILTIN  # the table the module's vessels come from, checked
+    good: dict[str, Any] = {"wire": "openai-chat", "base_url": "https://h.example/v1", "model": "m"}
+    bad = {k: v for k, v in {**good, **row}.items() if v is not None}
+    with pytest.raises(ConfigError, match="^the built-in vessel table: " + expected):
+        builtin_table({"x": bad})
+    assert builtin_table({"x": good})["x"].model == "m"
+
+
+def test_the_built_in_rows_name_registered_wires() -> None:
+    from toolreplay.wires import wire_names
+
+    assert {v.wire for v in BUILTIN.values()} <= set(wire_names())
