@@ -209,3 +209,28 @@ def test_chat_switch_to_another_url_drops_the_consent(
     )  # fmt: skip
     assert r.exit_code == 0, r.output
     assert [req.has_key() for req in double.requests] == [True, False, True]
+
+
+def test_a_vessel_given_another_url_keeps_its_profiles_host(keyed: None) -> None:
+    """The rule reads the host the resolved vessel carries (``home_url``), not a lookup by name: a vessel
+    in no table, given another URL (``resolve_vessel`` as a turn does, or ``dataclasses.replace``), does
+    not take its key there unasked; a profile of the same name elsewhere does not change that."""
+    from dataclasses import replace
+
+    from toolreplay._vessels import Vessel, resolve_vessel
+
+    mine = Vessel("mine", "openai-chat", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY", "m")
+    proxy = "https://proxy.example.com/v1"
+    for moved in (resolve_vessel(mine, base_url=proxy, model="m2"), replace(mine, base_url=proxy)):
+        assert moved.base_url == proxy and moved.home_url == mine.base_url
+        with pytest.raises(ConfigError, match="send_key"):
+            resolve_key(moved, moved.base_url)
+        with pytest.raises(ConfigError, match="send_key"):
+            prepare(moved, CHAT)
+        assert prepare(moved, CHAT, send_key=True).headers["authorization"] == f"Bearer {KEY}"
+    # a built-in one the same way; its own host still gets the key
+    kimi = resolve_vessel("kimi", base_url=proxy)
+    assert kimi.home_url == get_vessel("kimi").base_url
+    with pytest.raises(ConfigError, match="send_key"):
+        resolve_key(kimi, kimi.base_url)
+    assert resolve_key(resolve_vessel("kimi", model="k3"), get_vessel("kimi").base_url) == KEY

@@ -187,3 +187,26 @@ def test_sums_of_a_conversation_stored_before_are_computed_once(tmp_path: Path) 
         s.append_message("long", Message("u6", "user", "after the upgrade"))
         assert s.line("long", 7).total == sum(replay_size(m) for m in s.load("long").messages)
         _sums_hold(s, "long")
+
+
+def test_the_stored_planning_sizes_use_the_replay_bounds(tmp_path: Path) -> None:
+    """The planning sizes the store keeps assume the replay's own default bounds, not a copy of them: a
+    call beyond the default call window and answer characters beyond the default cut do not count."""
+    from toolreplay._replay import DEFAULT_SETTINGS
+
+    calls, chars = DEFAULT_SETTINGS.max_calls, DEFAULT_SETTINGS.max_chars
+
+    def reply(mid: str, n: int, answer: int) -> Message:
+        made = tuple(ToolCall("coop", {"i": 1}, "x" * answer) for _ in range(n))
+        return Message(mid, "assistant", "done", made)
+
+    s = SQLiteStore(str(tmp_path / "b.db"))
+    replies = [reply("w", calls, chars), reply("o", calls + 1, chars), reply("c", calls, chars + 9)]
+    replies.append(reply("s", calls - 1, chars))
+    replies.append(reply("l", calls, chars - 1))
+    s.import_history(History("b", (Message("u", "user", "go"), *replies)))
+    size = {r[1]: r[3] for r in s.outline("b")}
+    # one call more than the window counts as the window; an answer cut at the bound counts as cut
+    assert size["o"] == size["w"] == size["c"]
+    # and the bounds are not lower than the replay's: one call less, one character less count less
+    assert size["s"] < size["w"] and size["l"] < size["w"]

@@ -209,3 +209,23 @@ def test_check_with_a_history_file(double: ProviderDouble, tmp_path: Path) -> No
     assert res.output.startswith("mine: 1 stored calls")
     parts = [p for c in double.requests[0].body["contents"] for p in c["parts"]]
     assert any("functionCall" in p for p in parts) and any("functionResponse" in p for p in parts)
+
+
+def test_turn_options_are_given_by_name_only() -> None:
+    """Two flags (``dry_tools``, ``send_key``) and two optional strings (``model``, ``base_url``) must not be
+    swappable by position, neither in the turn's options nor in the CLI's packing of them."""
+    from typing import Any, cast
+
+    from toolreplay._cli._sending import turn_settings
+    from toolreplay._loop import TurnOptions
+
+    with pytest.raises(TypeError):
+        cast(Any, TurnOptions)("a system prompt")
+    with pytest.raises(TypeError):
+        cast(Any, turn_settings)(None, None, None, 8, True, None)
+    made = turn_settings(
+        system=None, model="m", base_url="http://b", max_requests=3, dry_tools=True, dump_requests=None
+    )
+    assert (made.model, made.base_url, made.dry_tools, made.send_key, made.max_requests) == (
+        "m", "http://b", True, False, 3,
+    )  # fmt: skip

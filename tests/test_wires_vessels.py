@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import toolreplay
+from toolreplay._config import default_vessel
 from toolreplay._errors import ConfigError
 from toolreplay._vessels import BUILTIN, get_vessel, load_vessels, vessels
 
@@ -109,3 +113,81 @@ def test_bad_files_name_the_file_and_the_vessel(tmp_path: Path, text: str, expec
 def test_unknown_vessel_lists_known_ones() -> None:
     with pytest.raises(ConfigError, match=r"unknown vessel 'nope'; known vessels: codex, "):
         get_vessel("nope")
+
+
+def _old(path: Path, seconds: int = 60) -> None:
+    """Date ``path`` back: a read of a file changed just now is never kept (its edit may not move mtime)."""
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns - seconds * 1_000_000_000))
+
+
+def _count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    reads: list[str] = []
+    real = tomllib.loads
+
+    def counting(text: str, **kw: Any) -> dict[str, Any]:
+        reads.append(text)
+        return real(text, **kw)
+
+    monkeypatch.setattr(tomllib, "loads", counting)
+    return reads
+
+
+def test_the_vessel_file_is_read_once_while_it_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, 'default_vessel = "kimi"\n[vessels.openai]\nmodel = "gpt-5.1"\n')
+    _old(path)
+    monkeypatch.setenv("TOOLREPLAY_VESSELS", str(path))
+    reads = _count_reads(monkeypatch)
+    for _ in range(5):
+        assert get_vessel("openai").model == "gpt-5.1" and get_vessel("kimi").wire == "openai-chat"
+        assert default_vessel() == "kimi" and len(vessels()) == len(BUILTIN)
+    assert len(reads) == 1
+
+
+def test_an_edited_vessel_file_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, '[vessels.openai]\nmodel = "gpt-5.1"\n')
+    _old(path, 120)
+    monkeypatch.setenv("TOOLREPLAY_VESSELS", str(path))
+    reads = _count_reads(monkeypatch)
+    assert get_vessel("openai").model == "gpt-5.1"
+    # the same size, written in place (same inode), dated back too: only its mtime moved
+    path.write_text('[vessels.openai]\nmodel = "gpt-5.2"\n', encoding="utf-8")
+    _old(path)
+    assert get_vessel("openai").model == "gpt-5.2" and get_vessel("openai").model == "gpt-5.2"
+    # replaced by a new file of another size, just now: read again, and again while it is fresh
+    new = tmp_path / "new.toml"
+    new.write_text('[vessels.openai]\nmodel = "gpt-5.3-long"\n', encoding="utf-8")
+    new.replace(path)
+    assert get_vessel("openai").model == "gpt-5.3-long"
+    assert len(reads) == 3
+    assert get_vessel("openai").model == "gpt-5.3-long" and len(reads) == 4
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ({"flags": ["tool_mesage_name"]}, r"\[vessels\.x\]: unknown flag\(s\) tool_mesage_name; known: "),
+        ({"context_tokns": 10}, r"\[vessels\.x\]: unknown key\(s\) context_tokns"),
+        ({"id_policy": "kimy"}, r"\[vessels\.x\]: id_policy must be"),
+        ({"max_id_len": "64"}, r"\[vessels\.x\]: max_id_len"),
+        ({"model": None}, r"\[vessels\.x\]: a new vessel needs model"),
+    ],
+)
+def test_a_malformed_built_in_row_is_refused(row: dict[str, Any], expected: str) -> None:
+    """The built-in rows are keyword data checked as a user's table is, when the module is imported."""
+    from toolreplay._vessels import _TABLE, builtin_table
+
+    assert builtin_table(_TABLE) == BUILTIN  # the table the module's vessels come from, checked
+    good: dict[str, Any] = {"wire": "openai-chat", "base_url": "https://h.example/v1", "model": "m"}
+    bad = {k: v for k, v in {**good, **row}.items() if v is not None}
+    with pytest.raises(ConfigError, match="^the built-in vessel table: " + expected):
+        builtin_table({"x": bad})
+    assert builtin_table({"x": good})["x"].model == "m"
+
+
+def test_the_built_in_rows_name_registered_wires() -> None:
+    from toolreplay.wires import wire_names
+
+    assert {v.wire for v in BUILTIN.values()} <= set(wire_names())

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from toolreplay._errors import ConfigError
-from toolreplay._files import locked, real_path, replace_text
+from toolreplay._files import locked, read_toml, real_path, replace_text
 
 _DEFAULT_LINE = re.compile(r"^\s*default_vessel\s*=.*$", re.M)
 
@@ -41,10 +41,8 @@ def _config_file() -> Path:
 
 
 def _read_config(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
+        return read_toml(path) or {}  # the vessel file's one cached read
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the configuration file ({exc})") from None
 

@@ -5,6 +5,9 @@ file beside it, ``NAME.lock``, which is never removed: removing it would let two
 files). :func:`replace_text` writes the new content to a temporary file of its own in the same folder, sets
 its mode, syncs it to disk and renames it over the old file, so a reader sees the old file or the new one,
 never a part of either, and a crash leaves the old file as it was.
+
+:func:`read_toml` reads a settings file once per process and again only when it changed (its mtime, size,
+inode or device differ): every command looks up its vessel, often several times, and the file is the same.
 """
 
 from __future__ import annotations
@@ -12,9 +15,43 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
+import time
+import tomllib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
+
+_Signature = tuple[int, int, int, int]
+_READ: dict[str, tuple[_Signature, dict[str, Any]]] = {}
+_READ_LOCK = threading.Lock()
+#: How old a file's mtime must be before its read is kept (coarse file-system clocks step by jiffies).
+_RACY_NS = 2_000_000_000
+
+
+def read_toml(path: Path) -> dict[str, Any] | None:
+    """The TOML file at ``path`` parsed (None: no such file), from the last read while the file has not
+    changed since. The value is shared: callers read it, never change it. ``OSError`` and
+    ``tomllib.TOMLDecodeError`` pass to the caller (which names the file) and nothing is kept of them."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    # taken before the read: a file changed while it is read is read again next time, never kept stale
+    sig = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
+    key = str(path)
+    with _READ_LOCK:
+        kept = _READ.get(key)
+    if kept is not None and kept[0] == sig:
+        return kept[1]
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    # A file changed within the file system's clock step keeps its mtime and may keep its size and inode
+    # (an edit in place): it is kept only once its mtime is old enough that a later edit must move it.
+    if time.time_ns() - st.st_mtime_ns > _RACY_NS:
+        with _READ_LOCK:
+            _READ[key] = (sig, data)
+    return data
 
 
 def real_path(path: Path) -> Path:

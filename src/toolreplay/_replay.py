@@ -28,6 +28,7 @@ from typing import Any, Literal, cast
 
 from toolreplay import jsonenc
 from toolreplay._issuers import Audience
+from toolreplay._tokens import PLAN_MAX_CALLS, PLAN_MAX_CHARS
 from toolreplay.errors import ConfigError, HistoryError
 from toolreplay.ids import StemAllocator, call_id, message_stem
 from toolreplay.model import History, Issuer, Message, Part, Reasoning, ServerTool, Step, Text, ToolCall
@@ -46,9 +47,10 @@ _MCP_NAME = re.compile(r"^mcp__(.+?)__(.+)$")
 class ReplaySettings:
     """The replay bounds and vocabulary. The store keeps everything; these apply only at replay."""
 
-    max_calls: int = 12
+    # the defaults are defined once, where the stored planning size (which assumes them) reads them too
+    max_calls: int = PLAN_MAX_CALLS
     """Only a reply's last ``max_calls`` calls are replayed."""
-    max_chars: int = 500
+    max_chars: int = PLAN_MAX_CHARS
     """Inputs and answers are replayed up to this many characters (an answer including its cut marker)."""
     aliases: Mapping[str, str] = field(default_factory=lambda: {})
     """Extra renames, applied after the ``mcp__<server>__<tool>`` rule (stored name or renamed name)."""

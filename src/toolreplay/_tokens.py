@@ -50,7 +50,9 @@ CALL_FRAME_BYTES = 256
 PIECE_FRAME_BYTES = 64
 #: Bytes each part of an answer (text, image, document) adds at most on any wire.
 PART_FRAME_BYTES = 64
-#: The default replay bounds (``ReplaySettings``) the stored planning size assumes.
+#: The default replay bounds: the one definition, the defaults of ``ReplaySettings`` (which checks them)
+#: and what the stored planning size assumes. Changing one changes both; sizes already stored keep the
+#: old bound until a migration recomputes them (see ``_store.schema``).
 PLAN_MAX_CALLS = 12
 PLAN_MAX_CHARS = 500
 
@@ -257,8 +259,9 @@ def _step_bytes(step: Step) -> tuple[int, int]:
 
 def planning_size(m: Message) -> tuple[int, tuple[tuple[Issuer, int], ...]]:
     """The planning size of a stored message, split by who gets it: the bytes of the JSON text of what
-    its replay sends every vessel under the default bounds (its text; each of its last 12 calls' name,
-    input text as a JSON string, answer up to 500 characters and answer parts; the words of its steps;
+    its replay sends every vessel under the default bounds (its text; each of its last
+    :data:`PLAN_MAX_CALLS` calls' name, input text as a JSON string, answer up to :data:`PLAN_MAX_CHARS`
+    characters and answer parts; the words of its steps;
     its provider data), and the bytes only a step's issuer gets (reasoning, server-tool pieces,
     signatures on words), per issuer. Frames of :data:`MESSAGE_FRAME_BYTES`, :data:`CALL_FRAME_BYTES`
     and :data:`PIECE_FRAME_BYTES` included. An upper bound on every wire and in every mode (design 33):

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from toolreplay._errors import ConfigError
+from toolreplay._files import read_toml
 from toolreplay._steps import Audience, Issuer, host_of
 
 #: Anthropic's limit on prompt-cache markers per request (``cache_breakpoints`` at most).
@@ -86,6 +87,14 @@ class Vessel:
     cache_breakpoints: int = 0
     """Prompt-cache breakpoints per request, 0 to 4, on a wire that places them (Anthropic's
     ``cache_control``, design 36); 0: none."""
+    home_url: str = ""
+    """The base URL the profile names: the host its key is for (the key-host rule). Left out: the
+    ``base_url``; a vessel given another ``base_url`` (:func:`resolve_vessel`, ``dataclasses.replace``)
+    keeps its profile's, so its key does not follow the new URL unasked."""
+
+    def __post_init__(self) -> None:
+        if not self.home_url:
+            object.__setattr__(self, "home_url", self.base_url)
 
     def has(self, flag: str) -> bool:
         return flag in self.flags
@@ -106,41 +115,44 @@ class Vessel:
         )
 
 
-# name, wire, base URL, key variable, model, context window (the default model's, from its provider's model
-# page; Ollama's own num_ctx may be set lower), prompt-cache breakpoints (design 36: Anthropic's own API
-# caches only up to a marker; GLM's endpoint documents none), id policy, max id length, flags, description
-_Row = tuple[str, WireName, str, str | None, str, int | None, int, IdPolicy, int | None, str, str]
-_TABLE: tuple[_Row, ...] = (
-    ("codex", "openai-responses", "https://chatgpt.com/backend-api/codex", "CODEX_API_KEY",
-     "gpt-5-codex", 400_000, 0, "derived", 64, "store_false stream_only encrypted_reasoning",
-     "OpenAI Codex (ChatGPT backend), Responses"),
-    ("grok", "openai-responses", "https://api.x.ai/v1", "XAI_API_KEY",
-     "grok-4", 256_000, 0, "derived", 64, "", "xAI Grok, Responses"),
-    ("openai-responses", "openai-responses", "https://api.openai.com/v1", "OPENAI_API_KEY",
-     "gpt-5", 400_000, 0, "derived", 64, "store_false encrypted_reasoning", "OpenAI Responses API"),
-    ("openai", "openai-chat", "https://api.openai.com/v1", "OPENAI_API_KEY",
-     "gpt-4.1", 1_047_576, 0, "derived", 40, "", "OpenAI Chat Completions"),
-    ("kimi", "openai-chat", "https://api.moonshot.ai/v1", "MOONSHOT_API_KEY",
-     "kimi-k2-0905-preview", 262_144, 0, "kimi", None, "tool_message_name reasoning_content",
-     "Moonshot Kimi K2, Chat"),
-    ("openai-compatible", "openai-chat", "http://127.0.0.1:8000/v1", "OPENAI_COMPATIBLE_API_KEY",
-     "default", 32_768, 0, "derived", None, "", "any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
-    ("ollama", "ollama", "http://127.0.0.1:11434", None,
-     "qwen3", 40_960, 0, "derived", None, "", "Ollama native /api/chat"),
-    ("anthropic", "anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
-     "claude-sonnet-4-5", 200_000, 4, "derived", None, "", "Anthropic Messages (Claude API)"),
-    ("glm", "anthropic", "https://api.z.ai/api/anthropic", "ZAI_API_KEY",
-     "glm-4.6", 200_000, 0, "derived", None, "", "Z.ai GLM, Anthropic-compatible endpoint"),
-    ("gemini", "gemini", "https://generativelanguage.googleapis.com/v1beta", "GEMINI_API_KEY",
-     "gemini-2.5-flash", 1_048_576, 0, "derived", None, "", "Google Gemini generateContent"),
-    ("claude", "claude-prompt", "claude", None,
-     "sonnet", 200_000, 0, "derived", None, "", "Claude Code CLI (claude -p), history as a JSON prompt"),
-)  # fmt: skip
-
-BUILTIN: dict[str, Vessel] = {
-    row[0]: Vessel(row[0], row[1], row[2], row[3], row[4], row[7], row[8], frozenset(row[9].split()),
-                   row[10], context_tokens=row[5], cache_breakpoints=row[6])
-    for row in _TABLE
+# Each built-in vessel as the table a user's file would give it ([vessels.NAME]), checked at import by the
+# same rule as that file (:func:`_vessel_from_toml`): a misspelt flag or key is refused, naming the row.
+# context_tokens: the default model's window, from its provider's model page (Ollama's own num_ctx may be
+# set lower); cache_breakpoints: design 36 (Anthropic's own API caches only up to a marker; GLM's endpoint
+# documents none). Left out: id_policy "derived", max_id_len none, no flags, no key, no breakpoints.
+_TABLE: dict[str, dict[str, Any]] = {
+    "codex": dict(wire="openai-responses", base_url="https://chatgpt.com/backend-api/codex",
+                  key_env="CODEX_API_KEY", model="gpt-5-codex", context_tokens=400_000, max_id_len=64,
+                  flags=["store_false", "stream_only", "encrypted_reasoning"],
+                  description="OpenAI Codex (ChatGPT backend), Responses"),
+    "grok": dict(wire="openai-responses", base_url="https://api.x.ai/v1", key_env="XAI_API_KEY",
+                 model="grok-4", context_tokens=256_000, max_id_len=64, description="xAI Grok, Responses"),
+    "openai-responses": dict(wire="openai-responses", base_url="https://api.openai.com/v1",
+                             key_env="OPENAI_API_KEY", model="gpt-5", context_tokens=400_000, max_id_len=64,
+                             flags=["store_false", "encrypted_reasoning"],
+                             description="OpenAI Responses API"),
+    "openai": dict(wire="openai-chat", base_url="https://api.openai.com/v1", key_env="OPENAI_API_KEY",
+                   model="gpt-4.1", context_tokens=1_047_576, max_id_len=40,
+                   description="OpenAI Chat Completions"),
+    "kimi": dict(wire="openai-chat", base_url="https://api.moonshot.ai/v1", key_env="MOONSHOT_API_KEY",
+                 model="kimi-k2-0905-preview", context_tokens=262_144, id_policy="kimi",
+                 flags=["tool_message_name", "reasoning_content"], description="Moonshot Kimi K2, Chat"),
+    "openai-compatible": dict(wire="openai-chat", base_url="http://127.0.0.1:8000/v1",
+                              key_env="OPENAI_COMPATIBLE_API_KEY", model="default", context_tokens=32_768,
+                              description="any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)"),
+    "ollama": dict(wire="ollama", base_url="http://127.0.0.1:11434", model="qwen3", context_tokens=40_960,
+                   description="Ollama native /api/chat"),
+    "anthropic": dict(wire="anthropic", base_url="https://api.anthropic.com", key_env="ANTHROPIC_API_KEY",
+                      model="claude-sonnet-4-5", context_tokens=200_000, cache_breakpoints=4,
+                      description="Anthropic Messages (Claude API)"),
+    "glm": dict(wire="anthropic", base_url="https://api.z.ai/api/anthropic", key_env="ZAI_API_KEY",
+                model="glm-4.6", context_tokens=200_000,
+                description="Z.ai GLM, Anthropic-compatible endpoint"),
+    "gemini": dict(wire="gemini", base_url="https://generativelanguage.googleapis.com/v1beta",
+                   key_env="GEMINI_API_KEY", model="gemini-2.5-flash", context_tokens=1_048_576,
+                   description="Google Gemini generateContent"),
+    "claude": dict(wire="claude-prompt", base_url="claude", model="sonnet", context_tokens=200_000,
+                   description="Claude Code CLI (claude -p), history as a JSON prompt"),
 }  # fmt: skip
 
 
@@ -200,7 +212,9 @@ def _int_at_least(value: Any, low: int, what: str) -> int | None:
     return value
 
 
-def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, src: str) -> Vessel:
+def _vessel_from_toml(
+    name: str, raw: Mapping[str, Any], base: Vessel | None, src: str, *, wires: bool = True
+) -> Vessel:
     where = f"{src}: [vessels.{name}]"
     allowed = {"wire", "base_url", "key_env", "model", "id_policy", "max_id_len", "flags", "description",
                "signature_models", "context_tokens", "cache_breakpoints"}  # fmt: skip
@@ -217,7 +231,7 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
     wire = raw.get("wire", base.wire)
     from toolreplay.wires import wire_names
 
-    if wire not in wire_names():
+    if wires and wire not in wire_names():  # the built-in rows: checked by their test
         raise ConfigError(f"{where}: wire {wire!r} is not one of {', '.join(wire_names())}")
     policy = raw.get("id_policy", base.id_policy)
     if policy not in ("derived", "kimi"):
@@ -246,7 +260,18 @@ def _vessel_from_toml(name: str, raw: Mapping[str, Any], base: Vessel | None, sr
         signature_models=frozenset(shared),
         context_tokens=window,
         cache_breakpoints=marks,
+        home_url=str(raw.get("base_url", base.base_url)),  # the profile names its own URL
     )
+
+
+def builtin_table(rows: Mapping[str, Mapping[str, Any]]) -> dict[str, Vessel]:
+    """The built-in rows as vessels, each checked as a user's ``[vessels.NAME]`` table is (their wires
+    are the registry's, checked by its test: the registry cannot be imported while this module loads)."""
+    return {name: _vessel_from_toml(name, raw, None, "the built-in vessel table", wires=False)
+            for name, raw in rows.items()}  # fmt: skip
+
+
+BUILTIN: dict[str, Vessel] = builtin_table(_TABLE)
 
 
 def load_vessels(path: Path | None = None) -> dict[str, Vessel]:
@@ -259,14 +284,14 @@ def load_vessels(path: Path | None = None) -> dict[str, Vessel]:
     by = "" if path is not None else " (named by TOOLREPLAY_VESSELS)"
     explicit = path is not None or bool(os.environ.get("TOOLREPLAY_VESSELS"))
     path = path if path is not None else config_path()
-    if not path.exists():
+    try:
+        data = read_toml(path)  # read once a process, again only when the file changed
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read vessel file ({exc})") from None
+    if data is None:
         if explicit:
             raise ConfigError(f"{path}: no such vessel file{by}")
         return table
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read vessel file ({exc})") from None
     section = data.get("vessels", {})
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [vessels] must be a table")
@@ -280,6 +305,15 @@ def load_vessels(path: Path | None = None) -> dict[str, Vessel]:
 def vessels() -> list[Vessel]:
     """Every vessel profile (built in, then the user's), in table order."""
     return list(load_vessels().values())
+
+
+def resolve_vessel(vessel: str | Vessel, *, model: str | None = None, base_url: str | None = None) -> Vessel:
+    """The vessel a turn runs on: looked up once, ``model`` and ``base_url`` (``--model``,
+    ``--base-url``) folded in. Everything below takes this value; its ``home_url`` stays the profile's."""
+    v = get_vessel(vessel)
+    if base_url or model:
+        v = replace(v, base_url=base_url or v.base_url, model=model or v.model)
+    return v
 
 
 def get_vessel(name: str | Vessel) -> Vessel:

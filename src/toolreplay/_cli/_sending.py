@@ -158,6 +158,7 @@ def _system_text(value: str | None) -> str | None:
 
 
 def turn_settings(
+    *,
     system: str | None,
     model: str | None,
     base_url: str | None,
@@ -169,6 +170,8 @@ def turn_settings(
     max_context_tokens: int | None = None,
     cache_breakpoints: int | None = None,
 ) -> TurnOptions:
+    """The CLI's options as the turn's, by name only: ``dry_tools`` and ``send_key`` (two flags) or
+    ``--model`` and ``--base-url`` (two optional strings) must never be swapped by position."""
     from toolreplay._budget import ContextBudget
     from toolreplay._loop import TurnOptions
 

@@ -99,16 +99,16 @@ def turn(
     """
     text = prompt_text(text, attached=bool(attachments))
     settings = turn_settings(
-        system,
-        model,
-        base_url,
-        max_requests,
-        dry_tools,
-        dump_requests,
-        send_key,
-        timeout,
-        max_context_tokens,
-        cache_breakpoints,
+        system=system,
+        model=model,
+        base_url=base_url,
+        max_requests=max_requests,
+        dry_tools=dry_tools,
+        dump_requests=dump_requests,
+        send_key=send_key,
+        timeout=timeout,
+        max_context_tokens=max_context_tokens,
+        cache_breakpoints=cache_breakpoints,
     )
     store, registry = open_session(db, tools)
     printer = EventPrinter(stream_text=not as_json)

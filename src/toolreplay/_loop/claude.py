@@ -28,7 +28,7 @@ def _body(rec: Recorder) -> dict[str, Any]:
     from toolreplay._api import render_options
     from toolreplay.wires import render_wire
 
-    opts = render_options(rec.vessel, system=rec.options.system, model=rec.options.model)
+    opts = render_options(rec.vessel, system=rec.options.system)  # the resolved vessel's model
 
     def render(h: History) -> dict[str, Any]:
         return render_wire(
@@ -72,7 +72,8 @@ async def run_claude_turn(rec: Recorder) -> Stopped:
         db=rec.store.url,
         dry_tools=rec.options.dry_tools,
         max_turns=rec.options.max_requests,
-        base_url=rec.options.base_url,
+        # the CLI is pointed elsewhere only when the turn was given a --base-url (the profile's is a name)
+        base_url=rec.vessel.base_url if rec.vessel.base_url != rec.vessel.home_url else None,
     )
     rec.requests = 1
     outcome = await run_claude(run, rec.registry.names, _Watcher(rec))

@@ -21,9 +21,10 @@ Stopped = Literal["answer", "request_limit"]
 (A turn's requests are not its reply's steps: a step is the reasoning, words and calls of one answer.)"""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class TurnOptions:
-    """How a turn is run. ``model`` and ``base_url`` override the vessel's."""
+    """How a turn is run. ``model`` and ``base_url`` override the vessel's. Given by name only: fifteen
+    fields, several of the same type (two flags, two optional strings), must not be swapped by position."""
 
     system: str | None = None
     model: str | None = None

@@ -81,7 +81,7 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
     from toolreplay._render_cache import RenderCache
 
     opts = _render_options(rec)
-    log = rec.log = StepLog(rec.vessel, rec.history, base_url=rec.options.base_url, model=rec.options.model)
+    log = rec.log = StepLog(rec.vessel, rec.history)  # the resolved vessel: --model and --base-url in it
 
     def on_retry(err: ProviderError, attempt: int, delay: float) -> None:
         rec.retried()
@@ -106,9 +106,7 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
         streamed.clear()
         reply: Reply = await transport.send(
             rec.vessel,
-            body,
-            model=rec.options.model,
-            base_url=rec.options.base_url,
+            body,  # the resolved vessel's model and base URL, as rendered
             stream=rec.options.stream,  # Gemini's body has no stream flag: the URL says it
             on_text=on_text,
             on_retry=on_retry,

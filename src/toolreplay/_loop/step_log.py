@@ -32,11 +32,12 @@ def _reported_models(history: History, vessel: str) -> set[str]:
 class StepLog:
     """What a live reply produced, step by step."""
 
-    def __init__(self, vessel: Vessel, history: History, *, base_url: str | None, model: str | None) -> None:
-        self.requested = model or vessel.model
-        self.host = host_of(base_url or vessel.base_url)
+    def __init__(self, vessel: Vessel, history: History) -> None:
+        """``vessel``: the turn's resolved vessel (:func:`~toolreplay._vessels.resolve_vessel`)."""
+        self.requested = vessel.model
+        self.host = host_of(vessel.base_url)
         self.wire = vessel.wire
-        self._base = vessel.audience(self.requested, base_url)
+        self._base = vessel.audience()
         # A provider reports the model it ran (``gpt-5-2025-08-07`` for ``gpt-5``): the names it gave
         # for this vessel's earlier replies and this turn's answers are the requested model's own.
         self.reported = _reported_models(history, vessel.name)

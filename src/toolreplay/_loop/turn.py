@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from toolreplay import _jsonenc as jsonenc
@@ -19,7 +18,7 @@ from toolreplay._loop.events import EventCallback, TurnOptions, TurnResult
 from toolreplay._loop.recorder import Recorder
 from toolreplay._steps import Part
 from toolreplay._tools import Tool, ToolRegistry
-from toolreplay._vessels import Vessel, get_vessel
+from toolreplay._vessels import Vessel, resolve_vessel
 from toolreplay.wires import get_wire
 
 if TYPE_CHECKING:
@@ -92,9 +91,7 @@ async def run_turn_async(
     """
     opts = options or TurnOptions()
     _refuse_empty(conversation, user_text, parts)
-    v = get_vessel(vessel)
-    if opts.base_url or opts.model:
-        v = replace(v, base_url=opts.base_url or v.base_url, model=opts.model or v.model)
+    v = resolve_vessel(vessel, model=opts.model, base_url=opts.base_url)  # once: passed down as it is
     own_store = store is None
     if store is None:
         from toolreplay._store import open_store

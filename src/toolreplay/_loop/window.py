@@ -51,7 +51,7 @@ def turn_accepts(vessel: Vessel, options: TurnOptions) -> Accepts:
     issued. The turn renders natively, to an audience that also takes every model the provider reported
     for this vessel earlier (design 17), which the plan cannot know before it reads the window: counting
     every model of that wire and host keeps the plan an upper bound."""
-    a = vessel.audience(options.model, options.base_url)
+    a = vessel.audience()  # the turn's resolved vessel: --model and --base-url are in it
     return lambda who: who is not None and who.wire == a.wire and who.host == a.host
 
 

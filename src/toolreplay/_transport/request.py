@@ -75,11 +75,9 @@ def check_base_url(vessel: Vessel, base_url: str) -> None:
 
 
 def _configured_url(vessel: Vessel) -> str:
-    """The vessel's own base URL from the table (callers pass --base-url as a replaced vessel)."""
-    try:
-        return get_vessel(vessel.name).base_url
-    except ConfigError:  # a vessel built in code, in no table
-        return vessel.base_url
+    """The vessel's own base URL: its profile's (``home_url``), which a vessel given ``--base-url``
+    keeps; the vessel is not looked up again by its name (the value given is the one used)."""
+    return vessel.home_url
 
 
 def _origin(url: str) -> tuple[str, str, int | None]:
