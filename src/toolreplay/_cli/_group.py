@@ -7,7 +7,7 @@ import importlib
 
 import click
 
-from toolreplay import __version__
+from toolreplay._version import __version__
 from toolreplay._cli import COMMANDS, EPILOG, SUMMARY, available
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolreplay import __version__
+from toolreplay._version import __version__
 from toolreplay._errors import ConfigError
 from toolreplay._tools import ToolRegistry
 
