@@ -11,7 +11,7 @@ from toolreplay._replay import Mode
 
 if TYPE_CHECKING:
     from toolreplay._audit.report import AuditReport
-    from toolreplay._cli.demo import DemoContext
+    from toolreplay._cli.demo_context import DemoContext
 
 #: One vessel per wire, in the order the table shows them.
 AUDIT_VESSELS = ("openai", "codex", "anthropic", "gemini", "ollama", "claude")
