@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolreplay._errors import ConfigError
-from toolreplay._tools import ToolRegistry
+from toolreplay._tools.core import ToolRegistry
 from toolreplay._version import __version__
 
 if TYPE_CHECKING:
