@@ -13,8 +13,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from toolreplay._api import render
 from toolreplay._jsonenc import encode
+from toolreplay._render import render
 from toolreplay._replay import Mode, prose_record
 from toolreplay._vessels import get_vessel, vessels
 from toolreplay.wires import get_wire, parse_request
