@@ -72,9 +72,9 @@ from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
     declared_tools,
-    render_warnings,
 )
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.render_warnings import render_warnings
 
 #: How many cache entries (vessel, mode, options) one conversation keeps, most recently used first.
 MAX_ENTRIES = 4
