@@ -9,11 +9,10 @@
 
 On that graph there is no cycle between modules, none between the top-level modules and packages of
 toolreplay, and none between the wire packages (each package under ``wires/`` and ``testing/`` its own
-node). A ``__main__`` module is an entry point: nothing imports it, so it is a node of its own at every
-level (``python -m toolreplay.testing`` runs the CLI's ``double`` command without making ``testing``
-depend on the CLI). Two layering rules ride along: ``wires/`` imports nothing from ``testing/``,
-``_cli/``, ``_store/`` or ``_loop/``; and ``_api`` (the public functions) is a leaf, as httpx's is:
-nothing inside toolreplay imports it but the package's lazy export table.
+node; a package's ``__main__`` belongs to its package). Two layering rules ride along: ``wires/``
+imports nothing from ``testing/``, ``_cli/``, ``_store/`` or ``_loop/``; and ``_api`` (the public
+functions) is a leaf, as httpx's is: nothing inside toolreplay imports it but the package's lazy export
+table.
 
 A failure prints each cycle as a chain of imports, each with the file and line that makes it. The layer
 diagram of design 20 is checked against the same graph: each top-level module or package is on one line
@@ -106,14 +105,13 @@ def _graph() -> Graph:
 
 def top_level(module: str) -> str:
     """The top-level module or package of toolreplay that ``module`` belongs to."""
-    parts = module.split(".")
-    return module if parts[-1] == "__main__" else ".".join(parts[:2])
+    return ".".join(module.split(".")[:2])
 
 
 def wire_level(module: str) -> str:
     """As :func:`top_level`, with each package and module under ``wires/`` and ``testing/`` its own node."""
     parts = module.split(".")
-    if parts[-1] != "__main__" and len(parts) >= 3 and parts[1] in ("wires", "testing"):
+    if len(parts) >= 3 and parts[1] in ("wires", "testing"):
         return ".".join(parts[:3])
     return top_level(module)
 
@@ -259,7 +257,7 @@ def test_the_layer_diagram_tells_the_truth() -> None:
     graph = collapse(_graph(), top_level)
 
     def short(node: str) -> str:
-        return "__main__" if node.endswith("__main__") else node.removeprefix("toolreplay.")
+        return node.removeprefix("toolreplay.")
 
     lines = _diagram()
     line_of: dict[str, int] = {}
