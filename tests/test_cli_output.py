@@ -92,10 +92,10 @@ def test_demo_tells_the_command_that_runs_it(monkeypatch: pytest.MonkeyPatch, tm
 def test_demo_vessels_section_reads_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from rich.console import Console
 
-    from toolreplay._cli import demo
+    from toolreplay._cli import demo, demo_context
     from toolreplay._cli.demo_vessels import demo_vessels_section
 
-    monkeypatch.setattr(demo, "program_name", lambda: ".venv/bin/toolreplay")
+    monkeypatch.setattr(demo_context, "program_name", lambda: ".venv/bin/toolreplay")
     console = Console(record=True, width=80)
     demo.run_demo(str(tmp_path / "d.db"), console, sections=[demo_vessels_section])
     text = console.export_text().split("\nStored in ")[0]  # run_demo's own closing line is not the section's

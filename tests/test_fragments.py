@@ -17,10 +17,10 @@ from conftest import ROOT, examples
 from store_fixtures import store, store_factory, store_url  # noqa: F401
 from test_render_cache import VESSELS, calls, texts
 from toolreplay import encode, render
-from toolreplay._api import for_vessel, render_options
 from toolreplay._fragments import MAX_SETS, RENDER_VERSION, bind, fragment_key, from_rows, usable
 from toolreplay._history import History, Message, ToolCall, ToolSpec
 from toolreplay._render_cache import RenderCache
+from toolreplay._render_options import for_vessel, render_options
 from toolreplay._replay import DEFAULT_SETTINGS, MODES, Mode, ReplaySettings
 from toolreplay._steps import Reasoning, Step, Text
 from toolreplay._store import Store

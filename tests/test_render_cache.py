@@ -20,7 +20,8 @@ from toolreplay._render_cache import RenderCache
 from toolreplay._replay import DEFAULT_SETTINGS, MODES, Mode, ReplaySettings, prepare_turn_messages
 from toolreplay._vessels import BUILTIN
 from toolreplay.wires import get_wire, register_wire, render_wire, unregister_wire
-from toolreplay.wires.common import declared_tools, render_warnings
+from toolreplay.wires.common import declared_tools
+from toolreplay.wires.render_warnings import render_warnings
 
 if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside it
     sys.path.insert(0, str(ROOT))

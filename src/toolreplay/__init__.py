@@ -41,8 +41,6 @@ import importlib
 # `import toolreplay` and `toolreplay --help` cost (design 31). Type checkers read this name as True.
 TYPE_CHECKING = False
 
-__version__ = "0.1.0"
-
 _MODULES: dict[str, tuple[str, ...]] = {
     "toolreplay.model": (
         "History", "Issuer", "Message", "Part", "Piece", "Reasoning", "RequestSettings", "ServerTool",
@@ -66,6 +64,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "toolreplay._tools": ("Tool", "ToolError", "ToolRegistry", "build_registry", "tool"),
     "toolreplay._store": ("ConversationInfo", "ImportResult", "Store", "open_store"),
     "toolreplay._store.board": ("Todo", "TodoBoard", "board_of"),
+    "toolreplay._version": ("__version__",),
     "toolreplay._errors": (
         "AuthenticationError", "BadRequestError", "ConfigError", "ConnectionFault", "HistoryError",
         "ImportFormatError", "ProviderError", "ProviderTimeout", "RateLimitError", "ResponseFormatError",
@@ -199,6 +198,7 @@ if TYPE_CHECKING:
     from toolreplay._store import ConversationInfo, ImportResult, Store, open_store
     from toolreplay._store.board import Todo, TodoBoard, board_of
     from toolreplay._tools import Tool, ToolError, ToolRegistry, build_registry, tool
+    from toolreplay._version import __version__
     from toolreplay._vessels import Vessel, get_vessel, vessels
     from toolreplay.model import (
         CallKind,

@@ -56,6 +56,7 @@ from toolreplay._render_entry import (
     prepared,
     tail_turns,
 )
+from toolreplay._render_options import for_vessel, render_options
 from toolreplay._render_same import first_difference
 from toolreplay._replay import (
     DEFAULT_SETTINGS,
@@ -71,9 +72,9 @@ from toolreplay.wires.common import (
     IdMapper,
     RenderOptions,
     declared_tools,
-    render_warnings,
 )
 from toolreplay.wires.contract import TurnPiece
+from toolreplay.wires.render_warnings import render_warnings
 
 #: How many cache entries (vessel, mode, options) one conversation keeps, most recently used first.
 MAX_ENTRIES = 4
@@ -190,12 +191,10 @@ class RenderCache:
         warnings: list[str] | None = None,
     ) -> dict[str, Any]:
         """The request body :func:`toolreplay.render` gives for these arguments, rendered incrementally."""
-        from toolreplay import _api as api
-
         h = history if isinstance(history, History) else load_history(history)
         v = get_vessel(vessel)
         given = tools if tools is not None else (h.tools or ())
-        opts = api.render_options(
+        opts = render_options(
             v,
             system=system,
             tools=given,
@@ -204,7 +203,7 @@ class RenderCache:
             max_tokens=max_tokens,
             stream=stream,
         )
-        settings = api.for_vessel(settings, v, model)
+        settings = for_vessel(settings, v, model)
         messages = _cut(h, upto, mode, settings)
         # design 8, as api.render does: plain and prose declare the tools the native replay would
         native_tools = mode != "native"

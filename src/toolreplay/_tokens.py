@@ -36,7 +36,7 @@ from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import Message
-from toolreplay._steps import Issuer, Part, Step, Text
+from toolreplay.model import Issuer, Part, Step, Text
 
 #: Bytes of UTF-8 JSON text per estimated token (rounded up per piece).
 BYTES_PER_TOKEN = 3

@@ -7,8 +7,8 @@ import importlib
 
 import click
 
-from toolreplay import __version__
-from toolreplay._cli import COMMANDS, EPILOG, SUMMARY, available
+from toolreplay._cli._commands import COMMANDS, EPILOG, SUMMARY, available
+from toolreplay._version import __version__
 
 
 def _refuse_undecoded(args: list[str]) -> None:

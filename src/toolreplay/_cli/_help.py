@@ -9,7 +9,7 @@ import os
 import sys
 import textwrap
 
-from toolreplay._cli import COMMANDS, EPILOG, SUMMARY, available
+from toolreplay._cli._commands import COMMANDS, EPILOG, SUMMARY, available
 
 # click's own words for the two options of the group (``--version`` and ``-h/--help``)
 OPTIONS = (("--version", "Show the version and exit."), ("-h, --help", "Show this message and exit."))

@@ -117,9 +117,9 @@ def check(
     """Send a stored history with replayed calls to each vessel; report accepted or the provider's error."""
     import asyncio
 
-    from toolreplay._api import render
     from toolreplay._cli._common import load_source
     from toolreplay._history import load_history
+    from toolreplay._render import render
 
     if history_source is None:
         history = load_history(Path(__file__).resolve().parent.parent / "data" / "demo.json")

@@ -10,14 +10,14 @@ or by passing ``sections=`` to :func:`run_demo`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from importlib import resources
 from typing import TYPE_CHECKING
 
 import click
 
 from toolreplay._cli._common import db_option, friendly
+from toolreplay._cli.demo_context import DemoContext, Section, program_name
 from toolreplay._errors import StoreError
 from toolreplay._history import History, Message, load_history
 from toolreplay._replay import ReplayCall, ReplaySettings, TurnMessage, prepare_turn_messages
@@ -28,27 +28,6 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 DEMO_RESOURCE = "demo.json"
-
-
-@dataclass
-class DemoContext:
-    """What every section sees: the console, the stored history and both replays of it."""
-
-    console: Console
-    history: History
-    db: str
-    imported: ImportResult
-    settings: ReplaySettings = field(default_factory=ReplaySettings)
-    plain: list[TurnMessage] = field(default_factory=list)
-    native: list[TurnMessage] = field(default_factory=list)
-    conflict: str | None = None
-    """Why the bundled conversation was shown without being stored (the store holds a different one)."""
-
-    def message(self, message_id: str) -> Message:
-        return self.history.messages[self.history.index_of(message_id)]
-
-
-Section = Callable[[DemoContext], None]
 
 
 def load_demo_history() -> History:
@@ -222,23 +201,6 @@ def full_demo() -> list[Section]:
 
 # --------------------------------------------------------------------------------------------------
 # running it
-
-
-def program_name() -> str:
-    """How to run toolreplay again from here: ``toolreplay`` when that name finds this program, else the
-    path that ran it (``python3 scripts/dev.py demo`` runs ``.venv/bin/toolreplay``, not on PATH)."""
-    import os
-    import shutil
-    import sys
-
-    ran = sys.argv[0] if sys.argv else ""
-    if os.path.basename(ran) != "toolreplay":
-        return "toolreplay"
-    found = shutil.which("toolreplay")
-    if found and os.path.realpath(found) == os.path.realpath(ran):
-        return "toolreplay"
-    rel = os.path.relpath(ran)
-    return ran if rel.startswith("..") else rel
 
 
 def run_demo(db: str | None, console: Console, sections: Sequence[Section] | None = None) -> DemoContext:

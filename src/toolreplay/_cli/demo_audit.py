@@ -11,7 +11,7 @@ from toolreplay._replay import Mode
 
 if TYPE_CHECKING:
     from toolreplay._audit.report import AuditReport
-    from toolreplay._cli.demo import DemoContext
+    from toolreplay._cli.demo_context import DemoContext
 
 #: One vessel per wire, in the order the table shows them.
 AUDIT_VESSELS = ("openai", "codex", "anthropic", "gemini", "ollama", "claude")
@@ -20,9 +20,9 @@ AUDIT_MODES: tuple[Mode, ...] = ("plain", "prose", "native")
 
 def demo_audits(ctx: DemoContext) -> dict[tuple[str, str], AuditReport]:
     """The audit of the demo's next request per vessel and mode, against the stored history."""
-    from toolreplay._api import render
     from toolreplay._audit.body import load_request
     from toolreplay._audit.report import audit_request
+    from toolreplay._render import render
 
     out: dict[tuple[str, str], AuditReport] = {}
     for vessel in AUDIT_VESSELS:

@@ -13,8 +13,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from toolreplay._api import render
 from toolreplay._jsonenc import encode
+from toolreplay._render import render
 from toolreplay._replay import Mode, prose_record
 from toolreplay._vessels import get_vessel, vessels
 from toolreplay.wires import get_wire, parse_request
@@ -25,7 +25,7 @@ PROSE_HEAD = prose_record([])
 if TYPE_CHECKING:
     from rich.text import Text
 
-    from toolreplay._cli.demo import DemoContext
+    from toolreplay._cli.demo_context import DemoContext
 
 SIDE_BY_SIDE_VESSEL = "openai"
 SIDE_BY_SIDE_MODES: tuple[Mode, ...] = ("plain", "prose", "native")
@@ -129,7 +129,7 @@ def demo_vessels_section(ctx: DemoContext) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from toolreplay._cli.demo import program_name
+    from toolreplay._cli.demo_context import program_name
 
     ctx.console.rule("The next request, on every vessel", align="left")
     ctx.console.print(_summary_table(ctx))

@@ -136,7 +136,7 @@ def write_body(body: dict[str, Any], pretty: bool) -> None:
 
 def _render_as_sent(h: History, upto: str | None, pretty: bool) -> None:
     """``render --as-sent``: the history's last recorded request on its own wire (design 38)."""
-    from toolreplay._api import render
+    from toolreplay._render import render
 
     warnings: list[str] = []
     body = render(h, upto=upto, warnings=warnings, as_sent=True)
@@ -217,9 +217,9 @@ def render_cmd(
     those sent: compact JSON, UTF-8, the same on every run. Gemini's model goes in the URL, so it is not
     in the body; claude-prompt prints the JSON the Claude Code CLI driver takes.
     """
-    from toolreplay._api import render
     from toolreplay._budget import ContextBudget
     from toolreplay._config import pick_vessel
+    from toolreplay._render import render
     from toolreplay._vessels import get_vessel
 
     if as_sent:

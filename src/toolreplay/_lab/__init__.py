@@ -7,7 +7,7 @@
 * :mod:`toolreplay._lab.runner`: the trials themselves (concurrent, resumable) and the files they write;
 * :mod:`toolreplay._lab.summary`: the table, the intervals and the tests;
 * :mod:`toolreplay._lab.chart`: the PNG chart (matplotlib, imported only there);
-* :mod:`toolreplay._lab.scripted`: a scripted stand-in model for the provider doubles (tests, docs).
+* :mod:`toolreplay._lab.scripted`: the scripted stand-in model (:mod:`toolreplay.testing.stand_in`).
 
 Import the submodules directly; this package imports nothing on its own so ``import toolreplay`` stays light.
 """

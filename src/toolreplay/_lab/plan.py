@@ -158,7 +158,7 @@ def lab_tools(config: LabConfig) -> tuple[ToolSpec, ...]:
 
 def plan_cells(config: LabConfig) -> list[Cell]:
     """The request of every vessel and mode, rendered once (all trials of a cell send the same bytes)."""
-    from toolreplay._api import render
+    from toolreplay._render import render
 
     history = frozen(config.history, config.at)
     tools = lab_tools(config)

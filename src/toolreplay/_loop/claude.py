@@ -25,7 +25,7 @@ from toolreplay._replay import prepare_turn_messages
 
 
 def _body(rec: Recorder) -> dict[str, Any]:
-    from toolreplay._api import render_options
+    from toolreplay._render_options import render_options
     from toolreplay.wires import render_wire
 
     opts = render_options(rec.vessel, system=rec.options.system)  # the resolved vessel's model

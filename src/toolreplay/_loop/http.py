@@ -45,7 +45,7 @@ async def run_call(rec: Recorder, pc: ParsedCall) -> None:
 
 
 def _render_options(rec: Recorder) -> RenderOptions:
-    from toolreplay._api import render_options
+    from toolreplay._render_options import render_options
 
     o = rec.options
     opts = render_options(

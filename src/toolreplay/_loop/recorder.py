@@ -201,7 +201,7 @@ class Recorder:
         """The body of ``messages`` (the window read, plus the reply in progress) within the context
         budget, by the plan made once for the turn; all of them when no budget is known. Said once per
         turn (:class:`ContextTrimmed`)."""
-        from toolreplay._api import fit_body
+        from toolreplay._render import fit_body
 
         o, w = self.options, self.window
         budget = o.context.tokens(self.vessel.context_tokens, o.max_tokens)

@@ -21,7 +21,7 @@ from toolreplay._history import History, Message
 from toolreplay._render_same import same
 
 if TYPE_CHECKING:
-    from toolreplay._store.core import SQLStore, Tx
+    from toolreplay._store.sql import StoreHost, Tx
 
 LOAD = """SELECT seq, message_id, stem, calls, declares, items FROM render_fragments
     WHERE conversation_id = ? AND key = ? ORDER BY seq"""
@@ -42,7 +42,7 @@ DROP_CONVERSATION = (
 )
 
 
-def read(store: SQLStore, c: Tx, conversation_id: str, key: str) -> Fragments | None:
+def read(store: StoreHost, c: Tx, conversation_id: str, key: str) -> Fragments | None:
     """The set ``key`` of the conversation as stored (not bound to any messages), or None."""
     rows = c.execute(store.dialect.sql(LOAD), (conversation_id, key)).fetchall()
     return from_rows(key, rows) if rows else None
@@ -52,7 +52,7 @@ LOAD_ALL = """SELECT key, seq, message_id, stem, calls, declares, items FROM ren
     WHERE conversation_id = ? ORDER BY key, seq"""
 
 
-def read_sets(store: SQLStore, c: Tx, conversation_id: str) -> dict[str, Fragments]:
+def read_sets(store: StoreHost, c: Tx, conversation_id: str) -> dict[str, Fragments]:
     """Every set of the conversation as stored, by key (at most :data:`MAX_SETS`)."""
     by_key: dict[str, list[Any]] = {}
     for r in c.execute(store.dialect.sql(LOAD_ALL), (conversation_id,)).fetchall():
@@ -60,7 +60,7 @@ def read_sets(store: SQLStore, c: Tx, conversation_id: str) -> dict[str, Fragmen
     return {k: from_rows(k, rows) for k, rows in by_key.items()}
 
 
-def attach(store: SQLStore, c: Tx, h: History | None, key: str | bool | None) -> History | None:
+def attach(store: StoreHost, c: Tx, h: History | None, key: str | bool | None) -> History | None:
     """``h`` with its stored set ``key`` (with True: every set, by key) bound to its messages, read in the
     same transaction."""
     if h is None or key is None or key is False:
@@ -72,7 +72,7 @@ def attach(store: SQLStore, c: Tx, h: History | None, key: str | bool | None) ->
     return h if f is None else replace(h, fragments=bind(f, h.messages))
 
 
-def _stored(store: SQLStore, c: Tx, cid: str, ids: Sequence[str]) -> dict[str, Message]:
+def _stored(store: StoreHost, c: Tx, cid: str, ids: Sequence[str]) -> dict[str, Message]:
     """The stored messages with these ids (the whole conversation read once when there are many)."""
     if len(ids) > 16:
         h = store._load(c, cid)
@@ -86,7 +86,7 @@ def _stored(store: SQLStore, c: Tx, cid: str, ids: Sequence[str]) -> dict[str, M
 
 
 def verified(
-    store: SQLStore, c: Tx, cid: str, rows: Sequence[FragmentRow], messages: Sequence[Message]
+    store: StoreHost, c: Tx, cid: str, rows: Sequence[FragmentRow], messages: Sequence[Message]
 ) -> list[FragmentRow]:
     """The leading ``rows`` whose message is stored complete, exactly as rendered (``messages[row.seq]``)."""
     stored = _stored(store, c, cid, [r.message_id for r in rows])
@@ -100,7 +100,7 @@ def verified(
 
 
 def write(
-    store: SQLStore,
+    store: StoreHost,
     c: Tx,
     cid: str,
     key: str,
@@ -132,7 +132,7 @@ class FragmentStore:
     def load_fragments(self, conversation_id: str, key: str) -> Fragments | None:
         """The stored set ``key`` of the conversation, not bound to messages yet (see
         :func:`toolreplay._fragments.bind`)."""
-        store = cast("SQLStore", self)
+        store = cast("StoreHost", self)
         return store.transact(lambda c: read(store, c, conversation_id, key), "the read failed", read=True)
 
     def save_fragments(
@@ -146,7 +146,7 @@ class FragmentStore:
         """Store what a render of ``messages`` made (:meth:`RenderCache.fragments`); returns how many rows
         were written (those whose message is stored complete, as rendered)."""
 
-        store = cast("SQLStore", self)
+        store = cast("StoreHost", self)
 
         def run(c: Tx) -> int:
             if c.execute(store.queries.conversation_exists, (conversation_id,)).fetchone() is None:

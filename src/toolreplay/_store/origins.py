@@ -21,7 +21,7 @@ from toolreplay import _jsonenc as jsonenc
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from toolreplay._store.core import Dialect, Queries, Tx
+    from toolreplay._store.sql import Dialect, Queries, Tx
 
 _SET_ORIGIN = "UPDATE conversations SET origin = ?, session = ?, head = ?, seen = ? WHERE id = ?"
 _SET_HEAD = "UPDATE conversations SET head = ?, seen = ?, session = COALESCE(session, ?) WHERE id = ?"

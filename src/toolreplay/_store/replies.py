@@ -16,7 +16,7 @@ from toolreplay._store import rows as R
 from toolreplay._store.window import WindowView
 
 if TYPE_CHECKING:
-    from toolreplay._store.core import Tx
+    from toolreplay._store.sql import Tx
 
 
 class LiveReplies(WindowView):

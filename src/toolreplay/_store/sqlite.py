@@ -24,8 +24,8 @@ from types import TracebackType
 from typing import TypeVar
 
 from toolreplay._errors import StoreError
-from toolreplay._store import resolve_db
 from toolreplay._store import schema as S
+from toolreplay._store.base import resolve_db
 from toolreplay._store.core import Dialect, Queries, SQLStore, Tx, now, surrogate_error
 from toolreplay._store.turns import FileTurnLocks, TurnLock
 

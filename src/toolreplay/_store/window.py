@@ -29,7 +29,7 @@ from toolreplay.wires.reply import Usage
 
 if TYPE_CHECKING:
     from toolreplay._fragments import Fragments
-    from toolreplay._store.core import Dialect, Queries, SQLStore, Tx
+    from toolreplay._store.sql import Dialect, Queries, StoreHost, Tx
 
 T = TypeVar("T")
 
@@ -295,7 +295,7 @@ class WindowView:
         written after a message was removed and stored again under its id are never paired with the
         content read before (design 35)."""
         d = self.dialect
-        store = cast("SQLStore", self)
+        store = cast("StoreHost", self)
 
         def run(c: Tx) -> tuple[History, dict[str, Fragments]] | None:
             row = c.execute(self.queries.conversation_exists, (conversation_id,)).fetchone()

@@ -22,7 +22,7 @@ from typing import Any
 
 from toolreplay._history import ToolSpec
 from toolreplay._store.board import Todo, TodoBoard
-from toolreplay._tools import Tool, ToolError
+from toolreplay._tools.core import Tool, ToolError
 
 ACTIONS: tuple[str, ...] = ("add", "list", "show", "close", "reopen", "note", "edit")
 LIST_STATUSES: tuple[str, ...] = ("open", "closed", "all")

@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from toolreplay import __version__
 from toolreplay._errors import ConfigError
-from toolreplay._tools import ToolRegistry
+from toolreplay._tools.core import ToolRegistry
+from toolreplay._version import __version__
 
 if TYPE_CHECKING:
     from mcp.server import Server

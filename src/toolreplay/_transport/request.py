@@ -30,10 +30,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from toolreplay import __version__
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError
 from toolreplay._transport.dump import register_secret
+from toolreplay._version import __version__
 from toolreplay._vessels import Vessel, get_vessel
 from toolreplay.wires import get_wire
 

@@ -1,5 +1,5 @@
 """``python -m toolreplay.testing``: the same as ``toolreplay double``."""
 
-from toolreplay._cli.double_cmd import double
+from toolreplay.testing._command import double
 
 double(prog_name="python -m toolreplay.testing")

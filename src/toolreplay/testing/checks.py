@@ -8,34 +8,13 @@ validator and ``check --offline`` run), with the provider's own text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+from toolreplay.wires.doubles import Rules, as_list, as_map
 
 if TYPE_CHECKING:
     from toolreplay._vessels import Vessel
-
-
-@dataclass(frozen=True, slots=True)
-class Rules:
-    """Vessel-dependent rules of the doubles' own checks: the id limit of a request that names no vessel
-    (OpenAI's own server: 40), Codex's stream/store demands, Gemini 3's thought signatures; the vessel
-    the request names (the wire's rules it is held to depend on whose server it is: Moonshot's reasoning
-    rule) and the model the URL names (Gemini's signatures)."""
-
-    max_id_len: int | None = 40
-    codex: bool = False
-    require_signatures: bool = True
-    vessel: Vessel | None = None
-    model: str | None = None
-
-
-def as_list(value: Any) -> Sequence[Any]:
-    return value if isinstance(value, list) else ()
-
-
-def as_map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def double_vessel(wire: str, rules: Rules) -> Vessel:
@@ -46,7 +25,7 @@ def double_vessel(wire: str, rules: Rules) -> Vessel:
     from toolreplay._vessels import Vessel
 
     v = rules.vessel
-    if v is None or v.wire != wire:
+    if not isinstance(v, Vessel) or v.wire != wire:
         v = Vessel(f"{wire} double", wire, "", None, "", max_id_len=rules.max_id_len)
     return replace(v, model=rules.model) if rules.model else v
 

@@ -20,10 +20,11 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._tokens import BYTES_PER_TOKEN, bytes_to_tokens
+from toolreplay.wires.doubles import PromptCacheRule, PromptCount
 
 #: How many earlier requests per (wire, model) a new one is compared with.
 KEEP = 64
@@ -39,31 +40,6 @@ class _Seen:
     seq: int
     pieces: list[bytes]
     size: int
-
-
-@dataclass(frozen=True, slots=True)
-class PromptCount:
-    """A request's prompt as the simulated cache saw it, in estimated tokens."""
-
-    prompt_tokens: int
-    cached_tokens: int
-    written: int | None = None
-    """What the request wrote to the cache, when a wire's own rule says (Anthropic's: up to its last
-    marker); None: everything it did not read."""
-
-    @property
-    def written_tokens(self) -> int:
-        """What the request adds to the cache."""
-        return self.prompt_tokens - self.cached_tokens if self.written is None else self.written
-
-
-class PromptCacheRule(Protocol):
-    """A wire whose provider caches by its own rules (Anthropic: only up to a marked block) counts with
-    one of these (``Double.prompt_cache`` makes it) instead of the longest common prefix."""
-
-    def count(self, model: str, body: Mapping[str, Any]) -> PromptCount: ...
-
-    def clear(self) -> None: ...
 
 
 def pieces(wire: str, body: Mapping[str, Any]) -> list[bytes]:

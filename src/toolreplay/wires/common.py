@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolreplay.model import FREE_FORM_PARAMETERS, Issuer, Part, RequestSettings, ToolSpec
-from toolreplay.wires.replayed import ReplayCall, TurnMessage, leading_system
+from toolreplay.wires.replayed import ReplayCall, TurnMessage
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
 #: Gemini's rule that a name starts with a letter or an underscore.
@@ -212,97 +212,6 @@ class IdMapper:
         return out
 
 
-def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wire: str) -> list[str]:
-    """What a render changed that the caller may want to know (the body is valid either way).
-
-    One warning per tool name the wires cannot express, saying what it is sent as (the mapping of
-    :func:`wire_tool_name` is the same on every wire, for calls, answers and definitions alike); what the
-    replay left out of each message (reasoning and signatures for another vessel, design 17); and the
-    wire's own notes (``Wire.render_notes``: Gemini's stored thought signatures that are not base64).
-    """
-    from toolreplay.wires import get_wire
-
-    out = name_warnings(turns, tools)
-    out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
-    out.extend(mid_system_warnings(turns, wire))
-    out.extend(part_warnings(turns, wire))
-    out.extend(user_part_warnings(turns, wire))
-    out.extend(tool_kind_warnings(turns, tools, wire))
-    notes = get_wire(wire).render_notes
-    if notes is not None:
-        out.extend(notes(turns))
-    return out
-
-
-def tool_kind_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wire: str) -> list[str]:
-    """One warning per free-form tool (declared, or used by a replayed call) on a wire without free-form
-    tools (``Wire.tool_kinds``): declared as a function of one string ``input``, its calls sent as
-    function calls of ``{"input": text}``; one per tool a provider runs itself that this wire cannot
-    declare (another wire's, or a wire without hosted tools): left out."""
-    from toolreplay.wires import get_wire
-
-    kinds = get_wire(wire).tool_kinds
-    out: list[str] = []
-    if "custom" not in kinds:
-        names = [t.name for t in tools if t.kind == "custom"]
-        names += [c.name for t in turns for c in t.calls if c.kind == "custom"]
-        out.extend(
-            f"free-form tool {name!r}: declared on {wire} as a function of one string 'input', its calls "
-            'sent as function calls of {"input": text}'
-            for name in dict.fromkeys(names)
-        )
-    for t in tools:
-        if t.kind == "hosted" and ("hosted" not in kinds or not (t.sent and wire in t.sent)):
-            whose = ", ".join(t.sent) if t.sent else "unknown"
-            out.append(f"tool {t.name!r} runs at the provider ({whose}): not declared on {wire}")
-    return out
-
-
-def mid_system_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
-    """One warning per system message in the middle of the conversation on a wire that takes none there
-    (it travels as a user message, see :func:`~toolreplay.wires.replayed.split_system`)."""
-    from toolreplay.wires import get_wire
-
-    if get_wire(wire).mid_system:
-        return []
-    lead = leading_system(turns)
-    return [
-        f"message {t.message_id}: a system message in the middle of the conversation is sent as a user "
-        f"message on {wire}"
-        for t in turns[lead:]
-        if t.role == "system"
-    ]
-
-
-def part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
-    """One warning per answer part the wire cannot carry (it travels as its name in the answer's text)."""
-    from toolreplay.wires import get_wire
-
-    kinds = get_wire(wire).part_kinds
-    return [
-        f"message {t.message_id}: call {c.call_id}: the answer's {p.label()} cannot travel on {wire}: "
-        "sent as its name in the answer's text"
-        for t in turns
-        for c in t.calls
-        for p in c.parts
-        if p.kind not in kinds
-    ]
-
-
-def user_part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
-    """One warning per part of a user message the wire cannot carry (it travels as its name)."""
-    from toolreplay.wires import get_wire
-
-    carries = get_wire(wire).carries
-    return [
-        f"message {t.message_id}: the user's {p.label()} cannot travel on {wire}: sent as its name in the "
-        "message's text"
-        for t in turns
-        for p in t.parts
-        if p.kind != "text" and (carries is None or not carries(p))
-    ]
-
-
 def placeholder(p: Part) -> Part:
     """The text part a part travels as where the wire cannot carry it: its name in brackets."""
     return Part("text", text=f"[{p.label()}]")
@@ -310,7 +219,8 @@ def placeholder(p: Part) -> Part:
 
 def user_parts(t: TurnMessage, carries: Callable[[Part], bool]) -> list[Part]:
     """A user message's parts as a wire sends them (design 34): each part it carries, in order, and in
-    place of any other its name (:func:`placeholder`; :func:`user_part_warnings` says so)."""
+    place of any other its name (:func:`placeholder`;
+    :func:`~toolreplay.wires.render_warnings.user_part_warnings` says so)."""
     return [p if p.kind == "text" or carries(p) else placeholder(p) for p in t.parts]
 
 
@@ -362,7 +272,8 @@ def sampling(opts: RenderOptions, max_tokens_key: str) -> dict[str, Any]:
 def tool_map(tools: Sequence[ToolSpec]) -> list[tuple[str, str, Mapping[str, Any]]]:
     """``(wire name, description, schema)`` for each declared function tool, the wire name mapped once: a
     free-form (custom) tool as a function of one string ``input``; a tool a provider runs itself
-    (``hosted``) is declared by its own wire alone (:func:`tool_kind_warnings` names it elsewhere)."""
+    (``hosted``) is declared by its own wire alone
+    (:func:`~toolreplay.wires.render_warnings.tool_kind_warnings` names it elsewhere)."""
     return [
         (wire_tool_name(t.name), t.description, FREE_FORM_PARAMETERS if t.kind == "custom" else t.parameters)
         for t in tools

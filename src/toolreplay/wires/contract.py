@@ -37,34 +37,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolreplay.wires.reply import Reply
+from toolreplay.wires.vessel import VesselProfile
 
 if TYPE_CHECKING:
     from toolreplay.model import History, Issuer, Part, RequestSettings
-    from toolreplay.testing.answers import Answer, Event, Splitter
-    from toolreplay.testing.checks import Rules as DoubleRules
-    from toolreplay.testing.prefix_cache import PromptCacheRule
     from toolreplay.wires.common import IdMapper, RenderOptions
+    from toolreplay.wires.doubles import Answer, Event, PromptCacheRule, Splitter
+    from toolreplay.wires.doubles import Rules as DoubleRules
     from toolreplay.wires.replayed import TurnMessage
-
-
-class VesselProfile(Protocol):
-    """What a wire reads of a vessel (a :class:`toolreplay.Vessel` is one): its name, wire, model, base URL,
-    id policy and length, and its quirk flags. A Protocol, so that the wires need nothing of the vessel
-    table's module (which asks the wire registry which wires exist)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def wire(self) -> str: ...
-    @property
-    def model(self) -> str: ...
-    @property
-    def base_url(self) -> str: ...
-    @property
-    def id_policy(self) -> str: ...
-    @property
-    def max_id_len(self) -> int | None: ...
-    def has(self, flag: str) -> bool: ...
 
 
 Framing = Literal["sse", "ndjson"]

@@ -12,19 +12,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolreplay import jsonenc
-from toolreplay.testing.answers import (
+from toolreplay.wires.anthropic.errors import error_body
+from toolreplay.wires.anthropic.prompt_cache import AnthropicPromptCache
+from toolreplay.wires.contract import Double
+from toolreplay.wires.doubles import (
     ERROR_KINDS,
     Answer,
     Event,
+    Rules,
     Splitter,
     signature_for,
     token_pieces,
     usage_counts,
 )
-from toolreplay.testing.checks import Rules
-from toolreplay.wires.anthropic.errors import error_body
-from toolreplay.wires.anthropic.prompt_cache import AnthropicPromptCache
-from toolreplay.wires.contract import Double
 
 
 def check_anthropic(body: Mapping[str, Any], rules: Rules) -> str | None:

@@ -30,8 +30,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from toolreplay import jsonenc
-from toolreplay.testing.prefix_cache import BYTES_PER_TOKEN, PromptCount, bytes_to_tokens
+from toolreplay._tokens import BYTES_PER_TOKEN, bytes_to_tokens
 from toolreplay.wires.anthropic.breakpoints import MARKER_KEY
+from toolreplay.wires.doubles import PromptCount
 
 #: How many blocks a marker's look for an earlier entry covers, itself included (Anthropic: "about 20").
 LOOKBACK = 20

@@ -10,19 +10,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.testing.answers import (
+from toolreplay.wires._rules import Refusal
+from toolreplay.wires.contract import Double
+from toolreplay.wires.doubles import (
     ERROR_KINDS,
     Answer,
     AnswerCall,
     Event,
+    Rules,
     Splitter,
+    as_map,
     signature_for,
     token_pieces,
     usage_counts,
 )
-from toolreplay.testing.checks import Rules, as_map
-from toolreplay.wires._rules import Refusal
-from toolreplay.wires.contract import Double
 from toolreplay.wires.gemini.errors import error_body
 from toolreplay.wires.gemini.rules import foreign_signature, structure
 from toolreplay.wires.gemini.signatures import either_case

@@ -10,9 +10,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.testing.answers import Answer, Event, Splitter, token_pieces, usage_counts
-from toolreplay.testing.checks import Rules
 from toolreplay.wires.contract import Double
+from toolreplay.wires.doubles import Answer, Event, Rules, Splitter, token_pieces, usage_counts
 
 
 def check_ollama(body: Mapping[str, Any], rules: Rules) -> str | None:

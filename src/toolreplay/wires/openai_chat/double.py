@@ -10,17 +10,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from toolreplay.testing.answers import (
+from toolreplay.wires.contract import Double, VesselProfile
+from toolreplay.wires.doubles import (
     ERROR_KINDS,
     Answer,
     Event,
+    Rules,
     Splitter,
-    openai_error_body,
     token_pieces,
     usage_counts,
 )
-from toolreplay.testing.checks import Rules
-from toolreplay.wires.contract import Double, VesselProfile
+from toolreplay.wires.openai_chat.errors import error_body as openai_error_body
 from toolreplay.wires.openai_chat.rules import KIMI_REASONING, kimi_thinking, moonshot
 
 STREAM_OPTIONS_ALONE = "The 'stream_options' parameter is only allowed when 'stream' is enabled."

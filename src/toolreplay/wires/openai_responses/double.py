@@ -13,17 +13,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolreplay import jsonenc
-from toolreplay.testing.answers import (
+from toolreplay.wires.contract import Double
+from toolreplay.wires.doubles import (
     ERROR_KINDS,
     Answer,
     Event,
+    Rules,
     Splitter,
-    openai_error_body,
+    as_list,
+    as_map,
     token_pieces,
     usage_counts,
 )
-from toolreplay.testing.checks import Rules, as_list, as_map
-from toolreplay.wires.contract import Double
+from toolreplay.wires.openai_chat.errors import error_body as openai_error_body
 from toolreplay.wires.openai_responses.rules import lone_reasoning, reasoning_items
 
 

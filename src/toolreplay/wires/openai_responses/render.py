@@ -65,7 +65,7 @@ MAX_CALL_ID = 64
 def render_tools(opts: RenderOptions, turns: Sequence[TurnMessage]) -> list[dict[str, Any]]:
     """``tools``: every given tool plus every tool the replayed calls use: function tools, free-form
     (``custom``) tools as declared (grammar and all), tools OpenAI runs itself as declared to this wire
-    (another wire's are left out, :func:`~toolreplay.wires.common.tool_kind_warnings` names them)."""
+    (another wire's are left out, :func:`~toolreplay.wires.render_warnings.tool_kind_warnings` names them)."""
     out: list[dict[str, Any]] = []
     for t in declared_tools(turns, opts.tools):
         kept = t.sent.get(WIRE) if t.sent else None

@@ -1,0 +1,177 @@
+"""The render path behind :func:`toolreplay.render`: one body for the next turn, within a context budget
+when one is given (:mod:`toolreplay._budget`); the body itself comes from the incremental renderer with
+nothing cached (design 29). :mod:`toolreplay._api` is the public face of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from toolreplay._budget import (
+    Accepts,
+    ContextBudget,
+    Fitted,
+    Plan,
+    body_counter,
+    fit,
+    plan_of,
+    reserved_bytes,
+)
+from toolreplay._history import History, ToolSpec, load_history
+from toolreplay._render_options import for_vessel, with_breakpoints
+from toolreplay._replay import DEFAULT_SETTINGS, Mode, ReplaySettings
+from toolreplay._vessels import Vessel, get_vessel
+
+
+def render(
+    history: History | str | Path | Mapping[str, Any],
+    vessel: str | Vessel = "gemini",
+    mode: Mode = "native",
+    system: str | None = None,
+    tools: Sequence[ToolSpec] | None = None,
+    model: str | None = None,
+    upto: str | None = None,
+    *,
+    settings: ReplaySettings = DEFAULT_SETTINGS,
+    temperature: float | None = None,
+    max_tokens: int | None = None,
+    stream: bool | None = None,
+    warnings: list[str] | None = None,
+    context: ContextBudget | None = None,
+    cache_breakpoints: int | None = None,
+    as_sent: bool = False,
+) -> dict[str, Any]:
+    """The request body of the next turn of ``history`` on ``vessel``, earlier calls replayed per ``mode``.
+
+    ``tools`` defaults to the history's own tool definitions; every tool the replayed calls use is
+    declared either way (a minimal schema is inferred for tools without a definition), in every mode:
+    plain and prose bodies declare the same tools as the native one (design 8).
+
+    Warnings: pass a list as ``warnings`` and it receives one line per thing the render changed that
+    the caller may want to know: a tool name no wire accepts (sent under the deterministic name of
+    :func:`toolreplay.wires.common.wire_tool_name`, for calls, answers and definitions alike), a
+    stored Gemini thought signature that is not base64 (not replayed), reasoning and signatures left
+    out because another vessel issued them (design 17), and the history's own load warnings. Nothing is
+    logged; the body is valid either way.
+
+    ``context``: a :class:`~toolreplay._budget.ContextBudget` keeps the newest whole turns that fit (the
+    vessel's context window unless it names its own ``max_tokens``) and says in ``warnings`` what it
+    left out; None (the default) renders the whole history.
+
+    ``cache_breakpoints``: how many prompt-cache markers an Anthropic-wire body carries (0 to 4; 0:
+    none), instead of the vessel profile's (design 36).
+
+    ``as_sent``: the history's last recorded request (an imported body) rendered on its own wire as its
+    agent sent it (design 38): its settings, ids, layout and markers, without bounds or derived ids; the
+    vessel, mode and the other options do not apply. Without it, a history with recorded requests renders
+    by today's rules and carries the settings the target wire has, naming the others in ``warnings``.
+    """
+    if as_sent:
+        from toolreplay._as_sent import render_as_sent
+
+        h = history if isinstance(history, History) else load_history(history)
+        if upto is not None:
+            h = replace(h, messages=h.messages[: h.index_of(upto) + 1])
+        return render_as_sent(h, warnings)
+    if cache_breakpoints is not None:
+        vessel = with_breakpoints(get_vessel(vessel), cache_breakpoints)
+    kwargs: dict[str, Any] = {
+        "system": system, "tools": tools, "model": model, "settings": settings,
+        "temperature": temperature, "max_tokens": max_tokens, "stream": stream,
+    }  # fmt: skip
+    if context is not None:
+        v = get_vessel(vessel)
+        budget = context.tokens(v.context_tokens, max_tokens)
+        if budget is not None:
+            h = history if isinstance(history, History) else load_history(history)
+            if upto is not None:
+                cut = h.messages[: h.index_of(upto) + 1]
+                h = replace(h, messages=cut)
+            return _budgeted(h, v, mode, context, budget, warnings, kwargs)
+    return _render(history, vessel, mode, upto, warnings, kwargs)
+
+
+def _budgeted(
+    h: History,
+    v: Vessel,
+    mode: Mode,
+    context: ContextBudget,
+    budget: int,
+    warnings: list[str] | None,
+    kwargs: dict[str, Any],
+) -> dict[str, Any]:
+    """:func:`render` within ``budget``: the warnings of the body returned, then the budget's own."""
+    said: list[str] = []
+
+    def render_sent(sent: History) -> dict[str, Any]:
+        said.clear()
+        return _render(sent, v, mode, None, said, kwargs)
+
+    settings = for_vessel(kwargs["settings"], v, kwargs["model"])
+    accepts = settings.audience.accepts if mode == "native" and settings.audience is not None else None
+    tools, system = kwargs["tools"], kwargs["system"]
+    got = fit_body(
+        h, v, context, budget, render_sent, kwargs["model"], accepts=accepts, tools=tools, system=system
+    )
+    if warnings is not None:
+        warnings.extend(said)  # those of the body returned: the last one rendered
+        warnings.extend(got.warnings)
+    return got.body
+
+
+def fit_body(
+    h: History,
+    v: Vessel,
+    context: ContextBudget,
+    budget: int,
+    render_sent: Callable[[History], dict[str, Any]],
+    model: str | None = None,
+    the_plan: Plan | None = None,
+    *,
+    accepts: Accepts = None,
+    tools: Sequence[ToolSpec] | None = None,
+    system: str | None = None,
+    extra: int = 0,
+    offset: int = 0,
+) -> Fitted:
+    """The newest whole turns of ``h`` whose body fits ``budget`` (see :mod:`toolreplay._budget`);
+    ``the_plan`` (default: planned from ``h``, for a vessel that takes back what ``accepts`` says),
+    ``extra`` and ``offset`` when ``h`` holds only the conversation's last part (see ``fit``)."""
+    from toolreplay._tokens import counter_for
+
+    count = body_counter(counter_for(v.wire, model or v.model))
+    if the_plan is None:
+        reserved = reserved_bytes(tools if tools is not None else (h.tools or ()), system)
+        the_plan = plan_of(h.messages, budget, context.jump, reserved, accepts)
+    return fit(
+        h.messages,
+        # the stored fragments go along (design 35): a render uses them only for the very messages they
+        # were bound to, from the first on
+        lambda sent: render_sent(replace(h, messages=tuple(sent))),
+        count,
+        budget,
+        the_plan,
+        extra=extra,
+        summary=context.summary,
+        offset=offset,
+    )
+
+
+def _render(
+    history: History | str | Path | Mapping[str, Any],
+    vessel: str | Vessel,
+    mode: Mode,
+    upto: str | None,
+    warnings: list[str] | None,
+    kw: dict[str, Any],
+) -> dict[str, Any]:
+    # design 29: one render path; a render is the incremental renderer with nothing cached
+    from toolreplay._render_cache import RenderCache
+
+    return RenderCache().render(
+        history, vessel, mode, kw["system"], kw["tools"], kw["model"], upto, settings=kw["settings"],
+        temperature=kw["temperature"], max_tokens=kw["max_tokens"], stream=kw["stream"], warnings=warnings,
+    )  # fmt: skip
