@@ -44,7 +44,9 @@ def call_shapes(wire: str, body: Mapping[str, Any]) -> tuple[int, int] | None:
         return calls, sum(1 for m in msgs if m["role"] == "tool")
     if wire == "openai-responses":
         kinds = [it.get("type") for it in body["input"]]
-        return kinds.count("function_call"), kinds.count("function_call_output")
+        # a free-form call (Codex's apply_patch) is a call in its own shape: custom_tool_call (issue 22)
+        calls = kinds.count("function_call") + kinds.count("custom_tool_call")
+        return calls, kinds.count("function_call_output") + kinds.count("custom_tool_call_output")
     if wire == "anthropic":
         blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
         kinds = [b["type"] for b in blocks]
