@@ -20,6 +20,7 @@ from agentlib import AGENTS, AgentRun, AgentUnavailable, Middle, run_in_namespac
 from agentlib.fixtures import unavailable
 from agentlib.responders import PLANS, answered, declared
 from agentlib.runner import DOUBLE_PORT
+from toolreplay import read_history, render
 
 pytestmark = pytest.mark.slow
 
@@ -37,6 +38,10 @@ def test_agent_does_the_task_against_the_strict_double(
     assert answered(run.wire, last.body) == len(plan), run.report()
     assert {s.tool for s in plan} <= set(declared(run.wire, last.body))
     assert all(r.wire == run.wire for r in run.requests if r.method == "POST")
+    # issue 22: every request of this live run, read into the neutral model, renders back as it was sent
+    for r in run.main:
+        batch = read_history(r.body)
+        assert render(batch.conversations[0], as_sent=True) == r.body, f"{agent}: {r.role}"
 
 
 def _namespace(fn: Callable[[], AgentRun]) -> AgentRun:
