@@ -63,7 +63,20 @@ class _Output:
         return self.text()
 
 
-def test_ctrl_c_cancels_the_reply_then_twice_leaves(tmp_path: Path) -> None:
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize(
+    "sigint",
+    [
+        "default",
+        # a background job of a shell without job control (`cmd &` in a script, parallel test runs)
+        # starts with SIGINT ignored: the chat takes Ctrl-C back, or the turn would never end
+        pytest.param("ignored", marks=pytest.mark.slow),
+    ],
+)
+def test_ctrl_c_cancels_the_reply_then_twice_leaves(tmp_path: Path, sigint: str) -> None:
     db = tmp_path / "t.db"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     with ProviderDouble() as double:
@@ -71,7 +84,12 @@ def test_ctrl_c_cancels_the_reply_then_twice_leaves(tmp_path: Path) -> None:
         cmd = [sys.executable, "-m", "toolreplay", "chat", "-v", "kimi", "--cid", "c", "-T", "coop"]
         cmd += ["-u", double.url, "--db", str(db)]
         with subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=env,
+            preexec_fn=_ignore_sigint if sigint == "ignored" else None,
         ) as proc:
             assert proc.stdin is not None
             output = _Output(proc)

@@ -32,6 +32,17 @@ def handle_sigterm() -> None:
         signal.signal(signal.SIGTERM, _on_sigterm)
 
 
+def take_ctrl_c() -> None:
+    """Give SIGINT Python's own handler when it came ignored: Ctrl-C is how a chat cancels a reply, and
+    asyncio cancels the running turn only when SIGINT has that handler. A chat started as a background
+    job of a shell without job control (``cmd &`` in a script, parallel test runs) inherits SIGINT
+    ignored, and Ctrl-C would then do nothing while the turn went on."""
+    if threading.current_thread() is not threading.main_thread():
+        return  # only the main thread may set a handler (a chat run from a library's thread)
+    if signal.getsignal(signal.SIGINT) in (signal.SIG_IGN, signal.SIG_DFL, None):
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def terminated() -> bool:
     """A SIGTERM arrived: the command ends (a chat does not go on), then the process by the signal."""
     return _terminated
@@ -49,4 +60,4 @@ def end_by_sigterm() -> NoReturn:
     sys.exit(128 + signal.SIGTERM)  # only if the signal is blocked
 
 
-__all__ = ["end_by_sigterm", "handle_sigterm", "terminated"]
+__all__ = ["end_by_sigterm", "handle_sigterm", "take_ctrl_c", "terminated"]

@@ -30,7 +30,7 @@ from toolreplay._cli._sending import (
     turn_settings,
     vessel_option,
 )
-from toolreplay._cli._signals import terminated
+from toolreplay._cli._signals import take_ctrl_c, terminated
 
 if TYPE_CHECKING:
     from toolreplay._loop import TurnOptions
@@ -252,6 +252,7 @@ def chat(
         max_context_tokens=max_context_tokens,
         cache_breakpoints=cache_breakpoints,
     )
+    take_ctrl_c()
     store, registry = open_session(db, tools)
     try:
         cid = pick_conversation(store, conversation, continue_) or new_conversation_id(store, "chat")
