@@ -82,6 +82,26 @@ def test_rm_unknown_ids_one_line(db: str, args: list[str], said: str) -> None:
     assert _ids(db, "c") == ["u1", "a2", "u3"]
 
 
+@pytest.mark.parametrize("args", [["c"], ["c", "a2"]])
+def test_rm_refuses_while_a_turn_runs(db: str, args: list[str]) -> None:
+    """A running turn holds the conversation's turn lock (here held by this test, as a turn in another
+    process would): removing under it would leave the turn writing into a deleted conversation."""
+    with SQLiteStore(db) as turn:
+        lock = turn.try_lock_turn("c")
+        assert lock is not None
+        try:
+            res = CliRunner().invoke(cli, ["history", "rm", *args, "--yes", "--db", db])
+            other = CliRunner().invoke(cli, ["history", "rm", "keep", "--yes", "--db", db])
+        finally:
+            lock.release()
+    assert res.exit_code == 1, res.output
+    assert "conversation 'c': a turn on it is running; nothing removed" in res.output
+    assert _ids(db, "c") == ["u1", "a2", "u3"]
+    assert other.exit_code == 0, other.output  # another conversation's lock is its own
+    res = CliRunner().invoke(cli, ["history", "rm", *args, "--yes", "--db", db])
+    assert res.exit_code == 0, res.output  # the turn ended: removed
+
+
 def test_rm_is_in_the_help() -> None:
     res = CliRunner().invoke(cli, ["history", "--help"])
     assert res.exit_code == 0 and "rm" in res.output and "remove" in res.output

@@ -180,7 +180,7 @@ def rm_cmd(conversation_id: str, message_id: str | None, yes: bool, db: str | No
     """Remove a stored conversation, or one message of it, with their calls.
 
     Asks first, naming how many messages and calls go; --yes skips the question. The messages after
-    a removed one move up one place.
+    a removed one move up one place. Refused while a turn on the conversation is running.
 
     \b
     Examples:
@@ -205,10 +205,19 @@ def rm_cmd(conversation_id: str, message_id: str | None, yes: bool, db: str | No
         if not yes and not click.confirm(f"Remove {what} ({counts})?", default=False):
             click.echo("Nothing removed.")
             return
-        if message_id is None:
-            store.delete_conversation(conversation_id)
-        else:
-            store.delete_message(conversation_id, message_id)
+        # A turn holds the lock from its question to its reply's last write: never remove under it
+        if (lock := store.try_lock_turn(conversation_id)) is None:
+            raise ToolreplayError(
+                f"conversation {conversation_id!r}: a turn on it is running; nothing removed "
+                "(try again when it has ended)"
+            )
+        try:
+            if message_id is None:
+                store.delete_conversation(conversation_id)
+            else:
+                store.delete_message(conversation_id, message_id)
+        finally:
+            lock.release()
     finally:
         store.close()
     click.echo(f"Removed {what} ({counts}).")
