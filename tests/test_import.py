@@ -324,6 +324,27 @@ def test_pydantic_ai_history() -> None:
     assert h.messages[1].created_at == "2026-10-20T08:00:00.000000Z"
 
 
+@pytest.mark.parametrize(
+    ("item", "field"),
+    [
+        ({"kind": "image-url", "url": "", "media_type": "image/png"}, "url"),  # found by the fuzz
+        ({"kind": "document-url", "media_type": "application/pdf"}, "url"),
+        ({"kind": "binary", "data": "", "media_type": "image/png"}, "data"),
+    ],
+)
+def test_pydantic_ai_empty_image_is_named_not_kept(tmp_path: Path, item: dict[str, str], field: str) -> None:
+    """An image or document with nothing in it is not stored as an empty part (every wire would send it
+    as an empty image, which providers refuse): a warning names the message and the field."""
+    msgs = [
+        {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": ["look", item]}]},
+        {"kind": "response", "parts": [{"part_kind": "text", "content": "nothing to see"}]},
+    ]
+    b = read_file(_write(tmp_path / "p.json", msgs))
+    user = b.conversations[0].messages[0]
+    assert (user.text, user.parts) == ("look", ())
+    assert [w for w in b.warnings if f"content[1].{field}: empty" in w], b.warnings
+
+
 def test_pydantic_ai_changed_instructions_are_reported(tmp_path: Path) -> None:
     msgs = [
         {

@@ -92,7 +92,7 @@ def _media(item: Mapping[str, Any]) -> Part | None:
     base64 ``data``, URL-safe as pydantic writes bytes, kept in the standard alphabet providers read)."""
     media = item.get("media_type") if isinstance(item.get("media_type"), str) else ""
     kind = _URL_KINDS.get(str(item.get("kind")))
-    if kind is not None and isinstance(item.get("url"), str):
+    if kind is not None and isinstance(item.get("url"), str) and item["url"]:
         return Part(kind, media_type=str(media), url=item["url"])
     data = item.get("data")
     if item.get("kind") != "binary" or not isinstance(data, str) or not data:
@@ -102,6 +102,18 @@ def _media(item: Mapping[str, Any]) -> Part | None:
         found = "document"
     std = data.replace("-", "+").replace("_", "/")
     return None if found is None else Part(found, media_type=str(media), data=std)
+
+
+def _empty_field(item: Any) -> str | None:
+    """The field an image or document item carries its bytes or address in (``url``, ``data``) when
+    that field is empty or missing: such an item has nothing to send (a provider refuses an empty
+    image), so it is not kept, and the warning names the field."""
+    if not isinstance(item, Mapping):
+        return None
+    kind = item.get("kind")
+    field = "url" if kind in _URL_KINDS else "data" if kind == "binary" else None
+    value = item.get(field) if field is not None else None
+    return field if field is not None and not (isinstance(value, str) and value) else None
 
 
 def _user_content(content: Any, where: str, warnings: list[str]) -> tuple[str, tuple[Part, ...]]:
@@ -116,6 +128,8 @@ def _user_content(content: Any, where: str, warnings: list[str]) -> tuple[str, t
             parts.append(Part("text", text=item))
         elif isinstance(item, Mapping) and (got := _media(cast(Mapping[str, Any], item))) is not None:
             parts.append(got)
+        elif (field := _empty_field(item)) is not None:
+            warnings.append(f"{where}.content[{k}].{field}: empty, so this {item['kind']!r} item is not kept")
         else:
             kind = item.get("kind") if isinstance(item, Mapping) else kind_of(item)
             warnings.append(f"{where}.content[{k}]: a {kind!r} item is not kept (text, images, documents)")
