@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (pytest fixtures imported from store_fixtures are parameters here)
 """``toolreplay history rm CONVERSATION [MESSAGE]``: asks first (naming what goes), ``--yes`` skips the
 question, unknown ids get one line and change nothing."""
 
@@ -8,8 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from store_fixtures import store_url  # noqa: F401
 from toolreplay._cli import cli
 from toolreplay._history import History, Message, ToolCall
+from toolreplay._store import open_store
 from toolreplay._store.sqlite import SQLiteStore
 
 
@@ -82,23 +85,37 @@ def test_rm_unknown_ids_one_line(db: str, args: list[str], said: str) -> None:
     assert _ids(db, "c") == ["u1", "a2", "u3"]
 
 
+def _listed(url: str) -> list[str]:
+    store = open_store(url)
+    try:
+        return sorted(c.id for c in store.list_conversations())
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize("args", [["c"], ["c", "a2"]])
-def test_rm_refuses_while_a_turn_runs(db: str, args: list[str]) -> None:
+def test_rm_refuses_while_a_turn_runs(store_url: str, args: list[str]) -> None:
     """A running turn holds the conversation's turn lock (here held by this test, as a turn in another
     process would): removing under it would leave the turn writing into a deleted conversation."""
-    with SQLiteStore(db) as turn:
-        lock = turn.try_lock_turn("c")
+    store = open_store(store_url)
+    try:
+        store.import_history(_conversation("c"))
+        store.import_history(_conversation("keep"))
+        lock = store.try_lock_turn("c")
         assert lock is not None
         try:
-            res = CliRunner().invoke(cli, ["history", "rm", *args, "--yes", "--db", db])
-            other = CliRunner().invoke(cli, ["history", "rm", "keep", "--yes", "--db", db])
+            res = CliRunner().invoke(cli, ["history", "rm", *args, "--yes", "--db", store_url])
+            other = CliRunner().invoke(cli, ["history", "rm", "keep", "--yes", "--db", store_url])
         finally:
             lock.release()
+        assert [m.id for m in store.load("c").messages] == ["u1", "a2", "u3"]
+    finally:
+        store.close()
     assert res.exit_code == 1, res.output
     assert "conversation 'c': a turn on it is running; nothing removed" in res.output
-    assert _ids(db, "c") == ["u1", "a2", "u3"]
     assert other.exit_code == 0, other.output  # another conversation's lock is its own
-    res = CliRunner().invoke(cli, ["history", "rm", *args, "--yes", "--db", db])
+    assert _listed(store_url) == ["c"]
+    res = CliRunner().invoke(cli, ["history", "rm", *args, "--yes", "--db", store_url])
     assert res.exit_code == 0, res.output  # the turn ended: removed
 
 
