@@ -5,6 +5,7 @@ every call answered, which the live audit saw carried as calls."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 from collections.abc import Callable
@@ -41,6 +42,11 @@ def test_a_real_agent_completes_its_task_through_the_proxy_and_is_recorded(
     logged: list[dict[str, Any]] = [json.loads(x) for x in (tmp_path / "proxy.log").read_text().splitlines()]
     main = [r for r in logged if r["status"] == 200 and r["conversation"]]
     assert main, run.report()
+    # what reached the double is byte for byte what the agent sent the proxy: the digest the proxy logged
+    # of each request as it came in, against the bytes the double received, request by request
+    reached = [hashlib.sha256(r.raw).hexdigest() for r in run.requests if r.method == "POST"]
+    sent = [r["sha256"] for r in logged if "sha256" in r and not r["repairs"]]
+    assert sorted(sent) == sorted(reached), run.report()
     store = open_store(str(tmp_path / "agents.db"))
     try:
         histories = [store.load(c.id) for c in store.list_conversations()]

@@ -123,9 +123,10 @@ class Proxy:
             return error_response(wire, status, problem)
         assert route is not None
         repairs: tuple[str, ...] = ()
+        received = raw  # the agent's bytes, for the log's digest (hashed on the recorder's thread)
         if self.repairer is not None and isinstance(body, dict):
             raw, repairs = await self._repaired(route, raw, body, headers)
-        return await self._forward(request, route, raw, body, t0, started, repairs)
+        return await self._forward(request, route, raw, body, t0, started, repairs, received)
 
     async def _repaired(
         self, route: Route, raw: bytes, body: dict[str, Any], headers: Mapping[str, str]
@@ -213,6 +214,7 @@ class Proxy:
         t0: float,
         started: float,
         repairs: tuple[str, ...] = (),
+        received: bytes = b"",
     ) -> Response:
         sent = self.client.build_request(
             request.method, route.url, headers=self._upstream_headers(request, route.wire), content=raw
@@ -221,7 +223,7 @@ class Proxy:
             if name not in request.headers:
                 del sent.headers[name]
         ex = _Relay(self, route, request, body, len(raw), started, t0)
-        ex.repairs = repairs
+        ex.repairs, ex.received = repairs, received
         t_send = time.perf_counter()
         try:
             # the transport itself: the client's layers (auth, redirects, hooks) have nothing to do here
@@ -318,6 +320,7 @@ class _Relay:
         self.started, self.t0 = started, t0
         self.t_send = self.t_headers = t0
         self.repairs: tuple[str, ...] = ()
+        self.received = b""
         headers = request.headers
         self.agent = headers.get("user-agent", "")[:200]
         http = route.wire.http
@@ -391,6 +394,7 @@ class _Relay:
                 agent=self.agent, session=self.session, body=self.body, request_bytes=self.size,
                 status=status, answer=answer, answer_encoding=encoding, answer_bytes=answer_bytes,
                 streamed=streamed, cut=cut, added_ms=added_ms, refused=refused, repairs=self.repairs,
+                received=self.received,
             )
         )  # fmt: skip
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
@@ -41,6 +41,9 @@ class Exchange:
     refused: str | None = None
     """The proxy answered itself (too large, not JSON...): the message, and the upstream was not called."""
     repairs: tuple[str, ...] = ()
+    received: bytes = field(default=b"", repr=False)
+    """The request body exactly as the agent sent it (before any repair): the log names its digest, so a
+    test can prove what reached the upstream is what the agent sent."""
 
 
 @dataclass(frozen=True, slots=True)

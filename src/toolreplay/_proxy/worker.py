@@ -7,6 +7,7 @@ has already gone out.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import queue
@@ -58,6 +59,8 @@ def log_line(ex: Exchange, outcome: Outcome) -> dict[str, Any]:
         "audit": dict(rec.audit.counts) if rec else {},
         "repairs": list(ex.repairs),
     }
+    if ex.received:
+        line["sha256"] = hashlib.sha256(ex.received).hexdigest()  # the agent's bytes, as they came
     if ex.cut:
         line["cut"] = ex.cut
     if ex.refused:
