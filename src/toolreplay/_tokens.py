@@ -36,10 +36,9 @@ from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import Message
+from toolreplay.estimate import BYTES_PER_TOKEN, bytes_to_tokens
 from toolreplay.model import Issuer, Part, Step, Text
 
-#: Bytes of UTF-8 JSON text per estimated token (rounded up per piece).
-BYTES_PER_TOKEN = 3
 #: What a real tokenizer's count gets on top, as a fraction.
 TOKENIZER_MARGIN = 0.10
 #: Bytes a message's frame adds at most on any wire (role, keys, separators), counted in planning.
@@ -145,11 +144,6 @@ def estimate(encoded: bytes, media: Sequence[Part], counter: Counter) -> int:
 def byte_count(text: str) -> int:
     """The default estimate: ``ceil(utf8_bytes / BYTES_PER_TOKEN)``."""
     n = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-    return -(-n // BYTES_PER_TOKEN)
-
-
-def bytes_to_tokens(n: int) -> int:
-    """The default estimate of ``n`` bytes of JSON text."""
     return -(-n // BYTES_PER_TOKEN)
 
 

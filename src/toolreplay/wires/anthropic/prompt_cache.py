@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from toolreplay import jsonenc
-from toolreplay._tokens import BYTES_PER_TOKEN, bytes_to_tokens
+from toolreplay.estimate import BYTES_PER_TOKEN, bytes_to_tokens
 from toolreplay.wires.anthropic.breakpoints import MARKER_KEY
 from toolreplay.wires.doubles import PromptCount
 
