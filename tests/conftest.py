@@ -74,6 +74,43 @@ def shared_missing_in_ci(shared: Path | None, env: Mapping[str, str]) -> str | N
     )
 
 
+#: Tests of the full tier only (design 26) that carry no ``slow`` mark of their own: each waits on real
+#: time or a real process (a retry's backoff, a hung provider's timeout, a subprocess server, a lab run),
+#: about a second or more apiece, while a faster test of the same module stays in the quick tier. A node id
+#: prefix: a file, a test, or a test with its parameters.
+WAITS: tuple[str, ...] = (
+    "test_turn_sent_nothing.py::",  # the real retry backoff (about 5 s of sleeping)
+    "test_turn_deadline.py::",  # 1 s deadlines, twice over
+    "test_handoff_transcripts.py::",  # every dev transcript on every vessel; test_handoff stays quick
+    "test_faults.py::test_a_provider_hung_every_time_is_surfaced",
+    "test_faults.py::test_a_hung_provider_times_out_and_is_retried",
+    "test_transport_doubles.py::test_hung_connection_times_out_after_retries",
+    "test_acceptance.py::test_a_429_with_retry_after_is_retried",
+    "test_template_sandbox.py::test_hostile_templates_end_in_one_line[nested loops]",
+    "test_claude_cli.py::test_claude_turn_records_the_calls_it_reports",
+    "test_lab_budget.py::test_the_command_says_the_budget_stopped_it",
+    "test_lab.py::test_resume_after_a_stop_and_a_cut_line",
+    "test_double_limits.py::test_headers_not_complete_in_time",
+    "test_double_limits.py::test_workers_are_bounded",
+    "test_proxy_hostile.py::test_an_upstream_that_is_down_or_silent_gets_502_or_504",
+    # a process each; test_import_graph checks the whole graph in the quick tier
+    "test_model.py::test_the_new_modules_are_in_no_import_cycle",
+    "test_hostile_tool_args.py::test_mcp_gives_an_error_result_not_a_protocol_error",
+    "test_mcp.py::test_mcp_dry_tools_execute_nothing",  # test_mcp_serves_coop_over_stdio stays quick
+    "test_dump_numbering.py::test_parallel_processes",
+    "test_suite_honesty.py::test_ci_without_shared_fails_before_any_test",
+    "test_chat_interrupt.py::",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    slow = pytest.mark.slow
+    for item in items:
+        node = item.nodeid.removeprefix("tests/")
+        if node.startswith(WAITS):
+            item.add_marker(slow)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     problem = shared_missing_in_ci(SHARED, os.environ)
     if problem:
