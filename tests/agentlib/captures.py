@@ -9,6 +9,7 @@ rewrites their files (after a pin changes).
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -75,7 +76,10 @@ def load_capture(agent: str, where: Path = CAPTURES) -> Capture:
 
 def main(argv: list[str]) -> int:
     for agent in argv or list(AGENTS):
-        tmp = Path(tempfile.mkdtemp(prefix=f"toolreplay-{agent}-"))
+        # a fixed root, so a capture recorded again names the same paths (and none of this machine's)
+        tmp = Path(tempfile.gettempdir()) / f"toolreplay-{agent}-run"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
         run = run_agent(agent, tmp)
         run.check_completed()
         print(f"{agent}: {len(run.requests)} requests in {run.seconds:.1f} s -> {save_capture(run)}")

@@ -46,6 +46,10 @@ TIMEOUT = 120.0
 #: The counters that go up when the agent tries to reach an address other than loopback.
 OUTSIDE = ("Ip:OutNoRoutes", "Ip6OutNoRoutes")
 
+#: The folder the agent works in, inside the run's temporary root ("task": a kept capture names no
+#: folder that reads as a path of the machine it was recorded on).
+TASK_DIR = "task"
+
 
 def package_of(agent: str) -> str:
     """The install pin's key of an agent name (``opencode-chat`` is the opencode package)."""
@@ -219,7 +223,7 @@ def _spec(
         "cwd": launch.cwd,
         "timeout": timeout,
         "responder": responder,
-        "responder_args": [agent, str(tmp / "work")],
+        "responder_args": [agent, str(tmp / TASK_DIR)],
         "result": str(tmp / "result.json"),
         "sys_path": [str(HERE.parent), str(ROOT / "src")],
     }
@@ -231,7 +235,7 @@ def _spec(
 
 
 def _folders(tmp: Path) -> tuple[Path, Path]:
-    home, work = tmp / "home", tmp / "work"
+    home, work = tmp / "home", tmp / TASK_DIR
     home.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
     return home, work
@@ -307,7 +311,7 @@ def _read(agent: str, out: Mapping[str, Any], tmp: Path) -> AgentRun:
         float(out.get("seconds", 0.0)),
         requests,
         {k: int(after.get(k, 0)) - int(before.get(k, 0)) for k in after},
-        tmp / "work",
+        tmp / TASK_DIR,
         tmp / "home",
         str(out.get("via_output", "")),
         str(out.get("via_error", "")),
