@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from toolreplay.wires.bridge import Bridge
 from toolreplay.wires.reply import Reply
 from toolreplay.wires.vessel import VesselProfile
 
@@ -252,6 +253,19 @@ def lazy_double(module: str) -> Callable[[], Double]:
     return load
 
 
+def lazy_bridge(module: str) -> Callable[[], Bridge]:
+    """``Wire.bridge`` for a wire whose ``BRIDGE`` lives in ``module``: imported on first use, so only a
+    proxy that translates loads the answer writers."""
+
+    def load() -> Bridge:
+        bridge = importlib.import_module(module).BRIDGE
+        if not isinstance(bridge, Bridge):
+            raise TypeError(f"{module}.BRIDGE is not a Bridge")
+        return bridge
+
+    return load
+
+
 def list_elements(body: Mapping[str, Any], key: str) -> list[Any]:
     """The elements of ``body[key]`` (a string is one element: Responses takes a plain string input)."""
     value = body.get(key)
@@ -303,6 +317,9 @@ class Wire:
     importing: ImportForm | None = None
     specs: SpecCheck | None = None
     double: Callable[[], Double] | None = None
+    #: How this wire's answers are read into deltas and written from them (the proxy's translation,
+    #: design 51): loaded on first use (:func:`lazy_bridge`); None for a wire without an answer shape.
+    bridge: Callable[[], Bridge] | None = None
     #: Chat templates (vLLM, llama.cpp, transformers) render this wire's bodies.
     chat_template: bool = False
     #: (body) -> {call number in body order: what the replay patched on it}, read from the body alone.
@@ -390,6 +407,7 @@ __all__ = [
     "VesselProfile",
     "Wire",
     "first_refusal",
+    "lazy_bridge",
     "lazy_double",
     "list_elements",
     "stream_asked",
