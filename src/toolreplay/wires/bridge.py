@@ -54,7 +54,12 @@ class Begin:
 
 @dataclass(frozen=True, slots=True)
 class TextDelta:
+    """Words as they arrive. ``data``: what the upstream put on that text and must get back with it,
+    namespaced by wire, as :attr:`toolreplay.model.Text.data` keeps it (a Gemini ``thoughtSignature``,
+    which can come on an empty text part: ``text`` is then ``""``); a writer never shows it."""
+
     text: str
+    data: Mapping[str, Any] | None = None
     kind: Literal["text"] = "text"
 
 
@@ -218,8 +223,8 @@ def reply_deltas(reply: Reply, reason: FinishReason | None = None) -> list[Delta
             if piece.text:
                 out.append(ReasoningDelta(piece.text))
             out.append(ReasoningEnd(piece.text, piece.data))
-        elif isinstance(piece, Text) and piece.text:
-            out.append(TextDelta(piece.text))
+        elif isinstance(piece, Text) and (piece.text or piece.data):
+            out.append(TextDelta(piece.text, piece.data))
         elif isinstance(piece, ServerTool):
             continue  # a hosted tool's run belongs to its provider; the writer has nothing to show
     for i, call in enumerate(reply.calls):
@@ -252,9 +257,10 @@ def collect(deltas: Sequence[Delta]) -> Reply:
         elif isinstance(d, TextDelta):
             c.text.append(d.text)
             if c.said and isinstance(c.said[-1], Text):
-                c.said[-1] = Text(c.said[-1].text + d.text)
+                prev = c.said[-1]  # a signature stays with the words it came among (Gemini's last part)
+                c.said[-1] = Text(prev.text + d.text, prev.data or d.data)
             else:
-                c.said.append(Text(d.text))
+                c.said.append(Text(d.text, d.data))
         elif isinstance(d, ReasoningDelta):
             c.reasoning.append(d.text)
         elif isinstance(d, ReasoningEnd):
@@ -302,9 +308,39 @@ def seal(issuer: Issuer, piece: Reasoning) -> str:
     return TOKEN_PREFIX + base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
+#: A token in its base64 form starts so (the base64 of ``toolreplay.r1`` and the first bits of ``.``).
+_BASE64_PREFIX = base64.urlsafe_b64encode(TOKEN_PREFIX.encode())[:16].decode()
+
+
+def base64_token(token: str) -> str:
+    """``token`` as URL-safe base64 text, for a wire whose clients hold a signature as bytes: Gemini's
+    ``thoughtSignature`` is protobuf ``bytes``, which google-genai decodes from base64 when it reads an
+    answer (refusing anything else) and encodes back, URL-safe, when it sends the history. A token's 57
+    characters encode without padding, so the text comes back as it was sent."""
+    return base64.urlsafe_b64encode(token.encode("ascii")).decode("ascii")
+
+
+def token_of(value: Any) -> str | None:
+    """The token ``value`` is, as sent or in its base64 form (:func:`base64_token`, standard or URL-safe
+    alphabet, padded or not); None when it is none of ours."""
+    if not isinstance(value, str):
+        return None
+    if value.startswith(TOKEN_PREFIX):
+        return value
+    if not value.replace("+", "-").replace("/", "_").startswith(_BASE64_PREFIX):
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(value.replace("+", "-").replace("/", "_") + "=" * (-len(value) % 4))
+        text = raw.decode("ascii")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return text if text.startswith(TOKEN_PREFIX) else None
+
+
 def is_token(value: Any) -> bool:
-    """Whether ``value`` (a signature or ``encrypted_content`` an agent sent back) is a token of ours."""
-    return isinstance(value, str) and value.startswith(TOKEN_PREFIX)
+    """Whether ``value`` (a signature or ``encrypted_content`` an agent sent back) is a token of ours, as
+    sent or in its base64 form."""
+    return token_of(value) is not None
 
 
 __all__ = [
@@ -326,8 +362,10 @@ __all__ = [
     "ReasoningDelta",
     "ReasoningEnd",
     "TextDelta",
+    "base64_token",
     "collect",
     "is_token",
     "reply_deltas",
     "seal",
+    "token_of",
 ]

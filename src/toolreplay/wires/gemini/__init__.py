@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from toolreplay.model import RequestSettings
 from toolreplay.wires.common import RenderOptions, same_wire_settings
-from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_by_url
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_bridge, lazy_double, stream_by_url
 from toolreplay.wires.gemini import (
     as_sent,
     detect,
@@ -112,6 +112,7 @@ WIRE = Wire(
     rules=rules.rules,
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.gemini.double"),
+    bridge=lazy_bridge("toolreplay.wires.gemini.bridge"),
     call_notes=_call_notes,
     render_notes=signatures.render_notes,
     tool_kinds=frozenset({"function", "hosted"}),
