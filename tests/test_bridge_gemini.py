@@ -150,6 +150,37 @@ def test_the_double_s_stream_reads_as_its_answer(model: str, seed: int) -> None:
         assert reply.finish_reason == ("tool_calls" if a.calls else "stop")
 
 
+def test_the_double_served_over_http_streams_what_the_reader_reads_as_its_script() -> None:
+    httpx = pytest.importorskip("httpx")
+    from toolreplay.testing import Call, Calls, ProviderDouble
+    from toolreplay.testing import Text as Said
+    from toolreplay.testing import Usage as Counts
+
+    script = Calls(
+        [Call("read", {"path": "a.txt"})], text="Reading.", usage=Counts(30, 12), reasoning="Look."
+    )
+    body = {"contents": [{"role": "user", "parts": [{"text": "read a.txt"}]}]}
+    with ProviderDouble() as double:
+        double.script(script, Said("Done.", reasoning="Finished."))
+        url = double.base_url_for("gemini") + "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+        replies = []
+        for _ in range(2):
+            with httpx.stream("POST", url, json=body, headers={"x-goog-api-key": "k"}) as r:
+                lines = [ln for ln in r.iter_lines() if ln.startswith("data: ")]
+            replies.append(collect(_read([json.loads(ln[6:]) for ln in lines])))
+    calls, done = replies
+    assert calls.text == "Reading." and [(c.name, c.input) for c in calls.calls] == [
+        ("read", {"path": "a.txt"})
+    ]
+    assert [p.text for p in calls.said if isinstance(p, Reasoning)] == ["Look."]
+    assert (calls.usage.input_tokens, calls.usage.output_tokens, calls.finish_reason) == (
+        30,
+        12,
+        "tool_calls",
+    )
+    assert done.text == "Done." and done.finish_reason == "stop" and not done.calls
+
+
 # -- writing, under google-genai ----------------------------------------------------------------------------
 
 
