@@ -163,6 +163,9 @@ class Outbound:
     )
     #: Seconds since the epoch the answer is stamped with (``created``): from the caller, so bytes are stable.
     created: int = 0
+    #: The agent's request asked for the usage as its own last event (Chat's
+    #: ``stream_options.include_usage``); a writer whose wire always sends the usage ignores it.
+    usage_chunk: bool = True
 
 
 class DeltaReader(Protocol):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires import capabilities
 from toolreplay.wires.common import same_wire_settings
-from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double, stream_key
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_bridge, lazy_double, stream_key
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile
@@ -89,6 +89,7 @@ WIRE = Wire(
     rules=rules.rules,
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.openai_chat.double"),
+    bridge=lazy_bridge("toolreplay.wires.openai_chat.bridge"),
     chat_template=True,
 )
 
