@@ -12,7 +12,7 @@ from typing import Any
 
 from toolreplay.wires import capabilities
 from toolreplay.wires.common import same_wire_settings
-from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_bridge, lazy_double
 from toolreplay.wires.ollama import as_sent, detect, errors, render, request, response, rules, specs
 from toolreplay.wires.openai_chat import bearer
 
@@ -62,6 +62,7 @@ WIRE = Wire(
     rules=rules.rules,
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.ollama.double"),
+    bridge=lazy_bridge("toolreplay.wires.ollama.bridge"),
     chat_template=True,
     carries_data=False,
     dropped_tools=capabilities.ollama,
