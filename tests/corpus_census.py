@@ -216,7 +216,9 @@ def anthropic_stream(events: Iterable[Any]) -> Census:
         if ev == DONE:
             continue
         kind = ev.get("type")
-        if kind == "content_block_start":
+        if kind == "message_start":  # the SDK's accumulator starts from this message, content and all
+            blocks.update(enumerate(dict(b) for b in ev["message"].get("content") or []))
+        elif kind == "content_block_start":
             blocks[ev["index"]] = dict(ev["content_block"])
         elif kind == "content_block_delta":
             b, d = blocks[ev["index"]], ev["delta"]

@@ -3,7 +3,8 @@
 ``render.py`` bodies, ``breakpoints.py`` their prompt-cache markers, ``response.py`` answers and stream
 events, ``request.py`` bodies back into a history, ``rules.py`` what the provider refuses, ``detect.py``
 how its bodies are recognised, ``double.py`` the loopback double's side (``prompt_cache.py`` its
-simulated prompt cache). :data:`WIRE` holds them all.
+simulated prompt cache), ``bridge.py`` its answers read into and written from the bridge's deltas.
+:data:`WIRE` holds them all.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from toolreplay.wires.anthropic import (
     rules,
     specs,
 )
-from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_bridge, lazy_double
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile
@@ -84,6 +85,7 @@ WIRE = Wire(
     rules=rules.rules,
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.anthropic.double"),
+    bridge=lazy_bridge("toolreplay.wires.anthropic.bridge"),
 )
 
 __all__ = ["ANTHROPIC_VERSION", "WIRE"]

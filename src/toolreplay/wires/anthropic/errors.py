@@ -13,6 +13,13 @@ def error_type(status: int) -> str:
     return _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
 
 
+def error_status(kind: str) -> int | None:
+    """The HTTP status an error ``type`` stands for (``api_error`` 500), None for a type not known."""
+    if kind == "api_error":
+        return 500
+    return next((status for status, name in _TYPES.items() if name == kind), None)
+
+
 def error_body(status: int, message: str) -> dict[str, Any]:
     """``{"type": "error", "error": {"type": ..., "message": ...}}``."""
     return {"type": "error", "error": {"type": error_type(status), "message": message}}
@@ -28,4 +35,4 @@ def stream_end(tail: bytes) -> bool:
     return b"message_stop" in tail or b'"type":"error"' in tail or b'"type": "error"' in tail
 
 
-__all__ = ["error_body", "error_type", "stream_end", "stream_error"]
+__all__ = ["error_body", "error_status", "error_type", "stream_end", "stream_error"]

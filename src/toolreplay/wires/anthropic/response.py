@@ -229,7 +229,10 @@ class StreamParser:
         """The whole answer; ConnectionFault when the stream ended before ``message_stop``."""
         if not self._done:
             raise ended_early(WIRE, "message_stop")
-        content: list[dict[str, Any]] = []
+        # A message resumed after server-side code called a client tool arrives whole in message_start:
+        # its content (a tool_use) comes before any block streamed after it.
+        given = self._message.get("content")
+        content: list[dict[str, Any]] = list(given) if isinstance(given, list) else []
         for index, block in sorted(self._blocks.items()):
             block.pop("_sep", None)
             if index in self._json and block.get("type") in _STREAMED_INPUT:
