@@ -329,7 +329,7 @@ def test_without_thinking_asked_no_reasoning_is_shown_and_a_note_says_so() -> No
         == [b.type for b in created.content]
         == ["text", "tool_use", "tool_use"]
     )
-    assert "reasoning" not in jsonenc.dumps([p for _, p in events]).lower().replace("reasoning_content", "")
+    assert THOUGHT.text not in jsonenc.dumps([p for _, p in events]) and "thinking" not in str(body)
     assert written(reply_deltas(REPLY), out)[1] == [HIDDEN] == BRIDGE.body(REPLY, out)[1]
 
 
