@@ -462,3 +462,8 @@ def test_what_the_writer_writes_reads_back_as_what_it_was_given(
         assert BRIDGE.body(reply, out)[1] == notes
         body_reply = parse_response(BRIDGE.body(reply, out)[0])
         assert (body_reply.text, body_reply.usage) == (reply.text, usage)
+
+
+def test_the_wire_loads_this_bridge() -> None:
+    bridge = get_wire("anthropic").bridge
+    assert bridge is not None and bridge() is BRIDGE
