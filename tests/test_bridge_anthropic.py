@@ -362,8 +362,9 @@ def test_an_upstream_failure_reaches_the_sdk_as_anthropics_error_event() -> None
         "error",
         {"type": "error", "error": {"type": "overloaded_error", "message": "upstream overloaded"}},
     )
-    cut, _ = written(reply_deltas(REPLY)[:4])  # closed without a finish
+    cut, notes = written(reply_deltas(REPLY)[:4])  # closed without a finish
     assert cut[-1][1]["type"] == "error" and cut[-1][1]["error"]["type"] == "api_error"
+    assert notes == ["the upstream's answer ended without its last event: sent as an error event"]
     stream = b"".join(frame("anthropic", e) for e in events)
     with (
         raw_server([(stream, content_type("anthropic"))]) as (base, _),

@@ -149,7 +149,8 @@ class Writer:
     def close(self) -> list[Event]:
         if self._ended:
             return []
-        return self._fail("the upstream's stream ended before its answer was complete", None)
+        self.notes.append("the upstream's answer ended without its last event: sent as an error event")
+        return self._fail("the upstream's answer ended before it was complete", None)
 
     # -- the message's frame ---------------------------------------------------------------------------
 
