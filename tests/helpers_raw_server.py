@@ -1,6 +1,5 @@
 """A loopback server that answers every POST with bytes the test gives, for answers no real provider
-double would produce (lone surrogates, JSON nested thousands deep, huge numbers) or that a writer other
-than the double's made (the bridge's translated streams)."""
+double would produce (lone surrogates, JSON nested thousands deep, huge numbers)."""
 
 from __future__ import annotations
 
@@ -9,36 +8,32 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-#: An answer: its bytes, or (bytes, content type); bytes alone are sent as JSON.
-Answer = bytes | tuple[bytes, str]
-
 
 class RawAnswers:
     """Answers POSTs in turn with ``answers`` (the last one repeats); counts the requests."""
 
-    def __init__(self, answers: list[Answer]) -> None:
+    def __init__(self, answers: list[bytes]) -> None:
         self.answers = list(answers)
         self.count = 0
         self.lock = threading.Lock()
 
-    def next(self) -> tuple[bytes, str]:
+    def next(self) -> bytes:
         with self.lock:
             self.count += 1
-            answer = self.answers[min(self.count, len(self.answers)) - 1]
-        return answer if isinstance(answer, tuple) else (answer, "application/json")
+            return self.answers[min(self.count, len(self.answers)) - 1]
 
 
 @contextmanager
-def raw_server(answers: list[Answer]) -> Iterator[tuple[str, RawAnswers]]:
+def raw_server(answers: list[bytes]) -> Iterator[tuple[str, RawAnswers]]:
     """``(base_url, state)``: an OpenAI-Chat-shaped base URL on 127.0.0.1 answering with ``answers``."""
     state = RawAnswers(answers)
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("content-length") or 0))
-            body, ctype = state.next()
+            body = state.next()
             self.send_response(200)
-            self.send_header("content-type", ctype)
+            self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -47,8 +42,7 @@ def raw_server(answers: list[Answer]) -> Iterator[tuple[str, RawAnswers]]:
             return None
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # a short poll: shutdown() waits up to one poll interval (0.5 s by default) for the loop to see it
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", state

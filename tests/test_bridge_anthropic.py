@@ -17,10 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corpus_loader import Exchange, exchanges
-from helpers_raw_server import raw_server
+from helpers_bridge_http import Written, read_all, serving, write_all
 from toolreplay import jsonenc
 from toolreplay.model import Issuer, Reasoning, ServerTool, Text, Usage
-from toolreplay.testing._routes import content_type, frame
 from toolreplay.testing.answers import Answer, AnswerCall, signature_for, token_pieces, whole
 from toolreplay.wires import get_wire
 from toolreplay.wires.anthropic.bridge import BRIDGE
@@ -70,9 +69,7 @@ def parsed(events: Sequence[Any]) -> Reply:
 
 
 def written(deltas: Sequence[Delta], out: Outbound = OUT) -> tuple[list[Event], list[str]]:
-    writer = BRIDGE.writer(out)
-    events = [e for d in deltas for e in writer.write(d)] + writer.close()
-    return events, writer.notes
+    return write_all(BRIDGE, deltas, out)
 
 
 def _merged(said: Sequence[Any]) -> list[Any]:
@@ -236,20 +233,17 @@ REPLY = Reply(
 @contextmanager
 def served(reply: Reply, out: Outbound = OUT) -> Iterator[tuple[Any, list[Event], dict[str, Any]]]:
     """An Anthropic client (strict) of a server on 127.0.0.1 that streams the writer's events for
-    ``reply`` to the first request and answers the body to the next."""
+    ``reply`` to a request that streams and answers the body to one that does not."""
     anthropic = pytest.importorskip("anthropic")
     events, _ = written(reply_deltas(reply), out)
-    stream = b"".join(frame("anthropic", e) for e in events)
     body, _ = BRIDGE.body(reply, out)
-    with raw_server([(stream, content_type("anthropic")), jsonenc.encode(body)]) as (base, _):
-        client = anthropic.Anthropic(
-            base_url=base.removesuffix("/v1"),
-            api_key="sk-ant-test",
-            max_retries=0,
-            _strict_response_validation=True,
-        )
-        with client:
-            yield client, events, body
+    with (
+        serving(Written("sse", events, body)) as base,
+        anthropic.Anthropic(
+            base_url=base, api_key="sk-ant-test", max_retries=0, _strict_response_validation=True
+        ) as client,
+    ):
+        yield client, events, body
 
 
 def _strict(events: list[Event], body: dict[str, Any]) -> None:
@@ -365,10 +359,9 @@ def test_an_upstream_failure_reaches_the_sdk_as_anthropics_error_event() -> None
     cut, notes = written(reply_deltas(REPLY)[:4])  # closed without a finish
     assert cut[-1][1]["type"] == "error" and cut[-1][1]["error"]["type"] == "api_error"
     assert notes == ["the upstream's answer ended without its last event: sent as an error event"]
-    stream = b"".join(frame("anthropic", e) for e in events)
     with (
-        raw_server([(stream, content_type("anthropic"))]) as (base, _),
-        anthropic.Anthropic(base_url=base.removesuffix("/v1"), api_key="k", max_retries=0) as client,
+        serving(Written("sse", events)) as base,
+        anthropic.Anthropic(base_url=base, api_key="k", max_retries=0) as client,
         pytest.raises(anthropic.APIStatusError, match="upstream overloaded"),
         client.messages.stream(model="c", max_tokens=8, messages=HI) as s,
     ):
@@ -450,7 +443,7 @@ def test_what_the_writer_writes_reads_back_as_what_it_was_given(
     for sent in (deltas, _interleaved(deltas, rnd)):
         events, notes = written(sent, out)
         one_block_at_a_time(events)
-        back = collect(read([payload for _, payload in events]))
+        back = collect(read_all(BRIDGE, events))
         assert _merged(back.said) == _as_shown(reply, out)
         assert back.text == reply.text
         assert sorted((c.call_id or "", c.name, jsonenc.dumps(c.input)) for c in back.calls) == [
