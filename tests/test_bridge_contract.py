@@ -60,3 +60,17 @@ def test_the_token_is_ours_stable_and_names_its_issuer_and_piece() -> None:
     assert token != seal(Issuer("anthropic", "api.anthropic.com", "claude"), piece)
     assert token != seal(kimi, Reasoning("other", piece.data))
     assert not is_token("EqoBCkgIARABGAIiQ...") and not is_token(None)
+
+
+def test_each_wire_reads_its_own_output_limit_as_length() -> None:
+    from toolreplay.wires import get_wire
+    from toolreplay.wires.bridge import neutral_reply
+
+    raw = {"anthropic": "max_tokens", "gemini": "MAX_TOKENS", "openai-chat": "length", "ollama": "length"}
+    for name, word in raw.items():
+        load = get_wire(name).bridge
+        assert load is not None, name
+        reply = neutral_reply(Reply("cut", (), word), load())
+        assert reply.finish_reason == "length", name
+        made = neutral_reply(Reply("", (ParsedCall("f", {}),), None), load())
+        assert made.finish_reason == "tool_calls", name

@@ -28,7 +28,7 @@ from __future__ import annotations
 import base64
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from toolreplay import jsonenc
@@ -204,7 +204,31 @@ class Bridge:
     reader: Callable[[], DeltaReader]
     writer: Callable[[Outbound], DeltaWriter]
     body: Callable[[Reply, Outbound], tuple[dict[str, Any], list[str]]]
-    """A whole reply as this wire's answer body, and the notes of what it could not carry."""
+    """A whole reply as this wire's answer body, and the notes of what it could not carry. The reply's
+    ``finish_reason`` is in neutral words (:data:`FinishReason`): see :func:`neutral_reply`."""
+    reason: Callable[[str | None, bool], FinishReason] | None = None
+    """This wire's own finish reason (``max_tokens``, ``MAX_TOKENS``, ``length``...) in neutral words,
+    given whether the answer made calls: what its ``parse_response`` leaves raw. None: read as
+    :func:`generic_reason` reads it."""
+
+
+def generic_reason(raw: str | None, calls: bool) -> FinishReason:
+    """A finish reason in neutral words by its common spellings (for a wire that names no mapping)."""
+    word = (raw or "").lower()
+    if word in ("length", "max_tokens", "max_output_tokens"):
+        return "length"
+    if word in ("refusal", "content_filter", "safety"):
+        return "refusal"
+    if word == "error":
+        return "error"
+    return "tool_calls" if calls else "stop"
+
+
+def neutral_reply(reply: Reply, bridge: Bridge) -> Reply:
+    """``reply`` (as its wire's ``parse_response`` read it) with its finish reason in neutral words, for
+    another wire's :attr:`Bridge.body`."""
+    read = bridge.reason or generic_reason
+    return replace(reply, finish_reason=read(reply.finish_reason, bool(reply.calls)))
 
 
 # -- between replies and deltas --------------------------------------------------------------------------
@@ -367,7 +391,9 @@ __all__ = [
     "TextDelta",
     "base64_token",
     "collect",
+    "generic_reason",
     "is_token",
+    "neutral_reply",
     "reply_deltas",
     "seal",
     "token_of",

@@ -4,10 +4,10 @@ deltas (``bridge_read.py``), and deltas or a whole reply written as its streams 
 
 from __future__ import annotations
 
-from toolreplay.wires.anthropic.bridge_read import Reader
+from toolreplay.wires.anthropic.bridge_read import Reader, stop_reason_of
 from toolreplay.wires.anthropic.bridge_write import Writer, body
 from toolreplay.wires.bridge import Bridge
 
-BRIDGE = Bridge(reader=Reader, writer=Writer, body=body)
+BRIDGE = Bridge(reader=Reader, writer=Writer, body=body, reason=stop_reason_of)
 
 __all__ = ["BRIDGE"]

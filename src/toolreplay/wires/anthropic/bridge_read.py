@@ -136,9 +136,7 @@ class Reader:
         for index in sorted(self._open):  # blocks never stopped end with the message
             out += self._stop_block(self._open.pop(index))
         self._ended = True
-        reason = STOP_REASONS.get(self._stop or "")
-        if reason is None:
-            reason = "tool_calls" if self._calls else "stop"
+        reason = stop_reason_of(self._stop, bool(self._calls))
         return [*out, Finish(reason, parse_usage(self._usage))]
 
     def _start(self, event: Mapping[str, Any]) -> list[Delta]:
@@ -228,4 +226,9 @@ def _failed(event: Mapping[str, Any]) -> Failed:
     return Failed(str(error or "the stream sent an error event"))
 
 
-__all__ = ["STOP_REASONS", "Reader"]
+def stop_reason_of(raw: str | None, calls: bool) -> FinishReason:
+    """Anthropic's ``stop_reason`` in neutral words (an unknown one read from whether calls were made)."""
+    return STOP_REASONS.get(raw or "") or ("tool_calls" if calls else "stop")
+
+
+__all__ = ["STOP_REASONS", "Reader", "stop_reason_of"]

@@ -404,6 +404,6 @@ def body(reply: Reply, out: Outbound) -> tuple[dict[str, Any], list[str]]:
     }, writer.notes
 
 
-BRIDGE = Bridge(reader=Reader, writer=Writer, body=body)
+BRIDGE = Bridge(reader=Reader, writer=Writer, body=body, reason=finish_reason)
 
 __all__ = ["BRIDGE", "FAILURES", "REFUSALS", "Reader", "Writer", "body", "finish_reason", "usage_metadata"]

@@ -290,6 +290,6 @@ def ollama_body(reply: Reply, out: Outbound) -> tuple[dict[str, Any], list[str]]
     return {"model": out.model, "created_at": created_at(out.created), "message": message, **final}, notes
 
 
-BRIDGE = Bridge(reader=OllamaReader, writer=OllamaWriter, body=ollama_body)
+BRIDGE = Bridge(reader=OllamaReader, writer=OllamaWriter, body=ollama_body, reason=neutral_reason)
 
 __all__ = ["BRIDGE", "OllamaReader", "OllamaWriter", "created_at", "neutral_reason", "ollama_body"]

@@ -37,7 +37,7 @@ from toolreplay.wires.bridge import (
     ReasoningEnd,
     TextDelta,
 )
-from toolreplay.wires.openai_chat.bridge_read import REASONS, ChatReader
+from toolreplay.wires.openai_chat.bridge_read import REASONS, ChatReader, neutral_reason
 from toolreplay.wires.openai_chat.errors import error_body
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
@@ -246,6 +246,6 @@ def chat_body(reply: Reply, out: Outbound) -> tuple[dict[str, Any], list[str]]:
     return body, notes
 
 
-BRIDGE = Bridge(reader=ChatReader, writer=ChatWriter, body=chat_body)
+BRIDGE = Bridge(reader=ChatReader, writer=ChatWriter, body=chat_body, reason=neutral_reason)
 
 __all__ = ["BRIDGE", "ChatWriter", "chat_body", "chat_usage", "reply_reason"]
