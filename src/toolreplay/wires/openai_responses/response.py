@@ -98,11 +98,17 @@ def said_item(item: Mapping[str, Any]) -> Reasoning | ServerTool:
 
 
 def reasoning_text(item: Mapping[str, Any]) -> str:
-    """A reasoning item's readable text: its summary texts joined (empty for opaque items)."""
-    parts = item.get("summary")
+    """A reasoning item's readable text: its summary texts joined, else its ``reasoning_text`` content
+    (what LM Studio and gpt-oss servers stream instead of a summary); empty for opaque items."""
+    summary = _texts(item.get("summary"), "summary_text")
+    return summary or _texts(item.get("content"), "reasoning_text")
+
+
+def _texts(parts: Any, kind: str) -> str:
     if not isinstance(parts, list):
         return ""
-    return "\n\n".join(str(p.get("text")) for p in parts if isinstance(p, Mapping) and p.get("text"))
+    found = (p.get("text") for p in parts if isinstance(p, Mapping) and p.get("type", kind) == kind)
+    return "\n\n".join(str(t) for t in found if t)
 
 
 def _message_text(item: Mapping[str, Any], i: int) -> str:
