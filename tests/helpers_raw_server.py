@@ -24,8 +24,11 @@ class RawAnswers:
 
 
 @contextmanager
-def raw_server(answers: list[bytes]) -> Iterator[tuple[str, RawAnswers]]:
-    """``(base_url, state)``: an OpenAI-Chat-shaped base URL on 127.0.0.1 answering with ``answers``."""
+def raw_server(
+    answers: list[bytes], content_type: str = "application/json"
+) -> Iterator[tuple[str, RawAnswers]]:
+    """``(base_url, state)``: an OpenAI-shaped base URL (``/v1``) on 127.0.0.1 answering with ``answers``
+    (``content_type``: ``text/event-stream`` for a stream)."""
     state = RawAnswers(answers)
 
     class Handler(BaseHTTPRequestHandler):
@@ -33,7 +36,7 @@ def raw_server(answers: list[bytes]) -> Iterator[tuple[str, RawAnswers]]:
             self.rfile.read(int(self.headers.get("content-length") or 0))
             body = state.next()
             self.send_response(200)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", content_type)
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

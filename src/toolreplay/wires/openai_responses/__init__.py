@@ -2,7 +2,8 @@
 
 ``render.py`` bodies, ``response.py`` answers and stream events, ``request.py`` bodies back into a
 history, ``rules.py`` what the provider refuses, ``detect.py`` how its bodies are recognised,
-``double.py`` the loopback double's side. :data:`WIRE` holds them all.
+``double.py`` the loopback double's side, ``bridge.py`` answers and streams to and from the neutral
+deltas (the proxy's translation). :data:`WIRE` holds them all.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from toolreplay.model import RequestSettings
 from toolreplay.wires.common import RenderOptions
-from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_double
+from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_bridge, lazy_double
 from toolreplay.wires.openai_chat import bearer
 from toolreplay.wires.openai_chat import errors as chat_errors
 from toolreplay.wires.openai_responses import (
@@ -94,6 +95,7 @@ WIRE = Wire(
     rules=rules.rules,
     specs=specs.specs,
     double=lazy_double("toolreplay.wires.openai_responses.double"),
+    bridge=lazy_bridge("toolreplay.wires.openai_responses.bridge"),
 )
 
 __all__ = ["WIRE"]
