@@ -315,10 +315,10 @@ def test_the_sdk_reads_every_event_typed_with_the_same_ids_throughout(
             getattr(done[index], "call_id", None),
         )
     assert [done[i].id for i in range(4)] == [
-        "rs_tr0a1b2c00",
-        "msg_tr0a1b2c01",
-        "fc_tr0a1b2c02",
-        "ctc_tr0a1b2c03",
+        "rs_tr0a1b2c_0",
+        "msg_tr0a1b2c_1",
+        "fc_tr0a1b2c_2",
+        "ctc_tr0a1b2c_3",
     ]
     for e in typed:
         if hasattr(e, "item_id"):

@@ -45,7 +45,7 @@ _HIDDEN = "reasoning is not shown: the request did not ask for it (the upstream'
 def item_id(out: Outbound, kind: str, index: int) -> str:
     """The id of the answer's item ``index``: its kind's prefix, the answer id's stem, the index."""
     stem = _UNSAFE.sub("", out.answer_id.removeprefix("resp_")) or "answer"
-    return f"{_PREFIX[kind]}_{stem}{index:02d}"
+    return f"{_PREFIX[kind]}_{stem}_{index}"
 
 
 def usage_object(usage: Usage) -> dict[str, Any]:
