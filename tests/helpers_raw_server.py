@@ -24,11 +24,8 @@ class RawAnswers:
 
 
 @contextmanager
-def raw_server(
-    answers: list[bytes], content_type: str = "application/json"
-) -> Iterator[tuple[str, RawAnswers]]:
-    """``(base_url, state)``: an OpenAI-shaped base URL (``/v1``) on 127.0.0.1 answering with ``answers``
-    (``content_type``: ``text/event-stream`` for a stream)."""
+def raw_server(answers: list[bytes]) -> Iterator[tuple[str, RawAnswers]]:
+    """``(base_url, state)``: an OpenAI-Chat-shaped base URL on 127.0.0.1 answering with ``answers``."""
     state = RawAnswers(answers)
 
     class Handler(BaseHTTPRequestHandler):
@@ -36,7 +33,7 @@ def raw_server(
             self.rfile.read(int(self.headers.get("content-length") or 0))
             body = state.next()
             self.send_response(200)
-            self.send_header("content-type", content_type)
+            self.send_header("content-type", "application/json")
             self.send_header("content-length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)

@@ -6,6 +6,7 @@ written and read back is the same reply."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_loader import Exchange, exchanges
-from helpers_raw_server import raw_server
+from helpers_bridge_http import Written, serving
 from toolreplay import jsonenc
 from toolreplay.model import Issuer, Reasoning, ServerTool, Text, Usage
 from toolreplay.testing._routes import frame
@@ -234,29 +235,29 @@ REPLY = Reply(
 
 def _events(reply: Reply, out: Outbound = OUT, reason: FinishReason | None = None) -> list[Event]:
     writer = BRIDGE.writer(out)
-    return [e for d in reply_deltas(reply, reason) for e in writer.write(d)] + writer.close()
+    events = [e for d in reply_deltas(reply, reason) for e in writer.write(d)] + writer.close()
+    assert all(name == payload["type"] for name, payload in events)  # the SSE event name is the type
+    return events
 
 
 def _sse(events: list[Event]) -> bytes:
-    for name, payload in events:
-        assert name == payload["type"]
     return b"".join(frame(WIRE, e) for e in events)
 
 
+Serve = Callable[..., Any]
+
+
 @pytest.fixture
-def served() -> Iterator[Callable[[bytes, str], Any]]:
+def served() -> Iterator[Serve]:
+    """``serve(events=..., body=...)``: an openai client of a loopback server answering with them."""
     openai = pytest.importorskip("openai")
-    opened: list[Any] = []
+    with ExitStack() as stack:
 
-    def serve(answer: bytes, content_type: str) -> Any:
-        server = raw_server([answer], content_type)
-        base, _ = server.__enter__()
-        opened.append(server)
-        return openai.OpenAI(base_url=base, api_key="sk-test", max_retries=0)
+        def serve(events: list[Event] | None = None, body: dict[str, Any] | None = None) -> Any:
+            root = stack.enter_context(serving(Written("sse", events or [], body or {})))
+            return stack.enter_context(openai.OpenAI(base_url=root + "/v1", api_key="sk-test", max_retries=0))
 
-    yield serve
-    for server in opened:
-        server.__exit__(None, None, None)
+        yield serve
 
 
 def _check_final(final: Any, reply: Reply) -> None:
@@ -282,8 +283,8 @@ def _check_final(final: Any, reply: Reply) -> None:
     )
 
 
-def test_the_sdk_stream_helper_rebuilds_the_reply(served: Callable[[bytes, str], Any]) -> None:
-    client = served(_sse(_events(REPLY)), "text/event-stream")
+def test_the_sdk_stream_helper_rebuilds_the_reply(served: Serve) -> None:
+    client = served(events=_events(REPLY))
     with client.responses.stream(model="gpt-5.1-codex", input="hi") as stream:
         kinds = [event.type for event in stream]
         final = stream.get_final_response()
@@ -292,7 +293,7 @@ def test_the_sdk_stream_helper_rebuilds_the_reply(served: Callable[[bytes, str],
 
 
 def test_the_sdk_reads_every_event_typed_with_the_same_ids_throughout(
-    served: Callable[[bytes, str], Any],
+    served: Serve,
 ) -> None:
     from openai.types.responses import ResponseStreamEvent
     from pydantic import TypeAdapter
@@ -301,7 +302,7 @@ def test_the_sdk_reads_every_event_typed_with_the_same_ids_throughout(
     strict = TypeAdapter(ResponseStreamEvent)
     for _, payload in events:
         strict.validate_python(payload, strict=True)
-    client = served(_sse(events), "text/event-stream")
+    client = served(events=events)
     typed = list(client.responses.create(model="gpt-5.1-codex", input="hi", stream=True))
     assert [e.sequence_number for e in typed] == list(range(len(events)))
     for e, (_, p) in zip(typed, events, strict=True):  # each read as its own event type, none left generic
@@ -325,14 +326,14 @@ def test_the_sdk_reads_every_event_typed_with_the_same_ids_throughout(
             assert e.item_id == done[e.output_index].id
 
 
-def test_the_whole_body_is_a_strict_response_the_sdk_reads(served: Callable[[bytes, str], Any]) -> None:
+def test_the_whole_body_is_a_strict_response_the_sdk_reads(served: Serve) -> None:
     from openai.types.responses import Response
 
     body, notes = BRIDGE.body(REPLY, OUT)
     Response.model_validate(body, strict=True)
     assert notes == ["a hosted tool's run (web_search) is not carried"]
     assert body == _events(REPLY)[-1][1]["response"]  # the stream's final object, the same bytes
-    client = served(jsonenc.dumps(body).encode(), "application/json")
+    client = served(body=body)
     _check_final(client.responses.create(model="gpt-5.1-codex", input="hi"), REPLY)
 
 
@@ -359,15 +360,28 @@ def test_the_same_deltas_write_the_same_bytes() -> None:
     assert _sse(_events(REPLY)) == _sse(_events(REPLY))
 
 
+def test_text_data_is_never_shown_and_an_empty_text_opens_no_message() -> None:
+    """A Gemini signature on an empty text part (TextDelta("", data)) is the upstream's: nothing of it is
+    written, and no empty message item is opened for it."""
+    signed = Text("", {"gemini": {"thoughtSignature": "c2ln"}})
+    events = _events(Reply("", (), "STOP", Usage(), None, "gemini-3", (signed,)))
+    assert [p["type"] for _, p in events] == [
+        "response.created",
+        "response.in_progress",
+        "response.completed",
+    ]
+    assert "c2ln" not in _sse(events).decode()
+
+
 def test_a_failure_part_way_is_a_failed_response_with_the_message(
-    served: Callable[[bytes, str], Any],
+    served: Serve,
 ) -> None:
     writer = BRIDGE.writer(OUT)
     deltas: list[Delta] = [Begin(), TextDelta("Star"), Failed("Overloaded.", 529), Finish("error")]
     events = [e for d in deltas for e in writer.write(d)] + writer.close()
     name, payload = events[-1]
     assert name == "response.failed" and payload["response"]["error"]["message"] == "Overloaded."
-    client = served(_sse(events), "text/event-stream")
+    client = served(events=events)
     typed = list(client.responses.create(model="gpt-5", input="hi", stream=True))
     assert typed[-1].type == "response.failed" and typed[-1].response.error.message == "Overloaded."
     cut = BRIDGE.writer(OUT)

@@ -132,8 +132,8 @@ class ResponsesWriter:
         return self._start() + self._fail("the upstream's answer ended before it was complete", None)
 
     def _write(self, delta: Delta) -> list[Event]:
-        if isinstance(delta, TextDelta):
-            return self._text(delta.text)
+        if isinstance(delta, TextDelta):  # its data (a Gemini signature) is the upstream's: never shown
+            return self._text(delta.text) if delta.text else []
         if isinstance(delta, ReasoningDelta):
             return self._reasoning(delta.text)
         if isinstance(delta, ReasoningEnd):
