@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from corpus_loader import Exchange, exchanges
 from helpers_bridge_http import Written, serving
 from toolreplay import jsonenc
+from toolreplay.errors import ToolreplayError
 from toolreplay.model import Issuer, Reasoning, ServerTool, Text, Usage
 from toolreplay.testing._routes import frame
 from toolreplay.wires import get_wire
@@ -34,13 +35,14 @@ from toolreplay.wires.bridge import (
     ReasoningEnd,
     TextDelta,
     collect,
+    neutral_reply,
     reply_deltas,
     seal,
 )
 from toolreplay.wires.doubles import Answer, AnswerCall
 from toolreplay.wires.openai_responses.bridge import BRIDGE
 from toolreplay.wires.openai_responses.double import responses_events
-from toolreplay.wires.openai_responses.response import WIRE, StreamParser
+from toolreplay.wires.openai_responses.response import WIRE, StreamParser, parse_response
 from toolreplay.wires.reply import ParsedCall, Reply
 
 KIMI = Issuer("openai-chat", "api.moonshot.ai", "kimi-k2-thinking")
@@ -338,12 +340,52 @@ def test_the_whole_body_is_a_strict_response_the_sdk_reads(served: Serve) -> Non
 
 
 def test_bodies_that_end_short_or_fail_are_strict_responses_too() -> None:
+    """Each wire's own word for a cut or a refusal, made neutral by its bridge, is Responses' own."""
     from openai.types.responses import Response
 
-    for reason, status in (("max_tokens", "incomplete"), ("SAFETY", "incomplete"), ("error", "failed")):
-        body, _ = BRIDGE.body(Reply("part", (), reason, Usage(3, 1)), OUT)
+    cases = (
+        ("anthropic", "max_tokens", "incomplete", "max_output_tokens"),
+        ("gemini", "SAFETY", "incomplete", "content_filter"),
+        ("openai-chat", "length", "incomplete", "max_output_tokens"),
+        (WIRE, "incomplete:max_output_tokens", "incomplete", "max_output_tokens"),
+        (WIRE, "failed", "failed", None),
+    )
+    for wire, word, status, why in cases:
+        source = get_wire(wire).bridge
+        assert source is not None
+        body, _ = BRIDGE.body(neutral_reply(Reply("part", (), word, Usage(3, 1)), source()), OUT)
         Response.model_validate(body, strict=True)
-        assert body["status"] == status
+        assert (body["status"], (body["incomplete_details"] or {}).get("reason")) == (status, why), wire
+
+
+WHOLE = [ex for ex in exchanges(WIRE, streamed=False) if ex.response is not None]
+
+
+@pytest.mark.parametrize("ex", WHOLE, ids=[ex.id for ex in WHOLE])
+def test_a_recorded_whole_answer_written_back_reads_as_it_was(ex: Exchange) -> None:
+    from openai.types.responses import Response
+
+    assert ex.response is not None
+    try:
+        first = parse_response(ex.response)
+    except ToolreplayError:
+        pytest.skip("a recorded error answer")
+    body, _ = BRIDGE.body(neutral_reply(first, BRIDGE), OUT)
+    Response.model_validate(body, strict=True)
+    again = parse_response(body)
+    assert _pieces(again)[0] == _pieces(first)[0]
+    counts = (first.usage.input_tokens, first.usage.output_tokens, first.usage.cached_tokens)
+    assert (again.usage.input_tokens, again.usage.output_tokens, again.usage.cached_tokens) == tuple(
+        n or 0 for n in counts
+    )
+    assert [(c.name, c.input, c.kind) for c in again.calls] == [
+        (c.name, c.input, c.kind) for c in first.calls
+    ]
+    assert [r.text for r in _pieces(again)[1]] == [r.text for r in _pieces(first)[1]]
+    assert BRIDGE.reason is not None
+    assert BRIDGE.reason(again.finish_reason, bool(again.calls)) == BRIDGE.reason(
+        first.finish_reason, bool(first.calls)
+    )
 
 
 def test_without_thinking_no_reasoning_is_shown_and_that_is_named() -> None:
@@ -461,8 +503,6 @@ def test_the_wire_hands_out_this_bridge() -> None:
 def test_a_reasoning_item_without_a_summary_reads_its_reasoning_text() -> None:
     """LM Studio and gpt-oss servers give the readable reasoning as content, not as a summary: stream and
     whole answer both read it (the whole parser read it as empty before)."""
-    from toolreplay.wires.openai_responses.response import parse_response
-
     item = {
         "type": "reasoning",
         "id": "rs_1",
@@ -492,3 +532,36 @@ def test_an_item_the_stream_left_unfinished_ends_as_the_final_object_gives_it_by
         CallEnd(0, {WIRE: {"item_id": "fc_7"}}),
         Finish("tool_calls"),
     ]
+
+
+OTHERS = [
+    ex for wire in ("anthropic", "openai-chat", "gemini", "ollama") for ex in exchanges(wire, streamed=True)
+]
+
+
+@pytest.mark.parametrize("ex", OTHERS, ids=[ex.id for ex in OTHERS])
+def test_another_wires_recorded_stream_written_as_responses_is_strict_and_reads_back(ex: Exchange) -> None:
+    """Codex on any model: a real stream of another wire, read by that wire's bridge and written here,
+    is a stream every event of which the openai SDK's strict models take, and it reads back as it was
+    (a usage the upstream did not give is written 0: Responses' usage has no empty counts)."""
+    from openai.types.responses import Response, ResponseStreamEvent
+    from pydantic import TypeAdapter
+
+    source = get_wire(ex.wire).bridge
+    assert source is not None
+    reader = source().reader()
+    deltas = [d for e in ex.events() for d in reader.feed(e)] + reader.finish()
+    writer = BRIDGE.writer(OUT)
+    events = [e for d in deltas for e in writer.write(d)] + writer.close()
+    strict = TypeAdapter(ResponseStreamEvent)
+    for _, payload in events:
+        strict.validate_python(payload, strict=True)
+    Response.model_validate(events[-1][1]["response"], strict=True)
+    want, got = collect(deltas), collect(_read([p for _, p in events])[0])
+    assert (got.text, got.finish_reason) == (want.text, want.finish_reason)
+    assert [(c.name, c.input, c.kind) for c in got.calls] == [(c.name, c.input, c.kind) for c in want.calls]
+    assert [r.text for r in _pieces(got)[1]] == [r.text for r in _pieces(want)[1]]
+    counts = (want.usage.input_tokens, want.usage.output_tokens, want.usage.cached_tokens)
+    assert (got.usage.input_tokens, got.usage.output_tokens, got.usage.cached_tokens) == tuple(
+        n or 0 for n in counts
+    )

@@ -11,42 +11,33 @@ from __future__ import annotations
 from typing import Any
 
 from toolreplay.model import ServerTool
-from toolreplay.wires.bridge import Bridge, FinishReason, Outbound, reply_deltas
+from toolreplay.wires.bridge import FINISH_REASONS, Bridge, FinishReason, Outbound, reply_deltas
 from toolreplay.wires.openai_responses.bridge_reader import ResponsesReader
 from toolreplay.wires.openai_responses.bridge_writer import ResponsesWriter
 from toolreplay.wires.reply import Reply
 
 _FINAL = ("response.completed", "response.incomplete", "response.failed")
 
-#: Each wire's own word for an answer cut short or refused (any wire's reply can be written here).
-_REASONS: dict[str, FinishReason] = {
-    **dict.fromkeys(
-        ("length", "max_tokens", "MAX_TOKENS", "incomplete", "incomplete:max_output_tokens"), "length"
-    ),
-    **dict.fromkeys(
-        (
-            "refusal",
-            "content_filter",
-            "incomplete:content_filter",
-            "SAFETY",
-            "RECITATION",
-            "PROHIBITED_CONTENT",
-        ),
-        "refusal",
-    ),
-    **dict.fromkeys(("error", "failed"), "error"),
-}
 
-
-def finish_reason(reply: Reply) -> FinishReason | None:
-    """The neutral finish of a reply read from any wire (None: the default, by whether it made calls)."""
-    return _REASONS.get(reply.finish_reason or "")
+def finish_reason(raw: str | None, calls: bool) -> FinishReason:
+    """The finish :func:`~.response.parse_response` leaves (the ``status``, or ``incomplete:<reason>``)
+    in neutral words: ``content_filter`` is a refusal, any other cut is ``length``."""
+    word = raw or ""
+    if word == "incomplete:content_filter":
+        return "refusal"
+    if word.startswith("incomplete"):
+        return "length"
+    if word == "failed":
+        return "error"
+    return "tool_calls" if calls else "stop"
 
 
 def body(reply: Reply, out: Outbound) -> tuple[dict[str, Any], list[str]]:
-    """The whole ``response`` object for ``reply``, and what it could not carry."""
+    """The whole ``response`` object for ``reply`` (its finish in neutral words: ``neutral_reply``), and
+    what it could not carry."""
     writer = ResponsesWriter(out)
-    events = [e for d in reply_deltas(reply, finish_reason(reply)) for e in writer.write(d)]
+    reason = next((r for r in FINISH_REASONS if r == reply.finish_reason), None)
+    events = [e for d in reply_deltas(reply, reason) for e in writer.write(d)]
     events += writer.close()
     final = next(payload for name, payload in reversed(events) if name in _FINAL)
     hosted = [p.text or "unnamed" for p in reply.said if isinstance(p, ServerTool)]
@@ -54,6 +45,6 @@ def body(reply: Reply, out: Outbound) -> tuple[dict[str, Any], list[str]]:
     return dict(final["response"]), [*writer.notes, *notes]
 
 
-BRIDGE = Bridge(reader=ResponsesReader, writer=ResponsesWriter, body=body)
+BRIDGE = Bridge(reader=ResponsesReader, writer=ResponsesWriter, body=body, reason=finish_reason)
 
 __all__ = ["BRIDGE", "body", "finish_reason"]
