@@ -4,14 +4,11 @@ A synthetic history of ``cfg.big`` turns whose replies each carry two steps, eac
 piece of reasoning from the vessel's own model, is rendered on that vessel (the reasoning goes back in
 place) and on another vessel of the same wire (it is left out). Both are compared with the same history
 stored without steps or reasoning: the cost of steps and reasoning must stay small beside the render
-itself, so the earlier ratios against LiteLLM hold. The reasoning-heavy history is also stored in SQLite
-with the fragments a first render left (design 35) and rendered freshly loaded with them: the CLI's
-normal case, where a turn renders only what is new.
+itself, so the earlier ratios against LiteLLM hold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 
 import toolreplay
@@ -19,7 +16,6 @@ from bench import histories
 from bench.cases import Config, Row, ms
 from bench.timing import Contender, alternate
 from toolreplay._history import History, Message, Reasoning, Step, Text
-from toolreplay._render_cache import RenderCache
 from toolreplay._vessels import get_vessel
 
 #: vessel -> the same wire's other vessel (another host: the reasoning is not sent there)
@@ -61,26 +57,11 @@ def reasoning_history(turns: int, vessel: str) -> History:
     return History(f"reasoning-{turns}", tuple(out), histories.tool_specs())
 
 
-def stored(h: History, vessel: str) -> Callable[[], History]:
-    """``h`` in an SQLite store with the fragments of one render on ``vessel``; the returned function
-    loads it afresh with them (as the next turn's process does)."""
-    from toolreplay._store.sqlite import SQLiteStore
-
-    store = SQLiteStore(":memory:")
-    store.import_history(h)
-    cache = RenderCache()
-    cache.render(store.load(h.id), vessel)
-    made = cache.fragments()
-    assert made is not None and store.save_fragments(h.id, *made) == len(h.messages)
-    return lambda: store.load(h.id, fragments=made.key)
-
-
 def _contenders(plain: History, heavy: History, vessel: str, other: str) -> list[Contender]:
     return [
         Contender("plain", lambda _: toolreplay.render(plain, vessel)),
         Contender("issuer", lambda _: toolreplay.render(heavy, vessel)),
         Contender("other", lambda _: toolreplay.render(heavy, other, model="another-model")),
-        Contender("stored", lambda h: toolreplay.render(h, vessel), setup=stored(heavy, vessel)),
     ]
 
 
@@ -94,7 +75,6 @@ def reasoning_rows(cfg: Config) -> list[Row]:
         for name, what in (
             ("issuer", "to its issuer (reasoning in place)"),
             ("other", f"on {other} (left out)"),
-            ("stored", "to its issuer, loaded with its stored fragments (design 35)"),
         ):
             ratio = s.median(name) / s.median("plain")
             rows.append(

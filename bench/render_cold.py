@@ -7,12 +7,10 @@ the bench makes its own from its seeded generator (:mod:`bench.histories`), 1,00
 
 LiteLLM's converters get the messages as they are. toolreplay imports them (the ``openai-chat``
 importer), stores them in SQLite, and each timed render gets the conversation freshly loaded from the
-store (new objects, nothing remembered from an earlier render in the process). Two cold renders are
-timed: the **first render** of a conversation nobody rendered before, and the render of the conversation
-loaded with the **fragments** an earlier render stored (design 35): the CLI's normal case, one process
-per turn, each turn's messages but the newest rendered by an earlier turn. Loading with and without the
-fragments is timed too, since reading them is part of the load. Each wire is measured on one vessel
-(Responses on ``codex``), all contenders of a wire alternately in one process, every wire in the same run.
+store (new objects, nothing remembered from an earlier render in the process): what each ``toolreplay
+turn`` and ``toolreplay render`` process pays. Loading is timed too, so load + render + encode is seen end
+to end. Each wire is measured on one vessel (Responses on ``codex``), all contenders of a wire
+alternately in one process, every wire in the same run.
 """
 
 from __future__ import annotations
@@ -32,7 +30,6 @@ from bench.timing import Contender, Samples, alternate
 from toolreplay import render
 from toolreplay._history import History
 from toolreplay._jsonenc import encode
-from toolreplay._render_cache import RenderCache
 from toolreplay.wires import get_wire
 
 if TYPE_CHECKING:
@@ -111,20 +108,11 @@ def chat_input(path: Path | None, turns: int) -> tuple[list[dict[str, Any]], str
 
 
 class Stored(NamedTuple):
-    """The imported conversation in its store: ``fresh()`` loads it afresh, without fragments."""
+    """The imported conversation in its store: ``fresh()`` loads it afresh."""
 
     store: SQLiteStore
     cid: str
     fresh: Callable[[], History]
-
-    def with_fragments(self, vessel: str) -> Callable[[], History]:
-        """Render once on ``vessel`` and store the fragments (design 35); the returned function loads the
-        conversation afresh with them, as the next turn's process does."""
-        cache = RenderCache()
-        cache.render(self.fresh(), vessel)
-        made = cache.fragments()
-        assert made is not None and self.store.save_fragments(self.cid, *made) == len(made.rows)
-        return lambda: self.store.load(self.cid, fragments=made.key)
 
 
 def imported(messages: list[dict[str, Any]]) -> Stored:
@@ -142,22 +130,18 @@ def imported(messages: list[dict[str, Any]]) -> Stored:
 
 
 def _contenders(peer: Peer | None, vessel: str, given: list[dict[str, Any]], db: Stored) -> list[Contender]:
-    """LiteLLM (when it has a counterpart); the first render and the render from stored fragments, each
-    alone and plus encode; the wire's own render of every prepared turn (the path before design 29);
-    ``json.dumps`` of the body; loading the conversation without and with its fragments."""
-    fresh, stored = db.fresh, db.with_fragments(vessel)
+    """LiteLLM (when it has a counterpart); the render of a freshly loaded conversation, alone and plus
+    encode; the wire's own render of every prepared turn (the path before design 29); ``json.dumps`` of
+    the body; loading the conversation."""
+    fresh = db.fresh
     body = render(fresh(), vessel)
     load, cid = db.store.load, db.cid
-    key = stored().fragments.key
     out = [
         Contender("first", lambda h: render(h, vessel), setup=fresh),
         Contender("first+encode", lambda h: encode(render(h, vessel)), setup=fresh),
-        Contender("render", lambda h: render(h, vessel), setup=stored),
-        Contender("render+encode", lambda h: encode(render(h, vessel)), setup=stored),
         Contender("wire whole", lambda h: wire_whole(vessel, h), setup=fresh),
         Contender("json.dumps", lambda _: json.dumps(body, ensure_ascii=False, separators=(",", ":"))),
         Contender("load", lambda _: load(cid)),
-        Contender("load+fragments", lambda _: load(cid, fragments=key)),
     ]
     if peer is not None:
         convert = peer.convert
@@ -166,47 +150,34 @@ def _contenders(peer: Peer | None, vessel: str, given: list[dict[str, Any]], db:
 
 
 def _peer_rows(peer: Peer, where: str, s: Samples, judged: bool) -> list[Row]:
-    r, first = s.ratio("litellm", "render"), s.ratio("litellm", "first")
+    r = s.ratio("litellm", "first")
     return [
         Row(
             "cold",
-            f"{where}: cold render from the stored fragments (design 35; the CLI's normal case) vs LiteLLM "
+            f"{where}: cold render (a freshly loaded conversation: each CLI process) vs LiteLLM "
             f"{short(peer.function)}",
             "≥ 5x faster" if judged else "",
-            f"{times(r)} (LiteLLM {ms(s.median('litellm'))}, toolreplay {ms(s.median('render'))}; render + "
-            f"encode {times(s.ratio('litellm', 'render+encode'))})",
+            f"{times(r)} (LiteLLM {ms(s.median('litellm'))}, toolreplay {ms(s.median('first'))}; render + "
+            f"encode {times(s.ratio('litellm', 'first+encode'))})",
             r >= 5 if judged else None,
-        ),
-        Row(
-            "cold",
-            f"{where}: first render (a conversation nobody rendered before) vs LiteLLM "
-            f"{short(peer.function)}",
-            "",
-            f"{times(first)} (toolreplay {ms(s.median('first'))}; render + encode "
-            f"{times(s.ratio('litellm', 'first+encode'))})",
-            None,
         ),
     ]
 
 
 def _load_row(where: str, s: Samples) -> Row:
-    """What reading the fragments adds to loading, and load + render with and without them."""
-    plain, more = s.median("load"), s.median("load+fragments")
-    first, cold = plain + s.median("first+encode"), more + s.median("render+encode")
+    """Loading the conversation, and load + render + encode end to end."""
+    load = s.median("load")
     return Row(
         "cold",
-        f"{where}: loading the conversation from SQLite without and with its fragments; load + render + "
-        "encode, first render vs from the fragments",
+        f"{where}: loading the conversation from SQLite; load + render + encode",
         "",
-        f"load {ms(plain)}, with fragments {ms(more)}; load + render + encode {ms(first)} vs {ms(cold)} "
-        f"({first / cold:.2f}x)",
+        f"load {ms(load)}; load + render + encode {ms(load + s.median('first+encode'))}",
         None,
     )
 
 
 def _rows(wire: str, peer: Peer | None, vessel: str, label: str, s: Samples, judged: bool) -> list[Row]:
-    floor = s.median("render+encode") / s.median("json.dumps")
-    first_floor = s.median("first+encode") / s.median("json.dumps")
+    floor = s.median("first+encode") / s.median("json.dumps")
     path = s.median("first") / s.median("wire whole")
     where = f"{wire} ({vessel}), {label}"
     rows = _peer_rows(peer, where, s, judged) if peer is not None else []
@@ -226,10 +197,10 @@ def _rows(wire: str, peer: Peer | None, vessel: str, label: str, s: Samples, jud
     rows.append(
         Row(
             "cold",
-            f"{where}: cold render + encode (from the fragments) vs json.dumps of the same body",
+            f"{where}: cold render + encode vs json.dumps of the same body",
             "≤ 1.0x" if judged else "",
-            f"{floor:.2f}x (render + encode {ms(s.median('render+encode'))}, "
-            f"json.dumps {ms(s.median('json.dumps'))}; first render + encode {first_floor:.2f}x)",
+            f"{floor:.2f}x (render + encode {ms(s.median('first+encode'))}, "
+            f"json.dumps {ms(s.median('json.dumps'))})",
             floor <= 1.0 if judged else None,
         )
     )
@@ -272,21 +243,6 @@ def _counted(wire: str, vessel: str, h: History, judged: bool) -> Row:
     )
 
 
-def _counted_fragments(wire: str, vessel: str, label: str, db: Stored) -> Row:
-    """The render from stored fragments against the first render, in bytecodes executed (both from a
-    freshly loaded history: load-independent, unlike the times)."""
-    first, stored = db.fresh(), db.with_fragments(vessel)()
-    ours, old = bytecodes(lambda: render(stored, vessel)), bytecodes(lambda: render(first, vessel))
-    return Row(
-        "cold",
-        f"{wire} ({vessel}), {label}: render from the stored fragments vs the first render, in Python "
-        "bytecodes executed (deterministic)",
-        "",
-        f"{ours / old:.4f}x ({ours:,} vs {old:,})",
-        None,
-    )
-
-
 def _check(
     peer: Peer, vessel: str, label: str, given: list[dict[str, Any]], fresh: Callable[[], History]
 ) -> None:
@@ -320,7 +276,6 @@ def cold_rows(peers: Sequence[Peer], cfg: Config) -> list[Row]:
         h = fresh()
         # the first 100 turns: counting every instruction is slow, and the count grows with the length alike
         rows.append(_counted(wire, vessel, History(h.id, h.messages[:200], h.tools), not cfg.quick))
-        rows.append(_counted_fragments(wire, vessel, label, db))
     return rows
 
 

@@ -41,10 +41,10 @@ class Counting(SQLiteStore):
         self.read += len(h.messages)
         return h
 
-    def load_window(self, conversation_id: str, head: int, offset: int, stop: int) -> Any:
-        h, sets = super().load_window(conversation_id, head, offset, stop)
+    def load_window(self, conversation_id: str, head: int, offset: int, stop: int) -> History:
+        h = super().load_window(conversation_id, head, offset, stop)
         self.read += len(h.messages)
-        return h, sets
+        return h
 
 
 def test_a_turn_reads_only_the_window(tmp_path: Path) -> None:

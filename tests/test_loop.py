@@ -467,32 +467,14 @@ def test_run_turn_async_directly(store: SQLiteStore) -> None:
 
 
 @pytest.mark.parametrize("vessel", ["kimi", "anthropic", "gemini", "codex"])
-def test_each_turn_stores_render_fragments_the_next_turn_renders_from(
-    store: SQLiteStore, vessel: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Design 35: once a turn's first request is answered its complete messages' fragments are stored; the
-    next turn (a new process in the CLI) starts from them and sends the bytes of a render without them."""
+def test_a_later_turn_sends_the_bytes_of_a_render_of_its_history(store: SQLiteStore, vessel: str) -> None:
+    """Each turn renders its window afresh (a new process in the CLI): the third turn's request is the
+    body :func:`toolreplay.render` gives for the stored conversation up to its user message."""
     import toolreplay
-    from toolreplay._render_cache import RenderCache
 
-    seeded: list[int] = []
-    real = RenderCache.render_body
-
-    def spy(self: RenderCache, *a: Any, **kw: Any) -> dict[str, Any]:
-        body = real(self, *a, **kw)
-        seeded.append(self._entries[0].from_store)
-        return body
-
-    monkeypatch.setattr(RenderCache, "render_body", spy)
     t = Scripted(close_call(1), text("Closed #1."), close_call(2, None), text("Closed #2."), text("Fine."))
     for words in ("Close #1.", "Close #2.", "Status?"):
-        seeded.clear()
         turn(store, t, words, vessel=vessel)
-    # the last turn's first render took from the stored fragments every message but the previous reply
-    # (finished after its turn stored them) and its own two; that turn's rows are stored now
-    assert seeded[0] == 3
-    rows = store._read(lambda c: c.execute("SELECT message_id FROM render_fragments ORDER BY seq").fetchall())
-    assert [r[0] for r in rows] == ["u1", "a2", "u3", "a4", "u5"]
     h = store.load("c1")
     stop = History("c1", h.messages[:-1])  # the last request: up to its user message, reply in progress
     want = toolreplay.render(stop, vessel, tools=[coop_tool(board_of(store)).spec])

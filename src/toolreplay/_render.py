@@ -148,8 +148,6 @@ def fit_body(
         the_plan = plan_of(h.messages, budget, context.jump, reserved, accepts)
     return fit(
         h.messages,
-        # the stored fragments go along (design 35): a render uses them only for the very messages they
-        # were bound to, from the first on
         lambda sent: render_sent(replace(h, messages=tuple(sent))),
         count,
         budget,

@@ -39,10 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate, chain, islice
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, cast
 
-from toolreplay import _fragments as fragments
-from toolreplay._fragments import FragmentRow, Fragments, Stored
 from toolreplay._history import History, Message, RequestSettings, ToolSpec, load_history
 from toolreplay._ids import StemAllocator
 from toolreplay._render_entry import (
@@ -160,11 +158,9 @@ class RenderCache:
     the same body; see the module docstring for what is reused and when.
     """
 
-    def __init__(self, stored: Fragments | None = None) -> None:
+    def __init__(self) -> None:
         self._entries: list[Entry] = []
         self._stats = CacheStats()
-        #: fragments loaded from the store (design 35): a render from scratch starts from them
-        self._stored = stored
 
     @property
     def stats(self) -> CacheStats:
@@ -210,14 +206,12 @@ class RenderCache:
         # a system message in the middle of the conversation renders where it stood: the cache keeps
         # system turns apart as the prompt's, so the wire's own render decides (rare: imported bodies)
         got = None if mid_system(messages) else self._render(messages, v.wire, opts, mode, settings,
-                                                             native_tools, h.fragments)  # fmt: skip
+                                                             native_tools)  # fmt: skip
         if got is None:  # the wire did not render as this cache expects: its own render decides
             body, turns, whole = _whole_body(messages, v.wire, opts, mode, settings)
             declared = whole.tools
         else:
             body, entry = got
-            if warnings is not None:
-                fragments.materialize(entry)
             turns = [t for t in entry.turns if t is not None] if warnings is not None else []
             declared = tuple(entry.declared) if native_tools else opts.tools
         if warnings is not None:
@@ -240,9 +234,8 @@ class RenderCache:
         body a caller that builds its own options sends (the turn loop does, once per request of a turn: the
         reply in progress, which gained a call, is the only message rendered again)."""
         msgs = messages.messages if isinstance(messages, History) else tuple(messages)
-        stored = messages.fragments if isinstance(messages, History) else None
         get_wire(wire)  # the registry's own error for an unknown wire
-        got = None if mid_system(msgs) else self._render(msgs, wire, opts, mode, settings, False, stored)
+        got = None if mid_system(msgs) else self._render(msgs, wire, opts, mode, settings, False)
         if got is None:
             return render_wire(wire, prepare_turn_messages(msgs, mode, settings=settings), opts)
         return got[0]
@@ -257,12 +250,11 @@ class RenderCache:
         mode: Mode,
         settings: ReplaySettings,
         native_tools: bool,
-        stored: Stored | None = None,
     ) -> tuple[dict[str, Any], Entry] | None:
         """The body and the entry that made it; None when the wire did not render as expected."""
         entry = self._entry((wire, opts, mode, settings, native_tools))
         try:
-            self._update(entry, messages, stored if stored is not None else self._stored)
+            self._update(entry, messages)
             body = self._body(entry)
         except BaseException:
             self._entries.remove(entry)
@@ -284,18 +276,10 @@ class RenderCache:
         del self._entries[MAX_ENTRIES:]
         return e
 
-    def _update(self, e: Entry, messages: tuple[Message, ...], stored: Stored | None) -> None:
+    def _update(self, e: Entry, messages: tuple[Message, ...]) -> None:
         """Bring ``e`` to ``messages``: keep the shared leading messages, render the rest."""
         fresh = e.piece is None
         j = 0 if fresh else first_difference(e.messages, messages)
-        if fresh and stored is not None:  # design 35: the stored fragments' messages are not rendered
-            key = fragments.fragment_key(*_key_of(e))
-            f = fragments.pick(stored, key)
-            n = fragments.usable(f, key, messages)
-            if f is not None and n:
-                self._truncate(e, messages, 0)
-                fragments.seed(e, f, messages, n)
-                e.from_store, fresh, j = n, False, n
         if not fresh and j == len(e.messages) == len(messages):
             self._count(resumed=True, reused=j, rendered=0)
             return
@@ -329,12 +313,7 @@ class RenderCache:
     @staticmethod
     def _truncate(e: Entry, messages: tuple[Message, ...], j: int) -> None:
         """Drop everything ``e`` holds from stored message ``j`` on; rebuild the running state at ``j``."""
-        if j and j <= e.seeded:
-            index = e.mapped_at[j - 1]
-        else:
-            index = e.ids.index - mapped(e.turns[j:]) if e.ids is not None and j else 0
-        e.seeded, e.from_store = min(e.seeded, j), min(e.from_store, j)
-        del e.mapped_at[j:]
+        index = e.ids.index - mapped(e.turns[j:]) if e.ids is not None and j else 0
         del e.turns[j:]
         del e.items_after[j:]
         del e.items[e.items_after[-1] if j else 0 :]
@@ -417,7 +396,6 @@ class RenderCache:
         w = get_wire(e.wire)
         body = w.render(skeleton, opts)
         if w.assemble is not None:
-            fragments.materialize(e)
             whole = w.assemble(body, list(filter(None, e.turns)), e.items)
             return whole if whole is None or w.finish is None else w.finish(whole, opts)
         key = w.list_key
@@ -431,29 +409,6 @@ class RenderCache:
         # the wire's last touch on the whole body (Anthropic's cache markers, design 36) works on copies:
         # the cached elements stay as rendered
         return body if w.finish is None else w.finish(body, opts)
-
-    def fragments(self) -> Made | None:
-        """What the last render adds to the stored fragments (design 35), None before any render."""
-        if not self._entries or self._entries[0].piece is None:
-            return None
-        e = self._entries[0]
-        rows = fragments.export(e, e.from_store)
-        return Made(fragments.fragment_key(*_key_of(e)), e.from_store, rows, e.messages)
-
-
-class Made(NamedTuple):
-    """What a render adds to the stored fragments: its key, the first row to write (those before it came
-    from the store), the rows of its complete messages from there on, and the messages it rendered
-    (:meth:`~toolreplay._store.Store.save_fragments` takes them in this order)."""
-
-    key: str
-    start: int
-    rows: list[FragmentRow]
-    messages: tuple[Message, ...]
-
-
-def _key_of(e: Entry) -> Key:
-    return e.wire, e.opts, e.mode, e.settings, e.native_tools
 
 
 __all__ = ["CacheStats", "RenderCache"]

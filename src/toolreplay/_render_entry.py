@@ -1,8 +1,7 @@
 """What the render cache keeps per rendering (vessel, mode, options): :class:`Entry`, and how the turn
 messages of a conversation's tail are prepared for it.
 
-Used by :mod:`toolreplay._render_cache` (which renders) and :mod:`toolreplay._fragments` (which seeds an
-entry from stored fragments and exports what it rendered); kept apart so both see one definition.
+Kept apart from :mod:`toolreplay._render_cache` (which renders) to keep each module small.
 """
 
 from __future__ import annotations
@@ -51,13 +50,6 @@ class Entry:
     fed: int = 0
     piece: TurnPiece | None = None
     ids: IdMapper | None = None
-    #: the first ``seeded`` stored messages came from stored fragments (design 35): their turn messages
-    #: are None until :func:`toolreplay._fragments.materialize` prepares them, and ``mapped_at[k]`` is
-    #: how many calls the call-id mapper had named after seeded message ``k``
-    seeded: int = 0
-    mapped_at: list[int] = field(default_factory=list)
-    #: the first ``from_store`` stored messages have valid rows in the store already
-    from_store: int = 0
 
     def matches(self, key: Key) -> bool:
         wire, opts, mode, settings, native_tools = key

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 _NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
 KEEP_MAX = 16
@@ -75,12 +75,6 @@ class StemAllocator:
         self._used.add(stem)
         self._by_id[message_id] = stem
         return stem
-
-    def resume(self, message_ids: Sequence[str], stems: Sequence[str]) -> None:
-        """Continue as if ``message_ids`` had been fed and given ``stems`` (a render seeded from stored
-        fragments, design 35: the stems were recorded when the messages were first rendered)."""
-        self._used.update(stems)
-        self._by_id.update(zip(message_ids, stems, strict=True))
 
 
 def stems_for(message_ids: Iterable[str]) -> list[str]:

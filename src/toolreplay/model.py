@@ -349,9 +349,6 @@ class History:
     messages: tuple[Message, ...]
     tools: tuple[ToolSpec, ...] | None = None
     warnings: tuple[str, ...] = field(default=(), compare=False)
-    fragments: Any = field(default=None, compare=False, repr=False)
-    """The stored render fragments loaded with the messages (design 35), or None; :func:`toolreplay.render`
-    reuses the set of its own settings."""
     requests: tuple[RequestSettings, ...] = ()
 
     def index_of(self, message_id: str) -> int:

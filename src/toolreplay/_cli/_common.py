@@ -61,9 +61,8 @@ def friendly(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def load_source(source: str, db: str | None, *, fragments: bool = False) -> History:
-    """SOURCE is a history file (when such a file exists) or a stored conversation id; with
-    ``fragments``, a stored conversation comes with its stored render fragments (read only: design 35).
+def load_source(source: str, db: str | None) -> History:
+    """SOURCE is a history file (when such a file exists) or a stored conversation id.
 
     A file is read the way ``toolreplay import`` reads it: any known format, detected the same way, its
     warnings printed to stderr. A file holding several conversations, or an empty conversation, is refused
@@ -71,7 +70,7 @@ def load_source(source: str, db: str | None, *, fragments: bool = False) -> Hist
     """
     if not source.strip():
         raise ToolreplayError("SOURCE is empty: name a history file or a stored conversation id")
-    history = _from_file(source) if Path(source).exists() else _from_store(source, db, fragments)
+    history = _from_file(source) if Path(source).exists() else _from_store(source, db)
     if not history.messages:
         raise ToolreplayError(f"{source}: the conversation {history.id!r} is empty: it has no messages")
     return history
@@ -95,7 +94,7 @@ def _from_file(source: str) -> History:
     return batch.conversations[0]
 
 
-def _from_store(source: str, db: str | None, fragments: bool) -> History:
+def _from_store(source: str, db: str | None) -> History:
     from toolreplay._store import open_store
 
     store = open_store(db)
@@ -104,6 +103,6 @@ def _from_store(source: str, db: str | None, fragments: bool) -> History:
             raise ToolreplayError(
                 f"{source}: neither a history file nor a stored conversation in {store.url}"
             )
-        return store.load(source, fragments=fragments)
+        return store.load(source)
     finally:
         store.close()

@@ -226,7 +226,7 @@ def render_cmd(
         _render_as_sent(load_source(source, db), upto, pretty)
         return
     vessel = get_vessel(pick_vessel(vessel_name))
-    h = load_source(source, db, fragments=True)  # the render uses the stored set of its settings
+    h = load_source(source, db)
     warnings: list[str] = []
     budget = ContextBudget(max_context_tokens)
     body = render(h, vessel, mode=cast(Mode, mode), system=read_system(system), tools=read_tools(tools_opt),

@@ -8,13 +8,11 @@ after ``max_requests`` requests.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._errors import StoreError
 from toolreplay._history import History, ToolCall
 from toolreplay._loop.events import Retrying, Stopped, TextDelta
 from toolreplay._loop.recorder import Recorder
@@ -24,7 +22,6 @@ from toolreplay.wires.reply import ParsedCall, Reply
 
 if TYPE_CHECKING:
     from toolreplay._errors import ProviderError
-    from toolreplay._fragments import Fragments
     from toolreplay._render_cache import RenderCache
     from toolreplay._replay import ReplaySettings
     from toolreplay._transport.client import Transport
@@ -90,8 +87,7 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
     streamed: list[str] = []
     # Each step renders the same history plus the reply in progress, which only grew: the cache
     # renders that reply again and reuses every earlier message's pieces (same bytes as a full render).
-    # The first step starts from the fragments an earlier turn stored (design 35).
-    bodies = RenderCache(_stored(rec, opts, replace(rec.options.replay, audience=log.audience())))
+    bodies = RenderCache()
 
     def on_text(piece: str) -> None:
         streamed.append(piece)
@@ -115,32 +111,11 @@ async def run_http(rec: Recorder, transport: Transport) -> Stopped:
         if reply.text and not streamed:  # answered whole: the UI still gets the text
             rec.emit(TextDelta(reply.text))
         rec.take(reply)
-        if rec.requests == 1:
-            _keep(rec, bodies)
         if not reply.calls:
             return "answer"
         for pc in reply.calls:
             await run_call(rec, pc)
     return "request_limit"
-
-
-def _stored(rec: Recorder, opts: RenderOptions, settings: ReplaySettings) -> Fragments | None:
-    """The render fragments an earlier turn stored for this turn's settings, bound to its messages (read
-    with them, in one transaction: design 35)."""
-    from toolreplay._fragments import bind, fragment_key
-
-    got = rec.window.fragments.get(fragment_key(rec.vessel.wire, opts, "native", settings, False))
-    return bind(got, rec.history.messages) if got is not None else None
-
-
-def _keep(rec: Recorder, bodies: RenderCache) -> None:
-    """Store the fragments of what the first step rendered (design 35), once it was answered: the next
-    turn, in this process or another, renders only what is new. A cache: when it cannot be written, the
-    next turn renders those messages again."""
-    made = bodies.fragments()
-    if made is not None and made.rows:
-        with contextlib.suppress(StoreError):
-            rec.store.save_fragments(rec.cid, *made)
 
 
 __all__ = ["run_call", "run_http"]

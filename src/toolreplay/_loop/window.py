@@ -8,8 +8,8 @@ request adds only the planning size of the reply in progress.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolreplay._budget import Accepts, Plan, PlanRow, first_mark, plan, reserved_bytes
@@ -19,7 +19,6 @@ from toolreplay._store.window import OutlineRow, issued_of
 from toolreplay._vessels import Vessel
 
 if TYPE_CHECKING:
-    from toolreplay._fragments import Fragments
     from toolreplay._store import Store
 
 
@@ -33,8 +32,6 @@ class Window:
     plan: Plan | None
     """None: no budget is known, everything is sent."""
     accepts: Accepts
-    fragments: Mapping[str, Fragments] = field(default_factory=dict)
-    """The conversation's stored render fragment sets by key, read with the messages (design 35)."""
 
 
 def plan_rows(rows: Sequence[OutlineRow], base: int, accepts: Accepts) -> list[PlanRow]:
@@ -69,8 +66,7 @@ def read_window(
     context = options.context
     budget = context.tokens(vessel.context_tokens, options.max_tokens)
     if budget is None:
-        h, sets = store.load_window(cid, 0, 0, end)
-        return Window(h, 0, None, accepts, sets)
+        return Window(store.load_window(cid, 0, 0, end), 0, None, accepts)
     line = store.line(cid, end)
     system = store.load_range(cid, 0, line.head)  # the system messages, and the tools
     reserved = reserved_bytes(tool_specs(system), options.system)
@@ -79,9 +75,8 @@ def read_window(
     sized = plan_rows(rows, line.base, accepts)
     the_plan = plan(sized, line.head, line.last_user, mark, budget, context.jump, reserved)
     offset = line.head if context.summary is not None else the_plan.starts[0]
-    # the system messages again, with the rest and the fragments: one snapshot of all a render pairs up
-    h, sets = store.load_window(cid, line.head, offset, end)
-    return Window(h, offset, the_plan, accepts, sets)
+    # the system messages again, with the rest: one snapshot of everything the render reads
+    return Window(store.load_window(cid, line.head, offset, end), offset, the_plan, accepts)
 
 
 __all__ = ["Window", "plan_rows", "read_window", "turn_accepts"]

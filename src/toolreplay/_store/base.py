@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from toolreplay._history import History, Message, RequestSettings, Step, ToolCall
 
 if TYPE_CHECKING:
-    from toolreplay._fragments import FragmentRow, Fragments
     from toolreplay._store.turns import TurnLock
     from toolreplay._store.window import Line, OutlineRow, UsageRecord
     from toolreplay.wires.reply import Usage
@@ -54,27 +53,8 @@ class Store(Protocol):
 
     def exists(self, conversation_id: str) -> bool: ...
 
-    def load(self, conversation_id: str, fragments: str | bool | None = None) -> History:
-        """The whole conversation in stored order; raises StoreError when there is none. With
-        ``fragments`` (a key of :func:`toolreplay._fragments.fragment_key`), its stored render fragments of
-        that key come with it, bound to its messages; with True, every stored set, by key: a render
-        picks the one of its own settings (design 35). Reading them writes nothing."""
-        ...
-
-    def load_fragments(self, conversation_id: str, key: str) -> Fragments | None:
-        """The stored render fragments of ``key`` (design 35), not bound to any messages yet."""
-        ...
-
-    def save_fragments(
-        self,
-        conversation_id: str,
-        key: str,
-        start: int,
-        rows: Sequence[FragmentRow],
-        messages: Sequence[Message],
-    ) -> int:
-        """Store the fragments a render of ``messages`` made, from row ``start`` on, for the messages stored
-        complete exactly as rendered; keeps the conversation's newest sets. Returns the rows written."""
+    def load(self, conversation_id: str) -> History:
+        """The whole conversation in stored order; raises StoreError when there is none."""
         ...
 
     def counts(self, conversation_id: str) -> tuple[int, int]:
@@ -104,12 +84,10 @@ class Store(Protocol):
         conversation's tools; raises StoreError when there is no such conversation."""
         ...
 
-    def load_window(
-        self, conversation_id: str, head: int, offset: int, stop: int
-    ) -> tuple[History, dict[str, Fragments]]:
+    def load_window(self, conversation_id: str, head: int, offset: int, stop: int) -> History:
         """The messages at positions ``0 <= position < head`` then ``offset <= position < stop`` (with
-        the conversation's tools), and the conversation's stored render fragment sets by key, unbound
-        (design 35), read in one transaction; raises StoreError when there is no such conversation."""
+        the conversation's tools), read in one transaction; raises StoreError when there is no such
+        conversation."""
         ...
 
     def record_usage(

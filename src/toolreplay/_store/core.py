@@ -32,7 +32,6 @@ from toolreplay._store import rows as R
 from toolreplay._store import schema as S
 from toolreplay._store import window as W
 from toolreplay._store.base import ConversationInfo, ImportResult
-from toolreplay._store.fragments import DROP_CONVERSATION, DROP_MESSAGE, FragmentStore, attach
 from toolreplay._store.origins import Origins, origin_columns
 from toolreplay._store.replies import LiveReplies
 from toolreplay._store.sql import Dialect, Queries, Rows, Tx, now, surrogate_error
@@ -41,7 +40,7 @@ from toolreplay._store.turns import TurnLock, settled
 T = TypeVar("T")
 
 
-class SQLStore(FragmentStore, LiveReplies, Origins, W.WindowView, ABC):
+class SQLStore(LiveReplies, Origins, W.WindowView, ABC):
     """The :class:`~toolreplay._store.Store` on an SQL database; a backend supplies the connection."""
 
     url: str
@@ -123,10 +122,8 @@ class SQLStore(FragmentStore, LiveReplies, Origins, W.WindowView, ABC):
         tool_uses = c.execute(q.load_tool_uses, (conversation_id,)).fetchall()
         return R.history_from_rows(conversation_id, row[0], messages, tool_uses, row[1])
 
-    def load(self, conversation_id: str, fragments: str | bool | None = None) -> History:
-        """With ``fragments``, the conversation's stored render fragments of that key (True: every set)
-        too (design 35)."""
-        h = self._read(lambda c: attach(self, c, self._load(c, conversation_id), fragments))
+    def load(self, conversation_id: str) -> History:
+        h = self._read(lambda c: self._load(c, conversation_id))
         if h is None:
             raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
         return self._settled(h)
@@ -235,8 +232,8 @@ class SQLStore(FragmentStore, LiveReplies, Origins, W.WindowView, ABC):
                 c.execute(q.lock_conversation, cid)
             if c.execute(q.conversation_exists, cid).fetchone() is None:
                 raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
-            drops = map(self.dialect.sql, (W.DELETE_CONVERSATION_USAGE, *DROP_CONVERSATION))
-            for sql in (*drops, q.delete_conversation_tool_uses, q.delete_conversation_messages):
+            usage = self.dialect.sql(W.DELETE_CONVERSATION_USAGE)
+            for sql in (usage, q.delete_conversation_tool_uses, q.delete_conversation_messages):
                 c.execute(sql, cid)
             c.execute(q.delete_conversation, cid)
 
@@ -250,8 +247,7 @@ class SQLStore(FragmentStore, LiveReplies, Origins, W.WindowView, ABC):
         if row is None:
             raise StoreError(f"conversation {conversation_id!r}: no message {message_id!r}")
         self._unrun(c, conversation_id, message_id)
-        for drop in (W.DELETE_MESSAGE_USAGE, DROP_MESSAGE):
-            c.execute(self.dialect.sql(drop), (conversation_id, message_id))
+        c.execute(self.dialect.sql(W.DELETE_MESSAGE_USAGE), (conversation_id, message_id))
         c.execute(q.delete_message_tool_uses, (conversation_id, message_id))
         c.execute(q.delete_message, (conversation_id, message_id))
         c.execute(q.park_later_messages, (conversation_id, int(row[0])))

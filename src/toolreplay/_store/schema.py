@@ -112,8 +112,8 @@ _SETS = """CREATE TABLE render_fragment_sets (
     used BIGINT NOT NULL,
     PRIMARY KEY (conversation_id, key)
 )"""
-# The render fragments (design 35): one row per message of a rendered list, per settings key; the sets
-# kept per conversation, most recently written first (see _store/fragments.py).
+# The render fragments of migration 0010 (design 35), dropped again by 0013: one row per message of a
+# rendered list, per settings key, and the sets kept per conversation. Kept here so 0010 stays as it ran.
 FRAGMENT_TABLES = (
     _FRAGMENTS,
     _SETS,
@@ -140,6 +140,7 @@ _AS_SENT = (
     "ALTER TABLE tool_uses ADD COLUMN kind TEXT",
     "ALTER TABLE tool_uses ADD COLUMN sent TEXT",
 )
+_DROP_FRAGMENTS = ("DROP TABLE IF EXISTS render_fragments", "DROP TABLE IF EXISTS render_fragment_sets")
 _ORIGIN = (
     "ALTER TABLE conversations ADD COLUMN origin TEXT",
     "ALTER TABLE conversations ADD COLUMN session TEXT",
@@ -250,8 +251,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0010_render_fragments",
         # What each stored message rendered into, per wire and settings (design 35), so a new process
-        # renders a long conversation from them; see _store/fragments.py. Rows are a cache: dropping them
-        # loses nothing. A later migration that changes how stored messages read must delete them.
+        # rendered a long conversation from them. Rows were a cache: 0013 drops them, losing nothing.
         sqlite=_same(*FRAGMENT_TABLES),
         postgres=_same(*FRAGMENT_TABLES),
     ),
@@ -261,7 +261,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         # each recorded request (JSON list, oldest first), ``messages.sent`` and ``tool_uses.sent`` how a
         # message or a call and its answer stood in their body (JSON, per wire), ``tool_uses.kind`` a
         # free-form call (``custom``; NULL: a function call). NULL for everything stored before, which
-        # reads as it did. Stored messages read the same, so the render fragments stay valid.
+        # reads as it did.
         sqlite=_AS_SENT,
         postgres=_AS_SENT,
     ),
@@ -274,6 +274,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         # _store/origins.py). NULL for every other one.
         sqlite=_ORIGIN,
         postgres=_ORIGIN,
+    ),
+    Migration(
+        "0013_drop_render_fragments",
+        # The render fragments of 0010 did not pay end to end (design 35: loading them cost what they
+        # saved in the render), so they are gone: their tables with their rows (a cache) and the index.
+        sqlite=_same(*_DROP_FRAGMENTS),
+        postgres=_same(*_DROP_FRAGMENTS),
     ),
 )
 

@@ -1,6 +1,6 @@
 """The SQL layer every part of the SQL store shares: a transaction (:class:`Tx`), a backend's
 :class:`Dialect` and :class:`Queries`, and :class:`StoreHost`, what the mixins of
-:class:`~toolreplay._store.core.SQLStore` (fragments, window, live replies, origins) use of the store
+:class:`~toolreplay._store.core.SQLStore` (window, live replies, origins) use of the store
 they are mixed into, so they need not import the class that mixes them in.
 """
 

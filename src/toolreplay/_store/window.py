@@ -16,20 +16,18 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from toolreplay._errors import StoreError
 from toolreplay._history import History, Message
 from toolreplay._steps import Issuer
-from toolreplay._store.fragments import read_sets
 from toolreplay._store.rows import history_from_rows, message_row
 from toolreplay._store.schema import INSERT_MESSAGE, MESSAGE_COLUMNS, TOOL_USE_COLUMNS
 from toolreplay._tokens import planning_size
 from toolreplay.wires.reply import Usage
 
 if TYPE_CHECKING:
-    from toolreplay._fragments import Fragments
-    from toolreplay._store.sql import Dialect, Queries, StoreHost, Tx
+    from toolreplay._store.sql import Dialect, Queries, Tx
 
 T = TypeVar("T")
 
@@ -287,17 +285,12 @@ class WindowView:
             raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
         return self._settled(h)
 
-    def load_window(
-        self, conversation_id: str, head: int, offset: int, stop: int
-    ) -> tuple[History, dict[str, Fragments]]:
-        """The messages at positions ``0 <= position < head`` then ``offset <= position < stop``, and every
-        stored render fragment set of the conversation (not bound yet), read in one transaction: rows
-        written after a message was removed and stored again under its id are never paired with the
-        content read before (design 35)."""
+    def load_window(self, conversation_id: str, head: int, offset: int, stop: int) -> History:
+        """The messages at positions ``0 <= position < head`` then ``offset <= position < stop``, read in
+        one transaction."""
         d = self.dialect
-        store = cast("StoreHost", self)
 
-        def run(c: Tx) -> tuple[History, dict[str, Fragments]] | None:
+        def run(c: Tx) -> History | None:
             row = c.execute(self.queries.conversation_exists, (conversation_id,)).fetchone()
             if row is None:
                 return None
@@ -306,13 +299,12 @@ class WindowView:
                 if span[1] < span[2]:
                     messages += c.execute(d.sql(LOAD_MESSAGE_RANGE), span).fetchall()
                     tool_uses += c.execute(d.sql(LOAD_TOOL_USE_RANGE), (conversation_id, *span)).fetchall()
-            h = history_from_rows(conversation_id, row[0], messages, tool_uses, row[1])
-            return h, read_sets(store, c, conversation_id)
+            return history_from_rows(conversation_id, row[0], messages, tool_uses, row[1])
 
-        got = self._read(run)
-        if got is None:
+        h = self._read(run)
+        if h is None:
             raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
-        return self._settled(got[0]), got[1]
+        return self._settled(h)
 
     def record_usage(
         self, conversation_id: str, message_id: str, step: int, usage: Usage, model: str | None = None

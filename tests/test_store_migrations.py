@@ -1,0 +1,83 @@
+# ruff: noqa: F811  (pytest fixtures imported from store_fixtures are parameters here)
+"""Migration 0013 on every backend (see store_fixtures): a database made by the schema before it, with
+stored render fragments, opens, drops their tables and reads, writes and removes as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from store_fixtures import store_url  # noqa: F401
+from toolreplay._history import History, Message, ToolCall
+from toolreplay._store import open_store
+from toolreplay._store import schema as S
+from toolreplay._store.sql import Tx
+
+DROP = "0013_drop_render_fragments"
+#: A fragment row as migration 0010 stored it (design 35).
+INSERT_FRAGMENT = """INSERT INTO render_fragments
+    (conversation_id, key, seq, message_id, stem, calls, declares, items) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"""
+INSERT_SET = "INSERT INTO render_fragment_sets (conversation_id, key, used) VALUES (?, ?, ?)"
+FRAGMENT_TABLES = {
+    "sqlite": "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ({})",
+    "postgres": "SELECT tablename FROM pg_tables WHERE tablename IN ({})",
+}
+NAMES = "'render_fragments', 'render_fragment_sets'"
+
+
+def _history() -> History:
+    call = ToolCall("coop", {"id": 1}, "closed", call_id="c1")
+    return History(
+        "old",
+        (
+            Message("u1", "user", "one"),
+            Message("a2", "assistant", "done", (call,)),
+            Message("u3", "user", "3"),
+        ),
+    )
+
+
+def _tables(store: object) -> list[str]:
+    s = store  # an SQLStore: its dialect names the catalog to ask
+    q = FRAGMENT_TABLES[s.dialect.name].format(NAMES)  # type: ignore[attr-defined]
+    rows = s.transact(lambda c: c.execute(q).fetchall(), "catalog", read=True)  # type: ignore[attr-defined]
+    return sorted(r[0] for r in rows)
+
+
+def test_a_database_with_render_fragments_drops_them_and_reads_as_before(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = S.MIGRATIONS[: S.MIGRATION_NAMES.index(DROP)]
+    with monkeypatch.context() as m:  # the schema of the release before 0013
+        m.setattr(S, "MIGRATIONS", before)
+        m.setattr(S, "MIGRATION_NAMES", tuple(x.name for x in before))
+        old = open_store(store_url)
+        try:
+            old.import_history(_history())
+            sql = old.dialect.sql  # type: ignore[attr-defined]
+
+            def fill(c: Tx) -> None:
+                for seq, mid in enumerate(("u1", "a2", "u3")):
+                    c.execute(sql(INSERT_FRAGMENT), ("old", "k" * 32, seq, mid, mid, seq % 2, None, "[{}]"))
+                c.execute(sql(INSERT_SET), ("old", "k" * 32, 1))
+
+            old.transact(fill, "fragments")  # type: ignore[attr-defined]
+            assert _tables(old) == ["render_fragment_sets", "render_fragments"]
+        finally:
+            old.close()
+    store = open_store(store_url)
+    try:
+        assert DROP in store.applied_migrations()  # type: ignore[attr-defined]
+        assert _tables(store) == []
+        assert store.load("old") == _history()
+        store.delete_message("old", "a2")  # wrote to the fragment rows before 0013
+        store.append_message("old", Message("a4", "assistant", "again"))
+        assert [m.id for m in store.load("old").messages] == ["u1", "u3", "a4"]
+        store.delete_conversation("old")
+        assert not store.exists("old")
+    finally:
+        store.close()
+    reopened = open_store(store_url)
+    try:
+        assert reopened.migrate() == []  # type: ignore[attr-defined]
+    finally:
+        reopened.close()
