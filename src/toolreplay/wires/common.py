@@ -105,7 +105,9 @@ def request_settings(wire: str, body: Any, conversation_keys: Sequence[str]) -> 
     return RequestSettings(wire, {k: v for k, v in body.items() if k not in conversation_keys})
 
 
-@functools.lru_cache(maxsize=4096)  # called once per call and definition on every render; names repeat
+# Every render maps the name of every replayed call and definition (thousands per long history, a handful
+# of distinct names): remembered instead of matched again (bench/caches.py says what it buys).
+@functools.lru_cache(maxsize=4096)
 def wire_tool_name(name: str) -> str:
     """A tool name every wire accepts, mapped deterministically (the same for calls and definitions).
 
@@ -115,22 +117,6 @@ def wire_tool_name(name: str) -> str:
     with a letter or ``_``, cut to 55 characters, then ``_`` and 8 hex digits of SHA-256 of the original
     name, so two different names practically never map to one (``my.tool`` -> ``my_tool_<hash>``).
     """
-    got = _WIRE_NAMES.get(name)
-    if got is not None:
-        return got
-    if len(_WIRE_NAMES) >= _WIRE_NAMES_MAX:  # a bound, not an LRU: tool vocabularies are small
-        _WIRE_NAMES.clear()
-    got = _WIRE_NAMES[name] = _map_tool_name(name)
-    return got
-
-
-# Every render maps the name of every replayed call (thousands per long history, a handful of distinct
-# names): the mapping is remembered instead of matched again.
-_WIRE_NAMES: dict[str, str] = {}
-_WIRE_NAMES_MAX = 4096
-
-
-def _map_tool_name(name: str) -> str:
     if _TOOL_NAME_OK.match(name):
         return name
     cleaned = _TOOL_NAME_BAD.sub("_", name)

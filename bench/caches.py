@@ -1,0 +1,216 @@
+"""What each cache on the render and turn path buys, end to end (issue 23): ``python -m bench.caches``.
+
+A cache keeps its place only with a line here (or in ``bench/RESULTS.md``) showing what it buys on the
+whole path it sits on, not on the function it speeds up. Each is measured with and without, alternately in
+one process (CPU time of the process, medians): without is the cached function's own body put in its
+place in every module that holds it (``functools`` keeps it as ``__wrapped__``), or, for the render cache,
+a new cache per request.
+
+* ``RenderCache`` within one turn: a turn of four requests (the reply in progress gains a call each time),
+  load + render + encode of each request through one cache, against a new cache per request; and a loop
+  that keeps its conversation in memory, ten turns appended, one render each.
+* ``wire_tool_name``: render + encode of a 1,000-turn history, tool names that fit and names that must be
+  mapped (``server.tool``).
+* ``issued_of``: a CLI turn (``run_turn`` to a stand-in transport) on a stored reasoning-heavy history,
+  whose outline rows each carry what only the step's issuer gets.
+* ``part_tokens``: a render within a context budget of a history whose user messages carry PDFs.
+* ``counter_for``: a render within a context budget on an OpenAI model (its tokenizer looked up).
+"""
+
+from __future__ import annotations
+
+import base64
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bench.histories import next_turn, synthetic_history
+from bench.long import _Clock
+from bench.reasoning import reasoning_history
+from toolreplay import ContextBudget, encode, render
+from toolreplay._history import History, Message, Part, ToolCall
+from toolreplay._render_cache import RenderCache
+from toolreplay._render_options import render_options
+from toolreplay._store.sqlite import SQLiteStore
+from toolreplay._store.window import issued_of
+from toolreplay._tokens import counter_for, part_tokens
+from toolreplay._vessels import get_vessel
+from toolreplay.wires.common import wire_tool_name
+
+ROUNDS = 9
+Side = tuple[Callable[[], AbstractContextManager[object]], Callable[[], object]]
+
+
+@contextmanager
+def uncached(fn: Any) -> Iterator[None]:
+    """``fn``'s own body (``fn.__wrapped__``) in its place in every loaded module, for the block."""
+    raw, held = fn.__wrapped__, []
+    for mod in list(sys.modules.values()):
+        d = getattr(mod, "__dict__", None)
+        if isinstance(d, dict):
+            held += [(d, k) for k, v in list(d.items()) if v is fn]
+    for d, k in held:
+        d[k] = raw
+    try:
+        yield
+    finally:
+        for d, k in held:
+            d[k] = fn
+
+
+def compare(sides: dict[str, Side], rounds: int = ROUNDS) -> dict[str, float]:
+    """Median CPU seconds of each side's work, alternately (order rotated each round), gc off while timed."""
+    names = list(sides)
+    out: dict[str, list[float]] = {n: [] for n in names}
+    for n in names:  # warm up
+        with sides[n][0]():
+            sides[n][1]()
+    for r in range(rounds):
+        k = r % len(names)
+        for n in names[k:] + names[:k]:
+            state, work = sides[n]
+            with state():
+                gc.collect()
+                gc.disable()
+                t0 = time.process_time()
+                work()
+                out[n].append(time.process_time() - t0)
+                gc.enable()
+    return {n: statistics.median(v) for n, v in out.items()}
+
+
+def line(what: str, s: dict[str, float]) -> str:
+    a, b = s["without"], s["with"]
+    return f"| {what} | {a * 1e3:.2f} ms | {b * 1e3:.2f} ms | **{a / b:.2f}x** |"
+
+
+def _growing(h: History, n: int) -> list[tuple[Message, ...]]:
+    """The messages of ``n`` requests of one turn: ``h``, a user message, the reply gaining a call each."""
+    user = Message("u-new", "user", "Go on.")
+    calls = [ToolCall("search", {"q": f"step {k}"}, f"found {k}", f"c{k}") for k in range(n)]
+    return [
+        (*h.messages, user, Message("a-new", "assistant", "", tuple(calls[:k]), status="in_progress"))
+        for k in range(n)
+    ]
+
+
+def render_cache_lines(turns: int) -> list[str]:
+    store = SQLiteStore(":memory:")
+    h = synthetic_history(turns)
+    store.import_history(h)
+    v = get_vessel("anthropic")
+    opts = render_options(v, tools=h.tools or ())
+
+    def turn(one: bool) -> None:
+        loaded = store.load(h.id)
+        cache = RenderCache()
+        for msgs in _growing(loaded, 4):
+            encode((cache if one else RenderCache()).render_body(msgs, v.wire, opts))
+
+    what = f"RenderCache: a turn of 4 requests, {turns:,} turns stored (load + 4 x render + encode)"
+    out = [line(what, _sides(lambda: turn(False), lambda: turn(True)))]
+    grown = [h]
+    for _ in range(10):
+        u, a = next_turn(grown[-1])
+        grown.append(replace(grown[-1], messages=(*grown[-1].messages, u, a)))
+
+    def loop(one: bool) -> None:
+        cache = RenderCache()
+        for g in grown[1:]:
+            encode(cache.render(g, "anthropic") if one else render(g, "anthropic"))
+
+    what = f"RenderCache: an in-memory loop, {turns:,} turns then 10 appended, one render + encode each"
+    out.append(line(what, _sides(lambda: loop(False), lambda: loop(True))))
+    store.close()
+    return out
+
+
+def _sides(without: Callable[[], object], with_: Callable[[], object]) -> dict[str, float]:
+    return compare({"without": (nullcontext, without), "with": (nullcontext, with_)})
+
+
+def _cached_or_not(fn: Any, work: Callable[[], object]) -> dict[str, float]:
+    return compare({"without": (lambda: uncached(fn), work), "with": (nullcontext, work)})
+
+
+def tool_name_lines(turns: int) -> list[str]:
+    plain = synthetic_history(turns)
+    dotted = History(
+        plain.id,
+        tuple(
+            replace(m, tool_uses=tuple(replace(c, name=f"server.{c.name}") for c in m.tool_uses))
+            for m in plain.messages
+        ),
+        tuple(replace(t, name=f"server.{t.name}") for t in plain.tools or ()),
+    )
+    return [
+        line(f"wire_tool_name: render + encode, {turns:,} turns, names that fit",
+             _cached_or_not(wire_tool_name, lambda: encode(render(plain, "anthropic")))),
+        line(f"wire_tool_name: render + encode, {turns:,} turns, names mapped (server.tool)",
+             _cached_or_not(wire_tool_name, lambda: encode(render(dotted, "anthropic")))),
+    ]  # fmt: skip
+
+
+def issued_lines(turns: int, tmp: Path) -> list[str]:
+    from toolreplay._loop import run_turn
+
+    store = SQLiteStore(tmp / "reasoning.db")
+    store.import_history(reasoning_history(turns, "anthropic"))
+    cid = f"reasoning-{turns}"
+
+    def turn() -> None:
+        run_turn(cid, "What is still open?", "anthropic", store=store, transport=_Clock())  # type: ignore[arg-type]
+
+    out = line(f"issued_of: a CLI turn, {turns:,} reasoning-heavy turns stored (anthropic)",
+               _cached_or_not(issued_of, turn))  # fmt: skip
+    store.close()
+    return [out]
+
+
+def _pdf(pages: int, k: int) -> str:
+    body = b"%PDF-1.4\n" + b"".join(b"%d 0 obj << /Type /Page >> endobj\n" % i for i in range(pages))
+    return base64.b64encode(body + b"x" * 200_000 + str(k).encode()).decode("ascii")
+
+
+def part_lines() -> list[str]:
+    h = synthetic_history(200)
+    msgs = list(h.messages)
+    for i in range(0, len(msgs), 20):
+        pdf = Part("document", media_type="application/pdf", data=_pdf(30, i), name=f"doc{i}.pdf")
+        msgs[i] = replace(msgs[i], parts=(Part("text", text=msgs[i].text), pdf))
+    docs = replace(h, messages=tuple(msgs))
+    budget = ContextBudget(60_000)
+    return [
+        line("part_tokens: render within a 60,000-token budget, 200 turns, a 270 KB PDF every 10th turn",
+             _cached_or_not(part_tokens, lambda: encode(render(docs, "anthropic", context=budget)))),
+        line("counter_for: render within a 60,000-token budget, 200 turns, on codex (gpt-5)",
+             _cached_or_not(counter_for, lambda: encode(render(h, "codex", context=budget)))),
+    ]  # fmt: skip
+
+
+def main(argv: list[str]) -> None:
+    turns = int(argv[0]) if argv else 1000
+    os.environ.setdefault("ANTHROPIC_API_KEY", "bench-key-not-sent")
+    print(f"load {', '.join(f'{x:.1f}' for x in os.getloadavg())}; CPU time, medians of {ROUNDS} rounds")
+    print("| cache: the path measured | without | with | gain |\n|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for rows in (
+            lambda: render_cache_lines(turns),
+            lambda: tool_name_lines(turns),
+            lambda: issued_lines(2 * turns, Path(tmp)),
+            part_lines,
+        ):
+            for r in rows():
+                print(r, flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
