@@ -9,12 +9,11 @@ a new cache per request.
 * ``RenderCache`` within one turn: a turn of four requests (the reply in progress gains a call each time),
   load + render + encode of each request through one cache, against a new cache per request; and a loop
   that keeps its conversation in memory, ten turns appended, one render each.
-* ``wire_tool_name``: render + encode of a 1,000-turn history, tool names that fit and names that must be
-  mapped (``server.tool``).
-* ``issued_of``: a CLI turn (``run_turn`` to a stand-in transport) on a stored reasoning-heavy history,
-  whose outline rows each carry what only the step's issuer gets.
 * ``part_tokens``: a render within a context budget of a history whose user messages carry PDFs.
 * ``counter_for``: a render within a context budget on an OpenAI model (its tokenizer looked up).
+
+``wire_tool_name`` and ``issued_of`` were measured here too (a render with names that fit and names that
+must be mapped; a CLI turn on a stored reasoning-heavy history) and lost their memos (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -24,26 +23,20 @@ import gc
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from bench.histories import next_turn, synthetic_history
-from bench.long import _Clock
-from bench.reasoning import reasoning_history
 from toolreplay import ContextBudget, encode, render
 from toolreplay._history import History, Message, Part, ToolCall
 from toolreplay._render_cache import RenderCache
 from toolreplay._render_options import render_options
 from toolreplay._store.sqlite import SQLiteStore
-from toolreplay._store.window import issued_of
 from toolreplay._tokens import counter_for, part_tokens
 from toolreplay._vessels import get_vessel
-from toolreplay.wires.common import wire_tool_name
 
 ROUNDS = 9
 Side = tuple[Callable[[], AbstractContextManager[object]], Callable[[], object]]
@@ -141,40 +134,6 @@ def _cached_or_not(fn: Any, work: Callable[[], object]) -> dict[str, float]:
     return compare({"without": (lambda: uncached(fn), work), "with": (nullcontext, work)})
 
 
-def tool_name_lines(turns: int) -> list[str]:
-    plain = synthetic_history(turns)
-    dotted = History(
-        plain.id,
-        tuple(
-            replace(m, tool_uses=tuple(replace(c, name=f"server.{c.name}") for c in m.tool_uses))
-            for m in plain.messages
-        ),
-        tuple(replace(t, name=f"server.{t.name}") for t in plain.tools or ()),
-    )
-    return [
-        line(f"wire_tool_name: render + encode, {turns:,} turns, names that fit",
-             _cached_or_not(wire_tool_name, lambda: encode(render(plain, "anthropic")))),
-        line(f"wire_tool_name: render + encode, {turns:,} turns, names mapped (server.tool)",
-             _cached_or_not(wire_tool_name, lambda: encode(render(dotted, "anthropic")))),
-    ]  # fmt: skip
-
-
-def issued_lines(turns: int, tmp: Path) -> list[str]:
-    from toolreplay._loop import run_turn
-
-    store = SQLiteStore(tmp / "reasoning.db")
-    store.import_history(reasoning_history(turns, "anthropic"))
-    cid = f"reasoning-{turns}"
-
-    def turn() -> None:
-        run_turn(cid, "What is still open?", "anthropic", store=store, transport=_Clock())  # type: ignore[arg-type]
-
-    out = line(f"issued_of: a CLI turn, {turns:,} reasoning-heavy turns stored (anthropic)",
-               _cached_or_not(issued_of, turn))  # fmt: skip
-    store.close()
-    return [out]
-
-
 def _pdf(pages: int, k: int) -> str:
     body = b"%PDF-1.4\n" + b"".join(b"%d 0 obj << /Type /Page >> endobj\n" % i for i in range(pages))
     return base64.b64encode(body + b"x" * 200_000 + str(k).encode()).decode("ascii")
@@ -201,15 +160,8 @@ def main(argv: list[str]) -> None:
     os.environ.setdefault("ANTHROPIC_API_KEY", "bench-key-not-sent")
     print(f"load {', '.join(f'{x:.1f}' for x in os.getloadavg())}; CPU time, medians of {ROUNDS} rounds")
     print("| cache: the path measured | without | with | gain |\n|---|---|---|---|")
-    with tempfile.TemporaryDirectory() as tmp:
-        for rows in (
-            lambda: render_cache_lines(turns),
-            lambda: tool_name_lines(turns),
-            lambda: issued_lines(2 * turns, Path(tmp)),
-            part_lines,
-        ):
-            for r in rows():
-                print(r, flush=True)
+    for r in (*render_cache_lines(turns), *part_lines()):
+        print(r, flush=True)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from toolreplay._errors import StoreError
@@ -127,9 +126,9 @@ def issued_text(issued: Sequence[tuple[Issuer, int]]) -> str | None:
     return json.dumps([[i.wire, i.host, i.model, n] for i, n in issued], separators=(",", ":"))
 
 
-@lru_cache(maxsize=256)
 def issued_of(text: str | None) -> tuple[tuple[Issuer, int], ...]:
-    """The ``issued`` column read back (the same few values repeat: cached)."""
+    """The ``issued`` column read back (not memoised: a turn reads its window's rows only, 1.00x with a
+    memo: bench/RESULTS.md)."""
     if not text:
         return ()
     return tuple((Issuer(w, h, m), int(n)) for w, h, m, n in json.loads(text))

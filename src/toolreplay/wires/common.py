@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -105,9 +104,7 @@ def request_settings(wire: str, body: Any, conversation_keys: Sequence[str]) -> 
     return RequestSettings(wire, {k: v for k, v in body.items() if k not in conversation_keys})
 
 
-# Every render maps the name of every replayed call and definition (thousands per long history, a handful
-# of distinct names): remembered instead of matched again (bench/caches.py says what it buys).
-@functools.lru_cache(maxsize=4096)
+# Not memoised: a memo bought 0.98x-1.16x on a whole render (bench/RESULTS.md, "What each cache buys").
 def wire_tool_name(name: str) -> str:
     """A tool name every wire accepts, mapped deterministically (the same for calls and definitions).
 
