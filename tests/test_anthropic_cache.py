@@ -158,6 +158,23 @@ def test_a_vessel_file_sets_the_count(tmp_path: Path) -> None:
         load_vessels(path)
 
 
+def test_every_way_to_set_the_count_meets_one_check() -> None:
+    """Issue 23: ``cache_breakpoints`` is checked in one place (``_vessels.checked_breakpoints``) against
+    one limit, the wires' own (``Wire.max_breakpoints``): the vessel file, ``render()``, a turn's options
+    and ``--cache-breakpoints`` refuse 5 in the same words."""
+    from toolreplay.wires import wire_names
+
+    assert max(get_wire(w).max_breakpoints for w in wire_names()) == get_wire("anthropic").max_breakpoints
+    refused = "cache_breakpoints must be an integer from 0 to 4, not 5"
+    with pytest.raises(ConfigError, match=refused):
+        toolreplay.render(CHIEF, "anthropic", cache_breakpoints=5)
+    options = TurnOptions(cache_breakpoints=5)  # a value, checked where the turn folds it into its vessel
+    with pytest.raises(ConfigError, match=refused):
+        run_turn("c", "Hello.", "anthropic", options=options)  # refused before any store is opened
+    res = CliRunner().invoke(cli, ["render", str(CHIEF), "-v", "anthropic", "--cache-breakpoints", "5"])
+    assert res.exit_code == 1 and refused in res.output
+
+
 def test_the_cli_turns_it_off_and_on() -> None:
     runner = CliRunner()
     on = runner.invoke(cli, ["render", str(CHIEF), "-v", "anthropic"])

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import NO_SHARED, ROOT
-from toolreplay import encode, render
+from toolreplay import RenderArgs, encode, render
 from toolreplay._api import render_options
 from toolreplay._errors import ToolreplayError
 from toolreplay._history import History, Message, ToolCall, ToolSpec, message_to_dict
@@ -157,16 +157,21 @@ def whole(
     return body
 
 
+def cached(cache: RenderCache, h: History, vessel: str = "gemini", mode: Mode = "native", **kw: Any) -> Any:
+    """``cache.render`` with the arguments of ``render``: its options as one :class:`RenderArgs`."""
+    return cache.render(h, vessel, mode, RenderArgs(**kw))
+
+
 def same_bytes(cache: RenderCache, h: History, kw: dict[str, Any]) -> None:
     try:
         want = encode(whole(h, **kw))
     except ToolreplayError as exc:
         with pytest.raises(type(exc)):
-            cache.render(h, **kw)
+            cached(cache, h, **kw)
         with pytest.raises(type(exc)):
             render(h, **kw)
         return
-    assert encode(cache.render(h, **kw)) == want
+    assert encode(cached(cache, h, **kw)) == want
     assert encode(render(h, **kw)) == want  # the cold render: the same path with nothing cached
 
 
@@ -313,7 +318,7 @@ def test_upto_and_warnings_match_the_full_render() -> None:
     cache = RenderCache()
     got: list[str] = []
     want: list[str] = []
-    assert encode(cache.render(h, "openai", upto="u2", warnings=got)) == encode(
+    assert encode(cache.render(h, "openai", args=RenderArgs(upto="u2"), warnings=got)) == encode(
         whole(h, "openai", upto="u2", warnings=want)
     )
     assert got == want and got
@@ -321,7 +326,7 @@ def test_upto_and_warnings_match_the_full_render() -> None:
     render(h, "openai", upto="u2", warnings=cold)
     assert cold == want
     with pytest.raises(ToolreplayError):
-        cache.render(h, "openai", upto="nope")
+        cache.render(h, "openai", args=RenderArgs(upto="nope"))
 
 
 def test_real_transcripts_grown_message_by_message() -> None:

@@ -13,7 +13,8 @@ Histories:
     load_history, history_to_dict, normalize_tool_uses, read_history (any format ``import`` reads),
     ImportBatch
 Replay and render:
-    render, encode, RenderCache, prepare_turn_messages, reply_calls, ReplayCall, ReplaySettings, TurnMessage
+    render, encode, RenderCache, RenderArgs, prepare_turn_messages, reply_calls, ReplayCall, ReplaySettings,
+    TurnMessage
 Long conversations (the context budget):
     ContextBudget
 Vessels:
@@ -56,6 +57,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "toolreplay._budget": ("ContextBudget",),
     "toolreplay._jsonenc": ("encode",),
     "toolreplay._render_cache": ("RenderCache",),
+    "toolreplay._render_options": ("RenderArgs",),
     "toolreplay._vessels": ("Vessel", "get_vessel", "vessels"),
     "toolreplay._loop": (
         "CallFinished", "CallStarted", "ContextTrimmed", "Flagged", "Retrying", "TextDelta", "TurnEvent",
@@ -99,6 +101,7 @@ __all__ = [
     "ProviderTimeout",
     "RateLimitError",
     "Reasoning",
+    "RenderArgs",
     "RenderCache",
     "ReplayCall",
     "ReplaySettings",
@@ -188,6 +191,7 @@ if TYPE_CHECKING:
         run_turn_async,
     )
     from toolreplay._render_cache import RenderCache
+    from toolreplay._render_options import RenderArgs
     from toolreplay._replay import (
         ReplayCall,
         ReplaySettings,

@@ -21,9 +21,9 @@ from toolreplay._budget import (
     reserved_bytes,
 )
 from toolreplay._history import History, ToolSpec, load_history
-from toolreplay._render_options import for_vessel, with_breakpoints
+from toolreplay._render_options import RenderArgs, for_vessel
 from toolreplay._replay import DEFAULT_SETTINGS, Mode, ReplaySettings
-from toolreplay._vessels import Vessel, get_vessel
+from toolreplay._vessels import Vessel, resolve_vessel
 
 
 def render(
@@ -76,46 +76,39 @@ def render(
         if upto is not None:
             h = replace(h, messages=h.messages[: h.index_of(upto) + 1])
         return render_as_sent(h, warnings)
-    if cache_breakpoints is not None:
-        vessel = with_breakpoints(get_vessel(vessel), cache_breakpoints)
-    kwargs: dict[str, Any] = {
-        "system": system, "tools": tools, "model": model, "settings": settings,
-        "temperature": temperature, "max_tokens": max_tokens, "stream": stream,
-    }  # fmt: skip
+    v = resolve_vessel(vessel, cache_breakpoints=cache_breakpoints)  # once: passed down as it is
+    args = RenderArgs(system=system, tools=tools, model=model, upto=upto, settings=settings,
+                      temperature=temperature, max_tokens=max_tokens, stream=stream)  # fmt: skip
     if context is not None:
-        v = get_vessel(vessel)
         budget = context.tokens(v.context_tokens, max_tokens)
         if budget is not None:
             h = history if isinstance(history, History) else load_history(history)
             if upto is not None:
-                cut = h.messages[: h.index_of(upto) + 1]
-                h = replace(h, messages=cut)
-            return _budgeted(h, v, mode, context, budget, warnings, kwargs)
-    return _render(history, vessel, mode, upto, warnings, kwargs)
+                h = replace(h, messages=h.messages[: h.index_of(upto) + 1])
+            return _budgeted(h, v, mode, replace(args, upto=None), context, budget, warnings)
+    return _render(history, v, mode, args, warnings)
 
 
 def _budgeted(
     h: History,
     v: Vessel,
     mode: Mode,
+    args: RenderArgs,
     context: ContextBudget,
     budget: int,
     warnings: list[str] | None,
-    kwargs: dict[str, Any],
 ) -> dict[str, Any]:
     """:func:`render` within ``budget``: the warnings of the body returned, then the budget's own."""
     said: list[str] = []
 
     def render_sent(sent: History) -> dict[str, Any]:
         said.clear()
-        return _render(sent, v, mode, None, said, kwargs)
+        return _render(sent, v, mode, args, said)
 
-    settings = for_vessel(kwargs["settings"], v, kwargs["model"])
+    settings = for_vessel(args.settings, v, args.model)
     accepts = settings.audience.accepts if mode == "native" and settings.audience is not None else None
-    tools, system = kwargs["tools"], kwargs["system"]
-    got = fit_body(
-        h, v, context, budget, render_sent, kwargs["model"], accepts=accepts, tools=tools, system=system
-    )
+    got = fit_body(h, v, context, budget, render_sent, args.model, accepts=accepts, tools=args.tools,
+                   system=args.system)  # fmt: skip
     if warnings is not None:
         warnings.extend(said)  # those of the body returned: the last one rendered
         warnings.extend(got.warnings)
@@ -160,16 +153,12 @@ def fit_body(
 
 def _render(
     history: History | str | Path | Mapping[str, Any],
-    vessel: str | Vessel,
+    v: Vessel,
     mode: Mode,
-    upto: str | None,
+    args: RenderArgs,
     warnings: list[str] | None,
-    kw: dict[str, Any],
 ) -> dict[str, Any]:
     # design 29: one render path; a render is the incremental renderer with nothing cached
     from toolreplay._render_cache import RenderCache
 
-    return RenderCache().render(
-        history, vessel, mode, kw["system"], kw["tools"], kw["model"], upto, settings=kw["settings"],
-        temperature=kw["temperature"], max_tokens=kw["max_tokens"], stream=kw["stream"], warnings=warnings,
-    )  # fmt: skip
+    return RenderCache().render(history, v, mode, args, warnings=warnings)

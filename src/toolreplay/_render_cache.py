@@ -41,7 +41,7 @@ from itertools import accumulate, chain, islice
 from pathlib import Path
 from typing import Any, cast
 
-from toolreplay._history import History, Message, RequestSettings, ToolSpec, load_history
+from toolreplay._history import History, Message, RequestSettings, load_history
 from toolreplay._ids import StemAllocator
 from toolreplay._render_entry import (
     CALLS,
@@ -54,7 +54,7 @@ from toolreplay._render_entry import (
     prepared,
     tail_turns,
 )
-from toolreplay._render_options import for_vessel, render_options
+from toolreplay._render_options import NO_ARGS, RenderArgs, for_vessel
 from toolreplay._render_same import first_difference
 from toolreplay._replay import (
     DEFAULT_SETTINGS,
@@ -154,8 +154,8 @@ def carry_settings(
 class RenderCache:
     """The rendered pieces of one conversation, reused when the conversation only grew (or changed late).
 
-    ``cache.render(history, vessel, ...)`` takes the arguments of :func:`toolreplay.render` and returns
-    the same body; see the module docstring for what is reused and when.
+    ``cache.render(history, vessel, mode, RenderArgs(...))`` returns the body :func:`toolreplay.render`
+    gives for the same arguments; see the module docstring for what is reused and when.
     """
 
     def __init__(self) -> None:
@@ -175,32 +175,19 @@ class RenderCache:
         history: History | str | Path | Mapping[str, Any],
         vessel: str | Vessel = "gemini",
         mode: Mode = "native",
-        system: str | None = None,
-        tools: Sequence[ToolSpec] | None = None,
-        model: str | None = None,
-        upto: str | None = None,
+        args: RenderArgs = NO_ARGS,
         *,
-        settings: ReplaySettings = DEFAULT_SETTINGS,
-        temperature: float | None = None,
-        max_tokens: int | None = None,
-        stream: bool | None = None,
         warnings: list[str] | None = None,
     ) -> dict[str, Any]:
-        """The request body :func:`toolreplay.render` gives for these arguments, rendered incrementally."""
+        """The request body :func:`toolreplay.render` gives for these arguments (``args`` its options,
+        ``warnings`` as there), rendered incrementally. ``vessel`` is used as given when it is a
+        :class:`~toolreplay.Vessel` (a render resolves it once, then passes it down)."""
         h = history if isinstance(history, History) else load_history(history)
         v = get_vessel(vessel)
-        given = tools if tools is not None else (h.tools or ())
-        opts = render_options(
-            v,
-            system=system,
-            tools=given,
-            model=model,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            stream=stream,
-        )
-        settings = for_vessel(settings, v, model)
-        messages = _cut(h, upto, mode, settings)
+        given = args.tools if args.tools is not None else (h.tools or ())
+        opts = args.options(v, given)
+        settings = for_vessel(args.settings, v, args.model)
+        messages = _cut(h, args.upto, mode, settings)
         # design 8, as api.render does: plain and prose declare the tools the native replay would
         native_tools = mode != "native"
         # a system message in the middle of the conversation renders where it stood: the cache keeps

@@ -1,5 +1,5 @@
-"""What a vessel makes of a render: its render options with the caller's overrides, its prompt-cache
-breakpoints, and the replay settings aimed at it (design 17).
+"""What a render is asked for (:class:`RenderArgs`) and what a vessel makes of it: its render options
+with the caller's overrides, and the replay settings aimed at it (design 17).
 
 Below both render paths (:mod:`toolreplay._render`, :class:`~toolreplay._render_cache.RenderCache`) and
 the turn loop, which all start from these.
@@ -8,13 +8,44 @@ the turn loop, which all start from these.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from toolreplay._errors import ConfigError
 from toolreplay._history import ToolSpec
-from toolreplay._replay import ReplaySettings
-from toolreplay._vessels import MAX_BREAKPOINTS, Vessel
+from toolreplay._replay import DEFAULT_SETTINGS, ReplaySettings
+from toolreplay._vessels import Vessel
 from toolreplay.wires.common import RenderOptions
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RenderArgs:
+    """What a render is asked for besides the history, the vessel and the mode: the options of
+    :func:`toolreplay.render` (see there), one typed value passed down whole, built by name.
+    :meth:`RenderCache.render <toolreplay.RenderCache.render>` takes it as it is."""
+
+    system: str | None = None
+    tools: Sequence[ToolSpec] | None = None
+    model: str | None = None
+    upto: str | None = None
+    settings: ReplaySettings = DEFAULT_SETTINGS
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stream: bool | None = None
+
+    def options(self, vessel: Vessel, tools: Sequence[ToolSpec]) -> RenderOptions:
+        """The render options of ``vessel`` with these overrides, declaring ``tools``."""
+        return render_options(
+            vessel,
+            system=self.system,
+            tools=tools,
+            model=self.model,
+            temperature=self.temperature,
+            max_tokens=self.max_tokens,
+            stream=self.stream,
+        )
+
+
+#: A render asked for nothing beyond the vessel's own options.
+NO_ARGS = RenderArgs()
 
 
 def render_options(
@@ -40,13 +71,6 @@ def render_options(
         flags=vessel.flags,
         cache_breakpoints=vessel.cache_breakpoints,
     )
-
-
-def with_breakpoints(vessel: Vessel, n: int) -> Vessel:
-    """``vessel`` placing ``n`` prompt-cache breakpoints (design 36)."""
-    if not 0 <= n <= MAX_BREAKPOINTS:
-        raise ConfigError(f"cache_breakpoints must be from 0 to {MAX_BREAKPOINTS}, not {n}")
-    return replace(vessel, cache_breakpoints=n)
 
 
 def for_vessel(settings: ReplaySettings, vessel: Vessel, model: str | None = None) -> ReplaySettings:

@@ -50,8 +50,6 @@ from toolreplay._errors import ConfigError
 from toolreplay._files import read_toml
 from toolreplay._steps import Audience, Issuer, host_of
 
-#: Anthropic's limit on prompt-cache markers per request (``cache_breakpoints`` at most).
-MAX_BREAKPOINTS = 4
 #: A registered wire's name (:func:`toolreplay.wires.wire_names`); a vessel row names its wire as data.
 WireName = str
 IdPolicy = Literal["derived", "kimi"]
@@ -240,8 +238,8 @@ def _vessel_from_toml(
     max_id = _int_at_least(raw.get("max_id_len", base.max_id_len), 16, f"{where}: max_id_len")
     window = _int_at_least(raw.get("context_tokens", base.context_tokens), 1, f"{where}: context_tokens")
     marks = raw.get("cache_breakpoints", base.cache_breakpoints)
-    if _int_at_least(marks, 0, f"{where}: cache_breakpoints") is None or marks > MAX_BREAKPOINTS:
-        raise ConfigError(f"{where}: cache_breakpoints must be an integer from 0 to {MAX_BREAKPOINTS}")
+    if wires:  # the built-in rows: checked by their test (the registry is not imported while this loads)
+        marks = checked_breakpoints(marks, f"{where}: ")
     for k in ("base_url", "model", "description", "key_env"):
         if k in raw and not isinstance(raw[k], str):
             raise ConfigError(f"{where}: {k} must be a string")
@@ -307,13 +305,35 @@ def vessels() -> list[Vessel]:
     return list(load_vessels().values())
 
 
-def resolve_vessel(vessel: str | Vessel, *, model: str | None = None, base_url: str | None = None) -> Vessel:
-    """The vessel a turn runs on: looked up once, ``model`` and ``base_url`` (``--model``,
-    ``--base-url``) folded in. Everything below takes this value; its ``home_url`` stays the profile's."""
+def resolve_vessel(
+    vessel: str | Vessel,
+    *,
+    model: str | None = None,
+    base_url: str | None = None,
+    cache_breakpoints: int | None = None,
+) -> Vessel:
+    """The vessel a turn or a render runs on: looked up once, ``model`` and ``base_url`` (``--model``,
+    ``--base-url``) and ``cache_breakpoints`` (``--cache-breakpoints``, checked) folded in. Everything
+    below takes this value; its ``home_url`` stays the profile's."""
     v = get_vessel(vessel)
     if base_url or model:
         v = replace(v, base_url=base_url or v.base_url, model=model or v.model)
+    if cache_breakpoints is not None:
+        v = replace(v, cache_breakpoints=checked_breakpoints(cache_breakpoints))
     return v
+
+
+def checked_breakpoints(n: object, where: str = "") -> int:
+    """``n`` as a vessel's prompt-cache breakpoints: an integer from 0 to the most a registered wire
+    places (``Wire.max_breakpoints``, Anthropic's 4: design 36), else a ConfigError after ``where``.
+    The one check of the setting: a ``vessels.toml`` row, ``render(cache_breakpoints=...)``,
+    ``TurnOptions.cache_breakpoints`` and ``--cache-breakpoints`` all come through here."""
+    from toolreplay.wires import get_wire, wire_names
+
+    most = max(get_wire(w).max_breakpoints for w in wire_names())
+    if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n <= most:
+        raise ConfigError(f"{where}cache_breakpoints must be an integer from 0 to {most}, not {n!r}")
+    return n
 
 
 def get_vessel(name: str | Vessel) -> Vessel:

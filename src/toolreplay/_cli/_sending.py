@@ -65,7 +65,7 @@ def sending_options(fn: F) -> F:
 
 CACHE_BREAKPOINTS_OPTION = click.option(
     "--cache-breakpoints",
-    type=click.IntRange(0, 4),
+    type=int,  # checked with the vessel it is folded into (_vessels.checked_breakpoints)
     default=None,
     metavar="N",
     help="Anthropic prompt-cache markers per request, 0 (none) to 4; default: the vessel's.",

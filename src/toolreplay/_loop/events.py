@@ -47,7 +47,7 @@ class TurnOptions:
     """The context budget (default: the vessel's context window); ``ContextBudget(max_tokens=N)``."""
     cache_breakpoints: int | None = None
     """Prompt-cache markers per request on a wire that places them (Anthropic, design 36), 0 to 4;
-    None: the vessel profile's."""
+    None: the vessel profile's. Folded into the turn's vessel and checked there (``resolve_vessel``)."""
 
     max_steps: InitVar[int | None] = None
     """The old name of ``max_requests`` (given, it sets it)."""
@@ -57,8 +57,6 @@ class TurnOptions:
             object.__setattr__(self, "max_requests", max_steps)
         if self.max_requests < 1:
             raise ConfigError(f"max_requests must be at least 1, not {self.max_requests}")
-        if self.cache_breakpoints is not None and not 0 <= self.cache_breakpoints <= 4:
-            raise ConfigError(f"cache_breakpoints must be from 0 to 4, not {self.cache_breakpoints}")
         if self.timeout is not None and not self.timeout > 0:
             raise ConfigError(f"timeout must be more than 0 seconds, not {self.timeout}")
 

@@ -48,14 +48,11 @@ def _render_options(rec: Recorder) -> RenderOptions:
     opts = render_options(
         rec.vessel,
         system=o.system,
-        tools=rec.tool_specs(),
-        model=o.model,
+        tools=rec.tool_specs(),  # the model: the resolved vessel's (--model is in it)
         temperature=o.temperature,
         max_tokens=o.max_tokens,
         stream=o.stream,
     )
-    if o.cache_breakpoints is not None:
-        opts = replace(opts, cache_breakpoints=o.cache_breakpoints)
     if rec.vessel.has("encrypted_reasoning"):
         # stateless (store: false): the model's reasoning survives between steps only if it comes back
         opts = replace(opts, include=("reasoning.encrypted_content",))

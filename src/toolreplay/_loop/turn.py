@@ -91,7 +91,10 @@ async def run_turn_async(
     """
     opts = options or TurnOptions()
     _refuse_empty(conversation, user_text, parts)
-    v = resolve_vessel(vessel, model=opts.model, base_url=opts.base_url)  # once: passed down as it is
+    # once: passed down as it is
+    v = resolve_vessel(
+        vessel, model=opts.model, base_url=opts.base_url, cache_breakpoints=opts.cache_breakpoints
+    )
     own_store = store is None
     if store is None:
         from toolreplay._store import open_store

@@ -349,6 +349,9 @@ class Wire:
     sealed_reasoning: tuple[str, str] = ("", "")
     #: The host of the wire's public API: the issuer recorded on an imported body's replies (design 17).
     public_host: str = ""
+    #: The most prompt-cache breakpoints a body of this wire may carry (``RenderOptions.cache_breakpoints``,
+    #: placed by ``finish``: Anthropic's 4, design 36); 0: the wire places none.
+    max_breakpoints: int = 0
     #: The top-level body keys that hold the conversation, its system prompt and its tools; every other
     #: top-level key is a request setting, kept as sent (:class:`~toolreplay.model.RequestSettings`).
     conversation_keys: tuple[str, ...] = ()

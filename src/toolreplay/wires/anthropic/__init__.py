@@ -58,6 +58,7 @@ WIRE = Wire(
     render_turn=render.turn_renderer,
     call_ids=render.call_ids,
     finish=breakpoints.finish,
+    max_breakpoints=breakpoints.MAX_BREAKPOINTS,
     elements=breakpoints.unmarked,
     parse_request=request.parse_request,
     parse_response=response.parse_response,

@@ -100,8 +100,10 @@ def _mark_head(body: dict[str, Any]) -> bool:
 
 def finish(body: dict[str, Any], opts: RenderOptions) -> dict[str, Any]:
     """``body`` with ``opts.cache_breakpoints`` markers placed (see the module docstring); the same
-    body, untouched, when that is 0."""
-    left = min(opts.cache_breakpoints, MAX_BREAKPOINTS)
+    body, untouched, when that is 0. The count was checked where it was set (``_vessels``: at most
+    ``Wire.max_breakpoints``); a hand-made ``RenderOptions`` above it gets what it asked for, and
+    the body rules say so."""
+    left = opts.cache_breakpoints
     if left <= 0:
         return body
     messages = body.get(LIST_KEY)
