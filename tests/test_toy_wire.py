@@ -144,6 +144,26 @@ def toy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Vessel]:
         unregister_wire(NAME)
 
 
+def test_a_wire_not_sent_over_http_needs_a_driver_the_loop_has(tmp_path: Path) -> None:
+    """Issue 23: "not HTTP" is not read as "the Claude Code CLI": a wire whose contract names another
+    driver is refused by name before anything is stored (it was driven by the Claude driver)."""
+    from dataclasses import replace
+
+    from toolreplay._loop import run_turn
+    from toolreplay._store.sqlite import SQLiteStore
+    from toolreplay._vessels import Vessel
+
+    register_wire(replace(TOY, name="toy-pigeon", http=None, driver="carrier pigeon"))
+    try:
+        with SQLiteStore(tmp_path / "t.db") as store:
+            pigeon = Vessel("pigeon", "toy-pigeon", "", None, "toy-1")
+            with pytest.raises(toolreplay.ConfigError, match="names the driver 'carrier pigeon', which the"):
+                run_turn("c", "Hello.", pigeon, store=store)
+            assert not store.exists("c")
+    finally:
+        unregister_wire("toy-pigeon")
+
+
 def run(*args: str) -> tuple[int, str]:
     result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     return result.exit_code, result.output

@@ -154,15 +154,15 @@ _TABLE: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-#: The vessel whose host an imported body's issuer gets when no ``--issuer-url`` says otherwise (design 17).
-_PUBLIC_VESSEL = {"openai-chat": "openai", "openai-responses": "openai-responses", "anthropic": "anthropic",
-                  "gemini": "gemini", "ollama": "ollama"}  # fmt: skip
-
-
 def public_base_url(wire: str) -> str:
-    """The base URL of ``wire``'s own provider (its public vessel's), "" for a wire without one."""
-    vessel = BUILTIN.get(_PUBLIC_VESSEL.get(wire, ""))
-    return vessel.base_url if vessel is not None else ""
+    """The base URL of ``wire``'s own provider: that of the first built-in vessel of the wire at the
+    host its contract names (``Wire.public_host``), the host an imported body's issuer gets when no
+    ``--issuer-url`` says otherwise (design 17); "" for a wire without one."""
+    from toolreplay.wires import get_wire, wire_names
+
+    host = get_wire(wire).public_host if wire in wire_names() else ""
+    found = (v for v in BUILTIN.values() if v.wire == wire and host and host_of(v.base_url) == host)
+    return next((v.base_url for v in found), "")
 
 
 def public_issuer(wire: str, model: Any, base_url: str | None = None) -> Issuer:

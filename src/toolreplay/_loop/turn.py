@@ -27,6 +27,25 @@ if TYPE_CHECKING:
     from toolreplay._transport.client import Transport
 
 
+#: The driver the turn loop has for a wire not sent over HTTP, by the name its contract gives it
+#: (``Wire.driver``); every other wire is sent over HTTP (``Wire.http``).
+CLAUDE_CODE = "Claude Code CLI"
+
+
+def driver_of(vessel: Vessel) -> str:
+    """The driver of ``vessel``'s wire: "" for HTTP, else the named driver of its contract, refused
+    when the turn loop has none of that name (a second non-HTTP wire is not driven by the Claude one)."""
+    w = get_wire(vessel.wire)
+    if w.http is not None:
+        return ""
+    if w.driver != CLAUDE_CODE:
+        raise ConfigError(
+            f"--vessel {vessel.name}: the {w.name} wire is not sent over HTTP and names the driver "
+            f"{w.driver!r}, which the turn loop does not have (it drives HTTP wires and the {CLAUDE_CODE})"
+        )
+    return w.driver
+
+
 def _registry(tools: ToolRegistry | Iterable[Tool] | None) -> ToolRegistry:
     if tools is None:
         return ToolRegistry()
@@ -41,7 +60,7 @@ def preflight(vessel: Vessel, registry: ToolRegistry, options: TurnOptions, stor
         from toolreplay._transport.dump import RequestDump
 
         RequestDump(options.dump_requests)  # makes the directory, or says why it cannot
-    if get_wire(vessel.wire).http is None:  # the CLI driver (the only wire not sent over HTTP)
+    if driver_of(vessel) == CLAUDE_CODE:
         from toolreplay._loop.claude_cli import preflight as claude_preflight
 
         claude_preflight(registry.sources(), store.url)
@@ -108,7 +127,7 @@ async def run_turn_async(
         try:
             rec = Recorder(store, conversation, v, registry, opts, on_event, lock)
             rec.start(user_text, parts)
-            if get_wire(v.wire).http is None:
+            if driver_of(v) == CLAUDE_CODE:
                 return await _drive(rec, None)
             from toolreplay._transport.client import Transport
 
@@ -125,7 +144,7 @@ async def run_turn_async(
 
 
 async def _drive(rec: Recorder, transport: Transport | None) -> TurnResult:
-    """Run the turn on its driver (``transport`` None: the Claude Code CLI's) and finish the reply; on
+    """Run the turn on its driver (``transport`` None: the :data:`CLAUDE_CODE` one) and finish the reply; on
     a failure, interrupt it, or take the turn back when it sent nothing (design 28)."""
     try:
         if transport is None:
