@@ -28,7 +28,7 @@ from toolreplay._audit.validate import rule_problems
 from toolreplay._vessels import BUILTIN
 from toolreplay.testing import Call, Calls, ProviderDouble
 from toolreplay.wires.anthropic.rules import FOREIGN_THINKING, THINKING_FIRST
-from toolreplay.wires.common import double_signature
+from toolreplay.wires.doubles import signature_for as double_signature
 from toolreplay.wires.gemini.rules import CORRUPTED_SIGNATURE, GEMINI_COUNT
 from toolreplay.wires.openai_chat.rules import KIMI_REASONING
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from toolreplay.wires.common import ID_SAFE as ANTHROPIC_ID_RE
+from toolreplay.wires.common import NamedId
 from toolreplay.wires.contract import Refused
 
 if TYPE_CHECKING:
@@ -21,8 +22,6 @@ if TYPE_CHECKING:
 #: OpenAI and Anthropic function names.
 # \Z, not $ (which also matches before a trailing newline): "coop\n" is not a valid name.
 NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}\Z")
-#: Kimi's documented call ids: ``functions.<name>:<index>`` with a running index (design 7).
-KIMI_ID_RE = re.compile(r"^functions\.(?P<name>.+):(?P<index>[0-9]+)\Z")
 
 
 def is_obj(v: Any) -> TypeGuard[Mapping[str, Any]]:
@@ -58,8 +57,9 @@ class Ids:
         pattern: bool = False,
         missing: ProviderText | None = None,
         too_long: TooLongText | None = None,
+        named: NamedId | None = None,
     ):
-        self.v, self.out, self.pattern = v, out, pattern
+        self.v, self.out, self.pattern, self.named = v, out, pattern, named
         self.missing, self.too_long = missing, too_long
         limits = [n for n in (v.max_id_len, max_len) if n is not None]
         self.max_len = min(limits) if limits else None
@@ -74,11 +74,11 @@ class Ids:
         if wid in self.seen:
             self.out.append(f"{where}: {wid!r} is used twice in this request")
         self.seen.add(wid)
-        if self.v.id_policy == "kimi":
-            m = KIMI_ID_RE.match(wid)
-            if m is None or m.group("name") != name or int(m.group("index")) != index:
-                self.out.append(f"{where}: {wid!r} is not functions.{name}:{index} (Kimi's running form)")
-            return  # design 7: Kimi ids go in full, whatever their length
+        if self.named is not None:  # the wire's own naming for the vessel's id policy (Kimi's)
+            want = self.named(name, index) if isinstance(name, str) else None
+            if wid != want:
+                self.out.append(f"{where}: {wid!r} is not {want!r} (the vessel's running form)")
+            return  # design 7: named ids go in full, whatever their length
         if self.max_len is not None and len(wid) > self.max_len:
             line = f"{where}: {len(wid)} characters, the vessel allows at most {self.max_len}"
             text = self.too_long(where, wid, self.max_len) if self.too_long else None
@@ -157,7 +157,6 @@ def say(out: list[str], refusal: Refusal | None) -> None:
 
 __all__ = [
     "ANTHROPIC_ID_RE",
-    "KIMI_ID_RE",
     "NAME_RE",
     "Ids",
     "ProviderText",

@@ -6,8 +6,6 @@ Pure functions only. A wire module imports from here, :mod:`toolreplay.model` an
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -35,8 +33,9 @@ SEPARATOR = "(continued)"
 class RenderOptions:
     """Everything a wire needs besides the turn messages. Built from a vessel plus the caller's options.
 
-    ``id_policy``: ``derived`` uses the replay's ids (``replay_<stem>_<n>``); ``kimi`` uses
-    ``functions.<name>:<index>`` with a running index over the request's calls (Kimi's documented form).
+    ``id_policy``: ``derived`` uses the replay's ids (``replay_<stem>_<n>``); another policy is a wire's
+    own way of naming calls, which its id policy hook gives the :class:`IdMapper` (``kimi``: the Chat
+    wire's ``functions.<name>:<index>``, :mod:`toolreplay.wires.openai_chat.ids`).
     ``max_id_len``: the longest call id the server takes (OpenAI Chat: 40); longer ids are shortened
     deterministically. ``flags``: the vessel's quirk flags (see :mod:`toolreplay._vessels`).
     """
@@ -152,19 +151,31 @@ def _min_len(a: int | None, b: int | None) -> int | None:
     return min(a, b)
 
 
+#: A wire's own way of naming calls: (the tool's wire name, the call's running index in the request) -> id.
+NamedId = Callable[[str, int], str]
+
+
 class IdMapper:
     """Maps replayed call ids to a wire's id rules, in request order, the same way for call and answer.
 
     Call it once per call, in request order; use the returned id for the call and for its answer.
     ``max_len`` is the wire's own limit (Responses: 64), combined with the vessel's ``max_id_len``;
-    ``id_safe`` forces Anthropic's id pattern. The derived ids are unique in a request by construction
-    (see :mod:`toolreplay.ids`); ``kimi`` ids are unique through their running index.
+    ``id_safe`` forces Anthropic's id pattern; ``named``, the wire's own naming for the vessel's id
+    policy (its ``call_ids`` hook passes it), replaces the derived ids. The derived ids are unique in a
+    request by construction (see :mod:`toolreplay.ids`); named ones through their running index.
     """
 
-    __slots__ = ("_index", "_max_len", "_policy", "_safe")
+    __slots__ = ("_index", "_max_len", "_named", "_safe")
 
-    def __init__(self, opts: RenderOptions, *, max_len: int | None = None, id_safe: bool = False) -> None:
-        self._policy = opts.id_policy
+    def __init__(
+        self,
+        opts: RenderOptions,
+        *,
+        max_len: int | None = None,
+        id_safe: bool = False,
+        named: NamedId | None = None,
+    ) -> None:
+        self._named = named
         self._max_len = _min_len(opts.max_id_len, max_len)
         self._safe = id_safe
         self._index = 0
@@ -180,11 +191,11 @@ class IdMapper:
         self._index = index
 
     def __call__(self, call: ReplayCall) -> str:
-        if self._policy == "kimi":
-            out = f"functions.{wire_tool_name(call.name)}:{self._index}"
+        if self._named is not None:
+            out = self._named(wire_tool_name(call.name), self._index)
             if self._safe:
                 out = safe_id(out)
-            # design 7: Kimi ids go in full, whatever their length
+            # design 7: a wire's named ids (Kimi's) go in full, whatever their length
         else:
             out = call.call_id
             if self._safe and ID_SAFE.match(out) is None:  # safe_id's own test, without the call
@@ -324,24 +335,3 @@ def declared_tools(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> t
 
 #: The description of a tool declared only because the replayed calls use it.
 INFERRED = "Inferred from earlier calls in this conversation."
-
-
-#: The provider doubles sign what their models "wrote" (thought signatures, thinking blocks) with the model
-#: that wrote it, so the rules can tell whose a signature is; a real provider's signatures are opaque.
-_DOUBLE_SIGNED = "toolreplay-double"
-
-
-def double_signature(seq: int, index: int, model: str) -> str:
-    """The signature a provider double gives answer ``seq``'s piece ``index``, issued by ``model``."""
-    return base64.b64encode(f"{_DOUBLE_SIGNED}:{seq}:{index}:{model}".encode()).decode("ascii")
-
-
-def signature_issuer(signature: str) -> str | None:
-    """The model that issued a provider double's signature; None for any other (opaque) signature."""
-    try:
-        text = base64.b64decode(signature.encode("ascii"), validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeError, ValueError):
-        return None
-    head, _, rest = text.partition(":")
-    parts = rest.split(":", 2)
-    return parts[2] if head == _DOUBLE_SIGNED and len(parts) == 3 else None

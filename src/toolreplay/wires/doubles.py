@@ -13,6 +13,8 @@ string sent as is (Chat's ``[DONE]``). Ollama's events are NDJSON objects (the n
 
 from __future__ import annotations
 
+import base64
+import binascii
 import random
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -20,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolreplay import jsonenc
-from toolreplay.wires.common import double_signature
 from toolreplay.wires.reply import Usage
 
 if TYPE_CHECKING:
@@ -116,10 +117,27 @@ def usage_counts(usage: Usage) -> tuple[int, int, int]:
     return usage.input_tokens or 0, usage.output_tokens or 0, usage.cached_tokens or 0
 
 
+# The doubles sign what their models "wrote" (thought signatures, thinking blocks) with the model that
+# wrote it, so the rules can tell whose a signature is; a real provider's signatures are opaque.
+_DOUBLE_SIGNED = "toolreplay-double"
+
+
 def signature_for(seq: int, index: int, model: str) -> str:
     """A stable, opaque-looking thought signature that names the model it comes from (the doubles refuse
-    a signature another model issued, as Gemini does)."""
-    return double_signature(seq, index, model)
+    a signature another model issued, as Gemini does): answer ``seq``'s piece ``index``."""
+    return base64.b64encode(f"{_DOUBLE_SIGNED}:{seq}:{index}:{model}".encode()).decode("ascii")
+
+
+def signature_issuer(signature: str) -> str | None:
+    """The model that issued a provider double's signature (:func:`signature_for`); None for any other
+    (opaque) signature."""
+    try:
+        text = base64.b64decode(signature.encode("ascii"), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeError, ValueError):
+        return None
+    head, _, rest = text.partition(":")
+    parts = rest.split(":", 2)
+    return parts[2] if head == _DOUBLE_SIGNED and len(parts) == 3 else None
 
 
 # -- errors ---------------------------------------------------------------------------------------------
@@ -214,6 +232,7 @@ __all__ = [
     "pieces",
     "seeded",
     "signature_for",
+    "signature_issuer",
     "token_pieces",
     "usage_counts",
     "whole",

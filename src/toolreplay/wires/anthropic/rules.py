@@ -24,7 +24,8 @@ from toolreplay.wires._rules import (
 from toolreplay.wires.anthropic.breakpoints import MAX_BREAKPOINTS, count_markers
 from toolreplay.wires.anthropic.render import LIST_KEY, MEDIA_TYPES
 from toolreplay.wires.anthropic.signatures import placeholder_signature
-from toolreplay.wires.common import ID_SAFE, signature_issuer
+from toolreplay.wires.common import ID_SAFE
+from toolreplay.wires.doubles import signature_issuer
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires._rules import Refusal, check_name, extra_keys, is_obj, say
-from toolreplay.wires.common import signature_issuer
+from toolreplay.wires.doubles import signature_issuer
 from toolreplay.wires.gemini.render import LIST_KEY
 from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, either_case
 

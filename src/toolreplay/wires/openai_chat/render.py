@@ -38,6 +38,7 @@ from toolreplay.wires.common import (
 )
 from toolreplay.wires.contract import TurnPiece
 from toolreplay.wires.media import data_url
+from toolreplay.wires.openai_chat.ids import KIMI, kimi_id
 from toolreplay.wires.replayed import ReplayStep, TurnMessage, split_system, turn_steps
 
 WIRE = "openai-chat"
@@ -157,8 +158,9 @@ def render_turn(t: TurnMessage, ids: IdMapper, named: bool) -> list[dict[str, An
 
 
 def call_ids(opts: RenderOptions) -> IdMapper:
-    """The id policy hook: the vessel's policy and length limit (OpenAI's own server: 40)."""
-    return IdMapper(opts)
+    """The id policy hook: the vessel's policy (``kimi``: Kimi's ``functions.<name>:<index>``) and length
+    limit (OpenAI's own server: 40)."""
+    return IdMapper(opts, named=kimi_id if opts.id_policy == KIMI else None)
 
 
 def named_tool_messages(opts: RenderOptions) -> bool:

@@ -27,6 +27,7 @@ from toolreplay.wires._rules import (
     say,
 )
 from toolreplay.wires.contract import Refused
+from toolreplay.wires.openai_chat.ids import KIMI, kimi_id
 from toolreplay.wires.openai_chat.render import LIST_KEY
 
 if TYPE_CHECKING:
@@ -90,7 +91,7 @@ _MOONSHOT_HOSTS = ("moonshot.ai", "moonshot.cn")
 def moonshot(v: VesselProfile) -> bool:
     """Moonshot's own server (Kimi): the ``kimi`` id policy or a base URL on Moonshot's hosts."""
     host = urlsplit(v.base_url).hostname or ""
-    return v.id_policy == "kimi" or host.endswith(_MOONSHOT_HOSTS)
+    return v.id_policy == KIMI or host.endswith(_MOONSHOT_HOSTS)
 
 
 def kimi_thinking(body: Mapping[str, Any]) -> bool:
@@ -196,7 +197,7 @@ def rules(v: VesselProfile, body: Mapping[str, Any], out: list[str]) -> None:
     if msgs is None:
         return
     declared = declared_names(body, _tool_names)
-    ids = Ids(v, out, missing=_missing, too_long=too_long)
+    ids = Ids(v, out, missing=_missing, too_long=too_long, named=kimi_id if v.id_policy == KIMI else None)
     i = 0
     while i < len(msgs):
         m, where = msgs[i], f"messages[{i}]"
