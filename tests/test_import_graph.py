@@ -239,6 +239,21 @@ def test_wires_import_nothing_from_the_layers_above_them() -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_importers_use_a_wire_only_through_its_contract() -> None:
+    """Issue 23: an importer reaches a wire through the registry and its ``Wire`` (``get_wire(name)``,
+    ``ImportForm``), never into the wire's own package (``wires.anthropic.request``)."""
+    graph = _graph()
+    packages = {p.name for p in (SRC / "toolreplay" / "wires").iterdir() if (p / "__init__.py").exists()}
+    bad = [
+        f"{src}:{line}: {module} imports {target}"
+        for module, edges in graph.items()
+        if module.startswith("toolreplay._importers")
+        for target, (src, line) in edges.items()
+        if target.startswith("toolreplay.wires.") and target.split(".")[2] in packages
+    ]
+    assert not bad, "\n".join(bad)
+
+
 def test_api_is_a_leaf() -> None:
     graph = _graph()
     importers = sorted(m for m, edges in graph.items() if "toolreplay._api" in edges)

@@ -26,10 +26,12 @@ from typing import Any, cast
 from toolreplay._errors import ImportFormatError, WireError
 from toolreplay._importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
 from toolreplay._vessels import public_issuer
-from toolreplay.wires.anthropic.request import message_events
+from toolreplay.wires import get_wire
 from toolreplay.wires.turns import Event, assemble
 
 NAME = "claude-code"
+#: The wire of the messages a session's entries hold: Claude Code talks to Anthropic's Messages API.
+WIRE = "anthropic"
 _ENTRY_KEYS = ("uuid", "sessionId", "parentUuid", "leafUuid", "messageId")
 #: Entry types that carry none of the keys above (a session file may open with many of them).
 _BOOKKEEPING = frozenset({"summary", "file-history-snapshot", "queue-operation"})
@@ -125,9 +127,12 @@ def read(doc: Document, conversation: str | None) -> Reading:
     skipped: Counter[str] = Counter()
     warnings: list[str] = []
     events: list[Event] = []
+    form = get_wire(WIRE).importing
+    message_events = form.message_events if form is not None else None
+    assert message_events is not None, f"the {WIRE} wire reads no single messages"
     for msg, where, ts in _messages(doc, skipped):
         try:
-            events.extend(message_events(msg, where, warnings, created_at=ts))
+            events.extend(message_events(msg, where, warnings, ts))
         except WireError as exc:
             raise ImportFormatError(f"{doc.source} {where}: {exc}") from None
     session = next(
@@ -140,7 +145,7 @@ def read(doc: Document, conversation: str | None) -> Reading:
     )
     cid = session if isinstance(session, str) else doc.path.stem
     # Claude Code talks to Anthropic's API; its thinking goes back only to that model (design 17)
-    issuer = public_issuer("anthropic", _model(doc))
+    issuer = public_issuer(WIRE, _model(doc))
     h = assemble(events, conversation_id=cid, warnings=warnings, issuer=issuer)
     notes = broken_warnings(doc)
     if skipped:

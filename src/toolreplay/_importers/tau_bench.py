@@ -32,8 +32,7 @@ from toolreplay._errors import ImportFormatError, WireError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, Record, broken_warnings, kind_of, pick
 from toolreplay._steps import Reasoning
-from toolreplay.wires import parse_request
-from toolreplay.wires.anthropic.request import thinking_piece
+from toolreplay.wires import get_wire
 from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
@@ -48,7 +47,11 @@ from toolreplay.wires.turns import (
 )
 
 NAME = "tau-bench"
-FORMATS = ("openai-chat", "tau2-bench")
+#: tau-bench v1 records OpenAI Chat messages (its files name the format so: ``"format": "openai-chat"``).
+CHAT = "openai-chat"
+FORMATS = (CHAT, "tau2-bench")
+#: The wire of the thinking blocks LiteLLM keeps beside a tau2 message (Anthropic's, signature and all).
+THINKING = "anthropic"
 
 
 @dataclass(slots=True)
@@ -105,8 +108,10 @@ def _thinking(m: Mapping[str, Any]) -> list[Reasoning]:
         blocks = (psf.get("thinking_blocks") if isinstance(psf, Mapping) else None) or msg.get(
             "thinking_blocks"
         )
-    if isinstance(blocks, list):
-        return [thinking_piece(b) for b in blocks if isinstance(b, Mapping)]
+    form = get_wire(THINKING).importing
+    piece = form.reasoning_piece if form is not None else None
+    if isinstance(blocks, list) and piece is not None:
+        return [piece(b) for b in blocks if isinstance(b, Mapping)]
     return []
 
 
@@ -179,7 +184,7 @@ def _simulations(rec: Record, v: Mapping[str, Any], stem: str) -> list[Found]:
 def _trajectories(rec: Record, v: list[Any]) -> list[Found]:
     """A tau-bench v1 results file: a list of tasks, each with its Chat ``traj``."""
     return [
-        (rec, f"task{traj.get('task_id', k)}-trial{traj.get('trial', 0)}", "openai-chat", traj["traj"], True)
+        (rec, f"task{traj.get('task_id', k)}-trial{traj.get('trial', 0)}", CHAT, traj["traj"], True)
         for k, traj in enumerate(v)
         if isinstance(traj, Mapping) and isinstance(traj.get("traj"), list)
     ]
@@ -189,7 +194,7 @@ def _messages_record(rec: Record, v: Mapping[str, Any], stem: str, many: bool) -
     """One conversation as ``messages`` (a dev.jsonl line): its ``format`` when given, else sniffed."""
     msgs = v["messages"]
     given = v.get("format")
-    fmt = str(given) if given in FORMATS else ("tau2-bench" if _is_tau2(msgs) else "openai-chat")
+    fmt = str(given) if given in FORMATS else ("tau2-bench" if _is_tau2(msgs) else CHAT)
     sid = v.get("id")
     own = sid if isinstance(sid, str) and sid and not many else None
     return (rec, own or (f"{stem}-{rec.line}" if many else stem), fmt, msgs, many)
@@ -245,7 +250,9 @@ def read(doc: Document, conversation: str | None) -> Reading:
                 events, n_user = tau2_events(msgs, warns)
                 h = assemble(events, conversation_id=cid, warnings=warns)
             else:
-                h = parse_request("openai-chat", list(msgs))
+                parse = get_wire(CHAT).parse_request
+                assert parse is not None, f"the {CHAT} wire parses no requests"
+                h = parse(list(msgs))
                 n_user = 0
         except WireError as exc:
             raise ImportFormatError(f"{doc.at(rec)}: conversation {cid}: {exc}") from None

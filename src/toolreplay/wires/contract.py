@@ -41,11 +41,12 @@ from toolreplay.wires.reply import Reply
 from toolreplay.wires.vessel import VesselProfile
 
 if TYPE_CHECKING:
-    from toolreplay.model import History, Issuer, Part, RequestSettings
+    from toolreplay.model import History, Issuer, Part, Reasoning, RequestSettings
     from toolreplay.wires.common import IdMapper, RenderOptions
     from toolreplay.wires.doubles import Answer, Event, PromptCacheRule, Splitter
     from toolreplay.wires.doubles import Rules as DoubleRules
     from toolreplay.wires.replayed import TurnMessage
+    from toolreplay.wires.turns import Event as TurnEvent
 
 
 Framing = Literal["sse", "ndjson"]
@@ -197,6 +198,12 @@ class ImportForm:
     content_key: str = "content"
     #: (a body or a bare list) -> its elements, or None; default: the list itself or ``list_key``'s list.
     elements: Callable[[Any], Sequence[Any] | None] | None = None
+    #: (one message of the wire's list, where it stands, warnings, its time or None) -> its events, for an
+    #: importer whose records hold the messages one at a time (Claude Code's transcripts: Anthropic's).
+    message_events: Callable[[Mapping[str, Any], str, list[str], str | None], list[TurnEvent]] | None = None
+    #: A reasoning block of the wire as a piece kept whole (its signature in it), for an importer that
+    #: finds such blocks beside another wire's messages (tau2's LiteLLM records keep Anthropic's).
+    reasoning_piece: Callable[[Mapping[str, Any]], Reasoning] | None = None
 
 
 class AnswerEvents(Protocol):

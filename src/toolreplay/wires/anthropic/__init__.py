@@ -82,6 +82,8 @@ WIRE = Wire(
         rank=30,
         is_element=detect.is_element,
         marks=detect.marks,
+        message_events=request.message_events,
+        reasoning_piece=request.thinking_piece,
     ),
     rules=rules.rules,
     specs=specs.specs,

@@ -254,9 +254,10 @@ def _user(msg: Mapping[str, Any], where: str, warnings: list[str], created_at: s
 
 
 def message_events(
-    msg: Mapping[str, Any], where: str, warnings: list[str], *, created_at: str | None = None
+    msg: Mapping[str, Any], where: str, warnings: list[str], created_at: str | None = None
 ) -> list[Event]:
-    """The events of one Messages message (shared by the Claude Code importer, whose entries hold them)."""
+    """The events of one Messages message (``ImportForm.message_events``: the Claude Code importer's
+    entries hold them one at a time)."""
     role = msg.get("role")
     if role == "assistant":
         return [_assistant(msg, where, warnings, created_at)]
