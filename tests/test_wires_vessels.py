@@ -188,6 +188,9 @@ def test_a_malformed_built_in_row_is_refused(row: dict[str, Any], expected: str)
 
 
 def test_the_built_in_rows_name_registered_wires() -> None:
+    from toolreplay._vessels import checked_breakpoints
     from toolreplay.wires import wire_names
 
     assert {v.wire for v in BUILTIN.values()} <= set(wire_names())
+    for v in BUILTIN.values():  # the check a user's row meets, which the table skips while it loads
+        assert checked_breakpoints(v.cache_breakpoints, f"{v.name}: ") == v.cache_breakpoints

@@ -238,7 +238,9 @@ def _vessel_from_toml(
     max_id = _int_at_least(raw.get("max_id_len", base.max_id_len), 16, f"{where}: max_id_len")
     window = _int_at_least(raw.get("context_tokens", base.context_tokens), 1, f"{where}: context_tokens")
     marks = raw.get("cache_breakpoints", base.cache_breakpoints)
-    if wires:  # the built-in rows: checked by their test (the registry is not imported while this loads)
+    # checked where a row sets it (the limit is the wires': asking them imports them); the built-in rows
+    # are checked by their test (the registry is not imported while this module loads)
+    if wires and "cache_breakpoints" in raw:
         marks = checked_breakpoints(marks, f"{where}: ")
     for k in ("base_url", "model", "description", "key_env"):
         if k in raw and not isinstance(raw[k], str):
