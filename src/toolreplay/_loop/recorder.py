@@ -209,8 +209,9 @@ class Recorder:
         if budget is None or w.plan is None:
             return render(h)
         extra = sum(size_for(m, w.accepts) for m in messages[len(self.history.messages) :])
+        # the model: the resolved vessel's (--model is folded into it)
         got = fit_body(
-            h, self.vessel, o.context, budget, render, o.model, w.plan, extra=extra, offset=w.offset
+            h, self.vessel, o.context, budget, render, the_plan=w.plan, extra=extra, offset=w.offset
         )
         if got.dropped:
             self.extra_meta["context"] = {"dropped": got.dropped, "tokens": got.tokens, "budget": budget}
