@@ -3,12 +3,12 @@
 :func:`read_inbound` reads the agent's body into the neutral history, nothing dropped.
 :func:`translate_request` merges it with the stored conversation it continues (the store is the memory
 of what the agent's wire cannot carry, :mod:`.translate_merge`), renders it for the vessel's wire with
-native calls and no replay bounds (the agent's full inputs and answers go on, whole: DECISIONS 21),
-reasoning only to its issuer (design 17), each call under an id the upstream takes (design 49,
-:mod:`.translate_ids`), the agent's settings in the upstream's fields (:mod:`.translate_settings`,
-:mod:`.translate_fields`), and names in ``notes`` everything it could not carry. It also gives what the
-answer's writer needs (:class:`~toolreplay.wires.bridge.Outbound`'s ids, the token that stands for a
-piece of reasoning, design 50).
+native calls and no replay bounds (the proxy never shortens an agent's context: its full inputs and
+answers go on), reasoning only to its issuer (design 17), each call under an id the upstream takes
+(design 49, :mod:`.translate_ids`), the agent's settings in the upstream's fields
+(:mod:`.translate_settings`, :mod:`.translate_fields`), and names in ``notes`` everything it could not
+carry. It also gives what the answer's writer needs (:class:`~toolreplay.wires.bridge.Outbound`'s ids,
+the token that stands for a piece of reasoning, design 50).
 
 Everything here is pure: the same request and stored conversation give the same bytes on every run and
 machine, so a real provider's prompt cache hits on the second run.

@@ -61,7 +61,10 @@ def _anthropic_thinking(a: Asked, out: Fields) -> None:
 
 
 def _anthropic(a: Asked, v: VesselProfile, out: Fields) -> None:
-    if a.top_p is not None:
+    if a.top_p is not None and a.temperature is not None:
+        # Claude 4.5 and later: "`temperature` and `top_p` cannot both be specified for this model"
+        out.notes.append(f"top_p {a.top_p:g} not carried: Anthropic takes temperature or top_p, not both")
+    elif a.top_p is not None:
         out.body["top_p"] = a.top_p
     if a.stop:
         out.body["stop_sequences"] = list(a.stop)

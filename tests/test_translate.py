@@ -1,0 +1,274 @@
+"""Request translation (design 48): real agents' bodies (the kept captures of Claude Code, Codex, opencode
+and Gemini CLI, and the imported bodies in tests/data) translated for a vessel of every served wire pass
+that wire's provider rules and its double's own checks, byte-stable across runs and processes; the
+settings both wires have are translated, the others named."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolreplay import jsonenc
+from toolreplay._issuers import host_of
+from toolreplay._proxy.translate import Translated, read_inbound, translate_request
+from toolreplay._vessels import Vessel, get_vessel
+from toolreplay.model import History, Issuer
+from toolreplay.testing.checks import Rules, check_request
+from toolreplay.wires import get_wire
+from toolreplay.wires.contract import Refused
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = ROOT / "tests" / "data" / "agents"
+#: A vessel of every served wire (Kimi and OpenAI for Chat: their id rules differ; Codex: stateless).
+VESSELS = ("anthropic", "openai", "kimi", "openai-responses", "codex", "gemini", "ollama")
+
+
+def _captured() -> list[tuple[str, str, dict[str, Any], str | None]]:
+    """(label, wire, body, model in the path) of every request of every kept agent run."""
+    out = []
+    for path in sorted(AGENTS.glob("*.json")):
+        run = json.loads(path.read_text(encoding="utf-8"))
+        for r in run["requests"]:
+            model = r["path"].split("/models/")[1].split(":")[0] if "/models/" in r["path"] else None
+            out.append((f"{path.stem}-{r['index']}", r["wire"], json.loads(r["body_text"]), model))
+    return out
+
+
+CAPTURED = _captured()
+
+
+def _issuer(v: Vessel) -> Issuer:
+    return Issuer(v.wire, host_of(v.base_url), v.model)
+
+
+def translated(
+    wire: str, body: dict[str, Any], vessel: str, stored: History | None = None, **kw: Any
+) -> Translated:
+    inbound = get_wire(wire)
+    h = read_inbound(inbound, body, path_model=kw.pop("path_model", None))
+    v = get_vessel(vessel)
+    return translate_request(inbound, h, stored, v, issuer=_issuer(v), **kw)
+
+
+def refused(vessel: str, body: dict[str, Any]) -> list[str]:
+    """The wire's Refused lines and the double's own refusal for ``body`` on ``vessel``."""
+    v = get_vessel(vessel)
+    problems: list[str] = []
+    get_wire(v.wire).rules(v, body, problems)
+    out = [p for p in problems if isinstance(p, Refused)]
+    rules = Rules(vessel=v, model=v.model, codex=vessel == "codex", max_id_len=v.max_id_len)
+    double = check_request(v.wire, body, rules)
+    return out + ([double] if double else [])
+
+
+@pytest.mark.parametrize("vessel", VESSELS)
+@pytest.mark.parametrize(("label", "wire", "body", "model"), CAPTURED, ids=[c[0] for c in CAPTURED])
+def test_every_captured_request_translates_for_every_wire(
+    label: str, wire: str, body: dict[str, Any], model: str | None, vessel: str
+) -> None:
+    t = translated(wire, body, vessel, path_model=model)
+    assert refused(vessel, t.body) == []
+    assert get_wire(get_vessel(vessel).wire).sniff(t.body) > 0 or get_vessel(vessel).wire == "gemini"
+    assert "toolreplay.r1." not in jsonenc.dumps(t.body)
+
+
+def _calls(wire: str, body: dict[str, Any]) -> int:
+    h = read_inbound(get_wire(wire), body)
+    return sum(len(m.tool_uses) for m in h.messages)
+
+
+@pytest.mark.parametrize("vessel", VESSELS)
+def test_every_call_and_answer_goes_on_whole_as_a_call(vessel: str) -> None:
+    # the last request of each agent's run: all its calls, each as a call in the upstream's shape with
+    # its whole answer (no 12-call window, no 500-character cut: the proxy never shortens the context)
+    for label, wire, body, _ in CAPTURED:
+        if not label.endswith("-2"):
+            continue
+        t = translated(wire, body, vessel)
+        v = get_vessel(vessel)
+        back = read_inbound(get_wire(v.wire), t.body)
+        sent = [c for m in back.messages for c in m.tool_uses]
+        mine = [c for m in read_inbound(get_wire(wire), body).messages for c in m.tool_uses]
+        assert len(sent) == len(mine) == _calls(wire, body) > 0, label
+        for a, b in zip(mine, sent, strict=True):
+            assert b.name == a.name and b.answer == a.answer, label
+            if isinstance(a.input, dict):
+                assert b.input == a.input, label
+
+
+def test_long_answers_and_many_calls_are_not_bounded() -> None:
+    calls = [
+        {"type": "tool_use", "id": f"toolu_{i}", "name": "Read", "input": {"file_path": f"/f{i}"}}
+        for i in range(20)
+    ]
+    results = [{"type": "tool_result", "tool_use_id": f"toolu_{i}", "content": "x" * 3000} for i in range(20)]
+    body = {
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 1000,
+        "messages": [
+            {"role": "user", "content": "read them all"},
+            {"role": "assistant", "content": calls},
+            {"role": "user", "content": results},
+        ],
+        "tools": [{"name": "Read", "input_schema": {"type": "object", "properties": {}}}],
+    }
+    t = translated("anthropic", body, "openai")
+    tools = [m for m in t.body["messages"] if m["role"] == "tool"]
+    assert len(tools) == 20 and all(m["content"] == "x" * 3000 for m in tools)
+
+
+def _run(wire: str, body: dict[str, Any], vessel: str) -> str:
+    return jsonenc.dumps(translated(wire, body, vessel).body)
+
+
+def test_the_same_request_translates_to_the_same_bytes_in_another_process() -> None:
+    _, wire, body, _ = next(c for c in CAPTURED if c[0] == "claude-2")
+    here = {v: _run(wire, body, v) for v in VESSELS}
+    script = (
+        "import json,sys\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from test_translate import CAPTURED, VESSELS, _run\n"
+        "label, wire, body, _ = next(c for c in CAPTURED if c[0] == 'claude-2')\n"
+        "print(json.dumps({v: _run(wire, body, v) for v in VESSELS}))\n"
+    )
+    env = {"PYTHONPATH": str(ROOT / "src"), "PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+                         check=True)  # fmt: skip
+    assert json.loads(out.stdout) == here
+    assert {v: _run(wire, body, v) for v in VESSELS} == here
+
+
+def test_the_stream_flag_follows_the_agent() -> None:
+    _, wire, body, _ = next(c for c in CAPTURED if c[0] == "claude-2")
+    assert body["stream"] is True
+    t = translated(wire, body, "openai")
+    assert t.stream and t.upstream_stream and t.body["stream"] is True
+    whole = {k: v for k, v in body.items() if k != "stream"}
+    t = translated(wire, whole, "openai")
+    assert not t.stream and "stream" not in t.body
+    codex = translated(wire, whole, "codex")  # a vessel that only streams is asked for a stream anyway
+    assert not codex.stream and codex.upstream_stream and codex.body["stream"] is True
+    gemini = next(c for c in CAPTURED if c[0] == "gemini-2")
+    assert translated(gemini[1], gemini[2], "openai", path_stream=True).stream
+    ollama = {"model": "qwen3", "messages": [{"role": "user", "content": "hi"}]}
+    assert translated("ollama", ollama, "anthropic").stream  # Ollama streams unless told not to
+
+
+def _anthropic(**settings: Any) -> dict[str, Any]:
+    return {"model": "claude-sonnet-4-5", "max_tokens": 8000, "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": "Read", "input_schema": {"type": "object", "properties": {}}}],
+            **settings}  # fmt: skip
+
+
+def test_settings_translate_from_anthropic_to_every_wire() -> None:
+    body = _anthropic(temperature=0.5, stop_sequences=["END"], tool_choice={"type": "tool", "name": "Read"})
+    chat = translated("anthropic", body, "openai").body
+    assert chat["max_completion_tokens"] == 8000 and chat["temperature"] == 0.5
+    assert chat["stop"] == ["END"]
+    assert chat["tool_choice"] == {"type": "function", "function": {"name": "Read"}}
+    resp = translated("anthropic", body, "openai-responses")
+    assert resp.body["max_output_tokens"] == 8000
+    assert resp.body["tool_choice"] == {"type": "function", "name": "Read"}
+    assert any("stop sequences not carried" in n for n in resp.notes)
+    gem = translated("anthropic", body, "gemini").body
+    assert gem["generationConfig"] == {"temperature": 0.5, "maxOutputTokens": 8000, "stopSequences": ["END"]}
+    assert gem["toolConfig"] == {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": ["Read"]}}
+    oll = translated("anthropic", body, "ollama")
+    assert oll.body["options"] == {"temperature": 0.5, "num_predict": 8000, "stop": ["END"]}
+    assert any("tool_choice tool not carried" in n for n in oll.notes)
+
+
+def test_thinking_budget_becomes_effort_and_back() -> None:
+    body = _anthropic(thinking={"type": "enabled", "budget_tokens": 2000})
+    t = translated("anthropic", body, "openai-responses")
+    assert t.thinking and t.body["reasoning"] == {"effort": "low", "summary": "auto"}
+    assert translated("anthropic", body, "openai").body["reasoning_effort"] == "low"
+    assert translated("anthropic", body, "kimi").body["thinking"] == {"type": "enabled"}
+    gem = translated("anthropic", body, "gemini").body["generationConfig"]["thinkingConfig"]
+    assert gem == {"thinkingBudget": 2000, "includeThoughts": True}
+    assert translated("anthropic", body, "ollama").body["think"] is True
+    codex = {"model": "gpt-5", "input": "hi", "reasoning": {"effort": "high"}, "max_output_tokens": 30000}
+    back = translated("openai-responses", codex, "anthropic")
+    assert back.body["thinking"] == {"type": "enabled", "budget_tokens": 24576}
+    assert back.body["max_tokens"] == 30000 and back.thinking
+    # a budget the output limit cannot hold is cut below it (Anthropic: max_tokens > budget_tokens)
+    small = {**codex, "max_output_tokens": 5000}
+    assert translated("openai-responses", small, "anthropic").body["thinking"]["budget_tokens"] == 4999
+
+
+def test_not_asking_for_thinking_shows_none() -> None:
+    t = translated("anthropic", _anthropic(), "openai-responses")
+    assert not t.thinking and "reasoning" not in t.body
+    gem = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+           "generationConfig": {"thinkingConfig": {"thinkingBudget": 1024}}}  # fmt: skip
+    t = translated("gemini", gem, "anthropic")
+    assert not t.thinking  # Gemini shows thoughts only with includeThoughts
+    assert t.body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
+
+
+def _chat(**settings: Any) -> dict[str, Any]:
+    read = {"type": "function", "function": {"name": "Read", "parameters": {"type": "object"}}}
+    return {"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}], "tools": [read], **settings}
+
+
+def test_anthropic_takes_temperature_or_top_p_and_no_forced_tool_with_thinking() -> None:
+    chat = _chat(temperature=0.2, top_p=0.5, tool_choice="required", reasoning_effort="medium")
+    t = translated("openai-chat", chat, "anthropic")
+    assert "top_p" not in t.body and "temperature" not in t.body
+    assert t.body["tool_choice"] == {"type": "auto"}
+    assert any("top_p 0.5 not carried" in n for n in t.notes)
+    assert any("temperature 0.2 not carried" in n for n in t.notes)
+    assert any("tool_choice required not carried" in n for n in t.notes)
+    assert refused("anthropic", t.body) == []
+
+
+def test_parallel_calls_translate_where_both_wires_have_them() -> None:
+    chat = _chat(parallel_tool_calls=False)
+    assert translated("openai-chat", chat, "anthropic").body["tool_choice"] == {
+        "type": "auto",
+        "disable_parallel_tool_use": True,
+    }
+    assert translated("openai-chat", chat, "openai-responses").body["parallel_tool_calls"] is False
+    assert any(
+        "parallel_tool_calls not carried" in n for n in translated("openai-chat", chat, "gemini").notes
+    )
+
+
+def test_settings_of_another_wire_are_named_and_of_the_same_wire_carried() -> None:
+    body = _anthropic(metadata={"user_id": "u1"})
+    t = translated("anthropic", body, "openai")
+    assert "metadata" not in t.body
+    assert any("not carried on openai-chat: metadata" in n for n in t.notes)
+    assert translated("anthropic", body, "anthropic").body["metadata"] == {"user_id": "u1"}
+
+
+def test_an_image_travels_where_the_upstream_carries_it_else_as_its_name() -> None:
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}
+    body = _anthropic(
+        messages=[{"role": "user", "content": [image, {"type": "text", "text": "what is it?"}]}]
+    )
+    chat = translated("anthropic", body, "openai").body
+    assert chat["messages"][0]["content"][0]["image_url"]["url"].startswith("data:image/png;base64,")
+    pdf = {"type": "document", "source": {"type": "url", "url": "https://x.test/a.pdf"}}
+    body = _anthropic(messages=[{"role": "user", "content": [pdf, {"type": "text", "text": "read it"}]}])
+    t = translated("anthropic", body, "openai")
+    assert "[document (unknown type, https://x.test/a.pdf)]" in jsonenc.dumps(t.body)
+    assert any("cannot travel on openai-chat" in n for n in t.notes)
+
+
+def test_tool_names_an_upstream_cannot_take_are_mapped_and_mapped_back() -> None:
+    body = {"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"type": "function", "function": {"name": "fs.read", "parameters": {"type": "object"}}},
+                      {"type": "function", "function": {"name": "mcp__ide__getDiagnostics",
+                                                        "parameters": {"type": "object"}}}]}  # fmt: skip
+    t = translated("openai-chat", body, "gemini")
+    declared = [d["name"] for d in t.body["tools"][0]["functionDeclarations"]]
+    assert declared[1] == "mcp__ide__getDiagnostics"  # the agent's own name, not renamed
+    assert t.tool_names == {declared[0]: "fs.read"}
+    assert refused("gemini", t.body) == []
