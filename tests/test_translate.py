@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from toolreplay.wires.contract import Refused
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = ROOT / "tests" / "data" / "agents"
 #: A vessel of every served wire (Kimi and OpenAI for Chat: their id rules differ; Codex: stateless).
-VESSELS = ("anthropic", "openai", "kimi", "openai-responses", "codex", "gemini", "ollama")
+VESSELS = ("anthropic", "openai", "openai-gpt5", "kimi", "openai-responses", "codex", "gemini", "ollama")
 
 
 def _captured() -> list[tuple[str, str, dict[str, Any], str | None]]:
@@ -46,18 +47,25 @@ def _issuer(v: Vessel) -> Issuer:
     return Issuer(v.wire, host_of(v.base_url), v.model)
 
 
+def vessel_of(name: str) -> Vessel:
+    """A built-in vessel; ``openai-gpt5``: OpenAI's Chat with a reasoning model."""
+    if name == "openai-gpt5":
+        return replace(get_vessel("openai"), name=name, model="gpt-5")
+    return get_vessel(name)
+
+
 def translated(
     wire: str, body: dict[str, Any], vessel: str, stored: History | None = None, **kw: Any
 ) -> Translated:
     inbound = get_wire(wire)
     h = read_inbound(inbound, body, path_model=kw.pop("path_model", None))
-    v = get_vessel(vessel)
+    v = vessel_of(vessel)
     return translate_request(inbound, h, stored, v, issuer=_issuer(v), **kw)
 
 
 def refused(vessel: str, body: dict[str, Any]) -> list[str]:
     """The wire's Refused lines and the double's own refusal for ``body`` on ``vessel``."""
-    v = get_vessel(vessel)
+    v = vessel_of(vessel)
     problems: list[str] = []
     get_wire(v.wire).rules(v, body, problems)
     out = [p for p in problems if isinstance(p, Refused)]
@@ -73,7 +81,7 @@ def test_every_captured_request_translates_for_every_wire(
 ) -> None:
     t = translated(wire, body, vessel, path_model=model)
     assert refused(vessel, t.body) == []
-    assert get_wire(get_vessel(vessel).wire).sniff(t.body) > 0 or get_vessel(vessel).wire == "gemini"
+    assert get_wire(vessel_of(vessel).wire).sniff(t.body) > 0 or vessel_of(vessel).wire == "gemini"
     assert "toolreplay.r1." not in jsonenc.dumps(t.body)
 
 
@@ -90,7 +98,7 @@ def test_every_call_and_answer_goes_on_whole_as_a_call(vessel: str) -> None:
         if not label.endswith("-2"):
             continue
         t = translated(wire, body, vessel)
-        v = get_vessel(vessel)
+        v = vessel_of(vessel)
         back = read_inbound(get_wire(v.wire), t.body)
         sent = [c for m in back.messages for c in m.tool_uses]
         mine = [c for m in read_inbound(get_wire(wire), body).messages for c in m.tool_uses]
@@ -187,7 +195,10 @@ def test_thinking_budget_becomes_effort_and_back() -> None:
     body = _anthropic(thinking={"type": "enabled", "budget_tokens": 2000})
     t = translated("anthropic", body, "openai-responses")
     assert t.thinking and t.body["reasoning"] == {"effort": "low", "summary": "auto"}
-    assert translated("anthropic", body, "openai").body["reasoning_effort"] == "low"
+    assert translated("anthropic", body, "openai-gpt5").body["reasoning_effort"] == "low"
+    old = translated("anthropic", body, "openai")  # gpt-4.1 takes no reasoning effort
+    assert "reasoning_effort" not in old.body
+    assert "thinking not carried: gpt-4.1 takes no reasoning_effort" in old.notes
     assert translated("anthropic", body, "kimi").body["thinking"] == {"type": "enabled"}
     gem = translated("anthropic", body, "gemini").body["generationConfig"]["thinkingConfig"]
     assert gem == {"thinkingBudget": 2000, "includeThoughts": True}

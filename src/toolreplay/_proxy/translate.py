@@ -17,6 +17,7 @@ machine, so a real provider's prompt cache hits on the second run.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -146,6 +147,33 @@ def _thinking_kept(
     return body
 
 
+_PER_STEP = re.compile(r"^message (\S+): step (\d+): (.+)$", re.S)
+
+
+def compact(notes: list[str]) -> tuple[str, ...]:
+    """The notes, each once, a note said of many steps (reasoning left out of each step of a long
+    conversation) said once for them all, where the first of them stood."""
+    groups: dict[str, list[str]] = {}
+    for n in notes:
+        m = _PER_STEP.match(n)
+        if m is not None:
+            groups.setdefault(m.group(3), []).append(m.group(1))
+    out: list[str] = []
+    for n in dict.fromkeys(notes):
+        m = _PER_STEP.match(n)
+        if m is None:
+            out.append(n)
+            continue
+        where = groups.pop(m.group(3), None)
+        if where is None:
+            continue  # said with the first
+        if len(where) == 1:
+            out.append(n)
+        else:
+            out.append(f"{len(where)} steps (messages {where[0]} to {where[-1]}): {m.group(3)}")
+    return tuple(out)
+
+
 def _names(tools: tuple[ToolSpec, ...], h: History) -> tuple[dict[str, str], frozenset[str]]:
     names = [t.name for t in tools] + [c.name for m in h.messages for c in m.tool_uses]
     mapped = {wire_tool_name(n): n for n in dict.fromkeys(names) if wire_tool_name(n) != n}
@@ -191,7 +219,7 @@ def translate_request(
         answer_id=answer_id(inbound.name, digest),
         call_id=agent_call_ids(inbound.name, digest),
         seal=functools.partial(seal, issuer),
-        notes=tuple(dict.fromkeys(notes)),
+        notes=compact(notes),
         upstream_stream=upstream_stream,
         tool_names=names,
         free_form=free if "custom" not in target.tool_kinds else frozenset(),

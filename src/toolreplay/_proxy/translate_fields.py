@@ -9,10 +9,12 @@ beside the line that keeps them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolreplay._issuers import host_of
 from toolreplay._proxy.translate_settings import Asked
 from toolreplay._vessels import Vessel
 from toolreplay.wires.vessel import VesselProfile
@@ -95,17 +97,43 @@ def _openai_choice(a: Asked, chat: bool) -> Any:
     return a.choice
 
 
-def _chat(a: Asked, v: VesselProfile, out: Fields) -> None:
-    if a.top_p is not None:
+#: OpenAI's reasoning models: the only ones that take ``reasoning_effort`` / ``reasoning`` ("Unrecognized
+#: request argument" or "not supported with this model" elsewhere: gpt-4.1, Grok 4), and that take no
+#: sampling settings ("Unsupported value: 'temperature' does not support 0.2 with this model").
+_OPENAI_REASONING = re.compile(r"^(o[1-9]|gpt-5(?!(\.[0-9]+)?-chat)|gpt-oss|codex)")
+
+
+def _sampling(a: Asked, v: VesselProfile, out: Fields) -> bool:
+    """top_p, and whether the model reasons the OpenAI way; a reasoning model of OpenAI's own keeps
+    neither temperature nor top_p."""
+    reasons = _OPENAI_REASONING.match(v.model) is not None
+    if reasons and host_of(v.base_url).endswith(_OPENAI_HOSTS):
+        for name, value in (("temperature", out.temperature), ("top_p", a.top_p)):
+            if value is not None:
+                out.notes.append(f"{name} {value:g} not carried: {v.model} takes only the default")
+        out.temperature = None
+    elif a.top_p is not None:
         out.body["top_p"] = a.top_p
+    return reasons
+
+
+_OPENAI_HOSTS = ("openai.com", "chatgpt.com")
+
+
+def _openai_tools(a: Asked, chat: bool, out: Fields) -> None:
+    if a.choice is not None:
+        out.body["tool_choice"] = _openai_choice(a, chat=chat)
+    if a.parallel is not None:
+        out.body["parallel_tool_calls"] = a.parallel
+
+
+def _chat(a: Asked, v: VesselProfile, out: Fields) -> None:
+    reasons = _sampling(a, v, out)
     if a.stop:
         out.body["stop"] = list(a.stop[:4])  # OpenAI: "stop: up to 4 sequences"
         if len(a.stop) > 4:
             out.notes.append(f"stop sequences after the 4th not carried ({len(a.stop) - 4}): Chat takes 4")
-    if a.choice is not None:
-        out.body["tool_choice"] = _openai_choice(a, chat=True)
-    if a.parallel is not None:
-        out.body["parallel_tool_calls"] = a.parallel
+    _openai_tools(a, True, out)
     own = v.has("reasoning_content") or v.id_policy == "kimi"
     if own and a.thinking is not False:  # a thinking model thinks unless told not to
         out.thinking_off = ("thinking", {"type": "disabled"})
@@ -114,28 +142,28 @@ def _chat(a: Asked, v: VesselProfile, out: Fields) -> None:
     if own:
         # Moonshot, GLM: thinking is ``{"type": "enabled" | "disabled"}`` (no budget, no effort)
         out.body["thinking"] = {"type": "enabled" if a.thinking else "disabled"}
-    elif a.thinking:
+    elif a.thinking and reasons:
         out.body["reasoning_effort"] = a.wants_effort
+    elif a.thinking:
+        out.notes.append(f"thinking not carried: {v.model} takes no reasoning_effort")
 
 
 def _responses(a: Asked, v: VesselProfile, out: Fields) -> None:
-    if a.top_p is not None:
-        out.body["top_p"] = a.top_p
+    reasons = _sampling(a, v, out)
     if a.stop:
         out.lost("openai-responses", "stop sequences")
-    if a.choice is not None:
-        out.body["tool_choice"] = _openai_choice(a, chat=False)
-    if a.parallel is not None:
-        out.body["parallel_tool_calls"] = a.parallel
-    if a.thinking:
+    _openai_tools(a, False, out)
+    if reasons and v.has("store_false") and v.has("encrypted_reasoning") and a.thinking is not False:
+        # stateless: the reasoning survives between tool steps only encrypted, in the answer
+        out.include = ("reasoning.encrypted_content",)
+    if a.thinking and reasons:
         reasoning: dict[str, Any] = {"effort": a.wants_effort}
         if a.show:
             reasoning["summary"] = "auto"
         out.body["reasoning"] = reasoning
-        if v.has("store_false") and v.has("encrypted_reasoning"):
-            # stateless: the reasoning survives between tool steps only encrypted, in the answer
-            out.include = ("reasoning.encrypted_content",)
-    elif a.thinking is False:
+    elif a.thinking:
+        out.notes.append(f"thinking not carried: {v.model} takes no reasoning effort")
+    elif a.thinking is False and reasons:
         out.body["reasoning"] = {"effort": "minimal"}
 
 
