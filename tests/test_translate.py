@@ -40,7 +40,22 @@ def _captured() -> list[tuple[str, str, dict[str, Any], str | None]]:
     return out
 
 
-CAPTURED = _captured()
+def _kept_bodies() -> list[tuple[str, str, dict[str, Any], str | None]]:
+    """The other real bodies kept in tests/data: Codex's (a free-form apply_patch among them), a Gemini
+    body LiteLLM sent (snake_case), an imported Codex body."""
+    data = ROOT / "tests" / "data"
+    out = []
+    for name in ("codex_responses_bodies", "codex_apply_patch_bodies"):
+        bodies = json.loads((data / f"{name}.json").read_text(encoding="utf-8"))["bodies"]
+        out += [(f"{name}-{k}", "openai-responses", b, None) for k, b in enumerate(bodies)]
+    gemini = json.loads((data / "import_gemini_litellm.json").read_text(encoding="utf-8"))
+    out.append(("import_gemini_litellm", "gemini", gemini, "gemini-2.5-flash"))
+    codex = json.loads((data / "import_responses_codex.json").read_text(encoding="utf-8"))
+    out.append(("import_responses_codex", "openai-responses", codex, None))
+    return out
+
+
+CAPTURED = _captured() + _kept_bodies()
 
 
 def _issuer(v: Vessel) -> Issuer:
@@ -83,6 +98,34 @@ def test_every_captured_request_translates_for_every_wire(
     assert refused(vessel, t.body) == []
     assert get_wire(vessel_of(vessel).wire).sniff(t.body) > 0 or vessel_of(vessel).wire == "gemini"
     assert "toolreplay.r1." not in jsonenc.dumps(t.body)
+
+
+def test_every_corpus_request_translates_for_every_wire() -> None:
+    # 466 request bodies the providers took (tests/corpus), each translated for every wire
+    from corpus_loader import exchanges
+
+    bad = []
+    for ex in exchanges(with_request=True):
+        assert ex.request is not None
+        model = ex.model if ex.wire == "gemini" else None
+        for vessel in VESSELS:
+            t = translated(ex.wire, ex.request, vessel, path_model=model)
+            if refused(vessel, t.body) or "toolreplay.r1." in jsonenc.dumps(t.body):
+                bad.append(f"{ex.id} -> {vessel}: {refused(vessel, t.body)}")
+    assert bad == []
+
+
+def test_a_free_form_tool_goes_as_a_function_where_the_upstream_has_none() -> None:
+    body = next(c[2] for c in CAPTURED if c[0] == "codex_apply_patch_bodies-2")
+    t = translated("openai-responses", body, "anthropic")
+    assert t.free_form == {"apply_patch"}
+    declared = {d["name"]: d for d in t.body["tools"]}
+    assert declared["apply_patch"]["input_schema"]["required"] == ["input"]
+    uses = [b for m in t.body["messages"] if m["role"] == "assistant" for b in m["content"]
+            if b["type"] == "tool_use" and b["name"] == "apply_patch"]  # fmt: skip
+    assert uses and set(uses[0]["input"]) == {"input"} and "*** Begin Patch" in uses[0]["input"]["input"]
+    assert any("free-form tool 'apply_patch'" in n for n in t.notes)
+    assert translated("openai-responses", body, "codex").free_form == frozenset()
 
 
 def _calls(wire: str, body: dict[str, Any]) -> int:
