@@ -265,13 +265,13 @@ def test_not_asking_for_thinking_shows_none() -> None:
     assert t.body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
 
 
-def _chat(**settings: Any) -> dict[str, Any]:
-    read = {"type": "function", "function": {"name": "Read", "parameters": {"type": "object"}}}
+def chat_body(tool: str = "Read", **settings: Any) -> dict[str, Any]:
+    read = {"type": "function", "function": {"name": tool, "parameters": {"type": "object"}}}
     return {"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}], "tools": [read], **settings}
 
 
 def test_anthropic_takes_temperature_or_top_p_and_no_forced_tool_with_thinking() -> None:
-    chat = _chat(temperature=0.2, top_p=0.5, tool_choice="required", reasoning_effort="medium")
+    chat = chat_body(temperature=0.2, top_p=0.5, tool_choice="required", reasoning_effort="medium")
     t = translated("openai-chat", chat, "anthropic")
     assert "top_p" not in t.body and "temperature" not in t.body
     assert t.body["tool_choice"] == {"type": "auto"}
@@ -282,7 +282,7 @@ def test_anthropic_takes_temperature_or_top_p_and_no_forced_tool_with_thinking()
 
 
 def test_parallel_calls_translate_where_both_wires_have_them() -> None:
-    chat = _chat(parallel_tool_calls=False)
+    chat = chat_body(parallel_tool_calls=False)
     assert translated("openai-chat", chat, "anthropic").body["tool_choice"] == {
         "type": "auto",
         "disable_parallel_tool_use": True,

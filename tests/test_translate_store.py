@@ -244,3 +244,64 @@ def test_any_id_is_valid_on_both_wires_and_deterministic(
         shown = t.call_id(index, upstream, "Write")
         assert fits(AGENT_IDS["anthropic"], shown) and re.match(r"^[A-Za-z0-9_-]+$", shown)
         assert shown == t.call_id(index, upstream, "Write")
+
+
+def _recorded(request: History, reply: Any, issuer: Issuer) -> History:
+    """What the proxy records of a translated exchange: the request's messages and the answer as the agent
+    saw it (its calls under the agent's ids, the upstream's own in their provider data)."""
+    calls = tuple(
+        ToolCall(c.name, c.input, None, c.call_id, provider_data=c.provider_data) for c in reply.calls
+    )
+    step = Step(tuple(reply.said), len(calls), issuer)
+    answer = Message("a9", "assistant", "", calls, steps=(step,), status="in_progress")
+    return History("c1", (*request.messages, answer))
+
+
+def test_an_upstream_id_goes_back_to_its_upstream_though_the_agent_never_saw_it() -> None:
+    from toolreplay.wires.reply import ParsedCall, Reply
+
+    openai = get_vessel("openai")
+    issuer = Issuer("openai-chat", host_of(openai.base_url), openai.model)
+    gem = get_wire("gemini")
+    first = {"contents": [{"role": "user", "parts": [{"text": "write notes"}]}]}
+    h1 = read_inbound(gem, first)
+    t1 = translate_request(gem, h1, None, openai, issuer=issuer)
+    upstream = "call_" + "U" * 30
+    answer = t1.agent_reply(Reply(calls=(ParsedCall("Write", {"path": "n"}, upstream),), model=openai.model))
+    seen = answer.calls[0]
+    assert seen.call_id == upstream  # it fits a Gemini agent as it is
+    assert t1.agent_call(0, ParsedCall("Write", {}, None)).call_id.startswith("call_")
+    stored = _recorded(h1, answer, issuer)
+    # Gemini CLI sends the call back without an id: the store's own id goes to the upstream
+    call = {"functionCall": {"name": "Write", "args": {"path": "n"}}}
+    result = {"functionResponse": {"name": "Write", "response": {"ok": 1}}}
+    turn = [{"role": "model", "parts": [call]}, {"role": "user", "parts": [result]}]
+    second = {"contents": [*first["contents"], *turn]}
+    t2 = translate_request(gem, read_inbound(gem, second), stored, openai, issuer=issuer)
+    assert _assistant(t2.body)["tool_calls"][0]["id"] == upstream
+    assert t2.body["messages"][-1]["tool_call_id"] == upstream
+
+
+def test_an_upstream_id_the_agent_cannot_take_is_mapped_and_kept_for_its_upstream() -> None:
+    from toolreplay.wires.reply import ParsedCall, Reply
+
+    t1 = _to_kimi(_claude(), None)
+    answer = t1.agent_reply(Reply(calls=(ParsedCall("Write", {"path": "m"}, "functions.Write:1"),)))
+    seen = answer.calls[0]
+    assert ID_SAFE.match(seen.call_id or "") and seen.call_id != "functions.Write:1"
+    assert seen.provider_data == {"openai-chat": {"id": "functions.Write:1"}}
+    assert t1.agent_reply(Reply(calls=(ParsedCall("Write", {"path": "m"}, "functions.Write:1"),))) == answer
+
+
+def test_free_form_and_renamed_calls_go_back_under_the_agents_own_shape() -> None:
+    from test_translate import CAPTURED, chat_body
+    from toolreplay.wires.reply import ParsedCall, Reply
+
+    body = next(c[2] for c in CAPTURED if c[0] == "codex_apply_patch_bodies-2")
+    t = translated("openai-responses", body, "anthropic")
+    patch = ParsedCall("apply_patch", {"input": "*** Begin Patch\n*** End Patch"}, "toolu_9")
+    back = t.agent_reply(Reply(calls=(patch,))).calls[0]
+    assert back.kind == "custom" and back.input == "*** Begin Patch\n*** End Patch"
+    g = translated("openai-chat", chat_body(tool="fs.read"), "gemini")
+    (sent,) = g.tool_names
+    assert g.agent_call(0, ParsedCall(sent, {}, None)).name == "fs.read"

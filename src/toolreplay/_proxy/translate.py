@@ -36,6 +36,7 @@ from toolreplay.wires.common import RenderOptions, declared_tools, wire_tool_nam
 from toolreplay.wires.contract import Refused, Wire
 from toolreplay.wires.render_warnings import render_warnings
 from toolreplay.wires.replayed import TurnMessage
+from toolreplay.wires.reply import ParsedCall, Reply
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +68,32 @@ class Translated:
     free_form: frozenset[str] = frozenset()
     """The agent's free-form tools (Responses ``custom``) sent to a wire without them as functions of one
     string ``input``: a call of one comes back as ``{"input": text}`` and goes to the agent as free-form."""
+    upstream_wire: str = ""
+    """The vessel's wire (whose provider data keeps the upstream's own call ids)."""
+
+    def agent_call(self, index: int, call: ParsedCall) -> ParsedCall:
+        """Call ``index`` of the upstream's answer as the agent sees it and the store keeps it (design
+        49): under :attr:`call_id`'s id and the agent's tool name, a free-form tool's call as free-form
+        text again; the upstream's own id, when it differs, in ``provider_data[upstream wire]["id"]``."""
+        name = self.tool_names.get(call.name, call.name)
+        cid = self.call_id(index, call.call_id, name)
+        data = call.provider_data
+        if call.call_id and call.call_id != cid:
+            own = data.get(self.upstream_wire) if data else None
+            mine = {**(own if isinstance(own, Mapping) else {}), "id": call.call_id}
+            data = {**(data or {}), self.upstream_wire: mine}
+        out = replace(call, name=name, call_id=cid, provider_data=data)
+        text = call.input.get("input") if isinstance(call.input, dict) else None
+        if name in self.free_form and call.kind == "function" and isinstance(text, str):
+            out = replace(out, input=text, kind="custom")
+        return out
+
+    def agent_reply(self, reply: Reply) -> Reply:
+        """The upstream's whole answer as the agent sees it and the store keeps it: each call as
+        :meth:`agent_call` has it."""
+        if not reply.calls:
+            return reply
+        return replace(reply, calls=tuple(self.agent_call(i, c) for i, c in enumerate(reply.calls)))
 
 
 def read_inbound(inbound: Wire, body: Mapping[str, Any], *, path_model: str | None = None) -> History:
@@ -223,6 +250,7 @@ def translate_request(
         upstream_stream=upstream_stream,
         tool_names=names,
         free_form=free if "custom" not in target.tool_kinds else frozenset(),
+        upstream_wire=vessel.wire,
     )
 
 

@@ -149,7 +149,8 @@ def stored_reply(m: Message, s: Message, tokens: Tokens, notes: list[str]) -> Me
             calls.append(replace(c, provider_data=without_tokens(c.provider_data)))
         else:
             matched += 1
-            calls.append(replace(c, provider_data=sc.provider_data))
+            # a call the agent's wire sends without an id (Gemini's) is the stored one, under its id
+            calls.append(replace(c, call_id=c.call_id or sc.call_id, provider_data=sc.provider_data))
     same = matched == len(m.tool_uses) and len(s.tool_uses) == len(m.tool_uses)
     if same and (s.steps or not m.steps):
         return replace(m, tool_uses=tuple(calls), steps=s.steps, provider_data=s.provider_data or None)
