@@ -13,7 +13,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from test_translate import refused, translated
+from test_translate import forwards_token, refused, translated
 from toolreplay import jsonenc
 from toolreplay._issuers import host_of
 from toolreplay._proxy.translate import read_inbound, translate_request
@@ -21,7 +21,7 @@ from toolreplay._proxy.translate_ids import AGENT_IDS, fits
 from toolreplay._vessels import get_vessel
 from toolreplay.model import History, Issuer, Message, Reasoning, Step, ToolCall
 from toolreplay.wires import get_wire
-from toolreplay.wires.bridge import seal
+from toolreplay.wires.bridge import base64_token, seal
 from toolreplay.wires.common import ID_SAFE
 
 KIMI = replace(get_vessel("kimi"), model="kimi-k2-thinking")  # thinks unless told not to
@@ -90,13 +90,13 @@ def test_our_token_resolves_to_the_stored_piece_and_is_never_forwarded() -> None
     shown = {"type": "thinking", "thinking": THOUGHT, "signature": token}
     t = _to_kimi(_claude(shown), _stored())
     assert _assistant(t.body)["reasoning_content"] == THOUGHT
-    assert "toolreplay.r1." not in jsonenc.dumps(t.body)
+    assert not forwards_token(t.body)
     # a reply the store does not hold as it stands (the agent rewrote its history): the token still
     # names its stored piece, which goes back to its issuer
     other = replace(_stored(), messages=(Message("u1", "user", "another start"), _stored().messages[1]))
     t = _to_kimi(_claude(shown), other)
     assert _assistant(t.body)["reasoning_content"] == THOUGHT
-    assert "toolreplay.r1." not in jsonenc.dumps(t.body)
+    assert not forwards_token(t.body)
 
 
 def test_a_token_that_names_no_stored_piece_is_dropped_with_a_note() -> None:
@@ -104,7 +104,7 @@ def test_a_token_that_names_no_stored_piece_is_dropped_with_a_note() -> None:
     for vessel in ("anthropic", "kimi", "openai-responses", "gemini"):
         t = translated("anthropic", _claude(forged), vessel)
         text = jsonenc.dumps(t.body)
-        assert "toolreplay.r1." not in text and "made up" not in text
+        assert not forwards_token(t.body) and "made up" not in text
         assert any("names no stored piece" in n for n in t.notes)
 
 
@@ -305,3 +305,22 @@ def test_free_form_and_renamed_calls_go_back_under_the_agents_own_shape() -> Non
     g = translated("openai-chat", chat_body(tool="fs.read"), "gemini")
     (sent,) = g.tool_names
     assert g.agent_call(0, ParsedCall(sent, {}, None)).name == "fs.read"
+
+
+def test_a_gemini_agents_base64_token_resolves_to_the_stored_piece() -> None:
+    # Gemini CLI holds a thoughtSignature as bytes: it sends our token back in its base64 form
+    token = base64_token(seal(KIMI_ISSUER, _kimi_piece()))
+    call = {"functionCall": {"name": "Write", "args": {"path": "notes.txt"}}, "thoughtSignature": token}
+    result = {"functionResponse": {"name": "Write", "response": {"output": "ok"}}}
+    turn = [{"role": "model", "parts": [call]}, {"role": "user", "parts": [result]}]
+    body = {"contents": [{"role": "user", "parts": [{"text": "another start"}]}, *turn]}
+    gem = get_wire("gemini")
+    t = translate_request(gem, read_inbound(gem, body), _stored(), KIMI, issuer=KIMI_ISSUER)
+    assert _assistant(t.body)["reasoning_content"] == THOUGHT
+    assert not forwards_token(t.body)
+    forged = base64_token("toolreplay.r1.nothing-stored-here")
+    call["thoughtSignature"] = forged
+    google = Issuer("gemini", "generativelanguage.googleapis.com", "gemini-2.5-flash")
+    t = translate_request(gem, read_inbound(gem, body), _stored(), get_vessel("gemini"), issuer=google)
+    assert not forwards_token(t.body) and forged not in jsonenc.dumps(t.body)
+    assert any("names no stored piece" in n for n in t.notes)

@@ -7,7 +7,8 @@ whatever the agent sent back of them (Claude Code drops Kimi's ``reasoning_conte
 place for a Gemini ``thoughtSignature``). The agent's own inputs and answers stay the agent's.
 
 Reasoning the agent sends that carries one of our tokens (:func:`toolreplay.wires.bridge.is_token` on an
-Anthropic signature, a Responses ``encrypted_content``, a Gemini ``thoughtSignature``) stands for a
+Anthropic signature, a Responses ``encrypted_content``, a Gemini ``thoughtSignature`` in its base64
+form) stands for a
 stored piece: it is resolved to that piece (the token is :func:`~toolreplay.wires.bridge.seal` of the
 piece and its issuer, computed again over the stored pieces), and a token that names no stored piece is
 dropped with a note. A token is never forwarded. Any other reasoning keeps the issuer the agent's wire
@@ -22,7 +23,7 @@ from typing import Any, cast
 
 from toolreplay._proxy.matching import message_key, unseen
 from toolreplay.model import History, Issuer, Message, Piece, Reasoning, Step, Text, ToolCall
-from toolreplay.wires.bridge import is_token, seal
+from toolreplay.wires.bridge import is_token, seal, token_of
 
 #: A stored piece a token resolves to, with the issuer of its step.
 Resolved = tuple[Reasoning, Issuer]
@@ -40,9 +41,11 @@ def has_token(value: Any) -> bool:
 
 
 def tokens_of(value: Any) -> list[str]:
-    """The tokens of ours in ``value`` (provider data), in order."""
-    if is_token(value):
-        return [cast(str, value)]
+    """The tokens of ours in ``value`` (provider data), in order, each as sealed (a Gemini agent sends
+    its base64 form back)."""
+    token = token_of(value)
+    if token is not None:
+        return [token]
     out: list[str] = []
     if isinstance(value, Mapping):
         for v in cast(Mapping[str, Any], value).values():
@@ -163,7 +166,10 @@ def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
     the piece's issuer's), each token that names none dropped with a note; other pieces as they are."""
     if not m.steps and not any(has_token(c.provider_data) for c in m.tool_uses):
         return m
-    steps = tuple(_resolved_step(s, k, m.id, tokens, notes) for k, s in enumerate(m.steps))
+    steps = tuple(
+        _resolved_step(s, made, f"message {m.id}: step {k + 1}", tokens, notes)
+        for k, (s, made) in enumerate(m.step_calls())
+    )
     calls = tuple(
         replace(c, provider_data=without_tokens(c.provider_data)) if has_token(c.provider_data) else c
         for c in m.tool_uses
@@ -171,24 +177,33 @@ def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
     return replace(m, steps=steps, tool_uses=calls, provider_data=without_tokens(m.provider_data))
 
 
-def _resolved_step(s: Step, k: int, mid: str, tokens: Tokens, notes: list[str]) -> Step:
+_DROPPED = "a reasoning token of ours that names no stored piece: dropped (design 50)"
+
+
+def _resolved(found: Sequence[str], tokens: Tokens, where: str, notes: list[str]) -> Resolved | None:
+    got = next((r for t in found if (r := tokens.resolve(t)) is not None), None)
+    if got is None:
+        notes.append(f"{where}: {_DROPPED}")
+    return got
+
+
+def _resolved_step(s: Step, calls: Sequence[ToolCall], where: str, tokens: Tokens, notes: list[str]) -> Step:
+    """One step with its tokens resolved: a piece carrying one becomes the stored piece; a token on its
+    calls (Gemini's ``thoughtSignature`` stands for the step's reasoning) brings the stored piece in."""
     said: list[Piece] = []
     issuer: Issuer | None = None
-    where = f"message {mid}: step {k + 1}"
     for p in s.said:
         found = tokens_of(p.data)
         if not found:
             said.append(p)
-            continue
-        got = next((r for t in found if (r := tokens.resolve(t)) is not None), None)
-        if got is None:
-            notes.append(
-                f"{where}: a reasoning token of ours that names no stored piece: dropped (design 50)"
-            )
-            if isinstance(p, Text) and p.text:
-                said.append(Text(p.text))
-            continue
-        said.append(got[0])
+        elif (got := _resolved(found, tokens, where, notes)) is not None:
+            said.append(got[0])
+            issuer = got[1]
+        elif isinstance(p, Text) and p.text:
+            said.append(Text(p.text))
+    on_calls = [t for c in calls for t in tokens_of(c.provider_data)]
+    if on_calls and issuer is None and (got := _resolved(on_calls, tokens, where, notes)) is not None:
+        said.insert(0, got[0])
         issuer = got[1]
     if issuer is None:
         return replace(s, said=tuple(said))
@@ -197,8 +212,9 @@ def _resolved_step(s: Step, k: int, mid: str, tokens: Tokens, notes: list[str]) 
     if others:
         notes.append(f"{where}: {len(others)} piece(s) of reasoning beside a stored piece, not of its "
                      f"issuer ({issuer.describe()}): left out")  # fmt: skip
-    kept = tuple(p for p in said if not (isinstance(p, Reasoning) and not _stored(p, tokens)))
-    return replace(s, said=kept, issuer=issuer)
+    kept = [p for p in said if not (isinstance(p, Reasoning) and not _stored(p, tokens))]
+    unique = [p for k, p in enumerate(kept) if not any(p is q for q in kept[:k])]
+    return replace(s, said=tuple(unique), issuer=issuer)
 
 
 def _stored(p: Reasoning, tokens: Tokens) -> bool:
