@@ -35,7 +35,7 @@ from toolreplay.wires.bridge import seal
 from toolreplay.wires.common import RenderOptions, declared_tools, wire_tool_name
 from toolreplay.wires.contract import Refused, Wire
 from toolreplay.wires.render_warnings import render_warnings
-from toolreplay.wires.replayed import TurnMessage
+from toolreplay.wires.replayed import TurnMessage, turn_steps
 from toolreplay.wires.reply import ParsedCall, Reply
 
 
@@ -155,13 +155,19 @@ def _refusal(target: Wire, vessel: Vessel, body: Mapping[str, Any]) -> str | Non
     return next((p.provider for p in problems if isinstance(p, Refused)), None)
 
 
+def _reasoned(turns: list[TurnMessage], wire: str) -> bool:
+    """Whether every step with calls goes with reasoning of the upstream wire's own (then no thinking
+    rule can refuse the request, and the rules need not be asked)."""
+    return all(step.reasoning(wire) for t in turns for step in turn_steps(t) if step.calls)
+
+
 def _thinking_kept(
-    target: Wire, vessel: Vessel, body: dict[str, Any], f: Fields, notes: list[str]
+    target: Wire, vessel: Vessel, body: dict[str, Any], f: Fields, notes: list[str], reasoned: bool
 ) -> dict[str, Any]:
     """``body``, or it with thinking off where the upstream would refuse it with thinking on (a tool loop
     whose earlier steps another model made: Anthropic wants the loop to open with its own thinking block,
     Moonshot every tool-call message with its own ``reasoning_content``)."""
-    if f.thinking_off is None:
+    if f.thinking_off is None or reasoned:
         return body
     why = _refusal(target, vessel, body)
     if why is None:
@@ -234,7 +240,8 @@ def translate_request(
     upstream_stream = asked.stream or vessel.has("stream_only")
     opts = _options(vessel, issuer, tools, fields, upstream_stream)
     target = get_wire(vessel.wire)
-    body = _thinking_kept(target, vessel, _body(turns, opts, vessel.wire, fields), fields, notes)
+    body = _body(turns, opts, vessel.wire, fields)
+    body = _thinking_kept(target, vessel, body, fields, notes, _reasoned(turns, vessel.wire))
     notes.extend(render_warnings(turns, declared_tools(turns, tools), vessel.wire))
     digest = history_digest(merged)
     names, free = _names(tools, merged)

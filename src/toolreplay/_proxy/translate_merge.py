@@ -18,7 +18,7 @@ names for it, and the replay's audience rule (design 17) sends it only there.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, cast
 
 from toolreplay._proxy.matching import message_key, unseen
@@ -73,17 +73,34 @@ def without_tokens(data: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
     return out or None
 
 
-@dataclass(frozen=True, slots=True)
 class Tokens:
-    """The tokens the stored conversation's pieces were shown under, each to its piece."""
+    """The tokens the stored conversation's pieces were shown under, each to its piece: sealed again
+    only when the request carries a token at all (most requests carry none, and a long conversation
+    holds hundreds of pieces)."""
 
-    pieces: Mapping[str, Resolved]
+    __slots__ = ("_issuer", "_pieces", "_stored")
+
+    def __init__(self, stored: History | None, issuer: Issuer) -> None:
+        self._stored = stored
+        self._issuer = issuer
+        self._pieces: dict[str, Resolved] | None = None
+
+    @property
+    def pieces(self) -> Mapping[str, Resolved]:
+        if self._pieces is None:
+            self._pieces = _sealed(self._stored, self._issuer)
+        return self._pieces
 
     def resolve(self, token: str) -> Resolved | None:
         return self.pieces.get(token)
 
 
 def stored_tokens(stored: History | None, issuer: Issuer) -> Tokens:
+    """The tokens a piece of ``stored`` can have been shown under (see :func:`_sealed`)."""
+    return Tokens(stored, issuer)
+
+
+def _sealed(stored: History | None, issuer: Issuer) -> dict[str, Resolved]:
     """Every token a piece of ``stored`` can have been shown under: sealed with its step's issuer as
     recorded, and with the model the request named (``issuer``'s) on the same wire and host, since a
     provider may report a dated snapshot of the model the request named."""
@@ -98,7 +115,7 @@ def stored_tokens(stored: History | None, issuer: Issuer) -> Tokens:
             for p in s.reasoning:
                 for who in sealers:
                     out.setdefault(seal(who, p), (p, s.issuer))
-    return Tokens(out)
+    return out
 
 
 def aligned(inbound: Sequence[Message], stored: History | None) -> list[Message]:
@@ -109,10 +126,17 @@ def aligned(inbound: Sequence[Message], stored: History | None) -> list[Message]
     seen = [m for m in stored.messages if not unseen(m)]
     out: list[Message] = []
     for a, s in zip(inbound, seen, strict=False):
-        if message_key(a) != message_key(s):
+        if not _same(a, s):
             break
         out.append(s)
     return out
+
+
+def _same(a: Message, s: Message) -> bool:
+    # the same words need no folding (a long conversation's big tool answers and prompts)
+    if a.role == s.role and (a.role == "assistant" or (a.text == s.text and len(a.parts) == len(s.parts))):
+        return a.role == "assistant" or [p.kind for p in a.parts] == [p.kind for p in s.parts]
+    return message_key(a) == message_key(s)
 
 
 def merge(history: History, stored: History | None, issuer: Issuer, notes: list[str]) -> History:
