@@ -336,3 +336,19 @@ def test_tool_names_an_upstream_cannot_take_are_mapped_and_mapped_back() -> None
     assert declared[1] == "mcp__ide__getDiagnostics"  # the agent's own name, not renamed
     assert t.tool_names == {declared[0]: "fs.read"}
     assert refused("gemini", t.body) == []
+
+
+def test_ollama_is_asked_to_think_only_with_a_model_that_thinks() -> None:
+    body = _anthropic(thinking={"type": "enabled", "budget_tokens": 2000})
+    inbound = get_wire("anthropic")
+    h = read_inbound(inbound, body)
+
+    def to(model: str) -> Translated:
+        v = replace(get_vessel("ollama"), model=model)
+        return translate_request(inbound, h, None, v, issuer=_issuer(v))
+
+    assert to("qwen3:8b").body["think"] is True
+    assert to("gpt-oss:20b").body["think"] == "low"  # gpt-oss thinks by level
+    plain = to("llama3.2")
+    assert "think" not in plain.body
+    assert "thinking not carried: llama3.2 is not a model Ollama thinks with" in plain.notes

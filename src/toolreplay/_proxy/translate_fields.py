@@ -208,13 +208,23 @@ def _ollama(a: Asked, v: VesselProfile, out: Fields) -> None:
         options["stop"] = list(a.stop)
     if options:
         out.body["options"] = options
-    if a.thinking is not None:
+    if a.thinking and _OLLAMA_THINKING.match(v.model) is None:
+        # "... does not support thinking" (400) for a model without it
+        out.notes.append(f"thinking not carried: {v.model} is not a model Ollama thinks with")
+    elif a.thinking and v.model.startswith("gpt-oss"):
+        out.body["think"] = {"minimal": "low"}.get(a.wants_effort, a.wants_effort)  # levels, not a flag
+    elif a.thinking is not None:
         out.body["think"] = a.thinking
     if a.choice not in (None, "auto"):
         out.lost("ollama", f"tool_choice {a.choice}")
     if a.parallel is not None:
         out.lost("ollama", "parallel_tool_calls")
 
+
+#: The models Ollama thinks with (``think`` is refused for any other).
+_OLLAMA_THINKING = re.compile(
+    r"^(qwen3|qwq|deepseek-r1|deepseek-v3\.[1-9]|gpt-oss|magistral|phi4-(mini-)?reasoning|cogito)"
+)
 
 _WRITERS: Mapping[str, Callable[[Asked, VesselProfile, Fields], None]] = {
     "anthropic": _anthropic,
