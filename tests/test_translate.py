@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolreplay import jsonenc
 from toolreplay._issuers import host_of
@@ -352,3 +354,53 @@ def test_ollama_is_asked_to_think_only_with_a_model_that_thinks() -> None:
     plain = to("llama3.2")
     assert "think" not in plain.body
     assert "thinking not carried: llama3.2 is not a model Ollama thinks with" in plain.notes
+
+
+_CHOICES = st.one_of(
+    st.none(),
+    st.sampled_from([{"type": "auto"}, {"type": "any"}, {"type": "none"}, {"type": "tool", "name": "Read"}]),
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    max_tokens=st.integers(1, 64000),
+    temperature=st.one_of(st.none(), st.floats(0, 1)),
+    top_p=st.one_of(st.none(), st.floats(0, 1)),
+    stop=st.lists(st.text(min_size=1, max_size=5), max_size=6),
+    choice=_CHOICES,
+    budget=st.one_of(st.none(), st.integers(0, 40000)),
+    parallel=st.booleans(),
+)
+def test_any_anthropic_settings_translate_within_every_providers_limits(
+    max_tokens: int,
+    temperature: float | None,
+    top_p: float | None,
+    stop: list[str],
+    choice: dict[str, Any] | None,
+    budget: int | None,
+    parallel: bool,
+) -> None:
+    fields: dict[str, Any] = {"max_tokens": max_tokens, "stop_sequences": stop}
+    fields.update({k: v for k, v in (("temperature", temperature), ("top_p", top_p)) if v is not None})
+    if choice is not None:
+        fields["tool_choice"] = {**choice, **({"disable_parallel_tool_use": True} if not parallel else {})}
+    if budget is not None:
+        fields["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    body = _anthropic(**fields)
+    for vessel in ("anthropic", "openai", "openai-gpt5", "kimi", "openai-responses", "gemini", "ollama"):
+        t = translated("anthropic", body, vessel)
+        assert refused(vessel, t.body) == [], vessel
+        assert translated("anthropic", body, vessel).body == t.body
+        b = t.body
+        if vessel == "anthropic" and "thinking" in b:
+            assert 1024 <= b["thinking"]["budget_tokens"] < b["max_tokens"]
+            assert "temperature" not in b and b.get("tool_choice", {}).get("type") in (None, "auto", "none")
+        if vessel == "anthropic":
+            assert not ("temperature" in b and "top_p" in b)
+        if vessel in ("openai", "kimi"):
+            assert len(b.get("stop", [])) <= 4
+        if vessel == "gemini":
+            assert len(b.get("generationConfig", {}).get("stopSequences", [])) <= 5
+        if vessel == "openai-gpt5":
+            assert "temperature" not in b and "top_p" not in b
