@@ -17,7 +17,7 @@ from test_translate import forwards_token, refused, translated
 from toolreplay import jsonenc
 from toolreplay._issuers import host_of
 from toolreplay._proxy.translate import read_inbound, translate_request
-from toolreplay._proxy.translate_ids import AGENT_IDS, fits
+from toolreplay._proxy.translate_ids import rule_of
 from toolreplay._vessels import get_vessel
 from toolreplay.model import History, Issuer, Message, Reasoning, Step, ToolCall
 from toolreplay.wires import get_wire
@@ -188,7 +188,7 @@ def test_gemini_calls_without_ids_get_ids_from_the_conversation() -> None:
                           {"model": "m", "messages": [{"role": "user", "content": "write notes"}]}),
                           None, v, issuer=Issuer("anthropic", "api.anthropic.com", v.model))  # fmt: skip
     ids = [t.call_id(i, None, "Write") for i in range(3)]
-    assert len(set(ids)) == 3 and all(fits(AGENT_IDS["openai-chat"], i) for i in ids)
+    assert len(set(ids)) == 3 and all(rule_of("openai-chat").fits(i) for i in ids)
     g = translate_request(
         inbound, read_inbound(inbound, gem), None, v, issuer=Issuer("anthropic", "api.anthropic.com", v.model)
     )
@@ -242,7 +242,7 @@ def test_any_id_is_valid_on_both_wires_and_deterministic(
         assert refused(vessel, t.body) == [], (agent_id, vessel)
         assert translated("anthropic", body, vessel).body == t.body
         shown = t.call_id(index, upstream, "Write")
-        assert fits(AGENT_IDS["anthropic"], shown) and re.match(r"^[A-Za-z0-9_-]+$", shown)
+        assert rule_of("anthropic").fits(shown) and re.match(r"^[A-Za-z0-9_-]+$", shown)
         assert shown == t.call_id(index, upstream, "Write")
 
 

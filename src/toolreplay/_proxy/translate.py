@@ -6,7 +6,7 @@ of what the agent's wire cannot carry, :mod:`.translate_merge`), renders it for 
 native calls and no replay bounds (the proxy never shortens an agent's context: its full inputs and
 answers go on), reasoning only to its issuer (design 17), each call under an id the upstream takes
 (design 49, :mod:`.translate_ids`), the agent's settings in the upstream's fields
-(:mod:`.translate_settings`, :mod:`.translate_fields`), and names in ``notes`` everything it could not
+(:mod:`.translate_settings`, each wire's ``Wire.translation``), and names in ``notes`` everything it could not
 carry. It also gives what the answer's writer needs (:class:`~toolreplay.wires.bridge.Outbound`'s ids,
 the token that stands for a piece of reasoning, design 50).
 
@@ -22,10 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolreplay._proxy.translate_fields import Fields, merged_into, write_settings
 from toolreplay._proxy.translate_ids import agent_call_ids, answer_id, history_digest, upstream_ids
 from toolreplay._proxy.translate_merge import merge
-from toolreplay._proxy.translate_settings import Asked, read_settings
+from toolreplay._proxy.translate_settings import merged_into, read_settings, write_settings
 from toolreplay._replay import ReplaySettings, prepare_turn_messages
 from toolreplay._vessels import Vessel
 from toolreplay.errors import ConfigError
@@ -37,6 +36,7 @@ from toolreplay.wires.contract import Refused, Wire
 from toolreplay.wires.render_warnings import render_warnings
 from toolreplay.wires.replayed import TurnMessage, turn_steps
 from toolreplay.wires.reply import ParsedCall, Reply
+from toolreplay.wires.translation import Asked, Fields
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -9,56 +9,31 @@ upstream's own id, when it differs, in the call's ``provider_data[<upstream wire
   characters, Kimi's ``functions.NAME:IDX``) then fits it, by a pure function of the id. A call without
   an id (Gemini's) gets the replay's derived id (design 2). An id used twice in one request (agents
   reuse ``call_0`` across turns) gets a deterministic suffix the second time;
-* **to the agent** each call of the answer goes under the upstream's id where it fits the agent's wire,
-  else under one minted from the digest of the conversation, the call's index and its name (Gemini's
-  calls have no id at all), so a second run of the same conversation shows the same ids.
+* **to the agent** each call of the answer goes under the upstream's id where it fits the agent's wire
+  (``Wire.translation.ids``), else under one minted from the digest of the conversation, the call's
+  index and its name (Gemini's calls have no id at all), so a second run of the same conversation shows
+  the same ids.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from toolreplay.model import History, Message, ToolCall
+from toolreplay.wires import get_wire
 from toolreplay.wires.common import ID_SAFE
+from toolreplay.wires.translation import IdRule
 
-
-@dataclass(frozen=True, slots=True)
-class IdRule:
-    """What an agent's wire takes as a call id (the SDKs' and the providers' own checks), and the prefixes
-    of the ids minted for it."""
-
-    pattern: re.Pattern[str] | None = None
-    max_len: int | None = None
-    call_prefix: str = "call_"
-    answer_prefix: str = ""
-
-
-#: Per agent wire. Anthropic: tool_use ids match ``^[a-zA-Z0-9_-]+$`` (the API refuses others, and the
-#: SDK's own answers use ``toolu_``); OpenAI Chat: 40 characters (OpenAI's server limit, which clients
-#: built against it assume); Responses: 64 (its ``call_id`` limit); Gemini and Ollama take any string.
-AGENT_IDS: Mapping[str, IdRule] = {
-    "anthropic": IdRule(ID_SAFE, 64, "toolu_", "msg_"),
-    "openai-chat": IdRule(None, 40, "call_", "chatcmpl-"),
-    "openai-responses": IdRule(None, 64, "call_", "resp_"),
-    "gemini": IdRule(None, None, "call_", ""),
-    "ollama": IdRule(None, None, "call_", ""),
-}
-#: A wire not in the table: what every wire above takes.
+#: A wire without a translation: what every served wire's agents take.
 STRICT = IdRule(ID_SAFE, 40, "call_", "")
 
 
 def rule_of(wire: str) -> IdRule:
-    return AGENT_IDS.get(wire, STRICT)
-
-
-def fits(rule: IdRule, call_id: str) -> bool:
-    """Whether ``call_id`` is valid as it is on a wire of ``rule``."""
-    if not call_id or (rule.max_len is not None and len(call_id) > rule.max_len):
-        return False
-    return rule.pattern is None or rule.pattern.match(call_id) is not None
+    """What call ids ``wire``'s agents take (``Wire.translation.ids``)."""
+    hook = get_wire(wire).translation
+    return hook.ids if hook is not None else STRICT
 
 
 def history_digest(h: History) -> str:
@@ -69,11 +44,8 @@ def history_digest(h: History) -> str:
     for m in h.messages:
         d.update(f"\x1e{m.role}\x1f{m.text}\x1f{len(m.parts)}".encode("utf-8", "surrogatepass"))
         for c in m.tool_uses:
-            d.update(
-                f"\x1d{c.name}\x1f{c.call_id or ''}\x1f{c.answer is not None}".encode(
-                    "utf-8", "surrogatepass"
-                )
-            )
+            said = f"\x1d{c.name}\x1f{c.call_id or ''}\x1f{c.answer is not None}"
+            d.update(said.encode("utf-8", "surrogatepass"))
     return d.hexdigest()
 
 
@@ -93,7 +65,7 @@ def agent_call_ids(agent_wire: str, digest: str) -> Callable[[int, str | None, s
     rule = rule_of(agent_wire)
 
     def call_id(index: int, upstream: str | None, name: str) -> str:
-        if upstream and fits(rule, upstream):
+        if upstream and rule.fits(upstream):
             return upstream
         return _minted(rule.call_prefix, digest, str(index), name, upstream or "")
 
@@ -135,12 +107,9 @@ def _unique(cid: str, seen: set[str]) -> str:
 
 
 __all__ = [
-    "AGENT_IDS",
     "STRICT",
-    "IdRule",
     "agent_call_ids",
     "answer_id",
-    "fits",
     "history_digest",
     "own_id",
     "rule_of",
