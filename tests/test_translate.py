@@ -404,3 +404,29 @@ def test_any_anthropic_settings_translate_within_every_providers_limits(
             assert len(b.get("generationConfig", {}).get("stopSequences", [])) <= 5
         if vessel == "openai-gpt5":
             assert "temperature" not in b and "top_p" not in b
+
+
+def test_hosted_tools_the_upstream_cannot_declare_are_named() -> None:
+    body = next(c[2] for c in CAPTURED if c[0] == "codex_responses_bodies-0")
+    t = translated("openai-responses", body, "anthropic")
+    assert any("runs at the provider (openai-responses): not declared on anthropic" in n for n in t.notes)
+    declared = {d["name"] for d in t.body["tools"]}
+    assert "web_search" not in declared and "exec_command" in declared
+    same = translated("openai-responses", body, "openai-responses")
+    assert any(d.get("type") == "web_search" for d in same.body["tools"])  # its own wire declares it
+
+
+def test_the_path_model_is_the_issuer_of_a_gemini_bodys_replies() -> None:
+    _, wire, body, model = next(c for c in CAPTURED if c[0] == "gemini-2")
+    assert model == "gemini-2.5-flash"
+    h = read_inbound(get_wire(wire), body, path_model=model)
+    issuers = {s.issuer for m in h.messages for s in m.steps if s.issuer is not None}
+    assert issuers and all(i.model == model for i in issuers)
+    # so its signatures go back to that model only, not to another Gemini model on the same host
+    other = replace(get_vessel("gemini"), model="gemini-3-pro-preview")
+    t = translate_request(get_wire(wire), h, None, other, issuer=_issuer(other))
+    assert any("not replayed: made by gemini" in n for n in t.notes)
+    same = translate_request(
+        get_wire(wire), h, None, get_vessel("gemini"), issuer=_issuer(get_vessel("gemini"))
+    )
+    assert not any("not replayed: made by gemini" in n for n in same.notes)
