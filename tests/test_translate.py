@@ -430,3 +430,10 @@ def test_the_path_model_is_the_issuer_of_a_gemini_bodys_replies() -> None:
         get_wire(wire), h, None, get_vessel("gemini"), issuer=_issuer(get_vessel("gemini"))
     )
     assert not any("not replayed: made by gemini" in n for n in same.notes)
+
+
+def test_a_chat_agent_is_shown_reasoning_unless_it_turns_thinking_off() -> None:
+    assert translated("openai-chat", chat_body(), "anthropic").thinking
+    assert translated("openai-chat", chat_body(reasoning_effort="high"), "anthropic").thinking
+    assert not translated("openai-chat", chat_body(reasoning_effort="none"), "anthropic").thinking
+    assert not translated("openai-chat", chat_body(thinking={"type": "disabled"}), "kimi").thinking

@@ -63,8 +63,10 @@ def read(f: Mapping[str, Any]) -> tuple[Asked, frozenset[str]]:
     got = asked(
         max_tokens=limit if limit is not None else integer(f.get("max_tokens")),
         temperature=num(f.get("temperature")), top_p=num(f.get("top_p")), stop=stops(f.get("stop")),
-        choice=choice, tool=tool, parallel=parallel_of(f), thinking=on, effort=said, show=bool(on),
+        choice=choice, tool=tool, parallel=parallel_of(f), thinking=on, effort=said, show=on is not False,
     )  # fmt: skip
+    # shown unless turned off: Chat has no field that asks to see reasoning, and ``reasoning_content`` is
+    # an extension the clients that know it show (opencode, Kimi CLI) and the others ignore
     return got, _READ
 
 
