@@ -324,3 +324,14 @@ def test_a_gemini_agents_base64_token_resolves_to_the_stored_piece() -> None:
     t = translate_request(gem, read_inbound(gem, body), _stored(), get_vessel("gemini"), issuer=google)
     assert not forwards_token(t.body) and forged not in jsonenc.dumps(t.body)
     assert any("names no stored piece" in n for n in t.notes)
+
+
+def test_the_request_aligns_with_the_stored_conversation_as_the_proxys_matching_does() -> None:
+    from toolreplay._proxy.translate_merge import aligned
+
+    stored = _stored()
+    same = [Message("m1", "user", "write  notes.txt\n"), Message("m2", "assistant", "other words")]
+    assert aligned(same, stored) == list(stored.messages)  # words folded, a reply by its role alone
+    other = [Message("m1", "user", "write something else"), Message("m2", "assistant", "")]
+    assert aligned(other, stored) == []
+    assert aligned(same, None) == []

@@ -133,9 +133,12 @@ def aligned(inbound: Sequence[Message], stored: History | None) -> list[Message]
 
 
 def _same(a: Message, s: Message) -> bool:
-    # the same words need no folding (a long conversation's big tool answers and prompts)
-    if a.role == s.role and (a.role == "assistant" or (a.text == s.text and len(a.parts) == len(s.parts))):
-        return a.role == "assistant" or [p.kind for p in a.parts] == [p.kind for p in s.parts]
+    if a.role != s.role:
+        return False
+    # a reply by its role alone; the same words and parts need no folding (a long conversation's big
+    # tool answers and prompts): only where they differ is the matching's key asked
+    if a.role == "assistant" or (a.text == s.text and a.parts == s.parts):
+        return True
     return message_key(a) == message_key(s)
 
 
