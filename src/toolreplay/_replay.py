@@ -62,6 +62,11 @@ class ReplaySettings:
     as_sent: bool = False
     """Reproduce the stored request (design 38): every call whole and under its own id (design 39),
     every step with what its issuer made, every reply; the bounds and the audience do not apply."""
+    whole_calls: bool = False
+    """Every call whole, under its own id (a derived one where none was stored) and its stored name, as
+    ``as_sent`` has them, while steps still go by the audience: the proxy's translated request (design
+    48), which carries the agent's full inputs and answers (no bounds, no renaming) and reasoning only to
+    its issuer."""
 
     def __post_init__(self) -> None:
         if self.max_calls < 1:
@@ -145,7 +150,7 @@ def reply_calls(
     if not calls:
         return ()
     stem = stem if stem is not None else message_stem(message.id)
-    if settings.as_sent:
+    if settings.as_sent or settings.whole_calls:
         return _as_sent_calls(calls, call_id(stem, 0)[:-1])
     limit = settings.max_chars
     aliases = settings.aliases

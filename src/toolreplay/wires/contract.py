@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolreplay.wires.bridge import Bridge
 from toolreplay.wires.reply import Reply
+from toolreplay.wires.translation import Translation
 from toolreplay.wires.vessel import VesselProfile
 
 if TYPE_CHECKING:
@@ -327,6 +328,9 @@ class Wire:
     #: How this wire's answers are read into deltas and written from them (the proxy's translation,
     #: design 51): loaded on first use (:func:`lazy_bridge`); None for a wire without an answer shape.
     bridge: Callable[[], Bridge] | None = None
+    #: How this wire's requests say their settings, how it writes them, what call ids its agents take (the
+    #: proxy's request translation, design 48-49); None: not translated to or from.
+    translation: Translation | None = None
     #: Chat templates (vLLM, llama.cpp, transformers) render this wire's bodies.
     chat_template: bool = False
     #: (body) -> {call number in body order: what the replay patched on it}, read from the body alone.

@@ -24,6 +24,7 @@ from toolreplay.wires.anthropic import (
     rules,
     specs,
 )
+from toolreplay.wires.anthropic.translation import TRANSLATION
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_bridge, lazy_double
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ def _auth(vessel: VesselProfile, key: str | None) -> dict[str, str]:
 
 WIRE = Wire(
     name=render.WIRE,
+    translation=TRANSLATION,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,
     list_key=render.LIST_KEY,

@@ -28,6 +28,7 @@ from toolreplay.wires.gemini import (
     specs,
 )
 from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURE, camel_settings, either_case
+from toolreplay.wires.gemini.translation import TRANSLATION
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile
@@ -71,6 +72,7 @@ def _carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], t
 
 WIRE = Wire(
     name=render.WIRE,
+    translation=TRANSLATION,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,
     list_key=render.LIST_KEY,

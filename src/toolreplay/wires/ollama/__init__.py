@@ -14,6 +14,7 @@ from toolreplay.wires import capabilities
 from toolreplay.wires.common import same_wire_settings
 from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_bridge, lazy_double
 from toolreplay.wires.ollama import as_sent, detect, errors, render, request, response, rules, specs
+from toolreplay.wires.ollama.translation import TRANSLATION
 from toolreplay.wires.openai_chat import bearer
 
 
@@ -27,6 +28,7 @@ def _stream_flag(body: dict[str, Any], stream: bool) -> None:
 
 WIRE = Wire(
     name=render.WIRE,
+    translation=TRANSLATION,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,
     carry_settings=same_wire_settings(request.WIRE, request.CONVERSATION_KEYS),

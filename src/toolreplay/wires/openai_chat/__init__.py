@@ -27,6 +27,7 @@ from toolreplay.wires.openai_chat import (
     rules,
     specs,
 )
+from toolreplay.wires.openai_chat.translation import TRANSLATION
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -48,6 +49,7 @@ def _stream_flag(body: dict[str, Any], stream: bool) -> None:
 
 WIRE = Wire(
     name=render.WIRE,
+    translation=TRANSLATION,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,
     carry_settings=same_wire_settings(request.WIRE, request.CONVERSATION_KEYS),

@@ -27,6 +27,7 @@ from toolreplay.wires.openai_responses import (
     rules,
     specs,
 )
+from toolreplay.wires.openai_responses.translation import TRANSLATION
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -53,6 +54,7 @@ def _carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], t
 
 WIRE = Wire(
     sealed_reasoning=("store_false", "encrypted_content"),
+    translation=TRANSLATION,
     name=render.WIRE,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,

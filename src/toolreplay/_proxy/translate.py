@@ -1,0 +1,264 @@
+"""Request translation (design 48): an agent's request on one wire, rendered for a vessel on another.
+
+:func:`read_inbound` reads the agent's body into the neutral history, nothing dropped.
+:func:`translate_request` merges it with the stored conversation it continues (the store is the memory
+of what the agent's wire cannot carry, :mod:`.translate_merge`), renders it for the vessel's wire with
+native calls and no replay bounds (the proxy never shortens an agent's context: its full inputs and
+answers go on), reasoning only to its issuer (design 17), each call under an id the upstream takes
+(design 49, :mod:`.translate_ids`), the agent's settings in the upstream's fields
+(:mod:`.translate_settings`, each wire's ``Wire.translation``), and names in ``notes`` everything it could not
+carry. It also gives what the answer's writer needs (:class:`~toolreplay.wires.bridge.Outbound`'s ids,
+the token that stands for a piece of reasoning, design 50).
+
+Everything here is pure: the same request and stored conversation give the same bytes on every run and
+machine, so a real provider's prompt cache hits on the second run.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from toolreplay._proxy.translate_ids import agent_call_ids, answer_id, history_digest, upstream_ids
+from toolreplay._proxy.translate_merge import merge
+from toolreplay._proxy.translate_settings import merged_into, read_settings, write_settings
+from toolreplay._replay import ReplaySettings, prepare_turn_messages
+from toolreplay._vessels import Vessel
+from toolreplay.errors import ConfigError
+from toolreplay.model import History, Issuer, Message, Reasoning, ToolSpec
+from toolreplay.wires import get_wire, render_wire
+from toolreplay.wires.bridge import seal
+from toolreplay.wires.common import RenderOptions, declared_tools, wire_tool_name
+from toolreplay.wires.contract import Refused, Wire
+from toolreplay.wires.render_warnings import render_warnings
+from toolreplay.wires.replayed import TurnMessage, turn_steps
+from toolreplay.wires.reply import ParsedCall, Reply
+from toolreplay.wires.translation import Asked, Fields
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Translated:
+    """An agent's request translated for one upstream, and what the answer's writer needs."""
+
+    body: dict[str, Any]
+    """The upstream's request body, rendered for the vessel's wire."""
+    stream: bool
+    """The agent asked for a stream (the upstream is asked the same, see :attr:`upstream_stream`)."""
+    history: History
+    """The agent's request merged with the stored conversation: what gets recorded."""
+    thinking: bool
+    """The agent asked to see reasoning (``Outbound.thinking``)."""
+    answer_id: str
+    """The answer's own id in the agent's wire, a pure function of the history."""
+    call_id: Callable[[int, str | None, str], str]
+    """(the answer's call index, the upstream's id or None, the call's name) -> the id the agent sees."""
+    seal: Callable[[Reasoning], str]
+    """The opaque token that stands for a piece of the upstream's reasoning on the agent's side."""
+    notes: tuple[str, ...]
+    """What could not be carried (a setting, a hosted tool, a part, reasoning left out)."""
+    upstream_stream: bool = False
+    """The upstream is asked for a stream: the agent's ask, or always for a vessel that only streams."""
+    tool_names: Mapping[str, str] = field(default_factory=lambda: {})
+    """The upstream's name of a tool -> the agent's, for every name the upstream wire could not take as
+    it is (sent under :func:`~toolreplay.wires.common.wire_tool_name`): an answer's calls go back under
+    the agent's names."""
+    free_form: frozenset[str] = frozenset()
+    """The agent's free-form tools (Responses ``custom``) sent to a wire without them as functions of one
+    string ``input``: a call of one comes back as ``{"input": text}`` and goes to the agent as free-form."""
+    upstream_wire: str = ""
+    """The vessel's wire (whose provider data keeps the upstream's own call ids)."""
+
+    def agent_call(self, index: int, call: ParsedCall) -> ParsedCall:
+        """Call ``index`` of the upstream's answer as the agent sees it and the store keeps it (design
+        49): under :attr:`call_id`'s id and the agent's tool name, a free-form tool's call as free-form
+        text again; the upstream's own id, when it differs, in ``provider_data[upstream wire]["id"]``."""
+        name = self.tool_names.get(call.name, call.name)
+        cid = self.call_id(index, call.call_id, name)
+        data = call.provider_data
+        if call.call_id and call.call_id != cid:
+            own = data.get(self.upstream_wire) if data else None
+            mine = {**(own if isinstance(own, Mapping) else {}), "id": call.call_id}
+            data = {**(data or {}), self.upstream_wire: mine}
+        out = replace(call, name=name, call_id=cid, provider_data=data)
+        text = call.input.get("input") if isinstance(call.input, dict) else None
+        if name in self.free_form and call.kind == "function" and isinstance(text, str):
+            out = replace(out, input=text, kind="custom")
+        return out
+
+    def agent_reply(self, reply: Reply) -> Reply:
+        """The upstream's whole answer as the agent sees it and the store keeps it: each call as
+        :meth:`agent_call` has it."""
+        if not reply.calls:
+            return reply
+        return replace(reply, calls=tuple(self.agent_call(i, c) for i, c in enumerate(reply.calls)))
+
+
+def read_inbound(inbound: Wire, body: Mapping[str, Any], *, path_model: str | None = None) -> History:
+    """The agent's request as the neutral history (``inbound.parse_request``), nothing dropped.
+    ``path_model``: the model the request's path names (Gemini's URL), recorded as the issuer's model of
+    what the agent's replies carry when the body names none."""
+    if inbound.parse_request is None:
+        raise ConfigError(f"wire {inbound.name} cannot read request bodies: it cannot be translated")
+    h = inbound.parse_request(dict(body))
+    if not path_model or isinstance(body.get("model"), str):
+        return h
+    return replace(h, messages=tuple(_with_model(m, path_model) for m in h.messages))
+
+
+def _with_model(m: Message, model: str) -> Message:
+    if not any(s.issuer is not None and not s.issuer.model for s in m.steps):
+        return m
+    steps = tuple(
+        replace(s, issuer=replace(s.issuer, model=model))
+        if s.issuer is not None and not s.issuer.model
+        else s
+        for s in m.steps
+    )
+    return replace(m, steps=steps)
+
+
+def _options(
+    vessel: Vessel, issuer: Issuer, tools: tuple[ToolSpec, ...], f: Fields, stream: bool
+) -> RenderOptions:
+    return RenderOptions(
+        model=vessel.model or issuer.model,
+        tools=tools,
+        temperature=f.temperature,
+        max_tokens=f.max_tokens,
+        stream=stream,
+        id_policy=vessel.id_policy,
+        max_id_len=vessel.max_id_len,
+        flags=vessel.flags,
+        include=f.include,
+        cache_breakpoints=vessel.cache_breakpoints,
+    )
+
+
+#: Settings that only make sense beside declared tools (a provider refuses them without).
+_TOOL_SETTINGS = ("tool_choice", "toolConfig", "parallel_tool_calls")
+
+
+def _body(turns: list[TurnMessage], opts: RenderOptions, wire: str, f: Fields) -> dict[str, Any]:
+    body = render_wire(wire, turns, opts)
+    extra = f.body
+    if not body.get("tools"):
+        extra = {k: v for k, v in extra.items() if k not in _TOOL_SETTINGS}
+    return merged_into(body, extra)
+
+
+def _refusal(target: Wire, vessel: Vessel, body: Mapping[str, Any]) -> str | None:
+    problems: list[str] = []
+    target.rules(vessel, body, problems)
+    return next((p.provider for p in problems if isinstance(p, Refused)), None)
+
+
+def _reasoned(turns: list[TurnMessage], wire: str) -> bool:
+    """Whether every step with calls goes with reasoning of the upstream wire's own (then no thinking
+    rule can refuse the request, and the rules need not be asked)."""
+    return all(step.reasoning(wire) for t in turns for step in turn_steps(t) if step.calls)
+
+
+def _thinking_kept(
+    target: Wire, vessel: Vessel, body: dict[str, Any], f: Fields, notes: list[str], reasoned: bool
+) -> dict[str, Any]:
+    """``body``, or it with thinking off where the upstream would refuse it with thinking on (a tool loop
+    whose earlier steps another model made: Anthropic wants the loop to open with its own thinking block,
+    Moonshot every tool-call message with its own ``reasoning_content``)."""
+    if f.thinking_off is None or reasoned:
+        return body
+    why = _refusal(target, vessel, body)
+    if why is None:
+        return body
+    key, off = f.thinking_off
+    out = merged_into(body, {key: off}) if off is not None else {k: v for k, v in body.items() if k != key}
+    if _refusal(target, vessel, out) is None:
+        notes.append(f"thinking turned off for this request: with it on, {vessel.wire} refuses it ({why})")
+        return out
+    return body
+
+
+_PER_STEP = re.compile(r"^message (\S+): step (\d+): (.+)$", re.S)
+
+
+def compact(notes: list[str]) -> tuple[str, ...]:
+    """The notes, each once, a note said of many steps (reasoning left out of each step of a long
+    conversation) said once for them all, where the first of them stood."""
+    groups: dict[str, list[str]] = {}
+    for n in notes:
+        m = _PER_STEP.match(n)
+        if m is not None:
+            groups.setdefault(m.group(3), []).append(m.group(1))
+    out: list[str] = []
+    for n in dict.fromkeys(notes):
+        m = _PER_STEP.match(n)
+        if m is None:
+            out.append(n)
+            continue
+        where = groups.pop(m.group(3), None)
+        if where is None:
+            continue  # said with the first
+        if len(where) == 1:
+            out.append(n)
+        else:
+            out.append(f"{len(where)} steps (messages {where[0]} to {where[-1]}): {m.group(3)}")
+    return tuple(out)
+
+
+def _names(tools: tuple[ToolSpec, ...], h: History) -> tuple[dict[str, str], frozenset[str]]:
+    names = [t.name for t in tools] + [c.name for m in h.messages for c in m.tool_uses]
+    mapped = {wire_tool_name(n): n for n in dict.fromkeys(names) if wire_tool_name(n) != n}
+    free = frozenset(t.name for t in tools if t.kind == "custom")
+    return mapped, free
+
+
+def translate_request(
+    inbound: Wire,
+    history: History,
+    stored: History | None,
+    vessel: Vessel,
+    *,
+    issuer: Issuer,
+    path_stream: bool = False,
+) -> Translated:
+    """The agent's request ``history`` (on ``inbound``), continuing ``stored`` (None: a new
+    conversation), translated for ``vessel``; ``issuer`` is the upstream's (wire, host, model), which
+    gets its own reasoning back and seals what it produces. ``path_stream``: the request's path asked
+    for a stream (Gemini's ``streamGenerateContent``)."""
+    notes = list(history.warnings)
+    merged = merge(history, stored, issuer, notes)
+    req = history.last_request
+    asked: Asked = read_settings(inbound.name, req.fields if req else {}, path_stream=path_stream)
+    fields = write_settings(asked, inbound.name, vessel)
+    notes.extend(fields.notes)
+    tools = history.tools or ()
+    audience = replace(vessel.audience(issuer.model), host=issuer.host)
+    replay = ReplaySettings(whole_calls=True, skip_textless=False, audience=audience)
+    turns = prepare_turn_messages(upstream_ids(merged, vessel.wire), "native", settings=replay)
+    upstream_stream = asked.stream or vessel.has("stream_only")
+    opts = _options(vessel, issuer, tools, fields, upstream_stream)
+    target = get_wire(vessel.wire)
+    body = _body(turns, opts, vessel.wire, fields)
+    body = _thinking_kept(target, vessel, body, fields, notes, _reasoned(turns, vessel.wire))
+    notes.extend(render_warnings(turns, declared_tools(turns, tools), vessel.wire))
+    digest = history_digest(merged)
+    names, free = _names(tools, merged)
+    return Translated(
+        body=body,
+        stream=asked.stream,
+        history=merged,
+        thinking=asked.show,
+        answer_id=answer_id(inbound.name, digest),
+        call_id=agent_call_ids(inbound.name, digest),
+        seal=functools.partial(seal, issuer),
+        notes=compact(notes),
+        upstream_stream=upstream_stream,
+        tool_names=names,
+        free_form=free if "custom" not in target.tool_kinds else frozenset(),
+        upstream_wire=vessel.wire,
+    )
+
+
+__all__ = ["Translated", "read_inbound", "translate_request"]

@@ -1,0 +1,117 @@
+"""Call ids across two wires (design 49): which id each call goes upstream under, which id the agent sees
+for each call of the answer, and the answer's own id; every one a pure function of the conversation.
+
+The store keeps a translated reply's calls under the id the agent saw (``ToolCall.call_id``); the
+upstream's own id, when it differs, in the call's ``provider_data[<upstream wire>]["id"]``. So:
+
+* **to the upstream** a call goes under the upstream's own id when that wire issued it, else under the
+  agent's id; the upstream wire's id policy (its ``call_ids`` hook: Anthropic's pattern, OpenAI's 40
+  characters, Kimi's ``functions.NAME:IDX``) then fits it, by a pure function of the id. A call without
+  an id (Gemini's) gets the replay's derived id (design 2). An id used twice in one request (agents
+  reuse ``call_0`` across turns) gets a deterministic suffix the second time;
+* **to the agent** each call of the answer goes under the upstream's id where it fits the agent's wire
+  (``Wire.translation.ids``), else under one minted from the digest of the conversation, the call's
+  index and its name (Gemini's calls have no id at all), so a second run of the same conversation shows
+  the same ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+
+from toolreplay.model import History, Message, ToolCall
+from toolreplay.wires import get_wire
+from toolreplay.wires.common import ID_SAFE
+from toolreplay.wires.translation import IdRule
+
+#: A wire without a translation: what every served wire's agents take.
+STRICT = IdRule(ID_SAFE, 40, "call_", "")
+
+
+def rule_of(wire: str) -> IdRule:
+    """What call ids ``wire``'s agents take (``Wire.translation.ids``)."""
+    hook = get_wire(wire).translation
+    return hook.ids if hook is not None else STRICT
+
+
+def history_digest(h: History) -> str:
+    """A digest of what the conversation holds that an answer follows: each message's role and words,
+    and each call's name and id, in order (no clock, no randomness). Two requests of one turn (the
+    agent's continuations) differ in their calls, so their answers get different ids."""
+    d = hashlib.sha256(b"toolreplay translated answer")
+    for m in h.messages:
+        d.update(f"\x1e{m.role}\x1f{m.text}\x1f{len(m.parts)}".encode("utf-8", "surrogatepass"))
+        for c in m.tool_uses:
+            said = f"\x1d{c.name}\x1f{c.call_id or ''}\x1f{c.answer is not None}"
+            d.update(said.encode("utf-8", "surrogatepass"))
+    return d.hexdigest()
+
+
+def _minted(prefix: str, *parts: str) -> str:
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return prefix + digest
+
+
+def answer_id(agent_wire: str, digest: str) -> str:
+    """The answer's own id in the agent's wire (``msg_...``, ``chatcmpl-...``, ``resp_...``)."""
+    return _minted(rule_of(agent_wire).answer_prefix, digest, "answer")
+
+
+def agent_call_ids(agent_wire: str, digest: str) -> Callable[[int, str | None, str], str]:
+    """``Outbound.call_id`` for an answer of the conversation whose digest is ``digest``: the upstream's
+    id where it fits the agent's wire, else one minted from the digest, the index and the name."""
+    rule = rule_of(agent_wire)
+
+    def call_id(index: int, upstream: str | None, name: str) -> str:
+        if upstream and rule.fits(upstream):
+            return upstream
+        return _minted(rule.call_prefix, digest, str(index), name, upstream or "")
+
+    return call_id
+
+
+def own_id(call: ToolCall, wire: str) -> str | None:
+    """The id ``wire`` itself gave the call (kept in its provider data by the proxy), or None."""
+    data = call.provider_data.get(wire) if call.provider_data else None
+    got = data.get("id") if isinstance(data, Mapping) else None
+    return got if isinstance(got, str) and got else None
+
+
+def upstream_ids(h: History, wire: str) -> History:
+    """``h`` with each call under the id it goes upstream under (see the module docstring); the wire's
+    id policy fits it further when rendered. Calls without an id keep none (the replay derives one)."""
+    seen: set[str] = set()
+    out: list[Message] = []
+    for m in h.messages:
+        if not m.tool_uses:
+            out.append(m)
+            continue
+        calls = []
+        for c in m.tool_uses:
+            cid = own_id(c, wire) or c.call_id
+            if cid is not None:
+                cid = _unique(cid, seen)
+            calls.append(c if cid == c.call_id else replace(c, call_id=cid))
+        out.append(replace(m, tool_uses=tuple(calls)))
+    return replace(h, messages=tuple(out))
+
+
+def _unique(cid: str, seen: set[str]) -> str:
+    got, n = cid, 2
+    while got in seen:
+        got, n = f"{cid}_{n}", n + 1
+    seen.add(got)
+    return got
+
+
+__all__ = [
+    "STRICT",
+    "agent_call_ids",
+    "answer_id",
+    "history_digest",
+    "own_id",
+    "rule_of",
+    "upstream_ids",
+]

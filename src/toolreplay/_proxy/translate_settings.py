@@ -1,0 +1,70 @@
+"""A request's settings across two wires (design 48): read from the agent's body into neutral words by
+its wire (``Wire.translation.read``), written in the upstream wire's own fields by that wire
+(``Wire.translation.write``, :mod:`toolreplay.wires.translation`).
+
+Every setting the agent's wire does not read is named: carried as it is when the upstream speaks the
+agent's own wire, else a note (``metadata``, ``prompt_cache_key``, ``store``...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from toolreplay._vessels import Vessel
+from toolreplay.wires import get_wire
+from toolreplay.wires.translation import Asked, Fields
+
+#: The settings every translation decides itself: never carried, never named as lost.
+DECIDED = frozenset({"model", "stream", "stream_options"})
+
+
+def read_settings(wire: str, fields: Mapping[str, Any], *, path_stream: bool = False) -> Asked:
+    """The settings of an agent's request on ``wire`` (its top-level fields but the conversation)."""
+    hook = get_wire(wire).translation
+    got, used = hook.read(fields) if hook is not None else (Asked(), frozenset[str]())
+    stream = fields.get("stream")
+    default = hook is not None and hook.stream_default
+    streamed = path_stream or stream is True or (stream is None and default)
+    rest = {k: v for k, v in fields.items() if k not in used and k not in DECIDED}
+    return replace(got, stream=streamed, rest=rest)
+
+
+def write_settings(a: Asked, agent_wire: str, vessel: Vessel) -> Fields:
+    """``a`` in the fields of ``vessel``'s wire; the agent's other settings carried when both are one
+    wire, else named."""
+    out = Fields(max_tokens=a.max_tokens, temperature=a.temperature)
+    wire = vessel.wire
+    hook = get_wire(wire).translation
+    if hook is not None:
+        hook.write(a, vessel, out)
+    else:
+        out.notes.append(f"settings not carried: {wire} is not a wire the proxy translates settings for")
+    rest = {k: v for k, v in a.rest.items() if v not in (None, [], {}, "")}
+    if rest and agent_wire == wire:
+        for k, val in rest.items():
+            out.body.setdefault(k, val)
+    elif rest:
+        out.notes.append(f"request settings of the agent's {agent_wire} request not carried on {wire}: "
+                         f"{', '.join(sorted(rest))}")  # fmt: skip
+    return out
+
+
+def merged_into(body: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
+    """``body`` with ``fields`` set; a field that is an object in both is merged one level deep (the
+    render's ``generationConfig`` keeps its limit and temperature beside the translated ones); a field
+    set to None is taken out."""
+    out = dict(body)
+    for k, v in fields.items():
+        old = out.get(k)
+        if isinstance(old, Mapping) and isinstance(v, Mapping):
+            out[k] = {**old, **v}
+        elif v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+__all__ = ["DECIDED", "merged_into", "read_settings", "write_settings"]
