@@ -217,9 +217,24 @@ def _resolved(found: Sequence[str], tokens: Tokens, where: str, notes: list[str]
 def _resolved_step(s: Step, calls: Sequence[ToolCall], where: str, tokens: Tokens, notes: list[str]) -> Step:
     """One step with its tokens resolved: a piece carrying one becomes the stored piece; a token on its
     calls (Gemini's ``thoughtSignature`` stands for the step's reasoning) brings the stored piece in."""
+    said, issuer = _resolved_pieces(s.said, where, tokens, notes)
+    on_calls = [t for c in calls for t in tokens_of(c.provider_data)]
+    if on_calls and issuer is None and (got := _resolved(on_calls, tokens, where, notes)) is not None:
+        said.insert(0, got[0])
+        issuer = got[1]
+    if issuer is None:
+        return replace(s, said=tuple(said))
+    return replace(s, said=_issuers_own(said, issuer, where, tokens, notes), issuer=issuer)
+
+
+def _resolved_pieces(
+    pieces: Sequence[Piece], where: str, tokens: Tokens, notes: list[str]
+) -> tuple[list[Piece], Issuer | None]:
+    """The pieces with each token resolved to its stored piece (words kept of a text whose token names
+    nothing), and the issuer of the last piece resolved."""
     said: list[Piece] = []
     issuer: Issuer | None = None
-    for p in s.said:
+    for p in pieces:
         found = tokens_of(p.data)
         if not found:
             said.append(p)
@@ -228,20 +243,20 @@ def _resolved_step(s: Step, calls: Sequence[ToolCall], where: str, tokens: Token
             issuer = got[1]
         elif isinstance(p, Text) and p.text:
             said.append(Text(p.text))
-    on_calls = [t for c in calls for t in tokens_of(c.provider_data)]
-    if on_calls and issuer is None and (got := _resolved(on_calls, tokens, where, notes)) is not None:
-        said.insert(0, got[0])
-        issuer = got[1]
-    if issuer is None:
-        return replace(s, said=tuple(said))
-    # the step goes back as its issuer's: pieces the agent's wire named for another issuer stay out
+    return said, issuer
+
+
+def _issuers_own(
+    said: Sequence[Piece], issuer: Issuer, where: str, tokens: Tokens, notes: list[str]
+) -> tuple[Piece, ...]:
+    """The step goes back as its issuer's: pieces of reasoning the agent's wire named for another issuer
+    stay out (named), and a stored piece brought in twice is kept once."""
     others = [p for p in said if isinstance(p, Reasoning) and not _stored(p, tokens)]
     if others:
         notes.append(f"{where}: {len(others)} piece(s) of reasoning beside a stored piece, not of its "
                      f"issuer ({issuer.describe()}): left out")  # fmt: skip
     kept = [p for p in said if not (isinstance(p, Reasoning) and not _stored(p, tokens))]
-    unique = [p for k, p in enumerate(kept) if not any(p is q for q in kept[:k])]
-    return replace(s, said=tuple(unique), issuer=issuer)
+    return tuple(p for k, p in enumerate(kept) if not any(p is q for q in kept[:k]))
 
 
 def _stored(p: Reasoning, tokens: Tokens) -> bool:
