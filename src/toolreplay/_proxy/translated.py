@@ -1,0 +1,406 @@
+"""The routed path (design 47): a request whose model a route takes is translated for the route's vessel,
+sent with that vessel's key (never the agent's), and its answer written back in the agent's own wire.
+
+``Proxy.handle`` asks :meth:`Translator.pick` once the request's path and body are checked; a request no
+route takes passes through as before, its bytes untouched. For one a route takes:
+
+1. on a thread of its own (the event loop never waits on the store): the body is read into the neutral
+   history, the stored conversation it continues found, and the request translated for the vessel
+   (``translate``), then prepared as the vessel's request (its endpoint, its key by the key-host rule);
+2. the request goes to the vessel's endpoint with only that request's headers (content type, accept, the
+   vessel's key and version headers, toolreplay's user agent): nothing the agent sent goes there;
+3. a whole answer is read by the vessel's wire and written whole by the agent's wire's bridge; a stream
+   is translated event by event as it arrives (:mod:`.translated_stream`);
+4. an upstream error becomes the agent's wire's error shape with the provider's status and message; a
+   timeout 504, an unreachable host 502, a stream cut off the agent's wire's error event;
+5. the exchange goes to the recorder with the merged history, the answer (its calls under the ids the
+   agent saw) and the upstream's issuer.
+
+A routed model's token count (``count_tokens``, ``:countTokens``) is answered here by the estimate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import ToolreplayError
+from toolreplay._history import History
+from toolreplay._proxy.agents import session_of
+from toolreplay._proxy.bodies import BodyError, json_body
+from toolreplay._proxy.exchange import Exchange
+from toolreplay._proxy.matching import continued, prefix_heads
+from toolreplay._proxy.model_routes import ModelRoute, pick
+from toolreplay._proxy.routes import Route
+from toolreplay._proxy.translated_stream import Carried, frame, translated_events
+from toolreplay._steps import Issuer, host_of
+from toolreplay._transport.request import Prepared, prepare
+from toolreplay.wires import get_wire
+from toolreplay.wires.bridge import Bridge, Failed, Outbound, collect, reply_deltas
+from toolreplay.wires.contract import Wire
+from toolreplay.wires.reply import Reply
+
+if TYPE_CHECKING:
+    from toolreplay._proxy.config import ProxyConfig
+    from toolreplay._proxy.translate import Translated
+    from toolreplay._proxy.worker import RecorderThread
+    from toolreplay._store import Store
+
+_MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+#: The most of an upstream's error body read for its message.
+_ERROR_READ = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Picked:
+    """A request a route takes: its path route, the model route, its body, and whether it is a count."""
+
+    route: Route
+    model_route: ModelRoute
+    body: dict[str, Any]
+    count: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A routed request ready to go: the translation, the vessel's request, the upstream's issuer."""
+
+    translated: Translated
+    prepared: Prepared
+    issuer: Issuer
+    outbound: Outbound
+
+
+def wire_error(wire: Wire, status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    """``message`` in ``wire``'s own error shape."""
+    http = wire.http
+    body = http.error_body(status, message) if http is not None and http.error_body else {"error": message}
+    return Response(jsonenc.encode(body), status, dict(headers or {}), "application/json")
+
+
+def upstream_message(data: bytes) -> str:
+    """The message of a provider's error body (``{"error": {"message"}}``, ``{"error": "..."}``,
+    ``{"message"}``), else its text."""
+    try:
+        body = jsonenc.loads(data)
+    except ValueError:
+        return data.decode("utf-8", "replace").strip()[:500] or "(no message)"
+    err = body.get("error") if isinstance(body, dict) else None
+    for found in (
+        err.get("message") if isinstance(err, dict) else err,
+        body.get("message") if isinstance(body, dict) else None,
+    ):
+        if isinstance(found, str) and found:
+            return found
+    return data.decode("utf-8", "replace").strip()[:500]
+
+
+def agent_side(reply: Reply, out: Outbound, upstream_wire: str) -> Reply:
+    """The reply as the agent saw it: each call under the id the agent was given, the upstream's own id,
+    when it differs, kept in the call's ``provider_data[<upstream wire>]["id"]`` (it goes back only there)."""
+    calls = []
+    for i, c in enumerate(reply.calls):
+        seen = out.call_id(i, c.call_id, c.name)
+        data = dict(c.provider_data or {})
+        if c.call_id and seen != c.call_id:
+            data[upstream_wire] = {**dict(data.get(upstream_wire) or {}), "id": c.call_id}
+        calls.append(replace(c, call_id=seen, provider_data=data or None))
+    return replace(reply, calls=tuple(calls))
+
+
+class Streamed(Response):
+    """An answer written as it is made (no task watching for the agent to go away: as ``Relayed``)."""
+
+    def __init__(self, status: int, media: str, body: AsyncIterator[bytes]) -> None:
+        self.status_code = status
+        self.raw_headers = [(b"content-type", media.encode()), (b"cache-control", b"no-cache")]
+        self.body = b""
+        self.background = None
+        self._chunks = body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self._chunks:
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class Translator:
+    """The routed requests of one proxy: its routes, its upstream client, a thread for the store."""
+
+    def __init__(
+        self, config: ProxyConfig, client: httpx.AsyncClient, recorder: RecorderThread | None
+    ) -> None:
+        self.config, self.client, self.recorder = config, client, recorder
+        self.routes = tuple(config.routes)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-translate")
+        self._local = threading.local()
+
+    # -- which requests -------------------------------------------------------------------------------
+
+    def pick(self, request: Request, route: Route, raw: bytes, body: Any) -> Picked | None:
+        """The route that takes this request, or None (it passes through)."""
+        if route.kind == "generate":
+            model = route.model or (body.get("model") if isinstance(body, dict) else None)
+            found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
+            return Picked(route, found, body) if found is not None and isinstance(body, dict) else None
+        http = route.wire.http
+        hit = http.count_path.match(request.url.path) if http and http.count_path else None
+        if hit is None or request.method != "POST":
+            return None
+        try:
+            counted = json_body(raw, request.headers.get("content-encoding", ""), self.config.max_body)
+        except BodyError:
+            return None  # the provider says what is wrong with it
+        model = hit.groupdict().get("model") or (counted.get("model") if isinstance(counted, dict) else None)
+        found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
+        return Picked(route, found, counted, count=True) if found and isinstance(counted, dict) else None
+
+    # -- the answer -----------------------------------------------------------------------------------
+
+    async def answer(self, request: Request, picked: Picked, t0: float, started: float) -> Response:
+        inbound = picked.route.wire
+        if picked.count:
+            return self._count(picked)
+        if inbound.bridge is None:
+            return wire_error(
+                inbound,
+                501,
+                f"toolreplay proxy: answers cannot be translated into the {inbound.name} wire yet",
+            )
+        session = session_of(request.headers, picked.body, inbound.http.session_field if inbound.http else "")
+        loop = asyncio.get_running_loop()
+        try:
+            ready = await loop.run_in_executor(self._pool, self._ready, picked, session)
+        except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
+            return wire_error(
+                inbound, 400, f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
+            )
+        ex = _Pending(self, picked, request, ready, session, started, t0)
+        return await ex.send()
+
+    def _store(self) -> Store | None:
+        if not self.config.record:
+            return None
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            from toolreplay._store import open_store
+
+            store = self._local.store = open_store(self.config.db)
+        return store
+
+    def _stored(self, history: History, session: str | None) -> History | None:
+        """The stored conversation the request continues (None: a new one, or not recording)."""
+        store = self._store()
+        if store is None:
+            return None
+        if self.recorder is not None:
+            self.recorder.settle()  # the answers already given are stored before they are read back
+        heads = prefix_heads(history.messages)
+        cont = continued(store.find_heads(heads, session), heads)
+        return store.load(cont.conversation_id) if cont is not None else None
+
+    def _ready(self, picked: Picked, session: str | None) -> Ready:
+        from toolreplay._proxy.translate import read_inbound, translate_request
+
+        inbound, vessel = picked.route.wire, picked.model_route.vessel
+        history = read_inbound(inbound, picked.body, path_model=picked.route.model)
+        issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
+        done = translate_request(inbound, history, self._stored(history, session), vessel, issuer=issuer)
+        prepared = prepare(vessel, done.body, model=vessel.model, stream=done.stream)
+        asked = picked.route.model or picked.body.get("model")
+        out = Outbound(
+            model=asked if isinstance(asked, str) else vessel.model, answer_id=done.answer_id,
+            thinking=done.thinking, seal=done.seal, call_id=done.call_id, created=int(time.time()),
+        )  # fmt: skip
+        return Ready(done, prepared, issuer, out)
+
+    def _count(self, picked: Picked) -> Response:
+        """A routed model's token count, by the estimate (the provider of the agent's wire is not asked)."""
+        from toolreplay._tokens import counter_for, estimate, media_of
+
+        inbound, vessel = picked.route.wire, picked.model_route.vessel
+        try:
+            messages = inbound.parse_request(picked.body).messages if inbound.parse_request else ()
+        except (ToolreplayError, ValueError, TypeError, KeyError):
+            messages = ()  # counted as its bytes
+        tokens = estimate(
+            jsonenc.encode(picked.body), media_of(messages), counter_for(vessel.wire, vessel.model)
+        )
+        http = inbound.http
+        assert http is not None and http.count_answer is not None
+        return Response(jsonenc.encode(http.count_answer(tokens)), 200, media_type="application/json")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False)
+
+
+class _Pending:
+    """One routed request from the send to the recorder."""
+
+    def __init__(
+        self, tr: Translator, picked: Picked, request: Request, ready: Ready, session: str | None,
+        started: float, t0: float,
+    ) -> None:  # fmt: skip
+        self.tr, self.picked, self.ready, self.session = tr, picked, ready, session
+        self.started, self.t0 = started, t0
+        self.t_send = self.t_answer = t0
+        self.agent = request.headers.get("user-agent", "")[:200]
+        self.path = request.url.path
+        self.inbound = picked.route.wire
+        self.upstream = get_wire(ready.prepared.vessel.wire)
+        if tr.recorder is not None:
+            tr.recorder.expect()
+
+    async def send(self) -> Response:
+        p = self.ready.prepared
+        sent = self.tr.client.build_request("POST", p.url, headers=dict(p.headers), content=p.content)
+        host = httpx.URL(p.url).netloc.decode("ascii", "replace")
+        self.t_send = time.perf_counter()
+        try:
+            resp = await self.tr.client.send(sent, stream=True)
+            self.t_answer = time.perf_counter()
+        except httpx.TimeoutException:
+            return self._refused(504, f"toolreplay proxy: {host} did not answer in time")
+        except httpx.HTTPError as exc:
+            return self._refused(502, f"toolreplay proxy: cannot reach {host} ({type(exc).__name__})")
+        if resp.status_code >= 400:
+            return await self._upstream_error(resp)
+        streamed = resp.headers.get("content-type", "").startswith(tuple(_MEDIA.values()))
+        if self.ready.translated.stream:
+            return Streamed(200, _MEDIA[self._agent_framing()], self._stream(resp, streamed))
+        return await self._whole(resp, streamed)
+
+    def _agent_framing(self) -> Any:
+        return self.inbound.http.framing if self.inbound.http is not None else "sse"
+
+    def _bridges(self) -> tuple[Bridge, Bridge]:
+        assert self.upstream.bridge is not None and self.inbound.bridge is not None
+        return self.upstream.bridge(), self.inbound.bridge()
+
+    async def _upstream_error(self, resp: httpx.Response) -> Response:
+        data = b""
+        try:
+            async for chunk in resp.aiter_bytes():
+                data += chunk
+                if len(data) > _ERROR_READ:
+                    break
+        except httpx.HTTPError:
+            pass
+        finally:
+            await resp.aclose()
+        message = upstream_message(data)
+        keep = {k: v for k, v in resp.headers.items() if k.lower() == "retry-after"}
+        self._finish(resp.status_code, refused=f"the upstream answered {resp.status_code}: {message}"[:500])
+        return wire_error(self.inbound, resp.status_code, message, keep)
+
+    def _refused(self, status: int, message: str) -> Response:
+        self._finish(status, refused=message.removeprefix("toolreplay proxy: "))
+        return wire_error(self.inbound, status, message)
+
+    async def _whole(self, resp: httpx.Response, streamed: bool) -> Response:
+        up, agent = self._bridges()
+        try:
+            if streamed:  # a vessel that only streams (Codex), for an agent that asked for a whole answer
+                carried = Carried()
+                reader, sink = up.reader(), _Sink()
+                async for _ in translated_events(
+                    resp.aiter_bytes(), self._up_framing(), reader, sink, "sse", carried, time.perf_counter
+                ):
+                    pass
+                reply = collect(carried.deltas)
+            else:
+                reply = self.upstream.parse_response(jsonenc.loads(await resp.aread()))
+            self.t_answer = time.perf_counter()
+        except (httpx.HTTPError, ValueError, TypeError, ToolreplayError) as exc:
+            return self._refused(
+                502,
+                f"toolreplay proxy: the upstream's answer cannot be read ({type(exc).__name__}: {exc})"[:500],
+            )
+        finally:
+            await resp.aclose()
+        body, notes = agent.body(reply, self.ready.outbound)
+        self._finish(200, reply=reply, notes=notes)
+        return Response(jsonenc.encode(body), 200, media_type="application/json")
+
+    def _up_framing(self) -> Any:
+        return self.upstream.http.framing if self.upstream.http is not None else "sse"
+
+    async def _stream(self, resp: httpx.Response, streamed: bool) -> AsyncIterator[bytes]:
+        up, agent = self._bridges()
+        writer = agent.writer(self.ready.outbound)
+        carried = Carried()
+        try:
+            if streamed:
+                reader = up.reader()
+                async for out in translated_events(
+                    resp.aiter_bytes(), self._up_framing(), reader, writer, self._agent_framing(), carried,
+                    time.perf_counter,
+                ):  # fmt: skip
+                    yield out
+            else:  # the upstream answered whole though asked to stream: written as its stream
+                reply = self.upstream.parse_response(jsonenc.loads(await resp.aread()))
+                for d in reply_deltas(reply):
+                    carried.deltas.append(d)
+                    yield b"".join(frame(self._agent_framing(), e) for e in writer.write(d))
+                yield b"".join(frame(self._agent_framing(), e) for e in writer.close())
+        finally:
+            await resp.aclose()
+            failed = next((d for d in carried.deltas if isinstance(d, Failed)), None)
+            cut = carried.cut or (failed.message if failed is not None else None)
+            self._finish(
+                200, reply=collect(carried.deltas), notes=list(writer.notes), streamed=True, cut=cut,
+                first=carried.first,
+            )  # fmt: skip
+
+    def _finish(
+        self, status: int, *, refused: str | None = None, reply: Reply | None = None,
+        notes: list[str] | tuple[str, ...] = (), streamed: bool = False, cut: str | None = None,
+        first: float | None = None,
+    ) -> None:  # fmt: skip
+        recorder = self.tr.recorder
+        if recorder is None:
+            return
+        r, route = self.ready, self.picked.model_route
+        # the proxy's own time: to the agent's first byte (a stream) or its answer, less the upstream's
+        done = first or time.perf_counter()
+        added = (done - self.t0) - (self.t_answer - self.t_send) if reply is not None else 0.0
+        shown = agent_side(reply, r.outbound, self.upstream.name) if reply is not None else None
+        recorder.submit(
+            Exchange(
+                started=self.started, wire=self.inbound.name, kind="generate", path=self.path,
+                model=r.outbound.model, upstream=route.vessel.base_url, agent=self.agent,
+                session=self.session, body=self.picked.body, request_bytes=len(r.prepared.content),
+                status=status, streamed=streamed, cut=cut, added_ms=added * 1000, refused=refused,
+                history=r.translated.history, reply=shown, issuer=r.issuer, route=route.label(),
+                vessel=route.vessel.name, notes=(*r.translated.notes, *notes),
+            )
+        )  # fmt: skip
+
+
+class _Sink:
+    """A writer that writes nothing: the deltas of a stream collected into a whole answer."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def write(self, delta: Any) -> list[Any]:
+        return []
+
+    def close(self) -> list[Any]:
+        return []
+
+
+__all__ = ["Picked", "Translator", "agent_side", "upstream_message", "wire_error"]
