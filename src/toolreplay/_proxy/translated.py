@@ -43,12 +43,12 @@ from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import continued, prefix_heads
 from toolreplay._proxy.model_routes import ModelRoute, pick
 from toolreplay._proxy.routes import Route
-from toolreplay._proxy.translated_stream import Carried, frame, translated_events
+from toolreplay._proxy.translated_stream import AgentNames, Carried, frame, translated_events, written
 from toolreplay._steps import Issuer, host_of
 from toolreplay._transport.request import Prepared, prepare
 from toolreplay.wires import get_wire
 from toolreplay.wires.bridge import Bridge, Failed, Outbound, collect, reply_deltas
-from toolreplay.wires.contract import Wire
+from toolreplay.wires.contract import Framing, Wire
 from toolreplay.wires.reply import Reply
 
 if TYPE_CHECKING:
@@ -218,8 +218,11 @@ class Translator:
         inbound, vessel = picked.route.wire, picked.model_route.vessel
         history = read_inbound(inbound, picked.body, path_model=picked.route.model)
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
-        done = translate_request(inbound, history, self._stored(history, session), vessel, issuer=issuer)
-        prepared = prepare(vessel, done.body, model=vessel.model, stream=done.stream)
+        stored = self._stored(history, session)
+        done = translate_request(
+            inbound, history, stored, vessel, issuer=issuer, path_stream=picked.route.path_stream
+        )
+        prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
         asked = picked.route.model or picked.body.get("model")
         out = Outbound(
             model=asked if isinstance(asked, str) else vessel.model, answer_id=done.answer_id,
@@ -261,6 +264,7 @@ class _Pending:
         self.path = request.url.path
         self.inbound = picked.route.wire
         self.upstream = get_wire(ready.prepared.vessel.wire)
+        self.names = AgentNames(ready.translated.tool_names, ready.translated.free_form)
         if tr.recorder is not None:
             tr.recorder.expect()
 
@@ -280,11 +284,8 @@ class _Pending:
             return await self._upstream_error(resp)
         streamed = resp.headers.get("content-type", "").startswith(tuple(_MEDIA.values()))
         if self.ready.translated.stream:
-            return Streamed(200, _MEDIA[self._agent_framing()], self._stream(resp, streamed))
+            return Streamed(200, _MEDIA[self._framing(self.inbound)], self._stream(resp, streamed))
         return await self._whole(resp, streamed)
-
-    def _agent_framing(self) -> Any:
-        return self.inbound.http.framing if self.inbound.http is not None else "sse"
 
     def _bridges(self) -> tuple[Bridge, Bridge]:
         assert self.upstream.bridge is not None and self.inbound.bridge is not None
@@ -315,54 +316,56 @@ class _Pending:
         try:
             if streamed:  # a vessel that only streams (Codex), for an agent that asked for a whole answer
                 carried = Carried()
-                reader, sink = up.reader(), _Sink()
-                async for _ in translated_events(
-                    resp.aiter_bytes(), self._up_framing(), reader, sink, "sse", carried, time.perf_counter
-                ):
+                events = translated_events(
+                    resp.aiter_bytes(), self._framing(self.upstream), up.reader(), _Sink(), "sse", carried,
+                    self.names, time.perf_counter,
+                )  # fmt: skip
+                async for _ in events:
                     pass
                 reply = collect(carried.deltas)
             else:
-                reply = self.upstream.parse_response(jsonenc.loads(await resp.aread()))
+                reply = self.names.reply(self.upstream.parse_response(jsonenc.loads(await resp.aread())))
             self.t_answer = time.perf_counter()
         except (httpx.HTTPError, ValueError, TypeError, ToolreplayError) as exc:
-            return self._refused(
-                502,
-                f"toolreplay proxy: the upstream's answer cannot be read ({type(exc).__name__}: {exc})"[:500],
-            )
+            why = f"the upstream's answer cannot be read ({type(exc).__name__}: {exc})"[:500]
+            return self._refused(502, f"toolreplay proxy: {why}")
         finally:
             await resp.aclose()
         body, notes = agent.body(reply, self.ready.outbound)
         self._finish(200, reply=reply, notes=notes)
         return Response(jsonenc.encode(body), 200, media_type="application/json")
 
-    def _up_framing(self) -> Any:
-        return self.upstream.http.framing if self.upstream.http is not None else "sse"
+    @staticmethod
+    def _framing(wire: Wire) -> Framing:
+        return wire.http.framing if wire.http is not None else "sse"
 
     async def _stream(self, resp: httpx.Response, streamed: bool) -> AsyncIterator[bytes]:
         up, agent = self._bridges()
         writer = agent.writer(self.ready.outbound)
-        carried = Carried()
+        carried, framing = Carried(), self._framing(self.inbound)
         try:
             if streamed:
-                reader = up.reader()
-                async for out in translated_events(
-                    resp.aiter_bytes(), self._up_framing(), reader, writer, self._agent_framing(), carried,
-                    time.perf_counter,
-                ):  # fmt: skip
+                events = translated_events(
+                    resp.aiter_bytes(), self._framing(self.upstream), up.reader(), writer, framing, carried,
+                    self.names, time.perf_counter,
+                )  # fmt: skip
+                async for out in events:
                     yield out
             else:  # the upstream answered whole though asked to stream: written as its stream
                 reply = self.upstream.parse_response(jsonenc.loads(await resp.aread()))
-                for d in reply_deltas(reply):
-                    carried.deltas.append(d)
-                    yield b"".join(frame(self._agent_framing(), e) for e in writer.write(d))
-                yield b"".join(frame(self._agent_framing(), e) for e in writer.close())
+                self.t_answer = carried.first = time.perf_counter()
+                yield written(writer, reply_deltas(reply), carried, framing, self.names)
+                yield b"".join(frame(framing, e) for e in writer.close())
+        except (httpx.HTTPError, ValueError, TypeError, ToolreplayError) as exc:
+            carried.cut = f"the upstream's answer cannot be read ({type(exc).__name__})"
+            yield written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, framing, self.names)
+            yield b"".join(frame(framing, e) for e in writer.close())
         finally:
             await resp.aclose()
             failed = next((d for d in carried.deltas if isinstance(d, Failed)), None)
-            cut = carried.cut or (failed.message if failed is not None else None)
             self._finish(
-                200, reply=collect(carried.deltas), notes=list(writer.notes), streamed=True, cut=cut,
-                first=carried.first,
+                200, reply=collect(carried.deltas), notes=writer.notes, streamed=True,
+                cut=carried.cut or (failed.message if failed is not None else None), first=carried.first,
             )  # fmt: skip
 
     def _finish(

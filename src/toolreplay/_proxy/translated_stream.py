@@ -5,14 +5,24 @@ agent's wire's bridge writer. Nothing waits for the whole answer; the deltas are
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 
 import httpx
 
 from toolreplay import _jsonenc as jsonenc
-from toolreplay.wires.bridge import Delta, DeltaReader, DeltaWriter, Event, Failed
+from toolreplay.wires.bridge import (
+    CallBegin,
+    CallDelta,
+    CallEnd,
+    Delta,
+    DeltaReader,
+    DeltaWriter,
+    Event,
+    Failed,
+)
 from toolreplay.wires.contract import Framing
+from toolreplay.wires.reply import Reply
 
 
 class Payloads:
@@ -65,6 +75,54 @@ def decoded(payload: str) -> object:
     return text if text == "[DONE]" else jsonenc.loads(text)
 
 
+class AgentNames:
+    """The upstream's calls under the agent's tool names: a name the upstream's wire could not take
+    (``names``: the upstream's name -> the agent's) goes back as the agent declared it, and a call of a
+    free-form tool sent as a function of one string ``input`` goes back free-form, its text whole (its
+    arguments are held until the call ends: the text is inside their JSON)."""
+
+    __slots__ = ("_free", "_held", "_names")
+
+    def __init__(self, names: Mapping[str, str], free_form: frozenset[str]) -> None:
+        self._names, self._free = names, free_form
+        self._held: dict[int, list[str]] = {}
+
+    def __call__(self, d: Delta) -> list[Delta]:
+        if isinstance(d, CallBegin):
+            name = self._names.get(d.name, d.name)
+            if name in self._free:
+                self._held[d.index] = []
+                return [replace(d, name=name, call_kind="custom")]
+            return [replace(d, name=name)] if name != d.name else [d]
+        if isinstance(d, CallDelta) and d.index in self._held:
+            self._held[d.index].append(d.arguments)
+            return []
+        if isinstance(d, CallEnd) and d.index in self._held:
+            return [CallDelta(d.index, _free_text("".join(self._held.pop(d.index)))), d]
+        return [d]
+
+    def reply(self, reply: Reply) -> Reply:
+        """A whole reply's calls under the agent's names (free-form ones with their text)."""
+        calls = []
+        for c in reply.calls:
+            name = self._names.get(c.name, c.name)
+            if name in self._free and isinstance(c.input, dict) and isinstance(c.input.get("input"), str):
+                calls.append(replace(c, name=name, input=c.input["input"], kind="custom"))
+            else:
+                calls.append(replace(c, name=name))
+        return replace(reply, calls=tuple(calls))
+
+
+def _free_text(arguments: str) -> str:
+    """The text of a free-form call sent as ``{"input": text}`` (the arguments as they came otherwise)."""
+    try:
+        value = jsonenc.loads(arguments)
+    except ValueError:
+        return arguments
+    got = value.get("input") if isinstance(value, dict) else None
+    return got if isinstance(got, str) else arguments
+
+
 @dataclass(slots=True)
 class Carried:
     """What a relayed stream carried: its deltas (for the recorder), why it broke off, when its first
@@ -75,11 +133,15 @@ class Carried:
     first: float | None = None
 
 
-def _written(writer: DeltaWriter, deltas: Iterable[Delta], carried: Carried, framing: Framing) -> bytes:
+def written(
+    writer: DeltaWriter, deltas: Iterable[Delta], carried: Carried, framing: Framing, names: AgentNames
+) -> bytes:
+    """The agent's events for ``deltas`` (kept in ``carried`` as the agent sees them), framed."""
     out: list[bytes] = []
-    for d in deltas:
-        carried.deltas.append(d)
-        out.extend(frame(framing, e) for e in writer.write(d))
+    for raw in deltas:
+        for d in names(raw):
+            carried.deltas.append(d)
+            out.extend(frame(framing, e) for e in writer.write(d))
     return b"".join(out)
 
 
@@ -90,6 +152,7 @@ async def translated_events(
     writer: DeltaWriter,
     agent: Framing,
     carried: Carried,
+    names: AgentNames,
     clock: Callable[[], float],
 ) -> AsyncIterator[bytes]:
     """The agent's stream, written event by event as the upstream's events arrive."""
@@ -97,19 +160,19 @@ async def translated_events(
     try:
         async for chunk in chunks:
             for payload in cut.feed(chunk):
-                out = _written(writer, reader.feed(decoded(payload)), carried, agent)
+                out = written(writer, reader.feed(decoded(payload)), carried, agent, names)
                 if out:
                     carried.first = carried.first or clock()
                     yield out
         tail = [d for p in cut.end() for d in reader.feed(decoded(p))]
-        yield _written(writer, [*tail, *reader.finish()], carried, agent)
+        yield written(writer, [*tail, *reader.finish()], carried, agent, names)
     except httpx.HTTPError as exc:
         carried.cut = f"the upstream's answer broke off ({type(exc).__name__})"
-        yield _written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, agent)
+        yield written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, agent, names)
     except ValueError as exc:  # an event that is not JSON: the stream cannot be read on
         carried.cut = f"the upstream sent an event that is not JSON ({exc})"[:300]
-        yield _written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, agent)
+        yield written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, agent, names)
     yield b"".join(frame(agent, e) for e in writer.close())
 
 
-__all__ = ["Carried", "Payloads", "decoded", "frame", "translated_events"]
+__all__ = ["AgentNames", "Carried", "Payloads", "decoded", "frame", "translated_events", "written"]

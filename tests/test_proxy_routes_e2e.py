@@ -1,0 +1,210 @@
+"""A routed model end to end (design 47): the official anthropic SDK through a real proxy on 127.0.0.1,
+routed to the Kimi vessel (thinking) on the Chat double; the second request carries Kimi's stored
+reasoning, which the agent never saw; errors in the agent's shape; count_tokens answered by the estimate;
+the agent's key never reaching the routed host; the store holding the upstream's issuer."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("anthropic")
+
+import anthropic
+
+from proxy_helpers import TOOLS_ANTHROPIC, proxied
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._proxy.model_routes import parse_route
+from toolreplay._store import open_store
+from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
+from toolreplay.wires import get_wire
+
+pytestmark = pytest.mark.skipif(
+    get_wire("openai-chat").bridge is None or get_wire("anthropic").bridge is None,
+    reason="the Chat and Anthropic bridges are not in this tree",
+)
+
+AGENT_KEY = "sk-ant-agent-own-key-0123456789"
+KIMI_KEY = "sk-moonshot-vessel-key-9876543210"
+CLOSE = Calls([Call("coop", {"action": "close", "id": 12})], reasoning="The user wants todo 12 closed.")
+
+
+def _kimi_on(tmp: Path, monkeypatch: pytest.MonkeyPatch, base_url: str) -> None:
+    """The kimi vessel pointed at a loopback server (its profile's URL: the key goes there)."""
+    f = tmp / "vessels.toml"
+    f.write_text(f'[vessels.kimi]\nbase_url = "{base_url}"\n', encoding="utf-8")
+    monkeypatch.setenv("TOOLREPLAY_VESSELS", str(f))
+    monkeypatch.setenv("MOONSHOT_API_KEY", KIMI_KEY)
+
+
+@contextmanager
+def _routed(
+    double: ProviderDouble, tmp: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Any, list[str], Path]]:
+    _kimi_on(tmp, monkeypatch, double.base_url_for("kimi"))
+    routes = (parse_route("claude-*=kimi:kimi-k2-thinking"),)
+    with proxied(double, tmp, routes=routes) as (proxy, lines, db):
+        yield proxy, lines, db
+
+
+def _first() -> list[dict[str, Any]]:
+    return [{"role": "user", "content": "close todo 12"}]
+
+
+def _follow(msg: Any) -> list[dict[str, Any]]:
+    call = next(b for b in msg.content if b.type == "tool_use")
+    return [
+        *_first(),
+        {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in msg.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "closed"}]},
+    ]
+
+
+def _client(url: str) -> Any:
+    return anthropic.Anthropic(base_url=url, api_key=AGENT_KEY, max_retries=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("streamed", [False, True], ids=["whole", "streamed"])
+def test_claude_on_kimi_continues_with_the_reasoning_the_agent_never_saw(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, streamed: bool
+) -> None:
+    with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, _lines, db):
+        double.script(CLOSE, Text("Closed todo 12."))
+        with _client(proxy.url) as client:
+            ask = dict(model="claude-sonnet-4-5", max_tokens=300, tools=TOOLS_ANTHROPIC)
+            if streamed:
+                with client.messages.stream(**ask, messages=_first()) as s:
+                    msg = s.get_final_message()
+                with client.messages.stream(**ask, messages=_follow(msg)) as s:
+                    done = s.get_final_message()
+            else:
+                msg = client.messages.create(**ask, messages=_first())
+                done = client.messages.create(**ask, messages=_follow(msg))
+        assert proxy.drain()
+        # the agent asked for no thinking: it saw the call, not Kimi's reasoning
+        assert [b.type for b in msg.content] == ["tool_use"]
+        call = msg.content[0]
+        assert (call.name, call.input) == ("coop", {"action": "close", "id": 12})
+        assert msg.model == "claude-sonnet-4-5" and msg.stop_reason == "tool_use"
+        assert [b.text for b in done.content if b.type == "text"] == ["Closed todo 12."]
+        first, second = double.requests
+        assert first.vessel == second.vessel == "kimi" and second.status == 200, second.rejected
+        assert first.body["model"] == "kimi-k2-thinking" and first.stream is streamed
+        said = [m for m in second.body["messages"] if m["role"] == "assistant"]
+        assert said[0]["reasoning_content"] == "The user wants todo 12 closed."  # from the store
+        assert said[0]["tool_calls"][0]["function"]["name"] == "coop"
+    _the_store_holds_it(db, double, call.id)
+
+
+def _the_store_holds_it(db: Path, double: ProviderDouble, agent_id: str) -> None:
+    store = open_store(str(db))
+    try:
+        (conv,) = store.list_conversations()
+        h = store.load(conv.id)
+    finally:
+        store.close()
+    reply = next(m for m in h.messages if m.role == "assistant" and m.tool_uses)
+    assert reply.meta["issuer"] == {"wire": "openai-chat", "host": double.url.removeprefix("http://"),
+                                    "model": "kimi-k2-thinking"}  # fmt: skip
+    assert reply.meta["proxy"]["route"] == "claude-* -> kimi (kimi-k2-thinking)"
+    (c,) = reply.tool_uses
+    assert c.call_id == agent_id  # the id the agent saw
+    upstream_id = (c.provider_data or {}).get("openai-chat", {}).get("id")
+    assert upstream_id is None or upstream_id != agent_id
+    assert any(p.kind == "reasoning" for s in reply.steps for p in s.said)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("status", [429, 500])
+def test_an_upstream_error_comes_back_in_the_agents_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, _, _db):
+        double.script(Error(status, message=f"kimi says {status}", retry_after=7))
+        with _client(proxy.url) as client, pytest.raises(anthropic.APIStatusError) as got:
+            client.messages.create(model="claude-haiku-4-5", max_tokens=50, messages=_first())
+        assert proxy.drain()
+    exc = got.value
+    assert exc.status_code == status and "kimi says" in exc.message
+    assert exc.body["type"] == "error" and exc.body["error"]["message"] == f"kimi says {status}"
+    if status == 429:
+        assert exc.response.headers["retry-after"] == "7"
+
+
+def test_count_tokens_on_a_routed_model_is_answered_by_the_estimate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, _, _db):
+        with _client(proxy.url) as client:
+            n = client.messages.count_tokens(model="claude-sonnet-4-5", messages=_first()).input_tokens
+            bigger = client.messages.count_tokens(
+                model="claude-sonnet-4-5", messages=[{"role": "user", "content": "close todo 12 " * 300}]
+            ).input_tokens
+        assert double.requests == []  # neither Anthropic nor Kimi was asked
+    assert 0 < n < bigger
+
+
+# -- keys ------------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _header_recorder() -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A Chat server on 127.0.0.1 that keeps every request's headers as they came and answers "ok"."""
+    seen: list[dict[str, str]] = []
+    answer = jsonenc.encode({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "kimi-k2-thinking",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+    })  # fmt: skip
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            seen.append({k.lower(): v for k, v in self.headers.items()})
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_agents_key_never_reaches_the_routed_host_the_vessels_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _header_recorder() as (base, seen), ProviderDouble() as double:
+        _kimi_on(tmp_path, monkeypatch, base)
+        with proxied(double, tmp_path, routes=(parse_route("claude-*=kimi"),)) as (proxy, _, _db):
+            with _client(proxy.url) as client:
+                extra = {
+                    "anthropic-beta": "interleaved-thinking-2025-05-14",
+                    "x-claude-code-session-id": "s1",
+                }
+                got = client.messages.create(
+                    model="claude-sonnet-4-5", max_tokens=50, messages=_first(), extra_headers=extra
+                )
+            assert proxy.drain()
+    assert [b.text for b in got.content if b.type == "text"] == ["ok"]
+    (headers,) = seen
+    assert headers["authorization"] == f"Bearer {KIMI_KEY}"
+    flat = repr(sorted(headers.items()))
+    assert AGENT_KEY not in flat
+    assert not {"x-api-key", "anthropic-version", "anthropic-beta", "x-claude-code-session-id"} & set(headers)
+    assert not {h for h in headers if h.startswith("x-stainless")}  # the agent's SDK headers stay behind
