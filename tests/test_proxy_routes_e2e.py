@@ -22,6 +22,7 @@ import anthropic
 from proxy_helpers import TOOLS_ANTHROPIC, proxied
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.model_routes import parse_route
+from toolreplay._steps import host_of
 from toolreplay._store import open_store
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
 from toolreplay.wires import get_wire
@@ -101,10 +102,11 @@ def test_claude_on_kimi_continues_with_the_reasoning_the_agent_never_saw(
         said = [m for m in second.body["messages"] if m["role"] == "assistant"]
         assert said[0]["reasoning_content"] == "The user wants todo 12 closed."  # from the store
         assert said[0]["tool_calls"][0]["function"]["name"] == "coop"
-    _the_store_holds_it(db, double, call.id)
+        host = host_of(double.url)
+    _the_store_holds_it(db, host, call.id)
 
 
-def _the_store_holds_it(db: Path, double: ProviderDouble, agent_id: str) -> None:
+def _the_store_holds_it(db: Path, host: str, agent_id: str) -> None:
     store = open_store(str(db))
     try:
         (conv,) = store.list_conversations()
@@ -112,8 +114,7 @@ def _the_store_holds_it(db: Path, double: ProviderDouble, agent_id: str) -> None
     finally:
         store.close()
     reply = next(m for m in h.messages if m.role == "assistant" and m.tool_uses)
-    assert reply.meta["issuer"] == {"wire": "openai-chat", "host": double.url.removeprefix("http://"),
-                                    "model": "kimi-k2-thinking"}  # fmt: skip
+    assert reply.meta["issuer"] == {"wire": "openai-chat", "host": host, "model": "kimi-k2-thinking"}
     assert reply.meta["proxy"]["route"] == "claude-* -> kimi (kimi-k2-thinking)"
     (c,) = reply.tool_uses
     assert c.call_id == agent_id  # the id the agent saw
