@@ -69,6 +69,8 @@ class Picked:
     route: Route
     model_route: ModelRoute
     body: dict[str, Any]
+    #: The request's bytes as the agent sent them.
+    size: int
     count: bool = False
 
 
@@ -147,6 +149,21 @@ class Translator:
         self.routes = tuple(config.routes)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-translate")
         self._local = threading.local()
+        self._pool.submit(self._warm)  # the first routed request should not pay for the imports
+
+    def _warm(self) -> None:
+        """Load what a routed request uses: the translation, every bridge it may take, the store."""
+        import toolreplay._proxy.translate  # noqa: F401
+
+        for wire in (
+            {r.vessel.wire for r in self.routes}
+            | {r.wire for r in self.routes if r.wire}
+            | set(self.config.upstreams)
+        ):
+            bridge = get_wire(wire).bridge
+            if bridge is not None:
+                bridge()
+        self._store()
 
     # -- which requests -------------------------------------------------------------------------------
 
@@ -155,7 +172,9 @@ class Translator:
         if route.kind == "generate":
             model = route.model or (body.get("model") if isinstance(body, dict) else None)
             found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
-            return Picked(route, found, body) if found is not None and isinstance(body, dict) else None
+            return (
+                Picked(route, found, body, len(raw)) if found is not None and isinstance(body, dict) else None
+            )
         http = route.wire.http
         hit = http.count_path.match(request.url.path) if http and http.count_path else None
         if hit is None or request.method != "POST":
@@ -166,7 +185,11 @@ class Translator:
             return None  # the provider says what is wrong with it
         model = hit.groupdict().get("model") or (counted.get("model") if isinstance(counted, dict) else None)
         found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
-        return Picked(route, found, counted, count=True) if found and isinstance(counted, dict) else None
+        return (
+            Picked(route, found, counted, len(raw), count=True)
+            if found and isinstance(counted, dict)
+            else None
+        )
 
     # -- the answer -----------------------------------------------------------------------------------
 
@@ -332,8 +355,9 @@ class _Pending:
         finally:
             await resp.aclose()
         body, notes = agent.body(reply, self.ready.outbound)
-        self._finish(200, reply=reply, notes=notes)
-        return Response(jsonenc.encode(body), 200, media_type="application/json")
+        data = jsonenc.encode(body)
+        self._finish(200, reply=reply, notes=notes, size=len(data))
+        return Response(data, 200, media_type="application/json")
 
     @staticmethod
     def _framing(wire: Wire) -> Framing:
@@ -350,12 +374,16 @@ class _Pending:
                     self.names, time.perf_counter,
                 )  # fmt: skip
                 async for out in events:
+                    carried.size += len(out)
                     yield out
+                self.t_answer = carried.came or self.t_answer
             else:  # the upstream answered whole though asked to stream: written as its stream
                 reply = self.upstream.parse_response(jsonenc.loads(await resp.aread()))
                 self.t_answer = carried.first = time.perf_counter()
-                yield written(writer, reply_deltas(reply), carried, framing, self.names)
-                yield b"".join(frame(framing, e) for e in writer.close())
+                out = written(writer, reply_deltas(reply), carried, framing, self.names)
+                out += b"".join(frame(framing, e) for e in writer.close())
+                carried.size += len(out)
+                yield out
         except (httpx.HTTPError, ValueError, TypeError, ToolreplayError) as exc:
             carried.cut = f"the upstream's answer cannot be read ({type(exc).__name__})"
             yield written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, framing, self.names)
@@ -366,18 +394,20 @@ class _Pending:
             self._finish(
                 200, reply=collect(carried.deltas), notes=writer.notes, streamed=True,
                 cut=carried.cut or (failed.message if failed is not None else None), first=carried.first,
+                size=carried.size,
             )  # fmt: skip
 
     def _finish(
         self, status: int, *, refused: str | None = None, reply: Reply | None = None,
         notes: list[str] | tuple[str, ...] = (), streamed: bool = False, cut: str | None = None,
-        first: float | None = None,
+        first: float | None = None, size: int = 0,
     ) -> None:  # fmt: skip
         recorder = self.tr.recorder
         if recorder is None:
             return
         r, route = self.ready, self.picked.model_route
-        # the proxy's own time: to the agent's first byte (a stream) or its answer, less the upstream's
+        # the proxy's own time: to the agent's first byte (a stream) or its whole answer, less the
+        # upstream's (to its first bytes, or its whole answer)
         done = first or time.perf_counter()
         added = (done - self.t0) - (self.t_answer - self.t_send) if reply is not None else 0.0
         shown = agent_side(reply, r.outbound, self.upstream.name) if reply is not None else None
@@ -385,8 +415,9 @@ class _Pending:
             Exchange(
                 started=self.started, wire=self.inbound.name, kind="generate", path=self.path,
                 model=r.outbound.model, upstream=route.vessel.base_url, agent=self.agent,
-                session=self.session, body=self.picked.body, request_bytes=len(r.prepared.content),
-                status=status, streamed=streamed, cut=cut, added_ms=added * 1000, refused=refused,
+                session=self.session, body=self.picked.body, request_bytes=self.picked.size,
+                answer_bytes=size, status=status, streamed=streamed, cut=cut, added_ms=added * 1000,
+                refused=refused,
                 history=r.translated.history, reply=shown, issuer=r.issuer, route=route.label(),
                 vessel=route.vessel.name, notes=(*r.translated.notes, *notes),
             )

@@ -125,12 +125,14 @@ def _free_text(arguments: str) -> str:
 
 @dataclass(slots=True)
 class Carried:
-    """What a relayed stream carried: its deltas (for the recorder), why it broke off, when its first
-    byte went to the agent."""
+    """What a relayed stream carried: its deltas (for the recorder), why it broke off, when the
+    upstream's first bytes came and when the agent's first bytes went, and how many went."""
 
     deltas: list[Delta] = field(default_factory=list)
     cut: str | None = None
+    came: float | None = None
     first: float | None = None
+    size: int = 0
 
 
 def written(
@@ -159,6 +161,7 @@ async def translated_events(
     cut = Payloads(upstream)
     try:
         async for chunk in chunks:
+            carried.came = carried.came or clock()
             for payload in cut.feed(chunk):
                 out = written(writer, reader.feed(decoded(payload)), carried, agent, names)
                 if out:
