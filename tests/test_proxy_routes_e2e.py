@@ -209,3 +209,71 @@ def test_the_agents_key_never_reaches_the_routed_host_the_vessels_does(
     assert AGENT_KEY not in flat
     assert not {"x-api-key", "anthropic-version", "anthropic-beta", "x-claude-code-session-id"} & set(headers)
     assert not {h for h in headers if h.startswith("x-stainless")}  # the agent's SDK headers stay behind
+
+
+@pytest.mark.slow
+def test_thinking_shown_to_claude_carries_our_token_resolved_on_the_way_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, _, _db):
+        double.script(CLOSE, Text("Closed todo 12."))
+        ask = dict(
+            model="claude-sonnet-4-5", max_tokens=4000, tools=TOOLS_ANTHROPIC,
+            thinking={"type": "enabled", "budget_tokens": 1024},
+        )  # fmt: skip
+        with _client(proxy.url) as client:
+            with client.messages.stream(**ask, messages=_first()) as s:
+                msg = s.get_final_message()
+            done = client.messages.create(**ask, messages=_follow(msg))
+        assert proxy.drain()
+        _, second = double.requests
+    thinking = msg.content[0]
+    assert thinking.type == "thinking" and thinking.thinking == "The user wants todo 12 closed."
+    assert thinking.signature.startswith("toolreplay.r1.")  # ours, never Kimi's data
+    assert [b.text for b in done.content if b.type == "text"] == ["Closed todo 12."]
+    said = next(m for m in second.body["messages"] if m["role"] == "assistant")
+    assert said["reasoning_content"] == "The user wants todo 12 closed."
+    assert b"toolreplay.r1." not in second.raw  # resolved from the store, not forwarded
+
+
+def test_a_stream_the_upstream_cuts_ends_with_the_agents_error_and_is_kept_interrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolreplay.testing import CutStream
+
+    with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, _, db):
+        double.script(CutStream(after_events=2, then=Text("an answer that never finishes")))
+        ask = dict(model="claude-sonnet-4-5", max_tokens=50, messages=_first())
+        with (
+            _client(proxy.url) as client,
+            pytest.raises(anthropic.APIError) as got,
+            client.messages.stream(**ask) as s,
+        ):
+            s.get_final_message()
+        assert proxy.drain()
+    assert "ended before" in str(got.value) or "broke off" in str(got.value)
+    store = open_store(str(db))
+    try:
+        (conv,) = store.list_conversations()
+        reply = store.load(conv.id).messages[-1]
+    finally:
+        store.close()
+    assert reply.role == "assistant" and reply.status == "interrupted"
+
+
+def test_an_unreachable_routed_host_is_a_502_in_the_agents_shape(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with ProviderDouble() as double:
+        _kimi_on(tmp_path, monkeypatch, f"http://127.0.0.1:{port}/v1")
+        with proxied(double, tmp_path, routes=(parse_route("claude-*=kimi"),)) as (proxy, _, _db):
+            with _client(proxy.url) as client, pytest.raises(anthropic.APIStatusError) as got:
+                client.messages.create(model="claude-sonnet-4-5", max_tokens=50, messages=_first())
+            assert proxy.drain()
+        assert double.requests == []
+    assert got.value.status_code == 502 and f"cannot reach 127.0.0.1:{port}" in got.value.message
