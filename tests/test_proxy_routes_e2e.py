@@ -277,3 +277,41 @@ def test_an_unreachable_routed_host_is_a_502_in_the_agents_shape(
             assert proxy.drain()
         assert double.requests == []
     assert got.value.status_code == 502 and f"cannot reach 127.0.0.1:{port}" in got.value.message
+
+
+def test_an_unrouted_model_passes_through_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import httpx
+
+    with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, _, _db):
+        raw = b'{"model": "gpt-4.1",  "messages": [{"role": "user", "content": "hi"}]}'
+        got = httpx.post(
+            proxy.url + "/v1/chat/completions", content=raw,
+            headers={"authorization": f"Bearer {AGENT_KEY}", "content-type": "application/json"},
+        )  # fmt: skip
+        assert proxy.drain()
+        (sent,) = double.requests
+    assert got.status_code == 200 and sent.raw == raw and sent.vessel is None  # the agent's own provider
+    assert sent.has_key()  # the agent's key went to its own provider
+
+
+def test_the_log_names_the_route_the_vessel_and_the_notes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, lines, _db):
+        double.script(CLOSE, CLOSE)  # two answers with reasoning the agent does not ask to see
+        with _client(proxy.url) as client:
+            client.messages.create(
+                model="claude-sonnet-4-5", max_tokens=50, tools=TOOLS_ANTHROPIC, messages=_first()
+            )
+            client.messages.create(
+                model="claude-sonnet-4-5", max_tokens=50, tools=TOOLS_ANTHROPIC, messages=_first()
+            )
+        assert proxy.drain()
+    logged = [jsonenc.loads(line) for line in (tmp_path / "proxy.log").read_text().splitlines()]
+    assert [(e["route"], e["vessel"]) for e in logged] == [
+        ("claude-* -> kimi (kimi-k2-thinking)", "kimi")
+    ] * 2
+    assert all("reasoning not shown: the request did not ask for thinking (the store keeps it)" in e["notes"]
+               for e in logged)  # fmt: skip
+    assert logged[0]["upstream"].startswith("openai-chat 127.0.0.1:")
+    assert len([line for line in lines if line.startswith("[route]")]) == 1  # once per kind
