@@ -27,7 +27,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 from starlette.requests import Request
@@ -47,7 +47,15 @@ from toolreplay._proxy.translated_stream import AgentNames, Carried, frame, tran
 from toolreplay._steps import Issuer, host_of
 from toolreplay._transport.request import Prepared, prepare
 from toolreplay.wires import get_wire
-from toolreplay.wires.bridge import Bridge, Failed, Outbound, collect, reply_deltas
+from toolreplay.wires.bridge import (
+    Bridge,
+    Failed,
+    FinishReason,
+    Outbound,
+    collect,
+    neutral_reply,
+    reply_deltas,
+)
 from toolreplay.wires.contract import Framing, Wire
 from toolreplay.wires.reply import Reply
 
@@ -347,7 +355,7 @@ class _Pending:
                     pass
                 reply = collect(carried.deltas)
             else:
-                reply = self.names.reply(self.upstream.parse_response(jsonenc.loads(await resp.aread())))
+                reply = self.names.reply(self._parsed(up, await resp.aread()))
             self.t_answer = time.perf_counter()
         except (httpx.HTTPError, ValueError, TypeError, ToolreplayError) as exc:
             why = f"the upstream's answer cannot be read ({type(exc).__name__}: {exc})"[:500]
@@ -358,6 +366,10 @@ class _Pending:
         data = jsonenc.encode(body)
         self._finish(200, reply=reply, notes=notes, size=len(data))
         return Response(data, 200, media_type="application/json")
+
+    def _parsed(self, up: Bridge, data: bytes) -> Reply:
+        """A whole answer read by the upstream's wire, its finish reason in neutral words."""
+        return neutral_reply(self.upstream.parse_response(jsonenc.loads(data)), up)
 
     @staticmethod
     def _framing(wire: Wire) -> Framing:
@@ -378,9 +390,10 @@ class _Pending:
                     yield out
                 self.t_answer = carried.came or self.t_answer
             else:  # the upstream answered whole though asked to stream: written as its stream
-                reply = self.upstream.parse_response(jsonenc.loads(await resp.aread()))
+                reply = self._parsed(up, await resp.aread())
                 self.t_answer = carried.first = time.perf_counter()
-                out = written(writer, reply_deltas(reply), carried, framing, self.names)
+                deltas = reply_deltas(reply, cast(FinishReason, reply.finish_reason))
+                out = written(writer, deltas, carried, framing, self.names)
                 out += b"".join(frame(framing, e) for e in writer.close())
                 carried.size += len(out)
                 yield out
