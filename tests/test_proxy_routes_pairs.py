@@ -109,11 +109,36 @@ def _gemini(url: str, model: str, streamed: bool) -> Seen:
     return (fc.name, dict(fc.args or {})), text
 
 
+def _ollama(url: str, model: str, streamed: bool) -> Seen:
+    import ollama
+
+    msgs: list[Any] = [{"role": "user", "content": "close todo 12"}]
+    client = ollama.Client(host=url)
+    try:
+
+        def once() -> Any:
+            if not streamed:
+                return client.chat(model=model, messages=msgs, tools=[TOOL_OPENAI]).message
+            parts = list(client.chat(model=model, messages=msgs, tools=[TOOL_OPENAI], stream=True))
+            calls = [c for p in parts for c in (p.message.tool_calls or [])]
+            text = "".join(p.message.content or "" for p in parts)
+            return ollama.Message(role="assistant", content=text, tool_calls=calls or None)
+
+        first = once()
+        call = first.tool_calls[0].function
+        msgs += [first, {"role": "tool", "content": "ok", "tool_name": call.name}]
+        done = once()
+    finally:
+        client._client.close()
+    return (call.name, dict(call.arguments)), done.content or ""
+
+
 AGENTS: dict[str, tuple[Callable[[str, str, bool], Seen], str, str]] = {
     # wire: (the SDK's two requests, the model the agent names, the SDK's package)
     "anthropic": (_anthropic, "claude-sonnet-4-5", "anthropic"),
     "openai-chat": (_chat, "gpt-4.1", "openai"),
     "gemini": (_gemini, "gemini-2.5-pro", "google.genai"),
+    "ollama": (_ollama, "qwen3", "ollama"),
 }
 #: (agent wire, vessel, its model): one route each.
 PAIRS = [
@@ -122,6 +147,8 @@ PAIRS = [
     ("openai-chat", "gemini", "gemini-3-pro-preview"),
     ("gemini", "kimi", "kimi-k2-thinking"),
     ("gemini", "anthropic", "claude-sonnet-4-5"),
+    ("ollama", "kimi", "kimi-k2-thinking"),
+    ("anthropic", "ollama", "qwen3"),
 ]
 
 
