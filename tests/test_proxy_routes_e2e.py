@@ -59,13 +59,18 @@ def _first() -> list[dict[str, Any]]:
     return [{"role": "user", "content": "close todo 12"}]
 
 
-def _follow(msg: Any) -> list[dict[str, Any]]:
+def _after(msgs: list[dict[str, Any]], msg: Any) -> list[dict[str, Any]]:
+    """``msgs`` continued by the answer ``msg`` and its call's result."""
     call = next(b for b in msg.content if b.type == "tool_use")
     return [
-        *_first(),
+        *msgs,
         {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in msg.content]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "closed"}]},
     ]
+
+
+def _follow(msg: Any) -> list[dict[str, Any]]:
+    return _after(_first(), msg)
 
 
 def _client(url: str) -> Any:
@@ -315,3 +320,35 @@ def test_the_log_names_the_route_the_vessel_and_the_notes(
                for e in logged)  # fmt: skip
     assert logged[0]["upstream"].startswith("openai-chat 127.0.0.1:")
     assert len([line for line in lines if line.startswith("[route]")]) == 1  # once per kind
+
+
+@pytest.mark.slow
+def test_switching_routes_mid_conversation_gives_each_upstream_only_its_own_reasoning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kimi_says = Calls([Call("coop", {"action": "list"})], reasoning="Kimi: list the board first.")
+    claude_says = Calls([Call("coop", {"action": "close", "id": 12})], reasoning="Claude: now close 12.")
+    with ProviderDouble() as double:
+        f = tmp_path / "vessels.toml"
+        f.write_text(
+            f'[vessels.kimi]\nbase_url = "{double.base_url_for("kimi")}"\n\n'
+            f'[vessels.anthropic]\nbase_url = "{double.base_url_for("anthropic")}"\n', encoding="utf-8",
+        )  # fmt: skip
+        monkeypatch.setenv("TOOLREPLAY_VESSELS", str(f))
+        routes = (parse_route("claude-kimi=kimi:kimi-k2-thinking"), parse_route("claude-*=anthropic"))
+        double.script(kimi_says, claude_says, Text("Done."))
+        with proxied(double, tmp_path, routes=routes) as (proxy, _, _db), _client(proxy.url) as client:
+            msgs = _first()
+            for model in ("claude-kimi", "claude-sonnet-4-5", "claude-kimi"):  # Kimi, then Claude, then Kimi
+                got = client.messages.create(
+                    model=model, max_tokens=4000, tools=TOOLS_ANTHROPIC, messages=msgs
+                )
+                if any(b.type == "tool_use" for b in got.content):
+                    msgs = _after(msgs, got)
+            assert proxy.drain()
+        sent = double.requests
+    assert [r.vessel for r in sent] == ["kimi", "anthropic", "kimi"]
+    assert [r.status for r in sent] == [200, 200, 200], [r.rejected for r in sent]
+    assert [b.text for b in got.content if b.type == "text"] == ["Done."]
+    assert b"Kimi: list" not in sent[1].raw  # Anthropic never gets Kimi's reasoning
+    assert b"Kimi: list the board first." in sent[2].raw and b"Claude: now" not in sent[2].raw

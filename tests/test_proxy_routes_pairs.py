@@ -191,3 +191,35 @@ def test_an_agent_on_another_wires_model_completes_its_call(
     assert b"Closing todo 12 as asked." in sent[1].raw and b"Closing todo 12" not in sent[0].raw
     assert not [r for r in sent if b"toolreplay.r1." in r.raw]
     assert not [line for line in lines if "[not recorded]" in line]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("agent", "vessel", "model"), PAIRS[:4], ids=[f"{a}-to-{v}" for a, v, _ in PAIRS[:4]]
+)
+def test_a_second_run_of_the_same_conversation_sends_the_same_upstream_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str, vessel: str, model: str
+) -> None:
+    """Ids and tokens are pure functions of the conversation: a provider's prompt cache would hit."""
+    drive, asked, package = AGENTS[agent]
+    pytest.importorskip(package)
+    from toolreplay._vessels import get_vessel
+
+    if not _bridged(agent, get_vessel(vessel).wire):
+        pytest.skip("a bridge of this pair is not in this tree")
+    runs: list[list[bytes]] = []
+    for n in (1, 2):
+        with ProviderDouble() as double:
+            f = tmp_path / f"vessels{n}.toml"
+            f.write_text(
+                f'[vessels.{vessel}]\nbase_url = "{double.base_url_for(vessel)}"\n', encoding="utf-8"
+            )
+            monkeypatch.setenv("TOOLREPLAY_VESSELS", str(f))
+            double.script(CLOSE, Text("Closed todo 12."))
+            work = tmp_path / f"run{n}"
+            work.mkdir()
+            with proxied(double, work, routes=(parse_route(f"*={vessel}:{model}"),)) as (proxy, _, _db):
+                drive(proxy.url, asked, False)
+                assert proxy.drain()
+            runs.append([r.raw.replace(double.url.encode(), b"") for r in double.requests])
+    assert runs[0] == runs[1] and len(runs[0]) == 2
