@@ -75,6 +75,29 @@ def _chat(url: str, model: str, streamed: bool) -> Seen:
     return (call.function.name, json.loads(call.function.arguments)), done.content or ""
 
 
+def _responses(url: str, model: str, streamed: bool) -> Seen:
+    import openai
+
+    tools: list[Any] = [{"type": "function", "name": "coop", "parameters": {"type": "object"}}]
+    items: list[Any] = [{"role": "user", "content": "close todo 12"}]
+    with openai.OpenAI(base_url=url + "/v1", api_key=AGENT_KEY, max_retries=0) as client:
+
+        def once() -> Any:
+            if not streamed:
+                return client.responses.create(model=model, input=items, tools=tools)
+            with client.responses.stream(model=model, input=items, tools=tools) as s:
+                for _ in s:
+                    pass
+                return s.get_final_response()
+
+        first = once()
+        call = next(i for i in first.output if i.type == "function_call")
+        items += [i.model_dump(exclude_none=True) for i in first.output]
+        items.append({"type": "function_call_output", "call_id": call.call_id, "output": "ok"})
+        done = once()
+    return (call.name, json.loads(call.arguments)), done.output_text
+
+
 def _gemini(url: str, model: str, streamed: bool) -> Seen:
     from google import genai
     from google.genai import types
@@ -139,6 +162,7 @@ AGENTS: dict[str, tuple[Callable[[str, str, bool], Seen], str, str]] = {
     "openai-chat": (_chat, "gpt-4.1", "openai"),
     "gemini": (_gemini, "gemini-2.5-pro", "google.genai"),
     "ollama": (_ollama, "qwen3", "ollama"),
+    "openai-responses": (_responses, "gpt-5", "openai"),
 }
 #: (agent wire, vessel, its model): one route each.
 PAIRS = [
@@ -149,6 +173,10 @@ PAIRS = [
     ("gemini", "anthropic", "claude-sonnet-4-5"),
     ("ollama", "kimi", "kimi-k2-thinking"),
     ("anthropic", "ollama", "qwen3"),
+    ("openai-responses", "anthropic", "claude-sonnet-4-5"),
+    ("openai-responses", "kimi", "kimi-k2-thinking"),
+    ("anthropic", "openai-responses", "gpt-5"),
+    ("gemini", "openai-responses", "gpt-5"),
 ]
 
 
@@ -188,7 +216,9 @@ def test_an_agent_on_another_wires_model_completes_its_call(
     assert [r.status for r in sent] == [200, 200], [r.rejected for r in sent]
     # the upstream's own reasoning went back to it from the store (the agent asked to see none), and no
     # token of ours reached a provider
-    assert b"Closing todo 12 as asked." in sent[1].raw and b"Closing todo 12" not in sent[0].raw
+    # (Responses with store: false gets its reasoning item back, sealed: its encrypted_content)
+    own = b'"encrypted_content"' if upstream == "openai-responses" else b"Closing todo 12 as asked."
+    assert own in sent[1].raw and own not in sent[0].raw
     assert not [r for r in sent if b"toolreplay.r1." in r.raw]
     assert not [line for line in lines if "[not recorded]" in line]
 
