@@ -352,3 +352,31 @@ def test_switching_routes_mid_conversation_gives_each_upstream_only_its_own_reas
     assert [b.text for b in got.content if b.type == "text"] == ["Done."]
     assert b"Kimi: list" not in sent[1].raw  # Anthropic never gets Kimi's reasoning
     assert b"Kimi: list the board first." in sent[2].raw and b"Claude: now" not in sent[2].raw
+
+
+def test_an_upstream_id_the_agents_wire_cannot_take_is_mapped_and_kept_for_the_upstream(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Kimi's own call ids (functions.NAME:IDX) do not fit Anthropic's tool_use id pattern
+    kimi = Calls(
+        [Call("coop", {"action": "close", "id": 12}, call_id="functions.coop:0")], reasoning="Close."
+    )
+    with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, _, db):
+        double.script(kimi, Text("Closed."))
+        with _client(proxy.url) as client:
+            ask = dict(model="claude-sonnet-4-5", max_tokens=300, tools=TOOLS_ANTHROPIC)
+            msg = client.messages.create(**ask, messages=_first())
+            client.messages.create(**ask, messages=_follow(msg))
+        assert proxy.drain()
+        _, second = double.requests
+    seen = msg.content[0].id
+    assert seen != "functions.coop:0" and seen.replace("_", "").replace("-", "").isalnum()
+    said = next(m for m in second.body["messages"] if m["role"] == "assistant")
+    assert said["tool_calls"][0]["id"] == "functions.coop:0"  # mapped back: Kimi gets its own id
+    store = open_store(str(db))
+    try:
+        (conv,) = store.list_conversations()
+        (call,) = [c for m in store.load(conv.id).messages for c in m.tool_uses]
+    finally:
+        store.close()
+    assert call.call_id == seen and call.provider_data["openai-chat"]["id"] == "functions.coop:0"
