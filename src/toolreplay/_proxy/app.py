@@ -95,6 +95,8 @@ class Proxy:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        if self.translator is not None:
+            self.translator.close()
 
     # -- the request ------------------------------------------------------------------------------
 

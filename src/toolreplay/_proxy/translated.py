@@ -278,7 +278,15 @@ class Translator:
         return Response(jsonenc.encode(http.count_answer(tokens)), 200, media_type="application/json")
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False)
+        """The store closed on its own thread (SQLite's connection belongs to it), then the thread."""
+        self._pool.submit(self._close_store)
+        self._pool.shutdown(wait=True)
+
+    def _close_store(self) -> None:
+        store: Store | None = getattr(self._local, "store", None)
+        if store is not None:
+            store.close()
+            self._local.store = None
 
 
 class _Pending:
