@@ -25,12 +25,6 @@ from toolreplay._proxy.model_routes import parse_route
 from toolreplay._steps import host_of
 from toolreplay._store import open_store
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
-from toolreplay.wires import get_wire
-
-pytestmark = pytest.mark.skipif(
-    get_wire("openai-chat").bridge is None or get_wire("anthropic").bridge is None,
-    reason="the Chat and Anthropic bridges are not in this tree",
-)
 
 AGENT_KEY = "sk-ant-agent-own-key-0123456789"
 KIMI_KEY = "sk-moonshot-vessel-key-9876543210"

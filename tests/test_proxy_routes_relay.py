@@ -93,7 +93,6 @@ def _relayed(data: bytes, size: int) -> tuple[bytes, list[Delta]]:
     return asyncio.run(run()), carried.deltas
 
 
-@pytest.mark.skipif(get_wire("gemini").bridge is None, reason="the Gemini bridge is not in this tree")
 def test_a_recorded_stream_relays_to_the_same_answer_however_its_chunks_fall() -> None:
     streams = _streamed_gemini()
     assert streams, "the corpus holds streamed Gemini exchanges"
@@ -107,7 +106,6 @@ def test_a_recorded_stream_relays_to_the_same_answer_however_its_chunks_fall() -
         assert written and all(isinstance(jsonenc.loads(p), dict) for p in written)
 
 
-@pytest.mark.skipif(get_wire("gemini").bridge is None, reason="the Gemini bridge is not in this tree")
 def test_a_stream_that_breaks_off_ends_with_the_agents_error() -> None:
     data = _streamed_gemini()[0]
     cut = data[: len(data) // 2]
