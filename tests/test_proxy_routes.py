@@ -108,7 +108,7 @@ def test_a_missing_routes_file_is_refused(tmp_path: Path) -> None:
 def test_a_routed_vessel_without_its_key_is_refused_at_the_start() -> None:
     with pytest.raises(ConfigError) as got:
         check_keys([parse_route("claude-*=kimi")])
-    said = "vessel: kimi: set MOONSHOT_API_KEY or point base_url (--base-url) at a local server"
+    said = "vessel: kimi needs its key: set MOONSHOT_API_KEY, or store it with `toolreplay keys set kimi`"
     assert str(got.value) == f"--route 'claude-*=kimi': {said}"
 
 

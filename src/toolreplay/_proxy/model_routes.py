@@ -173,11 +173,17 @@ def routes_from(values: Iterable[str], file: Path | None) -> tuple[ModelRoute, .
 def check_keys(routes: Iterable[ModelRoute]) -> None:
     """Each routed vessel's key, where its host needs one, is at hand (its variable or ``toolreplay keys``):
     refused at the start, naming the route, rather than at the agent's first request."""
-    from toolreplay._transport.request import resolve_key
+    from toolreplay._transport.request import is_loopback, key_value, resolve_key
 
     for r in routes:
+        v = r.vessel
+        if v.key_env and not is_loopback(v.base_url) and not key_value(v):
+            raise ConfigError(
+                f"{r.where}: vessel: {v.name} needs its key: set {v.key_env}, or store it with "
+                f"`toolreplay keys set {v.name}`"
+            )
         try:
-            resolve_key(r.vessel, r.vessel.base_url)
+            resolve_key(v, v.base_url)
         except ConfigError as exc:
             raise ConfigError(f"{r.where}: vessel: {exc}") from None
 
