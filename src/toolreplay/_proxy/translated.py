@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx
@@ -114,19 +114,6 @@ def upstream_message(data: bytes) -> str:
         if isinstance(found, str) and found:
             return found
     return data.decode("utf-8", "replace").strip()[:500]
-
-
-def agent_side(reply: Reply, out: Outbound, upstream_wire: str) -> Reply:
-    """The reply as the agent saw it: each call under the id the agent was given, the upstream's own id,
-    when it differs, kept in the call's ``provider_data[<upstream wire>]["id"]`` (it goes back only there)."""
-    calls = []
-    for i, c in enumerate(reply.calls):
-        seen = out.call_id(i, c.call_id, c.name)
-        data = dict(c.provider_data or {})
-        if c.call_id and seen != c.call_id:
-            data[upstream_wire] = {**dict(data.get(upstream_wire) or {}), "id": c.call_id}
-        calls.append(replace(c, call_id=seen, provider_data=data or None))
-    return replace(reply, calls=tuple(calls))
 
 
 class Streamed(Response):
@@ -431,7 +418,8 @@ class _Pending:
         # upstream's (to its first bytes, or its whole answer)
         done = first or time.perf_counter()
         added = (done - self.t0) - (self.t_answer - self.t_send) if reply is not None else 0.0
-        shown = agent_side(reply, r.outbound, self.upstream.name) if reply is not None else None
+        # stored as the agent saw it: its ids and tool names, the upstream's own ids kept for the upstream
+        shown = r.translated.agent_reply(reply) if reply is not None else None
         recorder.submit(
             Exchange(
                 started=self.started, wire=self.inbound.name, kind="generate", path=self.path,
@@ -458,4 +446,4 @@ class _Sink:
         return []
 
 
-__all__ = ["Picked", "Translator", "agent_side", "upstream_message", "wire_error"]
+__all__ = ["Picked", "Translator", "upstream_message", "wire_error"]
