@@ -143,6 +143,11 @@ def proxy(
             click.echo(line)
         if repair:
             click.echo("--repair: what the provider needs and the agent dropped is put back from the store")
+        if routed and no_record:
+            click.echo(
+                "--no-record: routes translate without the store, so what the agent's wire cannot carry "
+                "(a model's reasoning, its signatures) is not put back on the next request"
+            )
 
     try:
         serve_forever(config, sock, lambda line: click.echo(line, err=True), ready)
