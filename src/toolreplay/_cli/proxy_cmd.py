@@ -32,11 +32,14 @@ def _size(value: str) -> int:
     raise click.BadParameter(f"{value!r}: give a size such as 32MB, 512KB or 1000000")
 
 
-def _banner(url: str, upstreams: dict[str, str], record: str, token: bool) -> list[str]:
+def _banner(url: str, upstreams: dict[str, str], record: str, token: bool, routes: list[str]) -> list[str]:
     from toolreplay._proxy.agents import start_lines
 
     lines = [f"toolreplay proxy on {url}", "upstreams:"]
     lines += [f"  {wire:<17} {base}" for wire, base in upstreams.items()]
+    if routes:
+        lines.append("routes (translated; the first that matches wins):")
+        lines += [f"  {r}" for r in routes]
     lines.append("point your agent at it:")
     lines += start_lines(url, set(upstreams))
     lines.append(f"recording: {record}")
@@ -57,6 +60,19 @@ def _banner(url: str, upstreams: dict[str, str], record: str, token: bool) -> li
     metavar="WIRE=URL",
     help="Send WIRE's requests to URL (the base URL as a vessel takes it) instead of the provider's host.",
 )
+@click.option(
+    "--route",
+    "routes",
+    multiple=True,
+    metavar="[WIRE:]GLOB=VESSEL[:MODEL]",
+    help="Translate requests for models matching GLOB to VESSEL (its key, its model unless named).",
+)
+@click.option(
+    "--routes",
+    "routes_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A TOML file of [[route]] tables (match, wire, vessel, model), tried after --route.",
+)
 @click.option("--repair", is_flag=True, help="Put back what the provider needs and the agent dropped.")
 @click.option(
     "--log", "log", type=click.Path(dir_okay=False, path_type=Path), help="One JSON line per request."
@@ -73,6 +89,8 @@ def proxy(
     port: int,
     host: str,
     upstreams: tuple[str, ...],
+    routes: tuple[str, ...],
+    routes_file: Path | None,
     repair: bool,
     log: Path | None,
     no_record: bool,
@@ -89,9 +107,11 @@ def proxy(
       toolreplay proxy
       ANTHROPIC_BASE_URL=http://127.0.0.1:8788 claude
       toolreplay history list
+      toolreplay proxy --route 'claude-*=kimi:kimi-k2-thinking'   # Claude Code on Kimi
     """
     try:
         from toolreplay._proxy.config import ProxyConfig, parse_upstreams
+        from toolreplay._proxy.model_routes import check_keys, routes_from
         from toolreplay._proxy.serve import bind, serve_forever
     except ImportError as exc:
         raise click.ClickException(
@@ -103,9 +123,11 @@ def proxy(
         raise click.UsageError(
             f"--host {host} is not loopback: give --token TOKEN, which every client must present"
         )
+    routed = routes_from(routes, routes_file)
+    check_keys(routed)
     config = ProxyConfig(
         upstreams=parse_upstreams(upstreams), record=not no_record, db=db, log=log,
-        max_body=_size(max_body), token=token, repair=repair, console=not quiet,
+        max_body=_size(max_body), token=token, repair=repair, console=not quiet, routes=routed,
     )  # fmt: skip
     try:
         sock = bind(host, port)
@@ -116,10 +138,16 @@ def proxy(
     record = "off (--no-record)" if no_record else f"into {resolve_db(db)}"
 
     def ready() -> None:
-        for line in _banner(url, dict(config.upstreams), record, token is not None):
+        labels = [r.label() for r in routed]
+        for line in _banner(url, dict(config.upstreams), record, token is not None, labels):
             click.echo(line)
         if repair:
             click.echo("--repair: what the provider needs and the agent dropped is put back from the store")
+        if routed and no_record:
+            click.echo(
+                "--no-record: routes translate without the store, so what the agent's wire cannot carry "
+                "(a model's reasoning, its signatures) is not put back on the next request"
+            )
 
     try:
         serve_forever(config, sock, lambda line: click.echo(line, err=True), ready)

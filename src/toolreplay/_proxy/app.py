@@ -33,6 +33,7 @@ from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
+from toolreplay._proxy.translated import Translator
 from toolreplay.wires.contract import Wire
 
 if TYPE_CHECKING:
@@ -90,9 +91,12 @@ class Proxy:
         self.client = httpx.AsyncClient(
             timeout=timeout, transport=transport, follow_redirects=False, trust_env=False
         )
+        self.translator = Translator(config, self.client, recorder) if config.routes else None
 
     async def aclose(self) -> None:
         await self.client.aclose()
+        if self.translator is not None:
+            self.translator.close()
 
     # -- the request ------------------------------------------------------------------------------
 
@@ -122,6 +126,8 @@ class Proxy:
             self._log_refusal(wire, path, headers, status, problem, started)
             return error_response(wire, status, problem)
         assert route is not None
+        if self.translator is not None and (picked := self.translator.pick(request, route, raw, body)):
+            return await self.translator.answer(request, picked, t0, started)  # a model route (design 47)
         repairs: tuple[str, ...] = ()
         received = raw  # the agent's bytes, for the log's digest (hashed on the recorder's thread)
         if self.repairer is not None and isinstance(body, dict):

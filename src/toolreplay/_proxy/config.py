@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolreplay._errors import ConfigError
+
+if TYPE_CHECKING:
+    from toolreplay._proxy.model_routes import ModelRoute
 
 #: The default limit on a request body, before and after decompression (a zstd bomb is refused).
 DEFAULT_MAX_BODY = 32 * 1024 * 1024
@@ -66,6 +70,8 @@ class ProxyConfig:
     timeout: float = DEFAULT_TIMEOUT
     #: Print one line per audit problem on the console.
     console: bool = True
+    #: Models translated for another vessel (``--route``, ``--routes``; design 47), tried in order.
+    routes: tuple[ModelRoute, ...] = ()
 
 
 __all__ = [

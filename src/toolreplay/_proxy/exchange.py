@@ -10,6 +10,8 @@ from typing import Any
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ToolreplayError
+from toolreplay._history import History
+from toolreplay._steps import Issuer
 from toolreplay.wires import get_wire
 from toolreplay.wires.reply import Reply
 
@@ -44,6 +46,19 @@ class Exchange:
     received: bytes = field(default=b"", repr=False)
     """The request body exactly as the agent sent it (before any repair): the log names its digest, so a
     test can prove what reached the upstream is what the agent sent."""
+    # A translated exchange (a model route, design 47): what the recorder stores in place of reading the
+    # body and the answer again on the agent's wire.
+    history: History | None = field(default=None, repr=False)
+    """The request's history merged with the stored conversation (the request as recorded)."""
+    reply: Reply | None = field(default=None, repr=False)
+    """The upstream's answer, read (its calls under the ids the agent saw); for a cut one, what came."""
+    issuer: Issuer | None = None
+    """Who answered: the routed vessel's wire, the host of its base URL, its model."""
+    route: str | None = None
+    """The route that took the request (its label)."""
+    vessel: str | None = None
+    notes: tuple[str, ...] = ()
+    """What the translation could not carry, one line each."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,13 +36,17 @@ class Recorded:
 
 
 def issuer_of(ex: Exchange, reply: Reply | None) -> Issuer:
-    """Who made the answer (design 17): the wire, the upstream's host, the model the provider reported."""
-    model = (reply.model if reply is not None else None) or ex.model or ""
-    return Issuer(ex.wire, host_of(ex.upstream), model)
+    """Who made the answer (design 17): the wire, the upstream's host, the model the provider reported
+    (a translated answer's: the routed vessel's wire and host)."""
+    reported = reply.model if reply is not None else None
+    if ex.issuer is not None:
+        return Issuer(ex.issuer.wire, ex.issuer.host, reported or ex.issuer.model)
+    return Issuer(ex.wire, host_of(ex.upstream), reported or ex.model or "")
 
 
 def upstream_label(ex: Exchange) -> str:
-    return f"{ex.wire} {urlsplit(ex.upstream).netloc or ex.upstream}"
+    wire = ex.issuer.wire if ex.issuer is not None else ex.wire
+    return f"{wire} {urlsplit(ex.upstream).netloc or ex.upstream}"
 
 
 def _stamp() -> str:
@@ -105,14 +109,15 @@ class Writer:
         cont = continued(store.find_heads(heads, ex.session), heads)
         stored = store.load(cont.conversation_id) if cont is not None else None
         issuer = issuer_of(ex, answer.reply if answer is not None else None)
-        found = audit(
+        # a translated request is the proxy's own rendering (design 47): the audit is of agents' bodies
+        found = LiveAudit() if ex.history is not None else audit(
             ex.body if isinstance(ex.body, Mapping) else {},
             ex.wire,
             request,
             stored,
             cont.holds if cont else 0,
             issuer,
-        )
+        )  # fmt: skip
         if cont is None or stored is None:
             cid, messages = self._start(ex, request, heads)
             new = True
@@ -134,6 +139,8 @@ class Writer:
             for i, m in enumerate(request.messages)
         ]
         origin: dict[str, Any] = {"agent": ex.agent, "wire": ex.wire, "upstream": upstream_label(ex)}
+        if ex.route:
+            origin["route"] = ex.route
         if linked:
             origin["from"] = linked[0]  # the agent rewrote that one's history (compacted or edited it)
         store.set_origin(cid, origin, session=ex.session, head=head_of(messages))
@@ -177,6 +184,10 @@ class Writer:
             "proxy": {"wire": ex.wire, "upstream": upstream_label(ex)},
             "issuer": issuer.as_json(),
         }
+        if ex.route:
+            meta["proxy"]["route"] = ex.route
+            if ex.notes:
+                meta["proxy"]["notes"] = list(ex.notes)
         reply = answer.reply
         if reply is None:
             done = _interrupted(rid, extend, ex, answer, meta)

@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from toolreplay._errors import ToolreplayError
-from toolreplay._proxy.exchange import Exchange, read_answer
+from toolreplay._proxy.exchange import AnswerRead, Exchange, read_answer
 from toolreplay._proxy.record import Recorded, Writer, upstream_label
 from toolreplay._transport.dump import redact
 
@@ -61,6 +62,8 @@ def log_line(ex: Exchange, outcome: Outcome) -> dict[str, Any]:
     }
     if ex.received:
         line["sha256"] = hashlib.sha256(ex.received).hexdigest()  # the agent's bytes, as they came
+    if ex.route:
+        line.update(route=ex.route, vessel=ex.vessel, notes=list(ex.notes))
     if ex.cut:
         line["cut"] = ex.cut
     if ex.refused:
@@ -68,6 +71,20 @@ def log_line(ex: Exchange, outcome: Outcome) -> dict[str, Any]:
     if outcome.error:
         line["error"] = outcome.error
     return line
+
+
+_NUMBERS = re.compile(r"\d+")
+
+
+def note_kind(note: str) -> str:
+    """What a note is about, its numbers aside (``messages[3]`` and ``messages[7]`` are one kind)."""
+    return _NUMBERS.sub("#", note.partition(":")[0])
+
+
+def _translated_answer(ex: Exchange) -> AnswerRead | None:
+    if ex.cut:
+        return AnswerRead(None, ex.reply.text if ex.reply is not None else "", ex.cut)
+    return AnswerRead(ex.reply) if ex.reply is not None and ex.status == 200 else None
 
 
 class RecorderThread:
@@ -93,6 +110,7 @@ class RecorderThread:
         self._handled = 0
         self.records: int = 0
         self.failures: int = 0
+        self._noted: set[str] = set()
 
     def start(self) -> RecorderThread:
         self._thread.start()
@@ -178,10 +196,13 @@ class RecorderThread:
         from toolreplay._proxy.bodies import answer_bytes
         from toolreplay.wires import parse_request
 
-        request = parse_request(ex.wire, ex.body)
-        answer = None
-        if ex.status == 200 and ex.answer:
-            answer = read_answer(ex, answer_bytes(ex.answer, ex.answer_encoding, self._max))
+        if ex.history is not None:  # translated: read on the way (design 47)
+            request, answer = ex.history, _translated_answer(ex)
+        else:
+            request = parse_request(ex.wire, ex.body)
+            answer = None
+            if ex.status == 200 and ex.answer:
+                answer = read_answer(ex, answer_bytes(ex.answer, ex.answer_encoding, self._max))
         with store.batch():  # one exchange, one commit: nothing half-written
             return Writer(store).record(ex, request, answer)
 
@@ -198,6 +219,11 @@ class RecorderThread:
             self._say(redact(f"[audit] {head}: {line}"))
         for r in ex.repairs:
             self._say(f"[repair] {head}: {r}")
+        for note in ex.notes:
+            kind = note_kind(note)
+            if kind not in self._noted:  # a translation's notes repeat on every request: once per kind
+                self._noted.add(kind)
+                self._say(f"[route] {ex.route or head}: {note}")
 
 
-__all__ = ["Outcome", "RecorderThread", "log_line"]
+__all__ = ["Outcome", "RecorderThread", "log_line", "note_kind"]

@@ -181,6 +181,10 @@ class Http:
     body_repairs: tuple[BodyRepair, ...] = ()
     #: The body field an agent names its session by (``prompt_cache_key``), "" for none.
     session_field: str = ""
+    #: The provider's token-count path, one of ``side_paths`` (named group ``model`` when the URL names the
+    #: model), and its answer for a count: the proxy answers a routed model's count itself (design 47).
+    count_path: re.Pattern[str] | None = None
+    count_answer: Callable[[int], dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 #: The ``anthropic-version`` header every request carries.
 ANTHROPIC_VERSION = "2023-06-01"
+#: Claude Code asks for its prompt's size here before a request (answered by the proxy on a routed model).
+_COUNT_PATH = re.compile(r"^/v1/messages/count_tokens$")
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -69,7 +71,9 @@ WIRE = Wire(
         endpoint=_endpoint,
         auth_headers=_auth,
         path=re.compile(r"^/v1/messages$"),
-        side_paths=(re.compile(r"^/v1/messages/count_tokens$"), re.compile(r"^/v1/models(?:/[^/:]+)?$")),
+        side_paths=(_COUNT_PATH, re.compile(r"^/v1/models(?:/[^/:]+)?$")),
+        count_path=_COUNT_PATH,
+        count_answer=lambda tokens: {"input_tokens": tokens},
         marks=("anthropic-version", "x-api-key"),
         error_body=errors.error_body,
         stream_error=errors.stream_error,

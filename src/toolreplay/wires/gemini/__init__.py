@@ -96,6 +96,8 @@ WIRE = Wire(
         ),
         base_suffix="/v1beta",
         side_paths=(re.compile(r"^/v1(?:beta|alpha)?/models(?:/[^/:]+(?::countTokens)?)?$"),),
+        count_path=re.compile(r"^/v1(?:beta|alpha)?/models/(?P<model>[^/:]+):countTokens$"),
+        count_answer=lambda tokens: {"totalTokens": tokens},
         marks=("x-goog-api-key", "x-goog-api-client"),
         error_body=errors.error_body,
         stream_error=errors.stream_error,

@@ -1,0 +1,449 @@
+"""The routed path (design 47): a request whose model a route takes is translated for the route's vessel,
+sent with that vessel's key (never the agent's), and its answer written back in the agent's own wire.
+
+``Proxy.handle`` asks :meth:`Translator.pick` once the request's path and body are checked; a request no
+route takes passes through as before, its bytes untouched. For one a route takes:
+
+1. on a thread of its own (the event loop never waits on the store): the body is read into the neutral
+   history, the stored conversation it continues found, and the request translated for the vessel
+   (``translate``), then prepared as the vessel's request (its endpoint, its key by the key-host rule);
+2. the request goes to the vessel's endpoint with only that request's headers (content type, accept, the
+   vessel's key and version headers, toolreplay's user agent): nothing the agent sent goes there;
+3. a whole answer is read by the vessel's wire and written whole by the agent's wire's bridge; a stream
+   is translated event by event as it arrives (:mod:`.translated_stream`);
+4. an upstream error becomes the agent's wire's error shape with the provider's status and message; a
+   timeout 504, an unreachable host 502, a stream cut off the agent's wire's error event;
+5. the exchange goes to the recorder with the merged history, the answer (its calls under the ids the
+   agent saw) and the upstream's issuer.
+
+A routed model's token count (``count_tokens``, ``:countTokens``) is answered here by the estimate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import httpx
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._errors import ToolreplayError
+from toolreplay._history import History
+from toolreplay._proxy.agents import session_of
+from toolreplay._proxy.bodies import BodyError, json_body
+from toolreplay._proxy.exchange import Exchange
+from toolreplay._proxy.matching import continued, prefix_heads
+from toolreplay._proxy.model_routes import ModelRoute, pick
+from toolreplay._proxy.routes import Route
+from toolreplay._proxy.translated_stream import AgentNames, Carried, frame, translated_events, written
+from toolreplay._steps import Issuer, host_of
+from toolreplay._transport.request import Prepared, prepare
+from toolreplay.wires import get_wire
+from toolreplay.wires.bridge import (
+    Bridge,
+    Failed,
+    FinishReason,
+    Outbound,
+    collect,
+    neutral_reply,
+    reply_deltas,
+)
+from toolreplay.wires.contract import Framing, Wire
+from toolreplay.wires.reply import Reply
+
+if TYPE_CHECKING:
+    from toolreplay._proxy.config import ProxyConfig
+    from toolreplay._proxy.translate import Translated
+    from toolreplay._proxy.worker import RecorderThread
+    from toolreplay._store import Store
+
+_MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+#: The most of an upstream's error body read for its message.
+_ERROR_READ = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Picked:
+    """A request a route takes: its path route, the model route, its body, and whether it is a count."""
+
+    route: Route
+    model_route: ModelRoute
+    body: dict[str, Any]
+    #: The request's bytes as the agent sent them.
+    size: int
+    count: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Ready:
+    """A routed request ready to go: the translation, the vessel's request, the upstream's issuer."""
+
+    translated: Translated
+    prepared: Prepared
+    issuer: Issuer
+    outbound: Outbound
+
+
+def wire_error(wire: Wire, status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
+    """``message`` in ``wire``'s own error shape."""
+    http = wire.http
+    body = http.error_body(status, message) if http is not None and http.error_body else {"error": message}
+    return Response(jsonenc.encode(body), status, dict(headers or {}), "application/json")
+
+
+def upstream_message(data: bytes) -> str:
+    """The message of a provider's error body (``{"error": {"message"}}``, ``{"error": "..."}``,
+    ``{"message"}``), else its text."""
+    try:
+        body = jsonenc.loads(data)
+    except ValueError:
+        return data.decode("utf-8", "replace").strip()[:500] or "(no message)"
+    err = body.get("error") if isinstance(body, dict) else None
+    for found in (
+        err.get("message") if isinstance(err, dict) else err,
+        body.get("message") if isinstance(body, dict) else None,
+    ):
+        if isinstance(found, str) and found:
+            return found
+    return data.decode("utf-8", "replace").strip()[:500]
+
+
+class Streamed(Response):
+    """An answer written as it is made (no task watching for the agent to go away: as ``Relayed``)."""
+
+    def __init__(self, status: int, media: str, body: AsyncIterator[bytes]) -> None:
+        self.status_code = status
+        self.raw_headers = [(b"content-type", media.encode()), (b"cache-control", b"no-cache")]
+        self.body = b""
+        self.background = None
+        self._chunks = body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self._chunks:
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+class Translator:
+    """The routed requests of one proxy: its routes, its upstream client, a thread for the store."""
+
+    def __init__(
+        self, config: ProxyConfig, client: httpx.AsyncClient, recorder: RecorderThread | None
+    ) -> None:
+        self.config, self.client, self.recorder = config, client, recorder
+        self.routes = tuple(config.routes)
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-translate")
+        self._local = threading.local()
+        self._pool.submit(self._warm)  # the first routed request should not pay for the imports
+
+    def _warm(self) -> None:
+        """Load what a routed request uses: the translation, every bridge it may take, the store."""
+        import toolreplay._proxy.translate  # noqa: F401
+
+        for wire in (
+            {r.vessel.wire for r in self.routes}
+            | {r.wire for r in self.routes if r.wire}
+            | set(self.config.upstreams)
+        ):
+            bridge = get_wire(wire).bridge
+            if bridge is not None:
+                bridge()
+        self._store()
+
+    # -- which requests -------------------------------------------------------------------------------
+
+    def pick(self, request: Request, route: Route, raw: bytes, body: Any) -> Picked | None:
+        """The route that takes this request, or None (it passes through)."""
+        if route.kind == "generate":
+            model = route.model or (body.get("model") if isinstance(body, dict) else None)
+            found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
+            return (
+                Picked(route, found, body, len(raw)) if found is not None and isinstance(body, dict) else None
+            )
+        http = route.wire.http
+        hit = http.count_path.match(request.url.path) if http and http.count_path else None
+        if hit is None or request.method != "POST":
+            return None
+        try:
+            counted = json_body(raw, request.headers.get("content-encoding", ""), self.config.max_body)
+        except BodyError:
+            return None  # the provider says what is wrong with it
+        model = hit.groupdict().get("model") or (counted.get("model") if isinstance(counted, dict) else None)
+        found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
+        return (
+            Picked(route, found, counted, len(raw), count=True)
+            if found and isinstance(counted, dict)
+            else None
+        )
+
+    # -- the answer -----------------------------------------------------------------------------------
+
+    async def answer(self, request: Request, picked: Picked, t0: float, started: float) -> Response:
+        inbound = picked.route.wire
+        if picked.count:
+            return self._count(picked)
+        if inbound.bridge is None:
+            return wire_error(
+                inbound,
+                501,
+                f"toolreplay proxy: answers cannot be translated into the {inbound.name} wire yet",
+            )
+        session = session_of(request.headers, picked.body, inbound.http.session_field if inbound.http else "")
+        loop = asyncio.get_running_loop()
+        try:
+            ready = await loop.run_in_executor(self._pool, self._ready, picked, session)
+        except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
+            return wire_error(
+                inbound, 400, f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
+            )
+        ex = _Pending(self, picked, request, ready, session, started, t0)
+        return await ex.send()
+
+    def _store(self) -> Store | None:
+        if not self.config.record:
+            return None
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            from toolreplay._store import open_store
+
+            store = self._local.store = open_store(self.config.db)
+        return store
+
+    def _stored(self, history: History, session: str | None) -> History | None:
+        """The stored conversation the request continues (None: a new one, or not recording)."""
+        store = self._store()
+        if store is None:
+            return None
+        if self.recorder is not None:
+            self.recorder.settle()  # the answers already given are stored before they are read back
+        heads = prefix_heads(history.messages)
+        cont = continued(store.find_heads(heads, session), heads)
+        return store.load(cont.conversation_id) if cont is not None else None
+
+    def _ready(self, picked: Picked, session: str | None) -> Ready:
+        from toolreplay._proxy.translate import read_inbound, translate_request
+
+        inbound, vessel = picked.route.wire, picked.model_route.vessel
+        history = read_inbound(inbound, picked.body, path_model=picked.route.model)
+        issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
+        stored = self._stored(history, session)
+        done = translate_request(
+            inbound, history, stored, vessel, issuer=issuer, path_stream=picked.route.path_stream
+        )
+        prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
+        asked = picked.route.model or picked.body.get("model")
+        out = Outbound(
+            model=asked if isinstance(asked, str) else vessel.model, answer_id=done.answer_id,
+            thinking=done.thinking, seal=done.seal, call_id=done.call_id, created=int(time.time()),
+        )  # fmt: skip
+        return Ready(done, prepared, issuer, out)
+
+    def _count(self, picked: Picked) -> Response:
+        """A routed model's token count, by the estimate (the provider of the agent's wire is not asked)."""
+        from toolreplay._tokens import counter_for, estimate, media_of
+
+        inbound, vessel = picked.route.wire, picked.model_route.vessel
+        try:
+            messages = inbound.parse_request(picked.body).messages if inbound.parse_request else ()
+        except (ToolreplayError, ValueError, TypeError, KeyError):
+            messages = ()  # counted as its bytes
+        tokens = estimate(
+            jsonenc.encode(picked.body), media_of(messages), counter_for(vessel.wire, vessel.model)
+        )
+        http = inbound.http
+        assert http is not None and http.count_answer is not None
+        return Response(jsonenc.encode(http.count_answer(tokens)), 200, media_type="application/json")
+
+    def close(self) -> None:
+        """The store closed on its own thread (SQLite's connection belongs to it), then the thread."""
+        self._pool.submit(self._close_store)
+        self._pool.shutdown(wait=True)
+
+    def _close_store(self) -> None:
+        store: Store | None = getattr(self._local, "store", None)
+        if store is not None:
+            store.close()
+            self._local.store = None
+
+
+class _Pending:
+    """One routed request from the send to the recorder."""
+
+    def __init__(
+        self, tr: Translator, picked: Picked, request: Request, ready: Ready, session: str | None,
+        started: float, t0: float,
+    ) -> None:  # fmt: skip
+        self.tr, self.picked, self.ready, self.session = tr, picked, ready, session
+        self.started, self.t0 = started, t0
+        self.t_send = self.t_answer = t0
+        self.agent = request.headers.get("user-agent", "")[:200]
+        self.path = request.url.path
+        self.inbound = picked.route.wire
+        self.upstream = get_wire(ready.prepared.vessel.wire)
+        self.names = AgentNames(ready.translated.tool_names, ready.translated.free_form)
+        if tr.recorder is not None:
+            tr.recorder.expect()
+
+    async def send(self) -> Response:
+        p = self.ready.prepared
+        sent = self.tr.client.build_request("POST", p.url, headers=dict(p.headers), content=p.content)
+        host = httpx.URL(p.url).netloc.decode("ascii", "replace")
+        self.t_send = time.perf_counter()
+        try:
+            resp = await self.tr.client.send(sent, stream=True)
+            self.t_answer = time.perf_counter()
+        except httpx.TimeoutException:
+            return self._refused(504, f"toolreplay proxy: {host} did not answer in time")
+        except httpx.HTTPError as exc:
+            return self._refused(502, f"toolreplay proxy: cannot reach {host} ({type(exc).__name__})")
+        if resp.status_code >= 400:
+            return await self._upstream_error(resp)
+        streamed = resp.headers.get("content-type", "").startswith(tuple(_MEDIA.values()))
+        if self.ready.translated.stream:
+            return Streamed(200, _MEDIA[self._framing(self.inbound)], self._stream(resp, streamed))
+        return await self._whole(resp, streamed)
+
+    def _bridges(self) -> tuple[Bridge, Bridge]:
+        assert self.upstream.bridge is not None and self.inbound.bridge is not None
+        return self.upstream.bridge(), self.inbound.bridge()
+
+    async def _upstream_error(self, resp: httpx.Response) -> Response:
+        data = b""
+        try:
+            async for chunk in resp.aiter_bytes():
+                data += chunk
+                if len(data) > _ERROR_READ:
+                    break
+        except httpx.HTTPError:
+            pass
+        finally:
+            await resp.aclose()
+        message = upstream_message(data)
+        keep = {k: v for k, v in resp.headers.items() if k.lower() == "retry-after"}
+        self._finish(resp.status_code, refused=f"the upstream answered {resp.status_code}: {message}"[:500])
+        return wire_error(self.inbound, resp.status_code, message, keep)
+
+    def _refused(self, status: int, message: str) -> Response:
+        self._finish(status, refused=message.removeprefix("toolreplay proxy: "))
+        return wire_error(self.inbound, status, message)
+
+    async def _whole(self, resp: httpx.Response, streamed: bool) -> Response:
+        up, agent = self._bridges()
+        try:
+            if streamed:  # a vessel that only streams (Codex), for an agent that asked for a whole answer
+                carried = Carried()
+                events = translated_events(
+                    resp.aiter_bytes(), self._framing(self.upstream), up.reader(), _Sink(), "sse", carried,
+                    self.names, time.perf_counter,
+                )  # fmt: skip
+                async for _ in events:
+                    pass
+                reply = collect(carried.deltas)
+            else:
+                reply = self.names.reply(self._parsed(up, await resp.aread()))
+            self.t_answer = time.perf_counter()
+        except (httpx.HTTPError, ValueError, TypeError, ToolreplayError) as exc:
+            why = f"the upstream's answer cannot be read ({type(exc).__name__}: {exc})"[:500]
+            return self._refused(502, f"toolreplay proxy: {why}")
+        finally:
+            await resp.aclose()
+        body, notes = agent.body(reply, self.ready.outbound)
+        data = jsonenc.encode(body)
+        self._finish(200, reply=reply, notes=notes, size=len(data))
+        return Response(data, 200, media_type="application/json")
+
+    def _parsed(self, up: Bridge, data: bytes) -> Reply:
+        """A whole answer read by the upstream's wire, its finish reason in neutral words."""
+        return neutral_reply(self.upstream.parse_response(jsonenc.loads(data)), up)
+
+    @staticmethod
+    def _framing(wire: Wire) -> Framing:
+        return wire.http.framing if wire.http is not None else "sse"
+
+    async def _stream(self, resp: httpx.Response, streamed: bool) -> AsyncIterator[bytes]:
+        up, agent = self._bridges()
+        writer = agent.writer(self.ready.outbound)
+        carried, framing = Carried(), self._framing(self.inbound)
+        try:
+            if streamed:
+                events = translated_events(
+                    resp.aiter_bytes(), self._framing(self.upstream), up.reader(), writer, framing, carried,
+                    self.names, time.perf_counter,
+                )  # fmt: skip
+                async for out in events:
+                    carried.size += len(out)
+                    yield out
+                self.t_answer = carried.came or self.t_answer
+            else:  # the upstream answered whole though asked to stream: written as its stream
+                reply = self._parsed(up, await resp.aread())
+                self.t_answer = carried.first = time.perf_counter()
+                deltas = reply_deltas(reply, cast(FinishReason, reply.finish_reason))
+                out = written(writer, deltas, carried, framing, self.names)
+                out += b"".join(frame(framing, e) for e in writer.close())
+                carried.size += len(out)
+                yield out
+        except (httpx.HTTPError, ValueError, TypeError, ToolreplayError) as exc:
+            carried.cut = f"the upstream's answer cannot be read ({type(exc).__name__})"
+            yield written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, framing, self.names)
+            yield b"".join(frame(framing, e) for e in writer.close())
+        finally:
+            await resp.aclose()
+            failed = next((d for d in carried.deltas if isinstance(d, Failed)), None)
+            self._finish(
+                200, reply=collect(carried.deltas), notes=writer.notes, streamed=True,
+                cut=carried.cut or (failed.message if failed is not None else None), first=carried.first,
+                size=carried.size,
+            )  # fmt: skip
+
+    def _finish(
+        self, status: int, *, refused: str | None = None, reply: Reply | None = None,
+        notes: list[str] | tuple[str, ...] = (), streamed: bool = False, cut: str | None = None,
+        first: float | None = None, size: int = 0,
+    ) -> None:  # fmt: skip
+        recorder = self.tr.recorder
+        if recorder is None:
+            return
+        r, route = self.ready, self.picked.model_route
+        # the proxy's own time: to the agent's first byte (a stream) or its whole answer, less the
+        # upstream's (to its first bytes, or its whole answer)
+        done = first or time.perf_counter()
+        added = (done - self.t0) - (self.t_answer - self.t_send) if reply is not None else 0.0
+        # stored as the agent saw it: its ids and tool names, the upstream's own ids kept for the upstream
+        shown = r.translated.agent_reply(reply) if reply is not None else None
+        recorder.submit(
+            Exchange(
+                started=self.started, wire=self.inbound.name, kind="generate", path=self.path,
+                model=r.outbound.model, upstream=route.vessel.base_url, agent=self.agent,
+                session=self.session, body=self.picked.body, request_bytes=self.picked.size,
+                answer_bytes=size, status=status, streamed=streamed, cut=cut, added_ms=added * 1000,
+                refused=refused,
+                history=r.translated.history, reply=shown, issuer=r.issuer, route=route.label(),
+                vessel=route.vessel.name, notes=(*r.translated.notes, *notes),
+            )
+        )  # fmt: skip
+
+
+class _Sink:
+    """A writer that writes nothing: the deltas of a stream collected into a whole answer."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def write(self, delta: Any) -> list[Any]:
+        return []
+
+    def close(self) -> list[Any]:
+        return []
+
+
+__all__ = ["Picked", "Translator", "upstream_message", "wire_error"]
