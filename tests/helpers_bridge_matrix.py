@@ -55,12 +55,15 @@ AUTH = {
 }
 
 
-def ask(wire: str, base: str, stream: bool) -> tuple[str, dict[str, Any]]:
-    """The URL and body that ask ``wire``'s double (at ``base``) for its answer, streamed or whole."""
+def ask(wire: str, base: str, stream: bool, summary: bool = True) -> tuple[str, dict[str, Any]]:
+    """The URL and body that ask ``wire``'s double (at ``base``) for its answer, streamed or whole
+    (``summary`` False: a Responses request that asks for the encrypted reasoning and no summary)."""
     model, body = ASK[wire]
     http = get_wire(wire).http
     assert http is not None
     body = dict(body)
+    if not summary:
+        body.pop("reasoning", None)
     if http.model_in_body:
         body["model"] = model
     if not stream:

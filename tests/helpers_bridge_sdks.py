@@ -42,8 +42,17 @@ class Seen:
     usage: tuple[int | None, int | None, int | None] = (None, None, None)
     tokens: list[str] = field(default_factory=list)
     finish: str | None = None
+    model: str | None = None
     #: Responses' output items: (type, id).
     items: list[tuple[str, str]] = field(default_factory=list)
+
+
+#: Plain HTTP on 127.0.0.1: no certificates to load for each client (a tenth of the matrix's time).
+_LOOPBACK: dict[str, Any] = {"verify": False, "timeout": 10}
+
+
+def _http(sdk: Any) -> Any:
+    return sdk.DefaultHttpxClient(**_LOOPBACK)  # the SDK's own httpx (Anthropic's is a fork of it)
 
 
 def _anthropic(base: str, stream: bool, thinking: bool) -> Seen:
@@ -52,7 +61,11 @@ def _anthropic(base: str, stream: bool, thinking: bool) -> Seen:
     if thinking:
         ask["thinking"] = {"type": "enabled", "budget_tokens": 1024}
     with anthropic.Anthropic(
-        base_url=base, api_key="k", max_retries=0, _strict_response_validation=True
+        base_url=base,
+        api_key="k",
+        max_retries=0,
+        _strict_response_validation=True,
+        http_client=_http(anthropic),
     ) as client:
         if stream:
             with client.messages.stream(**ask) as s:
@@ -70,7 +83,7 @@ def _anthropic(base: str, stream: bool, thinking: bool) -> Seen:
             seen.tokens.append(b.data)
         elif b.type == "tool_use":
             seen.calls.append((b.id, b.name, b.input))
-    seen.finish = msg.stop_reason
+    seen.finish, seen.model = msg.stop_reason, msg.model
     u = msg.usage
     cached = u.cache_read_input_tokens or 0
     seen.usage = (u.input_tokens + cached + (u.cache_creation_input_tokens or 0), u.output_tokens, cached)
@@ -79,7 +92,13 @@ def _anthropic(base: str, stream: bool, thinking: bool) -> Seen:
 
 def _openai(base: str) -> Any:
     openai = pytest.importorskip("openai")
-    return openai.OpenAI(base_url=base + "/v1", api_key="k", max_retries=0, _strict_response_validation=True)
+    return openai.OpenAI(
+        base_url=base + "/v1",
+        api_key="k",
+        max_retries=0,
+        _strict_response_validation=True,
+        http_client=_http(openai),
+    )
 
 
 def _chat(base: str, stream: bool, thinking: bool) -> Seen:
@@ -95,7 +114,7 @@ def _chat(base: str, stream: bool, thinking: bool) -> Seen:
     m = final.choices[0].message
     seen = Seen(m.content or "", (m.model_extra or {}).get("reasoning_content") or "")
     seen.calls = [(c.id, c.function.name, json.loads(c.function.arguments)) for c in m.tool_calls or []]
-    seen.finish = final.choices[0].finish_reason
+    seen.finish, seen.model = final.choices[0].finish_reason, final.model
     u = final.usage
     details = u.prompt_tokens_details
     seen.usage = (u.prompt_tokens, u.completion_tokens, (details.cached_tokens or 0) if details else None)
@@ -125,7 +144,7 @@ def _responses(base: str, stream: bool, thinking: bool) -> Seen:
             seen.text += "".join(c.text for c in item.content if c.type == "output_text")
         elif item.type == "function_call":
             seen.calls.append((item.call_id, item.name, json.loads(item.arguments)))
-    seen.finish = final.status
+    seen.finish, seen.model = final.status, final.model
     u = final.usage
     seen.usage = (u.input_tokens, u.output_tokens, u.input_tokens_details.cached_tokens or 0)
     return seen
@@ -134,7 +153,8 @@ def _responses(base: str, stream: bool, thinking: bool) -> Seen:
 def _gemini(base: str, stream: bool, thinking: bool) -> Seen:
     genai = pytest.importorskip("google.genai")
     types = genai.types
-    client = genai.Client(api_key="k", http_options=types.HttpOptions(base_url=base))
+    options = types.HttpOptions(base_url=base, client_args=_LOOPBACK)
+    client = genai.Client(api_key="k", http_options=options)
     config = types.GenerateContentConfig(thinking_config=types.ThinkingConfig(include_thoughts=thinking))
     model, contents = AGENT_MODEL["gemini"], HI[0]["content"]
     try:
@@ -157,7 +177,7 @@ def _gemini(base: str, stream: bool, thinking: bool) -> Seen:
             seen.calls.append((fc.id, fc.name, fc.args))
         if part.thought_signature:
             seen.tokens.append(part.thought_signature.decode("ascii"))
-    seen.finish = answers[-1].candidates[0].finish_reason.value
+    seen.finish, seen.model = answers[-1].candidates[0].finish_reason.value, answers[-1].model_version
     u = answers[-1].usage_metadata
     out = (u.candidates_token_count or 0) + (u.thoughts_token_count or 0)
     seen.usage = (u.prompt_token_count, out, u.cached_content_token_count or 0)
@@ -166,7 +186,7 @@ def _gemini(base: str, stream: bool, thinking: bool) -> Seen:
 
 def _ollama(base: str, stream: bool, thinking: bool) -> Seen:
     ollama = pytest.importorskip("ollama")
-    client = ollama.Client(host=base)
+    client = ollama.Client(host=base, **_LOOPBACK)
     model = AGENT_MODEL["ollama"]
     if stream:
         parts = list(client.chat(model=model, messages=HI, stream=True, think=thinking))
@@ -182,7 +202,8 @@ def _ollama(base: str, stream: bool, thinking: bool) -> Seen:
         ]
     final = parts[-1]
     assert final.done
-    seen.finish = final.done_reason
+    seen.finish, seen.model = final.done_reason, final.model
+    assert all(p.model == model for p in parts)
     seen.usage = (final.prompt_eval_count, final.eval_count, None)
     return seen
 

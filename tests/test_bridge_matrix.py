@@ -35,7 +35,8 @@ from helpers_bridge_matrix import (
 )
 from helpers_bridge_sdks import AGENT_MODEL, ANSWER_ID, SDKS, Seen, strict_body, strict_events
 from toolreplay.model import Issuer, Reasoning
-from toolreplay.testing import Call, Calls, ProviderDouble, Usage
+from toolreplay.model import Text as Said
+from toolreplay.testing import Call, Calls, ProviderDouble, Text, Usage
 from toolreplay.wires import get_wire
 from toolreplay.wires.bridge import Event, Outbound, neutral_reply, seal
 from toolreplay.wires.reply import Reply
@@ -44,8 +45,43 @@ httpx = pytest.importorskip("httpx")
 
 BRIDGED = [w for w in WIRES if get_wire(w).bridge is not None]
 PAIRS = [(up, agent) for up in BRIDGED for agent in BRIDGED if up != agent]
-THINKING = pytest.mark.parametrize("thinking", [True, False], ids=["thinking", "no-thinking"])
-PAIRED = pytest.mark.parametrize(("up", "agent"), PAIRS, ids=[f"{u}>{a}" for u, a in PAIRS])
+
+
+@dataclass(frozen=True)
+class Case:
+    """What the upstream answers: ``calls`` (reasoning, words, two calls) or words alone; ``summary``
+    False: a Responses upstream shows no summary of its reasoning (only its encrypted content), so the
+    piece has no readable text."""
+
+    name: str
+    calls: bool
+    summary: bool
+    thinking: tuple[bool, ...]
+
+
+CALLS = Case("calls", calls=True, summary=True, thinking=(True, False))
+WORDS = Case("words", calls=False, summary=False, thinking=(True,))
+
+
+def _params(streamed: bool) -> list[Any]:
+    """Every pair, each case. The quick tier: every pair streamed with thinking and whole without, and
+    the unreadable reasoning streamed; the rest is slow."""
+    out = []
+    for case in (CALLS, WORDS):
+        for thinking in case.thinking:
+            for up, agent in PAIRS:
+                quick = (case is CALLS and thinking == streamed) or (
+                    case is WORDS and streamed and up == "openai-responses"
+                )
+                shown = "thinking" if thinking else "no-thinking"
+                marks = () if quick else (pytest.mark.slow,)
+                out.append(
+                    pytest.param(
+                        case, up, agent, thinking, id=f"{case.name}-{shown}-{up}>{agent}", marks=marks
+                    )
+                )
+    return out
+
 
 #: Where the agent's wire holds our token for a piece of reasoning (given whether it asked to see the
 #: reasoning): Anthropic's thinking signature and Responses' encrypted_content with the reasoning shown,
@@ -60,13 +96,13 @@ TOKEN_PLACE = {
 }
 #: The agent's wire has a field for the cached tokens.
 CACHED = {"anthropic": True, "openai-chat": True, "openai-responses": True, "gemini": True, "ollama": False}
-#: An answer that made calls, as each agent's SDK says it ended.
-CALLS_FINISH = {
-    "anthropic": "tool_use",
-    "openai-chat": "tool_calls",
-    "openai-responses": "completed",
-    "gemini": "STOP",
-    "ollama": "stop",
+#: How an answer that made calls, and one that did not, ended as each agent's SDK says.
+FINISH = {
+    "anthropic": ("tool_use", "end_turn"),
+    "openai-chat": ("tool_calls", "stop"),
+    "openai-responses": ("completed", "completed"),
+    "gemini": ("STOP", "STOP"),
+    "ollama": ("stop", "stop"),
 }
 #: Where a signature or an encrypted reasoning sits in what a wire's parser keeps.
 _SECRET_KEYS = frozenset({"signature", "encrypted_content", "thoughtSignature", "thought_signature", "data"})
@@ -78,9 +114,20 @@ def double() -> Iterator[ProviderDouble]:
         yield d
 
 
-def _script(up: str) -> Calls:
-    """Reasoning, words, two calls with arguments, usage with cached tokens; on Chat, Kimi's call ids
-    (valid on no other wire but Chat and Ollama... neither: they are mapped everywhere)."""
+@pytest.fixture(scope="module")
+def http() -> Iterator[Any]:
+    """One client to the double for the whole module (plain HTTP: no certificates to load)."""
+    with httpx.Client(verify=False, timeout=10) as client:
+        yield client
+
+
+def _script(case: Case, up: str) -> Calls | Text:
+    """Reasoning, words, two calls with arguments (or words alone), usage with cached tokens (and written
+    ones, which only Anthropic reports); on Chat, Kimi's call ids, which no other wire takes as they are."""
+    thought = "I should read a.py first, then grep for ünï."
+    usage = Usage(1200, 80, 1000, 100)
+    if not case.calls:
+        return Text("Done: a.py has no ünï.", usage=usage, reasoning=thought)
     ids = ("functions.read_file:0", "functions.grep:1") if up == "openai-chat" else (None, None)
     return Calls(
         [
@@ -88,8 +135,8 @@ def _script(up: str) -> Calls:
             Call("grep", {"pattern": "ünï", "max": 3, "flags": {"i": True}}, ids[1]),
         ],
         text="Let me look at a.py — ünï.",
-        reasoning="I should read a.py first, then grep for ünï.",
-        usage=Usage(1200, 80, 1000),
+        reasoning=thought,
+        usage=usage,
     )
 
 
@@ -133,9 +180,9 @@ class _Translation:
         self.reader = up_bridge().reader()
         self.writer = agent_bridge().writer(self.out)
 
-    def stream(self, url: str, body: dict[str, Any]) -> Iterator[bytes]:
+    def stream(self, http: Any, url: str, body: dict[str, Any]) -> Iterator[bytes]:
         framer, rnd = Framer(_framing(self.up)), random.Random(f"{self.up}>{self.agent}")
-        with httpx.stream("POST", url, json=body, headers=AUTH, timeout=10) as r:
+        with http.stream("POST", url, json=body, headers=AUTH) as r:
             assert r.status_code == 200, r.read()
             for piece in recut(r.iter_bytes(), rnd):
                 self.written_before_chunk.append(len(self.events))
@@ -173,16 +220,28 @@ def _secrets(reply: Reply) -> list[str]:
             for v in value:
                 walk(v)
 
-    walk([p.data for p in reply.said if isinstance(p, Reasoning)])
+    walk([p.data for p in reply.said if isinstance(p, Reasoning | Said)])
     walk([c.provider_data for c in reply.calls])
     walk(reply.provider_data)
     return found
 
 
-def _as_upstream(seen: Seen, want: Reply, agent: str, thinking: bool, out: Outbound) -> None:
+def _no_secrets(up: str, want: Reply, sent: str) -> None:
+    """None of the upstream's signatures reached the agent (Anthropic, Responses and Gemini sign; Chat's
+    and Ollama's reasoning is plain text)."""
+    secrets = _secrets(want)
+    assert bool(secrets) == (up in ("anthropic", "openai-responses", "gemini")), secrets
+    assert not [s for s in secrets if s in sent]
+
+
+def _as_upstream(
+    seen: Seen, want: Reply, case: Case, up: str, agent: str, thinking: bool, out: Outbound
+) -> None:
     """What the agent's SDK rebuilt is the upstream's message, as far as the agent's wire carries it."""
     pieces = [p for p in want.said if isinstance(p, Reasoning)]
-    assert pieces and want.text and len(want.calls) == 2  # the upstream did think, say and call
+    assert pieces and want.text and len(want.calls) == (2 if case.calls else 0)  # it thought and said
+    readable = case.summary or up != "openai-responses"  # only Responses can hide its reasoning's text
+    assert all(bool(p.text) == readable for p in pieces)
     assert seen.text == want.text
     assert [(name, args) for _, name, args in seen.calls] == [(c.name, c.input) for c in want.calls]
     ids = [cid for cid, _, _ in seen.calls]
@@ -194,16 +253,19 @@ def _as_upstream(seen: Seen, want: Reply, agent: str, thinking: bool, out: Outbo
     u = want.usage
     cached = (u.cached_tokens or 0) if CACHED[agent] else None  # an upstream without the count: 0
     assert seen.usage == (u.input_tokens, u.output_tokens, cached)
-    assert seen.finish == CALLS_FINISH[agent]
+    assert seen.finish == FINISH[agent][0 if case.calls else 1] and seen.model == out.model
     if agent == "openai-responses":
         prefixes = {"reasoning": "rs_", "message": "msg_", "function_call": "fc_"}
         assert all(i.startswith(prefixes[t]) for t, i in seen.items), seen.items
 
 
 def _lost(want: Reply, agent: str, thinking: bool) -> list[str]:
-    """What the agent's wire cannot carry of ``want`` (as words a note must hold)."""
+    """What the agent's wire cannot carry of ``want`` (as words a note must hold): reasoning the agent
+    did not ask to see, or without readable text on a wire with no place for its token; cached tokens."""
     lost = []
-    if not thinking and any(isinstance(p, Reasoning) for p in want.said):
+    pieces = [p for p in want.said if isinstance(p, Reasoning)]
+    unreadable = any(not p.text for p in pieces) and not TOKEN_PLACE[agent](thinking)
+    if (pieces and not thinking) or unreadable:
         lost.append("reasoning")
     if not CACHED[agent] and want.usage.cached_tokens:
         lost.append("cached")
@@ -229,38 +291,37 @@ def _written_ids(agent: str, payloads: Sequence[Any], want: Reply, out: Outbound
     assert ids == _agent_ids(want, out) and all(valid_call_id(agent, i) for i in ids), ids
 
 
-@PAIRED
-@THINKING
+@pytest.mark.parametrize(("case", "up", "agent", "thinking"), _params(streamed=True))
 def test_a_translated_stream_rebuilds_the_upstreams_message(
-    double: ProviderDouble, up: str, agent: str, thinking: bool
+    double: ProviderDouble, http: Any, case: Case, up: str, agent: str, thinking: bool
 ) -> None:
-    double.script(_script(up), wire=up)
-    url, body = ask(up, double.base_url_for(up), stream=True)
+    double.clear()  # nothing left over from a test that failed before its answer was asked for
+    double.script(_script(case, up), wire=up)
+    url, body = ask(up, double.base_url_for(up), stream=True, summary=case.summary)
     run = _Translation(up, agent, _out(up, agent, thinking))
-    relay = Relay(stream=lambda: run.stream(url, body), framing=_framing(agent))
+    relay = Relay(stream=lambda: run.stream(http, url, body), framing=_framing(agent))
     with relaying(relay) as base:
         seen = SDKS[agent](base, True, thinking)
     if relay.errors:
         raise relay.errors[0]
     want = run.parser.finish()
     strict_events(agent, run.events)
-    _as_upstream(seen, want, agent, thinking, run.out)
+    _as_upstream(seen, want, case, up, agent, thinking, run.out)
     _written_ids(agent, [p for _, p in run.events], want, run.out)
-    sent = json.dumps([p for _, p in run.events])
-    assert not [s for s in _secrets(want) if s in sent]
+    _no_secrets(up, want, json.dumps([p for _, p in run.events]))
     _named(run.writer.notes, want, agent, thinking)
     # translated as it arrived: most events were out before the upstream's last bytes
     assert run.written_before_chunk[-1] >= len(run.events) // 2
 
 
-@PAIRED
-@THINKING
+@pytest.mark.parametrize(("case", "up", "agent", "thinking"), _params(streamed=False))
 def test_a_translated_whole_answer_reads_as_the_upstreams_message(
-    double: ProviderDouble, up: str, agent: str, thinking: bool
+    double: ProviderDouble, http: Any, case: Case, up: str, agent: str, thinking: bool
 ) -> None:
-    double.script(_script(up), wire=up)
-    url, body = ask(up, double.base_url_for(up), stream=False)
-    answer = httpx.post(url, json=body, headers=AUTH, timeout=10)
+    double.clear()  # nothing left over from a test that failed before its answer was asked for
+    double.script(_script(case, up), wire=up)
+    url, body = ask(up, double.base_url_for(up), stream=False, summary=case.summary)
+    answer = http.post(url, json=body, headers=AUTH)
     assert answer.status_code == 200, answer.text
     up_bridge, agent_bridge = get_wire(up).bridge, get_wire(agent).bridge
     assert up_bridge is not None and agent_bridge is not None
@@ -270,9 +331,9 @@ def test_a_translated_whole_answer_reads_as_the_upstreams_message(
     strict_body(agent, written)
     with relaying(Relay(body=written)) as base:
         seen = SDKS[agent](base, False, thinking)
-    _as_upstream(seen, want, agent, thinking, out)
+    _as_upstream(seen, want, case, up, agent, thinking, out)
     _written_ids(agent, [written], want, out)
-    assert not [s for s in _secrets(want) if s in json.dumps(written)]
+    _no_secrets(up, want, json.dumps(written))
     _named(notes, want, agent, thinking)
 
 
