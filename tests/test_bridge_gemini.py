@@ -37,7 +37,7 @@ from toolreplay.wires.bridge import (
 )
 from toolreplay.wires.doubles import Answer, AnswerCall, seeded
 from toolreplay.wires.gemini import WIRE
-from toolreplay.wires.gemini.bridge import BRIDGE, Reader, Writer, finish_reason
+from toolreplay.wires.gemini.bridge import BRIDGE, HIDDEN, Reader, Writer, finish_reason
 from toolreplay.wires.gemini.double import gemini_events
 from toolreplay.wires.gemini.response import StreamParser, parse_response
 from toolreplay.wires.reply import ParsedCall, Reply
@@ -304,6 +304,11 @@ def test_google_genai_rebuilds_the_stream_and_the_body(ids: bool) -> None:
 
 def test_reasoning_is_shown_only_when_asked_and_its_token_still_rides_on_the_next_part() -> None:
     events = _written(reply_deltas(REPLY), _out(thinking=False))
+    writer = Writer(_out(thinking=False))
+    for d in reply_deltas(REPLY):
+        writer.write(d)
+    assert writer.notes == [HIDDEN] == BRIDGE.body(REPLY, _out(thinking=False))[1]  # hidden, not silent
+    assert BRIDGE.body(REPLY, _out())[1] == []
     parts = [p for _, e in events for p in e["candidates"][0]["content"]["parts"]]
     assert not any(p.get("thought") for p in parts)
     assert [token_of(p.get("thoughtSignature")) for p in parts if "thoughtSignature" in p] == [_seal(THOUGHT)]

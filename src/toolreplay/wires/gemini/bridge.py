@@ -12,13 +12,14 @@ prompt's ``blockReason``) ends the answer, with the last usage seen.
 
 Writing: one chunk per delta, as Gemini streams them; no usage until the last chunk, which holds an empty
 text part, ``finishReason`` and ``usageMetadata`` (Gemini 3's closing chunk). Reasoning is shown only
-when the agent asked (``includeThoughts``), as ``thought: true`` parts. A reasoning piece's token goes where
-Gemini 3 puts a step's signature, whether the thoughts are shown or not: on the first call after it, else
-on the closing part (the last text part of a whole answer); a Gemini client keeps those signatures and
-sends them back (Gemini CLI puts a dummy one on a first call that has none). The token goes in
-its base64 form (:func:`~toolreplay.wires.bridge.base64_token`): ``thoughtSignature`` is protobuf bytes
-and google-genai refuses an answer whose signature is not base64. A call's ``id`` is written when
-``Outbound.call_id`` gives one (the API's ``FunctionCall.id``, which Gemini 3 sends and clients echo in
+when the agent asked (``includeThoughts``), as ``thought: true`` parts (not shown, it is named in the
+notes). A reasoning piece's token goes where Gemini 3 puts a step's signature, whether the thoughts are
+shown or not: on the first call after it, else on the closing part (the last text part of a whole
+answer); a Gemini client keeps those signatures and sends them back (Gemini CLI puts a dummy one on a
+first call that has none). The token goes in its base64 form
+(:func:`~toolreplay.wires.bridge.base64_token`): ``thoughtSignature`` is protobuf bytes and google-genai
+refuses an answer whose signature is not base64. A call's ``id`` is written when ``Outbound.call_id``
+gives one (the API's ``FunctionCall.id``, which Gemini 3 sends and clients echo in
 ``functionResponse.id``).
 """
 
@@ -80,6 +81,7 @@ _WRITTEN: dict[FinishReason, str] = {
     "length": "MAX_TOKENS",
     "refusal": "SAFETY",
 }
+HIDDEN = "reasoning not shown: the agent did not ask to see it (includeThoughts); its token still goes out"
 
 
 def finish_reason(value: Any, made_calls: bool) -> FinishReason:
@@ -284,6 +286,8 @@ class Writer:
                 out.append(self._chunk([{"text": delta.text, "thought": True}]))
             return out
         if isinstance(delta, ReasoningEnd):
+            if delta.text and not self._out.thinking and HIDDEN not in self.notes:
+                self.notes.append(HIDDEN)  # what the agent did not see stays in the store for its issuer
             out = self._flush()
             self._token = base64_token(self._out.seal(delta.piece()))
             return out
@@ -406,4 +410,14 @@ def body(reply: Reply, out: Outbound) -> tuple[dict[str, Any], list[str]]:
 
 BRIDGE = Bridge(reader=Reader, writer=Writer, body=body, reason=finish_reason)
 
-__all__ = ["BRIDGE", "FAILURES", "REFUSALS", "Reader", "Writer", "body", "finish_reason", "usage_metadata"]
+__all__ = [
+    "BRIDGE",
+    "FAILURES",
+    "HIDDEN",
+    "REFUSALS",
+    "Reader",
+    "Writer",
+    "body",
+    "finish_reason",
+    "usage_metadata",
+]
