@@ -120,10 +120,9 @@ def _model(r: SentRequest) -> str:
 
 @pytest.mark.parametrize(("agent", "target"), ROUTES, ids=IDS)
 def test_a_routed_agent_completes_its_task_and_the_upstream_accepts_every_request(
-    agent: str, target: str, routed: Callable[[str, str], Routed], record_property: Callable[..., None]
+    agent: str, target: str, routed: Callable[[str, str], Routed]
 ) -> None:
     got = routed(agent, target)
-    record_property("seconds", [run.seconds for run in got.runs])
     for run in got.runs:
         run.check_completed()  # exit 0, notes.txt holds hello, nothing refused, nothing beyond loopback
         for r in _posts(run):  # every request went to the routed vessel, in its wire, for its model
@@ -148,6 +147,11 @@ def test_every_earlier_call_travels_as_a_call_in_the_upstreams_shape(
             assert c.results == answered, (r.role, c)
 
 
+#: How every signature the double gives starts (base64 of ``toolreplay-double:``): the agent is shown the
+#: proxy's own tokens in their place, never these.
+UPSTREAM_SIGNED = "dG9vbHJlcGxheS1kb3VibGU6"
+
+
 def _thought(target: Target, r: SentRequest) -> bool:
     """Whether the double thought for request ``r`` (so its answer carried reasoning), by the double's
     own rule: the vessel's profile, the model and the body's thinking setting (design 32)."""
@@ -170,6 +174,8 @@ def test_reasoning_reaches_only_its_issuer(
     for run in got.runs:
         for r in _posts(run):
             assert tokens_in(r.body) == [], f"{r.role}: the proxy's tokens reached the provider"
+        # nor does an upstream's signature reach the agent: what it keeps of its session holds none
+        assert not _held(run.home, UPSTREAM_SIGNED), f"{agent} holds a signature the double gave"
         gave = issued(run, got.target)
         assert (got.target.name in THINKS) == bool(gave), gave  # the thinking upstreams thought
         for r in run.main:
@@ -240,7 +246,7 @@ SWITCH = ("kimi-double", "anthropic-double", "kimi-double")
 
 
 def test_claude_code_switched_kimi_anthropic_kimi_gives_each_upstream_only_its_own_reasoning(
-    tmp_path: Path, record_property: Callable[..., None]
+    tmp_path: Path,
 ) -> None:
     """One Claude Code conversation, a turn per upstream (``claude --continue`` in the same home, the
     routes file rewritten between turns, one store): no request is refused, every earlier call goes to
@@ -254,7 +260,6 @@ def test_claude_code_switched_kimi_anthropic_kimi_gives_each_upstream_only_its_o
         log = tmp_path / "proxy.log"  # the next turn's proxy starts a log of its own
         _named_in_the_log(turn, run, [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()])
         log.unlink()
-    record_property("seconds", [run.seconds for run in runs])
 
 
 def _named_in_the_log(turn: int, run: AgentRun, log: list[dict[str, object]]) -> None:
