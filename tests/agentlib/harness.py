@@ -215,7 +215,13 @@ def isolation() -> tuple[tuple[str, ...], bool]:
 
 
 def _spec(
-    launch: Launch, agent: str, tmp: Path, via: Middle | None, responder: str, timeout: float
+    launch: Launch,
+    agent: str,
+    tmp: Path,
+    via: Middle | None,
+    responder: str,
+    timeout: float,
+    responder_args: Sequence[str] = (),
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "argv": launch.argv,
@@ -223,7 +229,7 @@ def _spec(
         "cwd": launch.cwd,
         "timeout": timeout,
         "responder": responder,
-        "responder_args": [agent, str(tmp / TASK_DIR)],
+        "responder_args": [agent, str(tmp / TASK_DIR), *responder_args],
         "result": str(tmp / "result.json"),
         "sys_path": [str(HERE.parent), str(ROOT / "src")],
     }
@@ -247,11 +253,15 @@ def run_agent(
     *,
     via: Middle | None = None,
     responder: str = "agentlib.responders:for_agent",
+    responder_args: Sequence[str] = (),
+    args: Sequence[str] = (),
     timeout: float = TIMEOUT,
 ) -> AgentRun:
     """Run ``agent`` (one of :data:`AGENTS`) on the task in ``tmp/work``; AgentUnavailable when it
-    cannot run here. ``responder``: ``module:factory``, called with (agent, work folder) in the
-    namespace, returning the double's responder."""
+    cannot run here. ``responder``: ``module:factory``, called with (agent, work folder,
+    ``*responder_args``) in the namespace, returning the double's responder. ``args``: more arguments
+    for the agent's command line (``--continue``: a later turn of the conversation the agent keeps under
+    ``tmp/home``, which a run in the same ``tmp`` finds)."""
     if agent not in WIRES:
         raise KeyError(f"unknown agent {agent!r}; agents: {', '.join(AGENTS)}")
     ensure(package_of(agent))
@@ -259,7 +269,9 @@ def run_agent(
     home, work = _folders(tmp)
     root = f"http://127.0.0.1:{via.port if via else DOUBLE_PORT}"
     launch = setup(agent, base_url(agent, root), home, work)
-    return _execute(prefix, _spec(launch, agent, tmp, via, responder, timeout), agent, tmp)
+    launch = Launch([*launch.argv, *args], launch.env, launch.cwd)
+    spec = _spec(launch, agent, tmp, via, responder, timeout, responder_args)
+    return _execute(prefix, spec, agent, tmp)
 
 
 def run_in_namespace(

@@ -125,7 +125,10 @@ def _run(spec: dict[str, Any], out: dict[str, Any]) -> None:
     _record_other_methods()
     module, _, attr = spec["responder"].partition(":")
     responder = getattr(importlib.import_module(module), attr)(*spec.get("responder_args", []))
-    with ProviderDouble(responder=responder, default=None, port=DOUBLE_PORT) as double:
+    kind: Any = ProviderDouble
+    if hasattr(responder, "number"):  # it numbers the answers itself (agentlib.routed.NumberedDouble)
+        kind = importlib.import_module("agentlib.routed").NumberedDouble
+    with kind(responder=responder, default=None, port=DOUBLE_PORT) as double:
         middle = None
         log = Path(spec["result"]).with_name("middle.log")
         if spec.get("via"):
