@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -176,50 +177,65 @@ def checks(client: httpx.Client, contenders: list[Contender], up: str) -> list[s
     return lines
 
 
-def _commands(tmp: Path, up: int, ports: list[int]) -> list[tuple[list[str], str]]:
+def _commands(tmp: Path, up: int, ports: list[int], litellm: bool) -> list[tuple[list[str], str]]:
     py = sys.executable
-    litellm = shutil.which("litellm") or str(Path(py).parent / "litellm")
     _litellm_config(tmp / "litellm.yaml", f"http://127.0.0.1:{up}/v1")
     tr = [py, "-m", "toolreplay", "proxy", "-q", "--route", f"claude-*=openai:{UPSTREAM_MODEL}"]
     p_pass, p_rec, p_lite = ports
-    return [
+    out = [
         ([py, "-m", "bench.proxy_translate_upstream", str(up)], f"http://127.0.0.1:{up}/last"),
         ([*tr, "--no-record", "-p", str(p_pass)], f"http://127.0.0.1:{p_pass}/api/hello"),
         ([*tr, "--db", str(tmp / "bench.db"), "-p", str(p_rec)], f"http://127.0.0.1:{p_rec}/api/hello"),
-        ([litellm, "--config", str(tmp / "litellm.yaml"), "--port", str(p_lite), "--num_workers", "1"],
-         f"http://127.0.0.1:{p_lite}/health/liveliness"),
-    ]  # fmt: skip
+    ]
+    if litellm:
+        exe = shutil.which("litellm") or str(Path(py).parent / "litellm")
+        out.append(([exe, "--config", str(tmp / "litellm.yaml"), "--port", str(p_lite), "--num_workers", "1"],
+                    f"http://127.0.0.1:{p_lite}/health/liveliness"))  # fmt: skip
+    return out
 
 
-def run(quick: bool) -> list[str]:
+def in_process(env: dict[str, str], n: int) -> list[str]:
+    """:mod:`bench.proxy_translate_steps` in a process of its own (this tree's toolreplay, nothing else
+    running in it)."""
+    cmd = [sys.executable, "-m", "bench.proxy_translate_steps", str(n)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
+    if done.returncode != 0:
+        return [f"(the steps could not be timed: {done.stderr.strip().splitlines()[-1:]})"]
+    return done.stdout.rstrip("\n").splitlines()
+
+
+def run(quick: bool, litellm: bool = True) -> list[str]:
     tmp = Path(tempfile.mkdtemp(prefix="toolreplay-bench-translate-"))
     up, ports = free_port(), [free_port() for _ in range(3)]
     env = _env(tmp, f"http://127.0.0.1:{up}/v1")
     anthropic = (json.dumps(request(False)).encode(), json.dumps(request(True)).encode())
-    names = ["toolreplay routed", "toolreplay routed, recording", "litellm proxy"]
+    names = ["toolreplay routed", "toolreplay routed, recording", "litellm proxy"][: 3 if litellm else 2]
     with ExitStack() as stack, httpx.Client(timeout=120) as client:
-        for cmd, probe in _commands(tmp, up, ports):
+        for cmd, probe in _commands(tmp, up, ports, litellm):
             stack.enter_context(spawned(cmd, probe, env))
         proxies = [
             Contender(n, f"http://127.0.0.1:{p}/v1/messages", anthropic, HEADERS)
-            for n, p in zip(names, ports, strict=True)
+            for n, p in zip(names, ports, strict=False)
         ]
-        direct = (_upstream_body(client, f"http://127.0.0.1:{up}", proxies[0], False),
-                  _upstream_body(client, f"http://127.0.0.1:{up}", proxies[0], True))  # fmt: skip
+        base = f"http://127.0.0.1:{up}"
+        direct = (
+            _upstream_body(client, base, proxies[0], False),
+            _upstream_body(client, base, proxies[0], True),
+        )
         chat = {"content-type": "application/json", "authorization": f"Bearer {UPSTREAM_KEY}"}
-        contenders = [
-            Contender("upstream direct", f"http://127.0.0.1:{up}/v1/chat/completions", direct, chat)
-        ]
-        contenders += proxies
-        found = checks(client, contenders, f"http://127.0.0.1:{up}")
+        contenders = [Contender("upstream direct", f"{base}/v1/chat/completions", direct, chat), *proxies]
+        found = checks(client, contenders, base)
         rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30)
+    steps = in_process(env, 10 if quick else 50)
     shutil.rmtree(tmp, ignore_errors=True)
-    size = len(anthropic[0])
+    sent = request(False)
     return [
-        f"The request: {len(request(False)['messages'])} Anthropic messages and the system prompt, "
-        f"{size:,} bytes, Claude Code's {len(request(False)['tools'])} tools.", "",
+        f"The request: {len(sent['messages'])} Anthropic messages and the system prompt, "
+        f"{len(anthropic[0]):,} bytes, Claude Code's {len(sent['tools'])} tools.", "",
         "### Answers checked (once per contender)", "", *found, "",
         "### Added latency per request", "", *table(rows), "", *verdict(rows), "",
+        "### Where the routed path's time goes", "",
+        "In one process, no HTTP (`python -m bench.proxy_translate_steps`):", "", *steps, "",
     ]  # fmt: skip
 
 
@@ -266,21 +282,31 @@ def write_results(path: Path, text: str) -> None:
     path.write_text(new, encoding="utf-8")
 
 
+def _version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.proxy_translate")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--results", type=Path)
+    ap.add_argument(
+        "--no-litellm", action="store_true", help="toolreplay and the upstream only (a smoke run)"
+    )
     args = ap.parse_args(argv)
-    lines = run(args.quick)
-    from importlib.metadata import version
-
+    lines = run(args.quick, litellm=not args.no_litellm)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     command = os.environ.get("TOOLREPLAY_BENCH_COMMAND", "python -m bench.proxy_translate")
     head = [
         "## toolreplay proxy translating Anthropic to Chat, against LiteLLM's proxy (issue 26)", "",
-        f"Command: `{command}`" + (" --quick" if args.quick and "--quick" not in command else ""),
+        f"Command: `{command}{' --quick' if args.quick and '--quick' not in command else ''}`",
         f"Machine: {platform.platform()}, {os.cpu_count()} CPUs, load {load};"
-        f" Python {platform.python_version()}; litellm {version('litellm')}, httpx {version('httpx')}.", "",
+        f" Python {platform.python_version()}; litellm {_version('litellm')}, httpx {_version('httpx')}.", "",
     ]  # fmt: skip
     text = "\n".join([*head, *lines]) + "\n"
     print(text)
