@@ -291,6 +291,13 @@ def _version(name: str) -> str:
         return "not installed"
 
 
+def _tree() -> str:
+    """The commit of the toolreplay measured (its routed path changes fast), where ROOT is a checkout."""
+    done = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    return done.stdout.strip() or "not a git checkout"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.proxy_translate")
     ap.add_argument("--quick", action="store_true")
@@ -306,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
         "## toolreplay proxy translating Anthropic to Chat, against LiteLLM's proxy (issue 26)", "",
         f"Command: `{command}{' --quick' if args.quick and '--quick' not in command else ''}`",
         f"Machine: {platform.platform()}, {os.cpu_count()} CPUs, load {load};"
-        f" Python {platform.python_version()}; litellm {_version('litellm')}, httpx {_version('httpx')}.", "",
+        f" Python {platform.python_version()}; toolreplay at {_tree()};"
+        f" litellm {_version('litellm')}, httpx {_version('httpx')}.", "",
     ]  # fmt: skip
     text = "\n".join([*head, *lines]) + "\n"
     print(text)

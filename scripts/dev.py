@@ -6,7 +6,7 @@
     python3 scripts/dev.py test --quick   # lint and every test not marked slow (under a minute on 2 cores)
     python3 scripts/dev.py bench   # create .venv-bench with the peer (LiteLLM), run the benchmarks
     python3 scripts/dev.py bench-proxy   # the same venv with LiteLLM's proxy server; bench/proxy.py
-    python3 scripts/dev.py bench-translate   # the same, bench/proxy_translate.py (bench-proxy --translate: both)
+    python3 scripts/dev.py bench-translate   # bench/proxy_translate.py (bench-proxy --translate: both)
 
 Each step prints what it runs; a failing step stops with its exit code. A venv is installed into again only
 when what it was installed from (``pyproject.toml``, the requirement files) changed since the last time.
