@@ -6,6 +6,7 @@
     python3 scripts/dev.py test --quick   # lint and every test not marked slow (under a minute on 2 cores)
     python3 scripts/dev.py bench   # create .venv-bench with the peer (LiteLLM), run the benchmarks
     python3 scripts/dev.py bench-proxy   # the same venv with LiteLLM's proxy server; bench/proxy.py
+    python3 scripts/dev.py bench-translate   # bench/proxy_translate.py (bench-proxy --translate: both)
 
 Each step prints what it runs; a failing step stops with its exit code. A venv is installed into again only
 when what it was installed from (``pyproject.toml``, the requirement files) changed since the last time.
@@ -178,14 +179,35 @@ def bench() -> None:
 
 
 def bench_proxy() -> None:
+    """``bench-proxy [--translate] ...``: the pass-through benchmark, then with ``--translate`` the
+    translation benchmark too (the same options to both)."""
+    args = [a for a in sys.argv[2:] if a != "--translate"]
+    bench_proxies(
+        ["bench.proxy", *(["bench.proxy_translate"] if "--translate" in sys.argv[2:] else [])], args
+    )
+
+
+def bench_translate() -> None:
+    bench_proxies(["bench.proxy_translate"], sys.argv[2:])
+
+
+def bench_proxies(modules: list[str], args: list[str]) -> None:
     py = ensure_venv(".venv-bench", "-e", ".[postgres,proxy]", "-r", "bench/requirements-proxy.txt")
     env = dict(os.environ)
-    env["TOOLREPLAY_BENCH_COMMAND"] = " ".join(["python3 scripts/dev.py bench-proxy", *sys.argv[2:]])
-    run(str(py), "-m", "bench.proxy", *sys.argv[2:], env=env)
+    for module in modules:
+        job = "bench-translate" if module == "bench.proxy_translate" else "bench-proxy"
+        env["TOOLREPLAY_BENCH_COMMAND"] = " ".join([f"python3 scripts/dev.py {job}", *args])
+        run(str(py), "-m", module, *args, env=env)
 
 
 def main() -> None:
-    jobs = {"demo": demo, "test": test, "bench": bench, "bench-proxy": bench_proxy}
+    jobs = {
+        "demo": demo,
+        "test": test,
+        "bench": bench,
+        "bench-proxy": bench_proxy,
+        "bench-translate": bench_translate,
+    }
     if len(sys.argv) < 2 or sys.argv[1] not in jobs:
         sys.exit(f"usage: python3 scripts/dev.py {'|'.join(jobs)}")
     jobs[sys.argv[1]]()

@@ -335,3 +335,22 @@ def test_the_request_aligns_with_the_stored_conversation_as_the_proxys_matching_
     other = [Message("m1", "user", "write something else"), Message("m2", "assistant", "")]
     assert aligned(other, stored) == []
     assert aligned(same, None) == []
+
+
+def test_a_reply_with_no_token_of_ours_is_kept_as_it_is_not_copied() -> None:
+    # most replies of a long request hold no token: the merge keeps each one as it came (no copies of
+    # its steps and calls, which were a third of a 199-message request's translation), and resolves
+    # only a reply that holds one
+    from toolreplay._proxy.translate_merge import resolved_reply, stored_tokens
+    from toolreplay.model import Text
+
+    call = ToolCall("Write", {"path": "notes.txt"}, None, "toolu_a1", provider_data={"anthropic": {"x": 1}})
+    plain = Message("a1", "assistant", "", (call,), steps=(Step((Text("Writing it."),), 1),))
+    notes: list[str] = []
+    tokens = stored_tokens(None, KIMI_ISSUER)
+    assert resolved_reply(plain, tokens, notes) is plain and notes == []
+    token = seal(KIMI_ISSUER, _kimi_piece())
+    signed = replace(plain, steps=(Step((Reasoning("hm", {"anthropic": {"signature": token}}),), 1),))
+    got = resolved_reply(signed, tokens, notes)
+    assert got is not signed and not any(forwards_token(p.data) for p in got.steps[0].said)
+    assert notes  # the token names no stored piece: dropped and named

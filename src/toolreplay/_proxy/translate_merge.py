@@ -193,6 +193,8 @@ def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
     the piece's issuer's), each token that names none dropped with a note; other pieces as they are."""
     if not m.steps and not any(has_token(c.provider_data) for c in m.tool_uses):
         return m
+    if not _holds_token(m):  # nothing to resolve (most replies): kept as it is, no copies made
+        return m
     steps = tuple(
         _resolved_step(s, made, f"message {m.id}: step {k + 1}", tokens, notes)
         for k, (s, made) in enumerate(m.step_calls())
@@ -202,6 +204,15 @@ def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
         for c in m.tool_uses
     )
     return replace(m, steps=steps, tool_uses=calls, provider_data=without_tokens(m.provider_data))
+
+
+def _holds_token(m: Message) -> bool:
+    """Whether a reply holds a token of ours anywhere the resolution looks (without, it comes out equal)."""
+    return (
+        has_token(m.provider_data)
+        or any(has_token(c.provider_data) for c in m.tool_uses)
+        or any(has_token(p.data) for s in m.steps for p in s.said)
+    )
 
 
 _DROPPED = "a reasoning token of ours that names no stored piece: dropped (design 50)"

@@ -1,0 +1,327 @@
+"""``python -m bench.proxy_translate``: what ``toolreplay proxy`` adds to a translated request, against
+LiteLLM's proxy doing the same translation, in one run (``python3 scripts/dev.py bench-translate``).
+
+A Claude Code request 199 messages deep (:mod:`bench.proxy_translate_body`, Anthropic Messages,
+``POST /v1/messages``) is routed to the OpenAI Chat wire and its answer (a sentence and a tool call, whole
+or streamed: :mod:`bench.proxy_translate_upstream`) translated back into an Anthropic message. Contenders,
+each its own process in front of the same upstream: the upstream directly (sent the Chat request
+toolreplay made of the Anthropic one, so its own time is the floor), ``toolreplay proxy --route
+'claude-*=openai:gpt-4.1'`` without and with recording, and ``litellm --config`` with ``claude-sonnet-4-5``
+as an ``openai/`` model on the upstream (``/v1/messages`` through chat/completions, not its default of the
+Responses API, which the upstream does not serve). One keep-alive client sends the same request to each,
+alternately (the order rotates every round, as in :mod:`bench.proxy`): whole (time to the whole answer)
+and streamed (time to the first byte of the translated stream, and to its last). What a proxy adds is its
+percentile minus the upstream's own. Each contender's answer is checked once per run (a valid Anthropic
+message with the upstream's text, call and usage); a wrong one is printed and named in the results.
+
+    python -m bench.proxy_translate                 # the full run (a minute or two)
+    python -m bench.proxy_translate --quick         # a smoke run
+    python -m bench.proxy_translate --results bench/RESULTS.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.proxy import free_port, pct, spawned
+from bench.proxy_translate_body import HEADERS, MODEL, check_answer, request
+from bench.proxy_translate_upstream import MODEL as UPSTREAM_MODEL
+
+ROOT = Path(__file__).resolve().parent.parent
+MARK_START = "<!-- proxy translation results: start -->"
+MARK_END = "<!-- proxy translation results: end -->"
+UPSTREAM_KEY = "sk-bench-upstream-0000"
+MODES = ("whole", "streamed, first byte", "streamed, last byte")
+
+
+@dataclass(frozen=True)
+class Contender:
+    """A process to send to: its name, its URL, and the body it is sent (whole, streamed)."""
+
+    name: str
+    url: str
+    bodies: tuple[bytes, bytes]
+    headers: dict[str, str]
+
+
+def timed(client: httpx.Client, c: Contender, stream: bool) -> tuple[float, float]:
+    """Seconds to the first byte of the answer and to its last (the same for a whole answer)."""
+    data = c.bodies[stream]
+    t0 = time.perf_counter()
+    if not stream:
+        r = client.post(c.url, content=data, headers=c.headers)
+        took = time.perf_counter() - t0
+        if r.status_code != 200:
+            raise RuntimeError(f"{c.name}: {r.status_code} {r.text[:300]}")
+        return took, took
+    with client.stream("POST", c.url, content=data, headers=c.headers) as r:
+        it = r.iter_raw()
+        next(it)
+        first = time.perf_counter() - t0
+        for _ in it:
+            pass
+        last = time.perf_counter() - t0
+        if r.status_code != 200:
+            raise RuntimeError(f"{c.name}: {r.status_code}")
+    return first, last
+
+
+def answer_of(client: httpx.Client, c: Contender, stream: bool) -> bytes:
+    r = client.post(c.url, content=c.bodies[stream], headers=c.headers)
+    if r.status_code != 200:
+        raise RuntimeError(f"{c.name}: {r.status_code} {r.text[:300]}")
+    return r.content
+
+
+def latency(client: httpx.Client, contenders: list[Contender], rounds: int, per: int) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for stream in (False, True):
+        times: dict[str, list[tuple[float, float]]] = {c.name: [] for c in contenders}
+        for c in contenders:  # warm up each (connections, imports, caches)
+            for _ in range(max(5, per // 2)):
+                timed(client, c, stream)
+        for r in range(rounds):
+            k = r % len(contenders)
+            for c in contenders[k:] + contenders[:k]:
+                times[c.name] += [timed(client, c, stream) for _ in range(per)]
+        for which, mode in ((0, MODES[1]), (1, MODES[2])) if stream else ((0, MODES[0]),):
+            base = [t[which] for t in times[contenders[0].name]]
+            for c in contenders:
+                t = [x[which] for x in times[c.name]]
+                rows.append({
+                    "mode": mode, "contender": c.name, "n": len(t),
+                    "p50_ms": pct(t, 0.5) * 1000, "p99_ms": pct(t, 0.99) * 1000,
+                    "added_p50_ms": (pct(t, 0.5) - pct(base, 0.5)) * 1000,
+                    "added_p99_ms": (pct(t, 0.99) - pct(base, 0.99)) * 1000,
+                })  # fmt: skip
+    return rows
+
+
+def _upstream_body(client: httpx.Client, up: str, c: Contender, stream: bool) -> bytes:
+    """The Chat body ``c`` sent the upstream for its request (the upstream keeps the last one)."""
+    answer_of(client, c, stream)
+    return client.get(f"{up}/last").content
+
+
+def _litellm_config(path: Path, upstream: str) -> None:
+    """Claude Code's model as an ``openai/`` model on the upstream. LiteLLM 1.110 sends ``/v1/messages``
+    for an OpenAI model to the Responses API unless told to use chat/completions, and a request with
+    thinking on to the Responses API anyway unless the model is marked as not reasoning (gpt-4.1 is
+    not); ``drop_params`` lets it drop the thinking setting, as toolreplay names and drops it."""
+    path.write_text(
+        f"model_list:\n  - model_name: {MODEL}\n    litellm_params:\n      model: openai/{UPSTREAM_MODEL}\n"
+        f"      api_base: {upstream}\n      api_key: {UPSTREAM_KEY}\n"
+        "    model_info:\n      supports_reasoning: false\n"
+        "litellm_settings:\n  telemetry: false\n  turn_off_message_logging: true\n  drop_params: true\n"
+        "  use_chat_completions_url_for_anthropic_messages: true\n"
+    )
+
+
+def _env(tmp: Path, upstream: str) -> dict[str, str]:
+    vessels = tmp / "vessels.toml"
+    vessels.write_text(f'[vessels.openai]\nbase_url = "{upstream}"\n', encoding="utf-8")
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+        "TOOLREPLAY_VESSELS": str(vessels),
+        "OPENAI_API_KEY": UPSTREAM_KEY,  # the routed vessel's key (the agent's never goes upstream)
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "LITELLM_DANGEROUSLY_PERMIT_WEAK_OR_UNSET_MASTER_KEY": "true",  # no key: a local bench
+        "LITELLM_USE_CHAT_COMPLETIONS_URL_FOR_ANTHROPIC_MESSAGES": "True",
+    }
+
+
+def _chat_summary(name: str, data: bytes) -> str:
+    try:
+        body = json.loads(data)
+    except ValueError:
+        return f"- {name}: sent the upstream {data[:120]!r}"
+    msgs = body.get("messages") or []
+    calls = sum(len(m.get("tool_calls") or []) for m in msgs if isinstance(m, dict))
+    return (
+        f"- {name}: sent the upstream {len(data):,} bytes, {len(msgs)} Chat messages with {calls} calls, "
+        f"model {body.get('model')!r}, keys {sorted(body)}"
+    )
+
+
+def checks(client: httpx.Client, contenders: list[Contender], up: str) -> list[str]:
+    """Each proxy's answer checked once, whole and streamed, and what it sent the upstream."""
+    lines = []
+    for c in contenders[1:]:
+        for stream in (False, True):
+            problems = check_answer(answer_of(client, c, stream), stream)
+            mode = "streamed" if stream else "whole"
+            if problems:
+                line = f"- {c.name}, {mode}: WRONG answer: " + "; ".join(problems)
+                print(line, file=sys.stderr)
+            else:
+                line = (
+                    f"- {c.name}, {mode}: a valid Anthropic message with the upstream's text, call and usage"
+                )
+            lines.append(line)
+        lines.append(_chat_summary(c.name, _upstream_body(client, up, c, True)))
+    return lines
+
+
+def _commands(tmp: Path, up: int, ports: list[int], litellm: bool) -> list[tuple[list[str], str]]:
+    py = sys.executable
+    _litellm_config(tmp / "litellm.yaml", f"http://127.0.0.1:{up}/v1")
+    tr = [py, "-m", "toolreplay", "proxy", "-q", "--route", f"claude-*=openai:{UPSTREAM_MODEL}"]
+    p_pass, p_rec, p_lite = ports
+    out = [
+        ([py, "-m", "bench.proxy_translate_upstream", str(up)], f"http://127.0.0.1:{up}/last"),
+        ([*tr, "--no-record", "-p", str(p_pass)], f"http://127.0.0.1:{p_pass}/api/hello"),
+        ([*tr, "--db", str(tmp / "bench.db"), "-p", str(p_rec)], f"http://127.0.0.1:{p_rec}/api/hello"),
+    ]
+    if litellm:
+        exe = shutil.which("litellm") or str(Path(py).parent / "litellm")
+        out.append(([exe, "--config", str(tmp / "litellm.yaml"), "--port", str(p_lite), "--num_workers", "1"],
+                    f"http://127.0.0.1:{p_lite}/health/liveliness"))  # fmt: skip
+    return out
+
+
+def in_process(env: dict[str, str], n: int) -> list[str]:
+    """:mod:`bench.proxy_translate_steps` in a process of its own (this tree's toolreplay, nothing else
+    running in it)."""
+    cmd = [sys.executable, "-m", "bench.proxy_translate_steps", str(n)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
+    if done.returncode != 0:
+        return [f"(the steps could not be timed: {done.stderr.strip().splitlines()[-1:]})"]
+    return done.stdout.rstrip("\n").splitlines()
+
+
+def run(quick: bool, litellm: bool = True) -> list[str]:
+    tmp = Path(tempfile.mkdtemp(prefix="toolreplay-bench-translate-"))
+    up, ports = free_port(), [free_port() for _ in range(3)]
+    env = _env(tmp, f"http://127.0.0.1:{up}/v1")
+    anthropic = (json.dumps(request(False)).encode(), json.dumps(request(True)).encode())
+    names = ["toolreplay routed", "toolreplay routed, recording", "litellm proxy"][: 3 if litellm else 2]
+    with ExitStack() as stack, httpx.Client(timeout=120) as client:
+        for cmd, probe in _commands(tmp, up, ports, litellm):
+            stack.enter_context(spawned(cmd, probe, env))
+        proxies = [
+            Contender(n, f"http://127.0.0.1:{p}/v1/messages", anthropic, HEADERS)
+            for n, p in zip(names, ports, strict=False)
+        ]
+        base = f"http://127.0.0.1:{up}"
+        direct = (
+            _upstream_body(client, base, proxies[0], False),
+            _upstream_body(client, base, proxies[0], True),
+        )
+        chat = {"content-type": "application/json", "authorization": f"Bearer {UPSTREAM_KEY}"}
+        contenders = [Contender("upstream direct", f"{base}/v1/chat/completions", direct, chat), *proxies]
+        found = checks(client, contenders, base)
+        rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30)
+    steps = in_process(env, 10 if quick else 50)
+    shutil.rmtree(tmp, ignore_errors=True)
+    sent = request(False)
+    return [
+        f"The request: {len(sent['messages'])} Anthropic messages and the system prompt, "
+        f"{len(anthropic[0]):,} bytes, Claude Code's {len(sent['tools'])} tools.", "",
+        "### Answers checked (once per contender)", "", *found, "",
+        "### Added latency per request", "", *table(rows), "", *verdict(rows), "",
+        "### Where the routed path's time goes", "",
+        "In one process, no HTTP (`python -m bench.proxy_translate_steps`):", "", *steps, "",
+    ]  # fmt: skip
+
+
+def table(rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| answer | contender | n | p50 ms | p99 ms | added p50 ms | added p99 ms |",
+           "|---|---|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for r in rows:
+        out.append(
+            f"| {r['mode']} | {r['contender']} | {r['n']} | {r['p50_ms']:.2f} | {r['p99_ms']:.2f} | "
+            f"{r['added_p50_ms']:.2f} | {r['added_p99_ms']:.2f} |"
+        )
+    return out
+
+
+def verdict(rows: list[dict[str, Any]]) -> list[str]:
+    """The targets: 5x below LiteLLM's added latency at p50, the first translated byte within 2 ms."""
+    out = []
+    got = {(r["mode"], r["contender"]): r for r in rows}
+    for mode in MODES:
+        theirs = got.get((mode, "litellm proxy"))
+        for name in ("toolreplay routed", "toolreplay routed, recording"):
+            ours = got.get((mode, name))
+            if ours is None or theirs is None:
+                continue
+            a, b = ours["added_p50_ms"], theirs["added_p50_ms"]
+            ratio = b / a if a > 0 else float("inf")
+            line = f"- {mode}, {name}: adds {a:.2f} ms at p50, LiteLLM {b:.2f} ms: {ratio:.1f}x"
+            line += " (target 5x: " + ("met" if ratio >= 5 else "MISSED") + ")"
+            if mode == MODES[1]:
+                met = "met" if a <= 2.0 else "MISSED"
+                line += f"; first byte {a:.2f} ms after the upstream's at p50 (target 2 ms: {met})"
+            out.append(line)
+    return out
+
+
+def write_results(path: Path, text: str) -> None:
+    """``text`` between this benchmark's markers in ``path`` (added at the end the first time)."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    block = f"{MARK_START}\n{text}{MARK_END}\n"
+    if MARK_START in old and MARK_END in old:
+        new = old[: old.index(MARK_START)] + block + old[old.index(MARK_END) + len(MARK_END) + 1 :]
+    else:
+        new = old.rstrip("\n") + "\n\n" + block
+    path.write_text(new, encoding="utf-8")
+
+
+def _version(name: str) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _tree() -> str:
+    """The commit of the toolreplay measured (its routed path changes fast), where ROOT is a checkout."""
+    done = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    return done.stdout.strip() or "not a git checkout"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.proxy_translate")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--results", type=Path)
+    ap.add_argument(
+        "--no-litellm", action="store_true", help="toolreplay and the upstream only (a smoke run)"
+    )
+    args = ap.parse_args(argv)
+    lines = run(args.quick, litellm=not args.no_litellm)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    command = os.environ.get("TOOLREPLAY_BENCH_COMMAND", "python -m bench.proxy_translate")
+    head = [
+        "## toolreplay proxy translating Anthropic to Chat, against LiteLLM's proxy (issue 26)", "",
+        f"Command: `{command}{' --quick' if args.quick and '--quick' not in command else ''}`",
+        f"Machine: {platform.platform()}, {os.cpu_count()} CPUs, load {load};"
+        f" Python {platform.python_version()}; toolreplay at {_tree()};"
+        f" litellm {_version('litellm')}, httpx {_version('httpx')}.", "",
+    ]  # fmt: skip
+    text = "\n".join([*head, *lines]) + "\n"
+    print(text)
+    if args.results is not None:
+        write_results(args.results, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
