@@ -27,12 +27,11 @@ from bench.proxy_translate_upstream import DONE, EVENTS, USAGE_EVENT, WHOLE
 
 def _routed() -> dict[str, Callable[[], object]]:
     """The steps, each a callable doing one request's worth (the earlier steps' results prepared)."""
-    from toolreplay._proxy.translated_stream import AgentNames, Carried, translated_events
-
     from toolreplay import _jsonenc as jsonenc
     from toolreplay._issuers import host_of
     from toolreplay._proxy.bodies import json_body
     from toolreplay._proxy.translate import read_inbound, translate_request
+    from toolreplay._proxy.translated_stream import AgentNames, Carried, translated_events
     from toolreplay._transport.request import prepare
     from toolreplay._vessels import get_vessel
     from toolreplay.model import Issuer
