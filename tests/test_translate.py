@@ -277,6 +277,13 @@ def test_not_asking_for_thinking_shows_none() -> None:
     assert t.body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
 
 
+def test_thinking_asked_with_its_words_omitted_thinks_upstream_but_shows_none() -> None:
+    # Claude Code: thinking on, display omitted; the upstream still thinks, the agent sees no words
+    body = _anthropic(thinking={"type": "enabled", "budget_tokens": 2000, "display": "omitted"})
+    t = translated("anthropic", body, "kimi")
+    assert t.body["thinking"] == {"type": "enabled"} and not t.thinking
+
+
 def chat_body(tool: str = "Read", **settings: Any) -> dict[str, Any]:
     read = {"type": "function", "function": {"name": tool, "parameters": {"type": "object"}}}
     return {"model": "gpt-5", "messages": [{"role": "user", "content": "hi"}], "tools": [read], **settings}

@@ -26,9 +26,15 @@ def read(f: Mapping[str, Any]) -> tuple[Asked, frozenset[str]]:
         top_p=num(f.get("top_p")), stop=stops(f.get("stop_sequences")), choice=_CHOICE.get(str(kind)),
         tool=tc.get("name") if kind == "tool" else None,
         parallel=False if tc.get("disable_parallel_tool_use") is True else None,
-        thinking=on, budget=integer(th.get("budget_tokens")), show=bool(on),
+        thinking=on, budget=integer(th.get("budget_tokens")), show=bool(on) and not _omitted(th),
     )  # fmt: skip
     return got, _READ
+
+
+def _omitted(thinking: Mapping[str, Any]) -> bool:
+    """``display: "omitted"`` (Claude Code): the agent asks for thinking but not to see its words; the
+    upstream's reasoning then stays in the store (design 50) and is put back from there."""
+    return thinking.get("display") == "omitted"
 
 
 def _thinking(a: Asked, out: Fields) -> None:
