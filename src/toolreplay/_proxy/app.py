@@ -24,16 +24,16 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
-from starlette.types import Receive, Scope, Send
 
-from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ToolreplayError
 from toolreplay._proxy.agents import session_of
+from toolreplay._proxy.answers import Relayed, error_response
 from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
 from toolreplay._proxy.translated import Translator
+from toolreplay._proxy.translated_stream import frame
 from toolreplay.wires.contract import Wire
 
 if TYPE_CHECKING:
@@ -54,21 +54,6 @@ TOKEN_HEADER = "x-toolreplay-token"
 _KEY_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
 _STREAM_TYPES = ("text/event-stream", "application/x-ndjson")
 _TAIL = 4096
-
-
-def error_response(wire: Wire, status: int, message: str) -> Response:
-    """``message`` in ``wire``'s own error shape."""
-    http = wire.http
-    body = http.error_body(status, message) if http is not None and http.error_body else {"error": message}
-    return Response(jsonenc.encode(body), status_code=status, media_type="application/json")
-
-
-def _frame(wire: Wire, event: tuple[str | None, Any]) -> bytes:
-    name, payload = event
-    data = jsonenc.dumps(payload)
-    if wire.http is not None and wire.http.framing == "ndjson":
-        return (data + "\n").encode()
-    return (f"event: {name}\n" if name else "").encode() + f"data: {data}\n\n".encode()
 
 
 class Proxy:
@@ -252,27 +237,6 @@ class Proxy:
         return answer
 
 
-class Relayed(Response):
-    """The upstream's answer, sent on chunk by chunk as it arrives (Starlette's StreamingResponse with
-    nothing added: no task watching for the agent to go away; when it goes, uvicorn drops what is sent
-    and the upstream's answer is still read to its end and recorded)."""
-
-    def __init__(
-        self, status: int, raw_headers: list[tuple[bytes, bytes]], body: AsyncIterator[bytes]
-    ) -> None:
-        self.status_code = status
-        self.raw_headers = raw_headers
-        self.body = b""
-        self.background = None
-        self._chunks = body
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        async for chunk in self._chunks:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-
 def _own_key(wire: Wire) -> list[tuple[bytes, bytes]]:
     """The key header of ``wire``'s public vessel, from the proxy's environment (none when unset)."""
     from toolreplay._vessels import BUILTIN, public_base_url
@@ -376,7 +340,7 @@ class _Relay:
         http = self.route.wire.http
         if cut is None or not plain_stream or http is None or http.stream_error is None:
             return b""
-        return _frame(self.route.wire, http.stream_error(f"toolreplay proxy: {cut}", tail))
+        return frame(http.framing, http.stream_error(f"toolreplay proxy: {cut}", tail))
 
     def finish(
         self,

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any, cast
 import httpx
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ToolreplayError
 from toolreplay._history import History
 from toolreplay._proxy.agents import session_of
+from toolreplay._proxy.answers import Relayed, error_response
 from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import continued, prefix_heads
@@ -92,13 +92,6 @@ class Ready:
     outbound: Outbound
 
 
-def wire_error(wire: Wire, status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
-    """``message`` in ``wire``'s own error shape."""
-    http = wire.http
-    body = http.error_body(status, message) if http is not None and http.error_body else {"error": message}
-    return Response(jsonenc.encode(body), status, dict(headers or {}), "application/json")
-
-
 def upstream_message(data: bytes) -> str:
     """The message of a provider's error body (``{"error": {"message"}}``, ``{"error": "..."}``,
     ``{"message"}``), else its text."""
@@ -114,24 +107,6 @@ def upstream_message(data: bytes) -> str:
         if isinstance(found, str) and found:
             return found
     return data.decode("utf-8", "replace").strip()[:500]
-
-
-class Streamed(Response):
-    """An answer written as it is made (no task watching for the agent to go away: as ``Relayed``)."""
-
-    def __init__(self, status: int, media: str, body: AsyncIterator[bytes]) -> None:
-        self.status_code = status
-        self.raw_headers = [(b"content-type", media.encode()), (b"cache-control", b"no-cache")]
-        self.body = b""
-        self.background = None
-        self._chunks = body
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        async for chunk in self._chunks:
-            if chunk:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 class Translator:
@@ -193,7 +168,7 @@ class Translator:
         if picked.count:
             return self._count(picked)
         if inbound.bridge is None:
-            return wire_error(
+            return error_response(
                 inbound,
                 501,
                 f"toolreplay proxy: answers cannot be translated into the {inbound.name} wire yet",
@@ -203,7 +178,7 @@ class Translator:
         try:
             ready = await loop.run_in_executor(self._pool, self._ready, picked, session)
         except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
-            return wire_error(
+            return error_response(
                 inbound, 400, f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
             )
         ex = _Pending(self, picked, request, ready, session, started, t0)
@@ -310,7 +285,9 @@ class _Pending:
             return await self._upstream_error(resp)
         streamed = resp.headers.get("content-type", "").startswith(tuple(_MEDIA.values()))
         if self.ready.translated.stream:
-            return Streamed(200, _MEDIA[self._framing(self.inbound)], self._stream(resp, streamed))
+            media = _MEDIA[self._framing(self.inbound)].encode()
+            headers = [(b"content-type", media), (b"cache-control", b"no-cache")]
+            return Relayed(200, headers, self._stream(resp, streamed))
         return await self._whole(resp, streamed)
 
     def _bridges(self) -> tuple[Bridge, Bridge]:
@@ -331,11 +308,11 @@ class _Pending:
         message = upstream_message(data)
         keep = {k: v for k, v in resp.headers.items() if k.lower() == "retry-after"}
         self._finish(resp.status_code, refused=f"the upstream answered {resp.status_code}: {message}"[:500])
-        return wire_error(self.inbound, resp.status_code, message, keep)
+        return error_response(self.inbound, resp.status_code, message, keep)
 
     def _refused(self, status: int, message: str) -> Response:
         self._finish(status, refused=message.removeprefix("toolreplay proxy: "))
-        return wire_error(self.inbound, status, message)
+        return error_response(self.inbound, status, message)
 
     async def _whole(self, resp: httpx.Response, streamed: bool) -> Response:
         up, agent = self._bridges()
@@ -446,4 +423,4 @@ class _Sink:
         return []
 
 
-__all__ = ["Picked", "Translator", "upstream_message", "wire_error"]
+__all__ = ["Picked", "Translator", "upstream_message"]

@@ -1,0 +1,46 @@
+"""What the proxy sends an agent itself: an error in the agent's wire's own shape, and an answer sent on
+chunk by chunk as it is made (the upstream's as it arrives, or a translated one as it is written)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+from toolreplay import _jsonenc as jsonenc
+from toolreplay.wires.contract import Wire
+
+
+def error_response(
+    wire: Wire, status: int, message: str, headers: Mapping[str, str] | None = None
+) -> Response:
+    """``message`` in ``wire``'s own error shape (``headers``: what goes with it, e.g. ``Retry-After``)."""
+    http = wire.http
+    body = http.error_body(status, message) if http is not None and http.error_body else {"error": message}
+    return Response(jsonenc.encode(body), status, dict(headers or {}), "application/json")
+
+
+class Relayed(Response):
+    """An answer sent on chunk by chunk as it comes (Starlette's StreamingResponse with nothing added: no
+    task watching for the agent to go away; when it goes, uvicorn drops what is sent and the answer is
+    still read to its end and recorded). Empty chunks are not sent."""
+
+    def __init__(
+        self, status: int, raw_headers: list[tuple[bytes, bytes]], body: AsyncIterator[bytes]
+    ) -> None:
+        self.status_code = status
+        self.raw_headers = raw_headers
+        self.body = b""
+        self.background = None
+        self._chunks = body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        async for chunk in self._chunks:
+            if chunk:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+__all__ = ["Relayed", "error_response"]
