@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,30 +35,56 @@ class Written:
     requests: list[dict[str, Any]] = field(default_factory=list)
 
 
+@dataclass
+class Relay:
+    """What the loopback server answers: ``stream()`` (the frames, produced while they are sent) to a
+    request that streams, ``body`` to one that does not; ``errors``: what went wrong while producing."""
+
+    stream: Callable[[], Iterator[bytes]] | None = None
+    body: dict[str, Any] | None = None
+    framing: Literal["sse", "ndjson"] = "sse"
+    errors: list[BaseException] = field(default_factory=list)
+    #: Whether a request (its path, its body) asks for a stream: by default as the providers read it.
+    streams: Callable[[str, Any], bool] | None = None
+    #: The bodies the server was sent.
+    requests: list[Any] = field(default_factory=list)
+
+
+def _streams(path: str, request: Any) -> bool:
+    if ":streamGenerateContent" in path:
+        return True
+    default = path.endswith("/api/chat")  # Ollama streams unless told not to
+    return isinstance(request, dict) and request.get("stream", default) is True
+
+
 @contextmanager
-def serving(written: Written) -> Iterator[str]:
-    """``http://127.0.0.1:PORT``, answering POSTs with ``written``."""
+def relaying(relay: Relay) -> Iterator[str]:
+    """``http://127.0.0.1:PORT``, answering every POST from ``relay``."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             request = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-            written.requests.append(request)
-            if request.get("stream", written.streams_by_default) is not True:
-                data = json.dumps(written.body).encode()
+            relay.requests.append(request)
+            if not (relay.streams or _streams)(self.path, request):
+                data = json.dumps(relay.body).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
                 return
-            kind = "application/x-ndjson" if written.framing == "ndjson" else "text/event-stream"
+            assert relay.stream is not None
+            kind = "application/x-ndjson" if relay.framing == "ndjson" else "text/event-stream"
             self.send_response(200)
             self.send_header("content-type", kind)
             self.send_header("connection", "close")
             self.end_headers()
-            for event in written.events:  # one write each, as a relay sends them
-                self.wfile.write(frame(written.framing, event))
-                self.wfile.flush()
+            try:
+                for piece in relay.stream():
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+            except Exception as exc:  # the test re-raises it: a client only sees a broken stream
+                relay.errors.append(exc)
             self.close_connection = True
 
         def log_message(self, *args: object) -> None:
@@ -72,6 +98,21 @@ def serving(written: Written) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def serving(written: Written) -> Iterator[str]:
+    """``http://127.0.0.1:PORT``, answering POSTs with ``written`` (one write per event, as a relay
+    sends them); a request streams when its body says so, else as ``streams_by_default``."""
+    relay = Relay(
+        stream=lambda: (frame(written.framing, e) for e in written.events),
+        body=written.body,
+        framing=written.framing,
+        streams=lambda path, request: request.get("stream", written.streams_by_default) is True,
+        requests=written.requests,
+    )
+    with relaying(relay) as url:
+        yield url
 
 
 def write_all(bridge: Bridge, deltas: Sequence[Delta], out: Outbound) -> tuple[list[Event], list[str]]:

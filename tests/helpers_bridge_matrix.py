@@ -13,11 +13,7 @@ import hashlib
 import json
 import random
 import re
-import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 from toolreplay.wires import get_wire
@@ -126,77 +122,6 @@ def recut(chunks: Iterable[bytes], rnd: random.Random) -> Iterator[bytes]:
             step = rnd.randint(1, 23)
             yield chunk[at : at + step]
             at += step
-
-
-def frame(framing: Literal["sse", "ndjson"], event: tuple[str | None, Any]) -> bytes:
-    name, payload = event
-    data = payload if isinstance(payload, str) else json.dumps(payload)
-    if framing == "ndjson":
-        return (data + "\n").encode()
-    return (f"event: {name}\n" if name else "").encode() + f"data: {data}\n\n".encode()
-
-
-# -- a relay on loopback ---------------------------------------------------------------------------------
-
-
-@dataclass
-class Relay:
-    """What the loopback server answers: ``stream()`` (the frames, produced while they are sent) to a
-    request that streams, ``body`` to one that does not; ``errors``: what went wrong while producing."""
-
-    stream: Callable[[], Iterator[bytes]] | None = None
-    body: dict[str, Any] | None = None
-    framing: Literal["sse", "ndjson"] = "sse"
-    errors: list[BaseException] = field(default_factory=list)
-
-
-def _streams(path: str, request: Any) -> bool:
-    if ":streamGenerateContent" in path:
-        return True
-    default = path.endswith("/api/chat")  # Ollama streams unless told not to
-    return isinstance(request, dict) and request.get("stream", default) is True
-
-
-@contextmanager
-def relaying(relay: Relay) -> Iterator[str]:
-    """``http://127.0.0.1:PORT``, answering every POST from ``relay``."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            request = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
-            if not _streams(self.path, request):
-                data = json.dumps(relay.body).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
-            assert relay.stream is not None
-            kind = "application/x-ndjson" if relay.framing == "ndjson" else "text/event-stream"
-            self.send_response(200)
-            self.send_header("content-type", kind)
-            self.send_header("connection", "close")
-            self.end_headers()
-            try:
-                for piece in relay.stream():
-                    self.wfile.write(piece)
-                    self.wfile.flush()
-            except Exception as exc:  # the test re-raises it: a client only sees a broken stream
-                relay.errors.append(exc)
-            self.close_connection = True
-
-        def log_message(self, *args: object) -> None:
-            return None
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 # -- ids the agent sees ----------------------------------------------------------------------------------

@@ -21,16 +21,14 @@ from typing import Any
 
 import pytest
 
+from helpers_bridge_http import Relay, frame, relaying
 from helpers_bridge_matrix import (
     AUTH,
     WIRES,
     Framer,
-    Relay,
     ask,
     call_id_for,
-    frame,
     recut,
-    relaying,
     valid_call_id,
 )
 from helpers_bridge_sdks import AGENT_MODEL, ANSWER_ID, SDKS, Seen, strict_body, strict_events
