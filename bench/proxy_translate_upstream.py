@@ -15,6 +15,8 @@ import itertools
 import json
 import sys
 
+from bench.proxy_upstream import read_request
+
 MODEL = "gpt-4.1"
 TEXT = "I'll read the file before changing it."
 #: The call the answer makes (its arguments streamed in three pieces).
@@ -75,12 +77,7 @@ class Upstream:
     async def serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line[:15].lower() == b"content-length:":
-                        length = int(line[15:])
-                body = await reader.readexactly(length) if length else b""
+                head, body = await read_request(reader)
                 await self._answer(head.split(b" ", 2)[1], body, writer)
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

@@ -32,15 +32,20 @@ EVENTS = [
 ]
 
 
+async def read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes]:
+    """One HTTP/1.1 request off a kept-alive connection: its head and its body (by Content-Length)."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line[:15].lower() == b"content-length:":
+            length = int(line[15:])
+    return head, await reader.readexactly(length) if length else b""
+
+
 async def _serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float) -> None:
     try:
         while True:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = 0
-            for line in head.split(b"\r\n"):
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            body = await reader.readexactly(length) if length else b""
+            _head, body = await read_request(reader)
             if b'"stream":true' in body or b'"stream": true' in body:
                 writer.write(_SSE_HEAD)
                 for event in EVENTS:
