@@ -32,7 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ToolreplayError
 from toolreplay._proxy.agents import session_of
-from toolreplay._proxy.bodies import BodyError, json_body
+from toolreplay._proxy.bodies import BodyError, decoded, is_json_object, json_value
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
@@ -101,6 +101,8 @@ class Proxy:
         self.recorder = recorder
         self.repairer = repairer
         self.keep = recorder is not None and config.record
+        #: The recorder and the repairs read a model request's body; pass-through only checks it
+        self.reads_body = recorder is not None or repairer is not None
         limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
         # the transport itself, not a client: the client's layers (default headers, auth, redirects,
         # hooks, cookies) have nothing to do on a request that goes on as it came
@@ -222,12 +224,16 @@ class Proxy:
         return b"".join(chunks)
 
     def _check(self, route: Route, method: str, raw: bytes, encoding: str) -> Any:
-        """The request's JSON for a model request (refused when it is not an object); None otherwise."""
+        """The request's JSON for a model request (refused when it is not an object); None otherwise, and
+        None when nothing reads it (pass-through: no recorder, no log, no repairs)."""
         if route.kind != "generate":
             return None
         if method != "POST":
             raise BodyError(405, f"{method} is not a model request; POST it")
-        body = json_body(raw, encoding, self.config.max_body)
+        plain = decoded(raw, encoding, self.config.max_body)
+        if not self.reads_body and is_json_object(plain):
+            return None  # pass-through: nothing reads the body, it is only checked
+        body = json_value(plain)
         if not isinstance(body, dict):
             raise BodyError(400, f"the request body is a JSON {type(body).__name__}, not an object")
         return body
