@@ -34,7 +34,7 @@ from toolreplay._errors import ToolreplayError
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.bodies import BodyError, decoded, is_json_object, json_value
 from toolreplay._proxy.config import ProxyConfig
-from toolreplay._proxy.exchange import Exchange
+from toolreplay._proxy.exchange import Exchange, model_of
 from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
 from toolreplay._proxy.translated import Translator
 from toolreplay._proxy.upstream import LoopTransport
@@ -101,8 +101,9 @@ class Proxy:
         self.recorder = recorder
         self.repairer = repairer
         self.keep = recorder is not None and config.record
-        #: The recorder and the repairs read a model request's body; pass-through only checks it
-        self.reads_body = recorder is not None or repairer is not None
+        #: The repairs read a model request's body on the event loop; otherwise it is only checked here (the
+        #: recorder's thread reads it from the bytes)
+        self.reads_body = repairer is not None or bool(config.routes)  # a model route reads it too
         limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
         # the transport itself, not a client: the client's layers (default headers, auth, redirects,
         # hooks, cookies) have nothing to do on a request that goes on as it came
@@ -225,7 +226,7 @@ class Proxy:
 
     def _check(self, route: Route, method: str, raw: bytes, encoding: str) -> Any:
         """The request's JSON for a model request (refused when it is not an object); None otherwise, and
-        None when nothing reads it (pass-through: no recorder, no log, no repairs)."""
+        None when nothing reads it here (no repairs: the recorder's thread reads it from the bytes)."""
         if route.kind != "generate":
             return None
         if method != "POST":
@@ -450,13 +451,12 @@ class _Relay:
         recorder = self.proxy.recorder
         if recorder is None:
             return
-        # who asked, known from the headers and the body, worked out only when there is a recorder
+        # who asked, from the headers (and the body when it was read here: else the recorder's thread
+        # reads the session field and the model from it), worked out only when there is a recorder
         headers, body, http = self.headers, self.body, self.route.wire.http
         field = http.session_field if http is not None else ""
         session = session_of(headers, body, field) if self.route.kind == "generate" else None
-        model = self.route.model or (
-            body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
-        )
+        model = self.route.model or model_of(body)
         recorder.submit(
             Exchange(
                 started=self.started, wire=self.route.wire.name, kind=self.route.kind, path=self.path,
@@ -465,7 +465,7 @@ class _Relay:
                 request_bytes=self.size,
                 status=status, answer=answer, answer_encoding=encoding, answer_bytes=answer_bytes,
                 streamed=streamed, cut=cut, added_ms=added_ms, refused=refused, repairs=self.repairs,
-                received=self.received,
+                received=self.received, request_encoding=headers.get("content-encoding", ""),
             )
         )  # fmt: skip
 
