@@ -23,6 +23,8 @@ import httpx
 
 #: Written on at once past this many bytes kept (a large body does not wait whole in memory twice).
 _FLUSH_AT = 256 * 1024
+#: Seconds a closing connection may take (a TLS close_notify) before it is cut.
+_CLOSE_WAIT = 1.0
 #: Reading from the socket pauses while this much is received and not yet read (a slow agent).
 _READ_HIGH = 1024 * 1024
 
@@ -41,6 +43,8 @@ class _Conn(asyncio.Protocol):
         self.waiter: asyncio.Future[None] | None = None
         self.drained: asyncio.Future[None] | None = None
         self.paused_reading = False
+        self.gone = False
+        self.closed: asyncio.Future[None] | None = None
 
     # -- the loop's side --------------------------------------------------------------------------
 
@@ -61,9 +65,11 @@ class _Conn(asyncio.Protocol):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.eof = True
+        self.eof = self.gone = True
         self.lost = exc
         self._wake()
+        if self.closed is not None and not self.closed.done():
+            self.closed.set_result(None)
         if self.drained is not None and not self.drained.done():
             self.drained.set_result(None)
 
@@ -155,8 +161,17 @@ class LoopStream(httpcore.AsyncNetworkStream):
             await _wait(conn.drained, timeout, httpcore.WriteTimeout)
 
     async def aclose(self) -> None:
-        if self._conn.transport is not None:
-            self._conn.transport.close()
+        """Closed, and waited for: a TLS connection says goodbye first, and the loop must not be closed
+        under it (a second at most; then it is cut)."""
+        conn, transport = self._conn, self._conn.transport
+        if transport is None or conn.gone:
+            return
+        conn.closed = asyncio.get_running_loop().create_future()
+        transport.close()
+        try:
+            await _wait(conn.closed, _CLOSE_WAIT, httpcore.WriteTimeout)
+        except httpcore.WriteTimeout:
+            transport.abort()
 
     async def start_tls(
         self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
