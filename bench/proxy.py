@@ -8,7 +8,8 @@ One keep-alive client sends the same requests to each, alternately (the order ro
 slow stretch of the shared machine falls on all alike): a small request and a 200-message one, whole
 (time to the whole answer) and streamed (time to the first byte of the answer). What a proxy adds is its
 percentile minus the upstream's own. Then the recording proxy's memory (RSS) over 1,000 requests of 50
-growing agent sessions, and over rounds of 64 concurrent streams.
+growing agent sessions, read every 100 once the recorder has caught up, and over rounds of 64 concurrent
+streams: "flat" is a growth below 2 MB after a warm-up (the first 200 requests, the first round).
 
     python -m bench.proxy                 # the full run (a few minutes)
     python -m bench.proxy --quick         # a smoke run
@@ -199,9 +200,9 @@ def caught_up(log: Path, n: int, seconds: float = 300.0) -> float:
 
 
 def memory_requests(
-    url: str, pid: int, log: Path, sessions: int = 50, steps: int = 20
+    url: str, pid: int, log: Path, sessions: int = 50, steps: int = 20, every: int = 100
 ) -> list[tuple[int, int, int, float]]:
-    """``(requests, RSS, RSS once the recorder has caught up, seconds it took)`` every 200 requests of
+    """``(requests, RSS, RSS once the recorder has caught up, seconds it took)`` every ``every`` requests of
     ``sessions`` agent sessions growing ``steps`` steps each."""
     out = [(0, rss_kb(pid), rss_kb(pid), 0.0)]
     n = 0
@@ -211,11 +212,26 @@ def memory_requests(
                 body = {"model": "gpt-4.1", "tools": [TOOL], "messages": session_messages(2 + 2 * step, s)}
                 one(client, url, json.dumps(body).encode(), False)
                 n += 1
-                if n % 200 == 0:
+                if n % every == 0:
                     now = rss_kb(pid)
                     waited = caught_up(log, n)
                     out.append((n, now, rss_kb(pid), waited))
     return out
+
+
+#: Memory is "flat" when, after a warm-up, it grows by less than this (and the streams' rounds alike).
+FLAT_MB = 2.0
+
+
+def growth(points: list[tuple[int, int]], warm: int) -> tuple[float, float, float]:
+    """``(RSS after the warm-up, RSS at the end, the growth)`` in MB, from ``(count, RSS kB)`` points."""
+    start = next(kb for n, kb in points if n >= warm)
+    end = points[-1][1]
+    return start / 1024, end / 1024, (end - start) / 1024
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "not met"
 
 
 async def _streams(url: str, n: int) -> None:
@@ -258,6 +274,11 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+#: The pass-through's targets (issue 25): what it adds at p50, and how far below LiteLLM's proxy.
+MAX_ADDED_MS = 1.0
+MIN_RATIO = 5.0
+
+
 def _ratios(rows: list[dict[str, Any]]) -> list[str]:
     out = []
     for key in dict.fromkeys((r["request"], r["mode"]) for r in rows):
@@ -267,7 +288,8 @@ def _ratios(rows: list[dict[str, Any]]) -> list[str]:
             ratio = theirs / ours if ours > 0 else float("inf")
             out.append(
                 f"- {key[0]}, {key[1]}: pass-through adds {ours:.2f} ms at p50, LiteLLM {theirs:.2f} ms "
-                f"({ratio:.0f}x)"
+                f"({ratio:.0f}x); at most {MAX_ADDED_MS:.0f} ms: {_verdict(ours <= MAX_ADDED_MS)}, "
+                f"at least {MIN_RATIO:.0f}x below LiteLLM: {_verdict(ratio >= MIN_RATIO)}"
             )
     return out
 
@@ -321,8 +343,23 @@ def run(quick: bool) -> list[str]:
     lines.append(
         "64 concurrent streams, by round: " + ", ".join(f"{n}: {kb / 1024:.1f} MB" for n, kb in streams)
     )
+    lines += ["", *_memory_lines(mem, streams)]
     shutil.rmtree(tmp, ignore_errors=True)
     return lines
+
+
+def _memory_lines(mem: list[tuple[int, int, int, float]], streams: list[tuple[int, int]]) -> list[str]:
+    """The memory lines against the target: growth after a warm-up (a fifth of the requests, the first
+    round of streams) below :data:`FLAT_MB`."""
+    warm = mem[-1][0] // 5
+    a, b, d = growth([(n, kb) for n, _, kb, _ in mem], warm)
+    sa, sb, sd = growth(streams, streams[1][0])
+    return [
+        f"- {mem[-1][0]:,} recorded requests: {a:.1f} MB after a warm-up of {warm}, {b:.1f} MB at the end "
+        f"(the recorder caught up): {d:+.1f} MB; flat (below +{FLAT_MB:.0f} MB): {_verdict(d < FLAT_MB)}",
+        f"- 64 concurrent streams, {len(streams) - 1} rounds: {sa:.1f} MB after the first, {sb:.1f} MB after "
+        f"the last: {sd:+.1f} MB; flat (below +{FLAT_MB:.0f} MB): {_verdict(sd < FLAT_MB)}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

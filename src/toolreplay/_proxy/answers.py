@@ -3,7 +3,7 @@ chunk by chunk as it is made (the upstream's as it arrives, or a translated one 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -24,23 +24,36 @@ def error_response(
 class Relayed(Response):
     """An answer sent on chunk by chunk as it comes (Starlette's StreamingResponse with nothing added: no
     task watching for the agent to go away; when it goes, uvicorn drops what is sent and the answer is
-    still read to its end and recorded). Empty chunks are not sent."""
+    still read to its end and recorded). Empty chunks are not sent. ``on_end`` runs once the answer's end
+    has gone out (or the sending failed): the upstream's connection is put back and the exchange handed
+    over only then, so the agent never waits for either."""
 
     def __init__(
-        self, status: int, raw_headers: list[tuple[bytes, bytes]], body: AsyncIterator[bytes]
+        self,
+        status: int,
+        raw_headers: list[tuple[bytes, bytes]],
+        body: AsyncIterator[bytes],
+        *,
+        on_end: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.status_code = status
         self.raw_headers = raw_headers
         self.body = b""
         self.background = None
         self._chunks = body
+        self._on_end = on_end
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        async for chunk in self._chunks:
-            if chunk:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        try:
+            start = {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+            await send(start)
+            async for chunk in self._chunks:
+                if chunk:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            if self._on_end is not None:
+                await self._on_end()
 
 
 __all__ = ["Relayed", "error_response"]

@@ -1,6 +1,10 @@
-"""The proxy's ASGI app (Starlette): each request goes to its own wire's upstream with its bytes and
-headers unchanged (hop-by-hop headers aside), and the answer comes back chunk by chunk as it arrives
-(design 44). Recording and the audit happen on the recorder's thread after the answer has ended.
+"""The proxy's ASGI app: each request goes to its own wire's upstream with its bytes and headers unchanged
+(hop-by-hop headers aside), and the answer comes back chunk by chunk as it arrives (design 44). Recording
+and the audit happen on the recorder's thread after the answer has ended.
+
+Every HTTP request goes straight to :meth:`Proxy.handle` (Starlette's Request and Response, without its
+router and middleware: a proxy has one route, and the layers cost more than the rest of its own work);
+Starlette is the app's shell for the rest (the lifespan).
 
 What the proxy answers itself, in the calling wire's own error shape and without calling the upstream: a
 body over the size limit (before or after decompression), a body that is not a JSON object, a path no
@@ -12,28 +16,29 @@ the wire's own error event after what was sent.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import os
-import socket
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route as StarletteRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolreplay._errors import ToolreplayError
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.answers import Relayed, error_response
-from toolreplay._proxy.bodies import BodyError, json_body
+from toolreplay._proxy.bodies import BodyError, decoded, is_json_object, json_value
 from toolreplay._proxy.config import ProxyConfig
-from toolreplay._proxy.exchange import Exchange
+from toolreplay._proxy.exchange import Exchange, model_of
 from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
 from toolreplay._proxy.translated import Translator
 from toolreplay._proxy.translated_stream import frame
+from toolreplay._proxy.upstream import LoopTransport
 from toolreplay.wires.contract import Wire
 
 if TYPE_CHECKING:
@@ -46,14 +51,30 @@ HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "proxy-connection", "te",
      "trailer", "trailers", "transfer-encoding", "upgrade", "host", "content-length"}
 )  # fmt: skip
-_ANSWER_DROPS = HOP_BY_HOP - {"content-length"}
-#: Headers httpx adds when a request has none: taken off again when the agent sent none.
-_CLIENT_DEFAULTS = ("accept", "accept-encoding", "user-agent")
+_ANSWER_DROPS = frozenset(h.encode() for h in HOP_BY_HOP - {"content-length"})
+_REQUEST_DROPS = frozenset(h.encode() for h in HOP_BY_HOP)
 #: The headers a client may carry the proxy's token in (``--token``): the proxy's own, or a key header.
 TOKEN_HEADER = "x-toolreplay-token"
 _KEY_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
+_KEY_HEADER_NAMES = frozenset(h.encode() for h in _KEY_HEADERS)
 _STREAM_TYPES = ("text/event-stream", "application/x-ndjson")
 _TAIL = 4096
+
+
+def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """A request's headers by lower-case name (the first of a repeated name, as Starlette's ``get``)."""
+    out: dict[str, str] = {}
+    for k, v in raw:
+        name = k.decode("latin-1").lower()
+        if name not in out:
+            out[name] = v.decode("latin-1")
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def upstream_url(url: str) -> httpx.URL:
+    """``url`` parsed once (an agent calls the same few paths; parsing it is most of building a request)."""
+    return httpx.URL(url)
 
 
 class Proxy:
@@ -66,15 +87,18 @@ class Proxy:
         self.recorder = recorder
         self.repairer = repairer
         self.keep = recorder is not None and config.record
-        timeout = httpx.Timeout(config.timeout, connect=30.0)
+        #: The repairs read a model request's body on the event loop; otherwise it is only checked here (the
+        #: recorder's thread reads it from the bytes)
+        self.reads_body = repairer is not None or bool(config.routes)  # a model route reads it too
         limits = httpx.Limits(max_connections=1000, max_keepalive_connections=200)
-        # TCP_NODELAY: a request's head and body go out as two writes; under Nagle's rule the second waits
-        # for the upstream's delayed ACK (40 ms on Linux) before it leaves
-        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-        transport = httpx.AsyncHTTPTransport(limits=limits, socket_options=nodelay)
-        self.transport = transport
+        # the transport itself, not a client: the client's layers (default headers, auth, redirects,
+        # hooks, cookies) have nothing to do on a request that goes on as it came
+        self.transport = LoopTransport(limits)
+        timeout = httpx.Timeout(config.timeout, connect=30.0)
+        self.extensions = {"timeout": timeout.as_dict()}
+        self._routes: dict[tuple[str, str], Route] = {}
         self.client = httpx.AsyncClient(
-            timeout=timeout, transport=transport, follow_redirects=False, trust_env=False
+            timeout=timeout, transport=self.transport, follow_redirects=False, trust_env=False
         )
         self.translator = Translator(config, self.client, recorder) if config.routes else None
 
@@ -88,11 +112,13 @@ class Proxy:
     async def handle(self, request: Request) -> Response:
         t0 = time.perf_counter()
         started = time.time()
-        path, query, method = request.url.path, request.url.query, request.method
-        headers = request.headers
+        scope = request.scope
+        path, method = scope["path"], scope["method"]
+        query = scope["query_string"].decode("latin-1")
+        headers = header_map(scope["headers"])
         if (method, path) in PROBES:
             return Response(status_code=200)
-        route = resolve(path, query, headers, self.config.upstreams)
+        route = self._route(path, query, headers)
         wire = route.wire if route is not None else error_wire(path, headers)
         status, problem = 0, self._refuse_token(headers)
         if problem is not None:
@@ -103,7 +129,7 @@ class Proxy:
             status, problem = 426, "toolreplay proxy: WebSocket is not served here; use HTTP"
         if route is not None and problem is None:
             try:
-                raw = await self._body(request)
+                raw = await self._body(request, headers)
                 body = self._check(route, method, raw, headers.get("content-encoding", ""))
             except BodyError as exc:
                 status, problem = exc.status, f"toolreplay proxy: {exc}"
@@ -117,7 +143,19 @@ class Proxy:
         received = raw  # the agent's bytes, for the log's digest (hashed on the recorder's thread)
         if self.repairer is not None and isinstance(body, dict):
             raw, repairs = await self._repaired(route, raw, body, headers)
-        return await self._forward(request, route, raw, body, t0, started, repairs, received)
+        return await self._forward(request, headers, route, raw, body, t0, started, repairs, received)
+
+    def _route(self, path: str, query: str, headers: Mapping[str, str]) -> Route | None:
+        """:func:`resolve`, kept for a model request's path (its route does not depend on the headers)."""
+        route = self._routes.get((path, query))
+        if route is not None:
+            return route
+        route = resolve(path, query, headers, self.config.upstreams)
+        if route is not None and route.kind == "generate":
+            if len(self._routes) >= 1024:  # bounded: a path names its model (Gemini)
+                self._routes.clear()
+            self._routes[(path, query)] = route
+        return route
 
     async def _repaired(
         self, route: Route, raw: bytes, body: dict[str, Any], headers: Mapping[str, str]
@@ -158,9 +196,9 @@ class Proxy:
             return None
         return f"toolreplay proxy: this proxy needs its token (the {TOKEN_HEADER} header, or as the API key)"
 
-    async def _body(self, request: Request) -> bytes:
+    async def _body(self, request: Request, headers: Mapping[str, str]) -> bytes:
         limit = self.config.max_body
-        declared = request.headers.get("content-length")
+        declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise BodyError(413, f"the request body is larger than {limit:,} bytes")
         chunks: list[bytes] = []
@@ -173,32 +211,43 @@ class Proxy:
         return b"".join(chunks)
 
     def _check(self, route: Route, method: str, raw: bytes, encoding: str) -> Any:
-        """The request's JSON for a model request (refused when it is not an object); None otherwise."""
+        """The request's JSON for a model request (refused when it is not an object); None otherwise, and
+        None when nothing reads it here (no repairs: the recorder's thread reads it from the bytes)."""
         if route.kind != "generate":
             return None
         if method != "POST":
             raise BodyError(405, f"{method} is not a model request; POST it")
-        body = json_body(raw, encoding, self.config.max_body)
+        plain = decoded(raw, encoding, self.config.max_body)
+        if not self.reads_body and is_json_object(plain):
+            return None  # pass-through: nothing reads the body, it is only checked
+        body = json_value(plain)
         if not isinstance(body, dict):
             raise BodyError(400, f"the request body is a JSON {type(body).__name__}, not an object")
         return body
 
-    def _upstream_headers(self, request: Request, wire: Wire) -> list[tuple[bytes, bytes]]:
-        drop = set(HOP_BY_HOP)
-        drop.update(h.strip().lower() for h in request.headers.get("connection", "").split(",") if h.strip())
+    def _upstream_headers(
+        self, raw: list[tuple[bytes, bytes]], headers: Mapping[str, str], wire: Wire
+    ) -> list[tuple[bytes, bytes]]:
+        drop: frozenset[bytes] | set[bytes] = _REQUEST_DROPS
+        named = headers.get("connection", "")
+        if named or self.config.token is not None:
+            drop = set(drop)
+            drop.update(h.strip().lower().encode("latin-1") for h in named.split(",") if h.strip())
         extra: list[tuple[bytes, bytes]] = []
         if self.config.token is not None:
-            drop.add(TOKEN_HEADER)
-            if TOKEN_HEADER not in request.headers:
+            assert isinstance(drop, set)
+            drop.add(TOKEN_HEADER.encode())
+            if TOKEN_HEADER not in headers:
                 # the token came as the API key: the upstream's key is the proxy's own, from its environment
-                drop.update(_KEY_HEADERS)
+                drop.update(_KEY_HEADER_NAMES)
                 extra = _own_key(wire)
-        kept = [(k, v) for k, v in request.headers.raw if k.decode("latin-1").lower() not in drop]
+        kept = [(k, v) for k, v in raw if k.lower() not in drop]
         return kept + extra
 
     async def _forward(
         self,
         request: Request,
+        headers: Mapping[str, str],
         route: Route,
         raw: bytes,
         body: Any,
@@ -207,17 +256,15 @@ class Proxy:
         repairs: tuple[str, ...] = (),
         received: bytes = b"",
     ) -> Response:
-        sent = self.client.build_request(
-            request.method, route.url, headers=self._upstream_headers(request, route.wire), content=raw
-        )
-        for name in _CLIENT_DEFAULTS:
-            if name not in request.headers:
-                del sent.headers[name]
-        ex = _Relay(self, route, request, body, len(raw), started, t0)
+        scope = request.scope
+        sent = httpx.Request(
+            scope["method"], upstream_url(route.url), content=raw, extensions=self.extensions,
+            headers=self._upstream_headers(scope["headers"], headers, route.wire),
+        )  # fmt: skip
+        ex = _Relay(self, route, scope["path"], headers, body, len(raw), started, t0)
         ex.repairs, ex.received = repairs, received
         t_send = time.perf_counter()
         try:
-            # the transport itself: the client's layers (auth, redirects, hooks) have nothing to do here
             resp = await self.transport.handle_async_request(sent)
         except httpx.TimeoutException:
             ex.finish(504, refused="the upstream did not answer in time")
@@ -230,11 +277,8 @@ class Proxy:
                 route.wire, 502, f"toolreplay proxy: cannot reach {_host(route.url)} ({type(exc).__name__})"
             )
         ex.t_send, ex.t_headers = t_send, time.perf_counter()
-        headers = [
-            (k.lower(), v) for k, v in resp.headers.raw if k.decode("latin-1").lower() not in _ANSWER_DROPS
-        ]
-        answer = Relayed(resp.status_code, headers, ex.relay(resp))
-        return answer
+        answer = [(k, v) for k, v in ((k.lower(), v) for k, v in resp.headers.raw) if k not in _ANSWER_DROPS]
+        return Relayed(resp.status_code, answer, ex.relay(resp), on_end=lambda: ex.close(resp))
 
 
 def _own_key(wire: Wire) -> list[tuple[bytes, bytes]]:
@@ -284,48 +328,57 @@ class _Relay:
     wire's error event when the upstream's stream breaks off, and hands the exchange over at the end."""
 
     def __init__(
-        self, proxy: Proxy, route: Route, request: Request, body: Any, size: int, started: float, t0: float
+        self,
+        proxy: Proxy,
+        route: Route,
+        path: str,
+        headers: Mapping[str, str],
+        body: Any,
+        size: int,
+        started: float,
+        t0: float,
     ) -> None:
-        self.proxy, self.route, self.body, self.size = proxy, route, body, size
-        self.started, self.t0 = started, t0
+        self.proxy, self.route, self.path, self.headers = proxy, route, path, headers
+        self.body, self.size, self.started, self.t0 = body, size, started, t0
         self.t_send = self.t_headers = t0
         self.repairs: tuple[str, ...] = ()
         self.received = b""
-        headers = request.headers
-        self.agent = headers.get("user-agent", "")[:200]
-        http = route.wire.http
-        field = http.session_field if http is not None else ""
-        self.session = session_of(headers, body, field) if route.kind == "generate" else None
+        self.seen: _Seen | None = None
+        self.cut: str | None = None
+        self.encoding = ""
         if proxy.recorder is not None:
             proxy.recorder.expect()
-        self.model = route.model or (
-            body.get("model") if isinstance(body, dict) and isinstance(body.get("model"), str) else None
-        )
-        self.path = request.url.path
 
     async def relay(self, resp: httpx.Response) -> AsyncIterator[bytes]:
-        encoding = resp.headers.get("content-encoding", "")
+        """The answer's chunks as they come, then the wire's error event when its stream broke off."""
+        self.encoding = encoding = resp.headers.get("content-encoding", "")
         streamed = resp.headers.get("content-type", "").startswith(_STREAM_TYPES)
-        seen = _Seen(self.proxy.keep and self.route.kind == "generate", streamed, self.proxy.config.max_body)
-        cut: str | None = None
+        keep = self.proxy.keep and self.route.kind == "generate"
+        self.seen = seen = _Seen(keep, streamed, self.proxy.config.max_body)
         try:
-            try:
-                async for chunk in resp.aiter_raw():
-                    seen.took(chunk)
-                    yield chunk
-            except httpx.HTTPError as exc:
-                cut = f"the upstream's answer broke off ({type(exc).__name__})"
-            cut = cut or self._ended_early(resp.status_code, streamed, encoding, seen.tail)
-            error = self._error_event(cut, streamed and not encoding, seen.tail)
-            if error:
-                yield error
-        finally:
-            await resp.aclose()
-            added = (time.perf_counter() - self.t0) - ((seen.first or self.t_headers) - self.t_send)
-            self.finish(
-                resp.status_code, answer=b"".join(seen.chunks), encoding=encoding, answer_bytes=seen.size,
-                streamed=streamed, cut=cut, added_ms=added * 1000 if seen.first else 0.0,
-            )  # fmt: skip
+            async for chunk in resp.aiter_raw():
+                seen.took(chunk)
+                yield chunk
+        except httpx.HTTPError as exc:
+            self.cut = f"the upstream's answer broke off ({type(exc).__name__})"
+        self.cut = self.cut or self._ended_early(resp.status_code, streamed, encoding, seen.tail)
+        error = self._error_event(self.cut, streamed and not encoding, seen.tail)
+        if error:
+            yield error
+
+    async def close(self, resp: httpx.Response) -> None:
+        """The upstream's answer closed (its connection back in the pool) and the exchange handed over."""
+        await resp.aclose()
+        seen = self.seen
+        if seen is None or self.proxy.recorder is None:
+            if self.proxy.recorder is not None:
+                self.finish(resp.status_code, cut="the agent went away before the answer began")
+            return
+        added = (time.perf_counter() - self.t0) - ((seen.first or self.t_headers) - self.t_send)
+        self.finish(
+            resp.status_code, answer=b"".join(seen.chunks), encoding=self.encoding, answer_bytes=seen.size,
+            streamed=seen.streamed, cut=self.cut, added_ms=added * 1000 if seen.first else 0.0,
+        )  # fmt: skip
 
     def _ended_early(self, status: int, streamed: bool, encoding: str, tail: bytes) -> str | None:
         """Why a stream that ended cleanly was still cut short: its last bytes lack the wire's final event
@@ -357,30 +410,44 @@ class _Relay:
         recorder = self.proxy.recorder
         if recorder is None:
             return
+        # who asked, from the headers (and the body when it was read here: else the recorder's thread
+        # reads the session field and the model from it), worked out only when there is a recorder
+        headers, body, http = self.headers, self.body, self.route.wire.http
+        field = http.session_field if http is not None else ""
+        session = session_of(headers, body, field) if self.route.kind == "generate" else None
+        model = self.route.model or model_of(body)
         recorder.submit(
             Exchange(
                 started=self.started, wire=self.route.wire.name, kind=self.route.kind, path=self.path,
-                model=self.model, upstream=self.proxy.config.upstreams[self.route.wire.name],
-                agent=self.agent, session=self.session, body=self.body, request_bytes=self.size,
+                model=model, upstream=self.proxy.config.upstreams[self.route.wire.name],
+                agent=headers.get("user-agent", "")[:200], session=session, body=body,
+                request_bytes=self.size,
                 status=status, answer=answer, answer_encoding=encoding, answer_bytes=answer_bytes,
                 streamed=streamed, cut=cut, added_ms=added_ms, refused=refused, repairs=self.repairs,
-                received=self.received,
+                received=self.received, request_encoding=headers.get("content-encoding", ""),
             )
         )  # fmt: skip
 
 
-def build_app(proxy: Proxy) -> Starlette:
-    """The Starlette app: every path and method goes to :meth:`Proxy.handle`."""
-    methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+def build_app(proxy: Proxy) -> ASGIApp:
+    """The app: every HTTP request, whatever its path and method, goes to :meth:`Proxy.handle`; the rest
+    (the lifespan) to the Starlette shell, which closes the upstream's connections at shutdown."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         await proxy.aclose()
 
-    return Starlette(
-        routes=[StarletteRoute("/{path:path}", proxy.handle, methods=methods)], lifespan=lifespan
-    )
+    shell = Starlette(lifespan=lifespan)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await shell(scope, receive, send)
+            return
+        response = await proxy.handle(Request(scope, receive))
+        await response(scope, receive, send)
+
+    return app
 
 
-__all__ = ["HOP_BY_HOP", "TOKEN_HEADER", "Proxy", "build_app", "error_response"]
+__all__ = ["HOP_BY_HOP", "TOKEN_HEADER", "Proxy", "build_app", "error_response", "header_map", "upstream_url"]

@@ -30,6 +30,8 @@ class Exchange:
     agent: str
     session: str | None
     body: Any
+    """The request's JSON as the agent sent it; None for a model request's until the recorder's thread reads
+    it from ``received`` (the event loop only checks it; bytes wait in the queue, not their objects)."""
     request_bytes: int
     status: int
     answer: bytes = b""
@@ -59,6 +61,14 @@ class Exchange:
     vessel: str | None = None
     notes: tuple[str, ...] = ()
     """What the translation could not carry, one line each."""
+    request_encoding: str = ""
+    """The request's ``Content-Encoding`` (``received`` is read through it)."""
+
+
+def model_of(body: Any) -> str | None:
+    """The model a request body names (None when it names none)."""
+    model = body.get("model") if isinstance(body, Mapping) else None
+    return model if isinstance(model, str) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,4 +134,4 @@ def read_answer(ex: Exchange, data: bytes) -> AnswerRead:
         return AnswerRead(None, "".join(seen), str(exc) or type(exc).__name__)
 
 
-__all__ = ["AnswerRead", "Exchange", "ndjson_payloads", "read_answer", "sse_payloads"]
+__all__ = ["AnswerRead", "Exchange", "model_of", "ndjson_payloads", "read_answer", "sse_payloads"]

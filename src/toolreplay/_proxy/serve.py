@@ -61,6 +61,8 @@ def _server(config: ProxyConfig, sock: socket.socket, say: Say | None) -> tuple[
         build_app(proxy),
         log_level="warning",
         access_log=False,
+        # X-Forwarded-For and its kin are the agent's headers, passed on, not a client address to trust
+        proxy_headers=False,
         ws="none",
         lifespan="on",
         timeout_keep_alive=75,

@@ -15,15 +15,18 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from toolreplay._errors import ToolreplayError
-from toolreplay._proxy.exchange import AnswerRead, Exchange, read_answer
+from toolreplay._proxy.agents import session_of
+from toolreplay._proxy.bodies import BodyError, json_body
+from toolreplay._proxy.exchange import AnswerRead, Exchange, model_of, read_answer
 from toolreplay._proxy.record import Recorded, Writer, upstream_label
 from toolreplay._transport.dump import redact
+from toolreplay.wires import get_wire
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
@@ -177,6 +180,7 @@ class RecorderThread:
                 store.close()
 
     def _handle(self, ex: Exchange, store: Store | None, out: IO[str] | None) -> None:
+        ex = self._read_body(ex)
         outcome = Outcome()
         if store is not None and ex.kind == "generate" and ex.refused is None:
             try:
@@ -191,6 +195,21 @@ class RecorderThread:
         if out is not None:
             out.write(json.dumps(log_line(ex, outcome), ensure_ascii=False) + "\n")
             out.flush()
+
+    def _read_body(self, ex: Exchange) -> Exchange:
+        """A model request's body read from the agent's bytes (the event loop only checked it), with the
+        session and the model it names."""
+        if ex.kind != "generate" or ex.refused is not None or ex.body is not None or not ex.received:
+            return ex
+        if ex.history is not None:  # translated: read on the way
+            return ex
+        try:
+            body = json_body(ex.received, ex.request_encoding, self._max)
+        except BodyError:  # checked before it went upstream: not met here
+            return ex
+        http = get_wire(ex.wire).http
+        session = ex.session or session_of({}, body, http.session_field if http is not None else "")
+        return replace(ex, body=body, session=session, model=ex.model or model_of(body))
 
     def _record(self, ex: Exchange, store: Store) -> Recorded:
         from toolreplay._proxy.bodies import answer_bytes

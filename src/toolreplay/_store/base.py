@@ -45,7 +45,7 @@ class ImportResult:
 
 class Store(Protocol):
     """What toolreplay needs of a database. Every method is its own transaction (inside :meth:`batch`,
-    on SQLite, part of the batch's)."""
+    part of the batch's)."""
 
     url: str
 

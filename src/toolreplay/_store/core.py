@@ -61,7 +61,8 @@ class SQLStore(LiveReplies, Origins, W.WindowView, ABC):
     def close(self) -> None: ...
 
     def batch(self) -> AbstractContextManager[None]:
-        """The writes inside as one transaction where this database does so (SQLite); here each is its own."""
+        """The writes inside as one transaction where this database does so (SQLite and PostgreSQL override
+        it); here each is its own."""
         return nullcontext()
 
     def _read(self, fn: Callable[[Tx], T]) -> T:

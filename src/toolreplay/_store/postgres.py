@@ -172,6 +172,7 @@ class PostgresStore(SQLStore):
         self._idle: list[Conn] = []
         self._pid = os.getpid()
         self._closed = False
+        self._batch = threading.local()  # the connection of this thread's open batch
         try:
             self.migrate()
         except BaseException:
@@ -264,6 +265,9 @@ class PostgresStore(SQLStore):
           connection was cut): nothing of it was committed. A break during the COMMIT itself is raised,
           since the outcome is unknown.
         """
+        batched: Conn | None = getattr(self._batch, "conn", None)
+        if batched is not None:
+            return self._in_batch(batched, fn, what)
         rollback = (self._pg.errors.DeadlockDetected, self._pg.errors.SerializationFailure)
         for attempt in range(1, ATTEMPTS + 1):
             committing = False
@@ -286,6 +290,34 @@ class PostgresStore(SQLStore):
                 except UnicodeEncodeError as exc:
                     raise surrogate_error(self.url, exc) from None
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Every read and write inside, from this thread, is one transaction on one connection, committed
+        at the end, rolled back whole on any error (the proxy's recorder writes one exchange so: one commit,
+        nothing half-written, as on SQLite). Nothing inside is tried again on its own: an error ends it."""
+        if getattr(self._batch, "conn", None) is not None:
+            yield  # nested: part of the outer one
+            return
+        with self._connection() as conn:
+            try:
+                with conn.transaction():
+                    self._batch.conn = conn
+                    try:
+                        yield
+                    finally:
+                        self._batch.conn = None
+            except self._pg.Error as exc:
+                raise self._error("the writes were not committed", exc) from None
+
+    def _in_batch(self, conn: Conn, fn: Callable[[Tx], T], what: str) -> T:
+        """``fn`` inside the open batch (a read sees the batch's own writes): an error ends the batch."""
+        try:
+            return fn(_Tx(conn))
+        except self._pg.Error as exc:
+            raise self._error(what, exc) from None
+        except UnicodeEncodeError as exc:
+            raise surrogate_error(self.url, exc) from None
 
     def close(self) -> None:
         with self._lock:
