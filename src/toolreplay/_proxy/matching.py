@@ -14,8 +14,12 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from toolreplay._history import Message
+from toolreplay._history import History, Message
+
+if TYPE_CHECKING:
+    from toolreplay._store import Store
 
 _SEED = hashlib.sha256(b"toolreplay proxy conversation").hexdigest()
 
@@ -71,4 +75,30 @@ def continued(found: Sequence[tuple[str, str]], heads: Sequence[str]) -> Continu
     return best
 
 
-__all__ = ["Continued", "continued", "head_of", "message_key", "prefix_heads", "unseen"]
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the store holds of a request: the digests after each prefix of its messages, the stored
+    conversation it continues (None: a new one) and that conversation's history."""
+
+    heads: list[str]
+    continued: Continued | None
+    stored: History | None
+
+
+def find_continued(store: Store, messages: Sequence[Message], session: str | None) -> Found:
+    """The stored conversation ``messages`` continue (design 45), loaded: one index lookup and one load."""
+    heads = prefix_heads(messages)
+    cont = continued(store.find_heads(heads, session), heads)
+    return Found(heads, cont, store.load(cont.conversation_id) if cont is not None else None)
+
+
+__all__ = [
+    "Continued",
+    "Found",
+    "continued",
+    "find_continued",
+    "head_of",
+    "message_key",
+    "prefix_heads",
+    "unseen",
+]

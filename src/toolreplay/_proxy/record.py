@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from toolreplay._history import History, Message, Status, Step, ToolCall
 from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
-from toolreplay._proxy.matching import Continued, continued, head_of, prefix_heads, unseen
+from toolreplay._proxy.matching import Continued, find_continued, head_of, unseen
 from toolreplay._steps import Issuer, Text, closing_pieces, host_of
 from toolreplay.wires.reply import Reply, usage_json
 
@@ -105,9 +105,8 @@ class Writer:
 
     def record(self, ex: Exchange, request: History, answer: AnswerRead | None) -> Recorded:
         store = self.store
-        heads = prefix_heads(request.messages)
-        cont = continued(store.find_heads(heads, ex.session), heads)
-        stored = store.load(cont.conversation_id) if cont is not None else None
+        held = find_continued(store, request.messages, ex.session)
+        heads, cont, stored = held.heads, held.continued, held.stored
         issuer = issuer_of(ex, answer.reply if answer is not None else None)
         # a translated request is the proxy's own rendering (design 47): the audit is of agents' bodies
         found = LiveAudit() if ex.history is not None else audit(

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from toolreplay._history import History
-from toolreplay._proxy.matching import continued, prefix_heads
+from toolreplay._proxy.matching import find_continued
 from toolreplay._steps import Issuer, host_of
 from toolreplay.wires.contract import Insertion, Wire
 
@@ -257,10 +257,8 @@ class Repairer:
             self._recorder.settle()  # the answers already given are stored before they are read back
         store = self._store()
         request = parse_request(wire.name, dict(body))
-        heads = prefix_heads(request.messages)
-        cont = continued(store.find_heads(heads, session), heads)
         # a request the store holds nothing of still has its orphaned calls answered
-        stored = store.load(cont.conversation_id) if cont is not None else History("", ())
+        stored = find_continued(store, request.messages, session).stored or History("", ())
         model = body.get("model") if isinstance(body.get("model"), str) else ""
         issuer = Issuer(wire.name, host_of(upstream), str(model))
         elements = wire.body_elements(body)

@@ -25,6 +25,7 @@ from typing import Any
 from toolreplay._proxy.translate_ids import agent_call_ids, answer_id, history_digest, upstream_ids
 from toolreplay._proxy.translate_merge import merge
 from toolreplay._proxy.translate_settings import merged_into, read_settings, write_settings
+from toolreplay._render_options import render_options
 from toolreplay._replay import ReplaySettings, prepare_turn_messages
 from toolreplay._vessels import Vessel
 from toolreplay.errors import ConfigError
@@ -123,18 +124,11 @@ def _with_model(m: Message, model: str) -> Message:
 def _options(
     vessel: Vessel, issuer: Issuer, tools: tuple[ToolSpec, ...], f: Fields, stream: bool
 ) -> RenderOptions:
-    return RenderOptions(
-        model=vessel.model or issuer.model,
-        tools=tools,
-        temperature=f.temperature,
-        max_tokens=f.max_tokens,
-        stream=stream,
-        id_policy=vessel.id_policy,
-        max_id_len=vessel.max_id_len,
-        flags=vessel.flags,
-        include=f.include,
-        cache_breakpoints=vessel.cache_breakpoints,
-    )
+    opts = render_options(
+        vessel, tools=tools, model=vessel.model or issuer.model, temperature=f.temperature,
+        max_tokens=f.max_tokens, stream=stream,
+    )  # fmt: skip
+    return replace(opts, include=f.include)
 
 
 #: Settings that only make sense beside declared tools (a provider refuses them without).

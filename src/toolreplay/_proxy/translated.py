@@ -40,7 +40,7 @@ from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.answers import Relayed, error_response
 from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.exchange import Exchange
-from toolreplay._proxy.matching import continued, prefix_heads
+from toolreplay._proxy.matching import find_continued
 from toolreplay._proxy.model_routes import ModelRoute, pick
 from toolreplay._proxy.routes import Route
 from toolreplay._proxy.translated_stream import AgentNames, Carried, frame, translated_events, written
@@ -201,9 +201,7 @@ class Translator:
             return None
         if self.recorder is not None:
             self.recorder.settle()  # the answers already given are stored before they are read back
-        heads = prefix_heads(history.messages)
-        cont = continued(store.find_heads(heads, session), heads)
-        return store.load(cont.conversation_id) if cont is not None else None
+        return find_continued(store, history.messages, session).stored
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         from toolreplay._proxy.translate import read_inbound, translate_request
