@@ -402,7 +402,11 @@ def test_any_anthropic_settings_translate_within_every_providers_limits(
         b = t.body
         if vessel == "anthropic" and "thinking" in b:
             assert 1024 <= b["thinking"]["budget_tokens"] < b["max_tokens"]
-            assert "temperature" not in b and b.get("tool_choice", {}).get("type") in (None, "auto", "none")
+            assert b.get("temperature", 1) == 1 and b.get("tool_choice", {}).get("type") in (
+                None,
+                "auto",
+                "none",
+            )
         if vessel == "anthropic":
             assert not ("temperature" in b and "top_p" in b)
         if vessel in ("openai", "kimi"):
