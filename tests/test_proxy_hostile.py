@@ -16,7 +16,7 @@ zstandard = pytest.importorskip("zstandard")
 from proxy_helpers import CASES, post, proxied  # noqa: E402
 from toolreplay import _jsonenc as jsonenc  # noqa: E402
 from toolreplay._store import open_store  # noqa: E402
-from toolreplay.testing import CutStream, Error, Hang, ProviderDouble, Reset, Text  # noqa: E402
+from toolreplay.testing import Call, Calls, CutStream, Error, Hang, ProviderDouble, Reset, Text  # noqa: E402
 
 BY_WIRE = {c.wire: c for c in CASES}
 LIMIT = 64 * 1024
@@ -104,6 +104,56 @@ def test_a_broken_stream_ends_with_the_wires_error_event_and_the_reply_is_kept_i
     assert reply.status == "interrupted" and reply.meta is not None and reply.meta["cut"]
     assert then.text.startswith(reply.text)  # what the agent saw before the break, kept
     assert any("[cut]" in line for line in lines)
+
+
+# Gemini and Ollama send a turn's calls whole, with the finish, in one event: no cut of the double's
+# stream falls between a call and the end (their reading of a cut stream is checked below)
+@pytest.mark.parametrize("wire", ["anthropic", "openai-chat", "openai-responses"])
+def test_the_calls_a_broken_stream_finished_are_kept_with_the_interrupted_reply(
+    wire: str, tmp_path: Path
+) -> None:
+    case = BY_WIRE[wire]
+    calls = [Call("coop", {"action": "close", "id": 12}), Call("coop", {"action": "list"})]
+    kept: list[int] = []
+    with ProviderDouble() as double, proxied(double, tmp_path) as (proxy, _, db):
+        for cut in range(1, 80, 3):
+            double.script(CutStream(after_events=cut, then=Calls(calls, text="Closing.")))
+            assert post(proxy.url, case, case.first(True), True).status_code == 200
+        assert proxy.drain()
+        store = open_store(str(db))
+        replies = [m for c in store.list_conversations() for m in store.load(c.id).messages]
+        for reply in replies:
+            if reply.role != "assistant" or reply.status != "interrupted":
+                continue  # a cut after the final event: a whole answer
+            got = [(c.name, c.input) for c in reply.tool_uses]
+            # only whole calls, in order: a prefix of what the upstream made
+            assert got == [(c.name, dict(c.input)) for c in calls][: len(got)], got
+            kept.append(len(got))
+    assert 1 in kept  # a stream cut between the two calls keeps the first
+
+
+def test_a_gemini_stream_cut_after_its_call_keeps_the_call() -> None:
+    from toolreplay._proxy.exchange import Exchange, read_answer
+
+    call = {
+        "functionCall": {"name": "coop", "args": {"action": "close", "id": 12}},
+        "thoughtSignature": "c2ln",
+    }
+    chunks = [
+        {"candidates": [{"content": {"role": "model", "parts": [{"text": "Closing."}]}, "index": 0}]},
+        {"candidates": [{"content": {"role": "model", "parts": [call]}, "index": 0}]},
+    ]  # and then the stream broke off, before the chunk with finishReason
+    data = b"".join(b"data: " + jsonenc.encode(c) + b"\r\n\r\n" for c in chunks)
+    ex = Exchange(
+        started=0.0, wire="gemini", kind="generate", path="/v1beta/models/m:streamGenerateContent",
+        model="m", upstream="http://127.0.0.1:1/v1beta", agent="", session=None, body={},
+        request_bytes=0, status=200, streamed=True, cut="the upstream's answer broke off",
+    )  # fmt: skip
+    got = read_answer(ex, data)
+    assert got.reply is None and got.partial is not None
+    (kept,) = got.partial.calls
+    assert (kept.name, kept.input) == ("coop", {"action": "close", "id": 12})
+    assert kept.provider_data == {"gemini": {"thoughtSignature": "c2ln"}}
 
 
 def test_upstream_errors_pass_as_they_came(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ and the answer read back (whole, or its stream's events assembled by the wire's 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +13,8 @@ from toolreplay._errors import ToolreplayError
 from toolreplay._history import History
 from toolreplay._steps import Issuer
 from toolreplay.wires import get_wire
+from toolreplay.wires.bridge import Delta, collect
+from toolreplay.wires.contract import Wire
 from toolreplay.wires.reply import Reply
 
 
@@ -78,6 +80,9 @@ class AnswerRead:
     reply: Reply | None
     seen_text: str = ""
     problem: str | None = None
+    partial: Reply | None = None
+    """For an answer that broke off: what it finished before it did (each call whose end came, the words
+    and reasoning before), read by the wire's bridge; None when nothing can be read."""
 
 
 _EOL = re.compile(rb"\r\n|\r|\n")
@@ -120,7 +125,7 @@ def read_answer(ex: Exchange, data: bytes) -> AnswerRead:
         except (ToolreplayError, ValueError, TypeError) as exc:  # the parser's error names what is wrong
             return AnswerRead(None, "", f"the answer cannot be read: {exc}")
     framing = wire.http.framing if wire.http is not None else "sse"
-    payloads = ndjson_payloads(data) if framing == "ndjson" else sse_payloads(data)
+    payloads = list(ndjson_payloads(data) if framing == "ndjson" else sse_payloads(data))
     parser = wire.stream_parser()
     seen: list[str] = []
     try:
@@ -131,7 +136,23 @@ def read_answer(ex: Exchange, data: bytes) -> AnswerRead:
             seen.append(parser.feed(jsonenc.loads(payload)))
         return AnswerRead(parser.finish(), "".join(seen))
     except (ToolreplayError, ValueError, TypeError) as exc:  # a cut stream, an error event: words kept
-        return AnswerRead(None, "".join(seen), str(exc) or type(exc).__name__)
+        return AnswerRead(None, "".join(seen), str(exc) or type(exc).__name__, _finished(wire, payloads))
+
+
+def _finished(wire: Wire, payloads: Sequence[str]) -> Reply | None:
+    """What a stream that broke off had finished, by the wire's bridge reader: a call counts once its
+    end came (:func:`~toolreplay.wires.bridge.collect` keeps no unfinished call)."""
+    if wire.bridge is None:
+        return None
+    reader = wire.bridge().reader()
+    deltas: list[Delta] = []
+    try:
+        for payload in payloads:
+            text = payload.strip()
+            deltas += reader.feed(text if text == "[DONE]" else jsonenc.loads(text))
+    except (ToolreplayError, ValueError, TypeError):
+        pass  # what was read before the broken event stands
+    return collect(deltas)
 
 
 __all__ = ["AnswerRead", "Exchange", "model_of", "ndjson_payloads", "read_answer", "sse_payloads"]

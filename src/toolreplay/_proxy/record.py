@@ -189,11 +189,11 @@ class Writer:
                 meta["proxy"]["notes"] = list(ex.notes)
         reply = answer.reply
         if reply is None:
-            done = _interrupted(rid, extend, ex, answer, meta)
+            done = _interrupted(rid, extend, ex, answer, meta, issuer)
         else:
             done = _answered(rid, extend, reply, issuer, meta)
-            for c in done.tool_uses[len(extend.tool_uses) if extend is not None else 0 :]:
-                store.record_call(cid, rid, c)
+        for c in done.tool_uses[len(extend.tool_uses) if extend is not None else 0 :]:
+            store.record_call(cid, rid, c)
         store.finish_reply(
             cid, rid, text=done.text, status=done.status, provider_data=done.provider_data, meta=meta,
             steps=done.steps,
@@ -205,13 +205,18 @@ class Writer:
 
 
 def _interrupted(
-    rid: str, extend: Message | None, ex: Exchange, answer: AnswerRead, meta: dict[str, Any]
+    rid: str, extend: Message | None, ex: Exchange, answer: AnswerRead, meta: dict[str, Any], issuer: Issuer
 ) -> Message:
-    """The reply of an answer that broke off: what the agent saw kept, the reply marked interrupted (and,
-    when it was a reply of its own, one the agent never saw: no key, design 45)."""
+    """The reply of an answer that broke off: what the agent saw kept (the calls the upstream finished
+    before it broke off among it), the reply marked interrupted (and, when it was a reply of its own, one
+    the agent never saw whole: no key, design 45)."""
     meta["interrupted"] = ex.cut or answer.problem or "the answer ended early"
     if extend is None:
         meta["cut"] = True
+    partial = answer.partial
+    if partial is not None and partial.calls:
+        return replace(_answered(rid, extend, partial, issuer, meta), status="interrupted")
+    if extend is None:
         return Message(rid, "assistant", answer.seen_text, status="interrupted", meta=meta)
     steps = _kept([s for s, _ in extend.step_calls()], len(extend.tool_uses))
     return replace(extend, status="interrupted", meta=meta, steps=steps)

@@ -86,7 +86,7 @@ def note_kind(note: str) -> str:
 
 def _translated_answer(ex: Exchange) -> AnswerRead | None:
     if ex.cut:
-        return AnswerRead(None, ex.reply.text if ex.reply is not None else "", ex.cut)
+        return AnswerRead(None, ex.reply.text if ex.reply is not None else "", ex.cut, ex.reply)
     return AnswerRead(ex.reply) if ex.reply is not None and ex.status == 200 else None
 
 
