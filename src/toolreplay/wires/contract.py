@@ -44,7 +44,7 @@ from toolreplay.wires.translation import Translation
 from toolreplay.wires.vessel import VesselProfile
 
 if TYPE_CHECKING:
-    from toolreplay.model import History, Issuer, Part, Reasoning, RequestSettings
+    from toolreplay.model import History, Issuer, Part, Reasoning, RequestSettings, Usage
     from toolreplay.wires.common import IdMapper, RenderOptions
     from toolreplay.wires.doubles import Answer, Event, PromptCacheRule, Splitter
     from toolreplay.wires.doubles import Rules as DoubleRules
@@ -319,6 +319,9 @@ class Wire:
     #: The elements of a body's history (what ``cache-diff`` compares); default: ``list_key``'s list.
     elements: Callable[[Mapping[str, Any]], list[Any]] | None = None
     parse_request: Callable[[Any], History] | None = None
+    #: (an answer's ``usage`` object) -> its token counts (the Claude Code CLI's result event carries
+    #: Anthropic's, read through the anthropic wire); None: read only inside ``parse_response``.
+    parse_usage: Callable[[Any], Usage] | None = None
     http: Http | None = None
     #: For a wire not sent over HTTP: what drives it (``Claude Code CLI``), and where a request goes, for
     #: people (a format string of ``base_url``).
