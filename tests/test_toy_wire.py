@@ -24,6 +24,7 @@ from toolreplay._cli import cli
 from toolreplay.wires import get_wire, parse_request, parse_response, register_wire, unregister_wire
 from toolreplay.wires.common import IdMapper, RenderOptions
 from toolreplay.wires.contract import Http, ImportForm, TurnPiece, Wire
+from toolreplay.wires.evidence import Evidence, Proof
 from toolreplay.wires.reply import ParsedCall, Reply
 
 NAME = "toy-lines"
@@ -82,8 +83,8 @@ class _Stream:
         return Reply(text="".join(self.parts), finish_reason="stop")
 
 
-def _sniff(body: Mapping[str, Any]) -> float:
-    return 0.99 if isinstance(body.get(KEY), list) else 0.0
+def _sniff(body: Mapping[str, Any]) -> Evidence | None:
+    return Evidence(Proof.KEY, (f"a {KEY!r} list",)) if isinstance(body.get(KEY), list) else None
 
 
 def _rules(v: Vessel, body: Mapping[str, Any], out: list[str]) -> None:

@@ -108,7 +108,7 @@ def test_every_captured_request_translates_for_every_wire(
 ) -> None:
     t = translated(wire, body, vessel, path_model=model)
     assert refused(vessel, t.body) == []
-    assert get_wire(vessel_of(vessel).wire).sniff(t.body) > 0 or vessel_of(vessel).wire == "gemini"
+    assert get_wire(vessel_of(vessel).wire).sniff(t.body) is not None or vessel_of(vessel).wire == "gemini"
     assert not forwards_token(t.body)
 
 

@@ -7,10 +7,11 @@ another tool: LiteLLM logs the body under ``additional_args.complete_input_dict`
 looks for the first object that holds a wire's message list (``messages``, ``input``, ``contents``, or a
 claude-prompt ``prompt``: any registered wire's ``holds``), breadth first, a few levels deep.
 
-:func:`detect_wire` asks every registered wire's sniffer how sure it is that the body is its own (see
-each wire's ``detect.py``: a ``contents`` list is Gemini's, ``input`` Responses', a string ``prompt``
-claude-prompt's; among ``messages`` bodies Anthropic's own blocks beat Ollama's marks, which beat
-Anthropic text blocks, which beat Chat, the fallback); the most confident wins.
+:func:`detect_wire` asks every registered wire what the body proves about being its own (see each
+wire's ``detect.py``: a ``contents`` list is Gemini's, ``input`` Responses', a string ``prompt``
+claude-prompt's; among ``messages`` bodies Anthropic's own marks rule out Ollama's and Chat's, Ollama's
+rule out Chat's, a mark proves more than a habit, and any list fits Chat); the strongest proof wins, and
+a body two wires fit equally is an error naming both (design 27).
 
 A wire named by the dump (``wire``, a known ``vessel``, or the request URL) wins over the shape; for a
 transport dump ``NNNN-<vessel>-request.json`` the sibling ``NNNN-<vessel>-meta.json`` names it.
@@ -143,13 +144,16 @@ def _wire_from_dump(wrappers: list[Mapping[str, Any]]) -> tuple[str | None, str 
 
 
 def detect_wire(body: Mapping[str, Any]) -> str:
-    """The wire ``body`` speaks: the registered wire whose sniffer is most confident."""
+    """The wire ``body`` speaks, by what it proves (design 27); an ambiguous body is an error naming the
+    wires it fits."""
     from toolreplay.wires import sniff_wire
 
     found = sniff_wire(body)
-    if found is None:
+    if found.ambiguous:
+        raise WireError(f"{found.why()} (--wire)")
+    if found.wire is None:
         raise WireError(f"not a request body: no {_list_keys()}")
-    return found[0].name
+    return found.wire
 
 
 _DUMP_NAME = re.compile(r"^(\d{4,}-.+)-request\.json$")

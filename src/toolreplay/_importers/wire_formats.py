@@ -6,11 +6,11 @@ of: a request body (``{"messages": ...}``, ``{"input": ...}``, ``{"contents": ..
 list (a JSON array), JSON Lines of conversations (each line a body or a message list, optionally with an
 ``id``), or JSON Lines of messages (one conversation, one message per line).
 
-For ``--from auto`` a request body (the first record, holding a wire's list key) is the wire's whose
-sniffer is most confident (:func:`toolreplay.wires.sniff_wire`, the audit's own detection, so the two
-always agree). A bare list has no body fields to go by: each wire looks for its own marks in it (its
-``detect.marks``), the wires tried from the highest import rank down, so a plain-text chat list (the
-same in several wires) reads as ``openai-chat``, the lowest.
+For ``--from auto`` a request body (the first record, holding a wire's list key) is the wire its
+evidence proves (:func:`toolreplay.wires.sniff_wire`, the audit's own detection, so the two always
+agree; a body two wires fit equally is neither's). A bare list has no body fields to go by: each wire
+looks for its own marks in it (its ``detect.marks``), the wires tried from the highest import rank down,
+so a plain-text chat list (the same in several wires) reads as ``openai-chat``, the lowest.
 """
 
 from __future__ import annotations
@@ -84,14 +84,16 @@ def _lost(wire: Wire, els: Sequence[Any]) -> str | None:
 
 
 def _not_marked(wire: Wire, body: Any, els: Sequence[Any]) -> str | None:
-    """Why ``body`` is not ``wire``'s by its marks: a body is the most confident sniffer's; a bare list
-    is judged by the wire's own marks."""
+    """Why ``body`` is not ``wire``'s by its marks: a body is the wire its evidence proves (design 27); a
+    bare list is judged by the wire's own marks."""
     found = sniff_wire(cast(Mapping[str, Any], body)) if isinstance(body, Mapping) else None
-    if found is None:
+    if found is None or not found.left:
         return _form(wire).marks(body, els)
-    if found[0].name == wire.name:
+    if found.ambiguous:
+        return found.why()
+    if found.wire == wire.name:
         return None
-    return f"the body reads as {found[0].name} (its marks are more certain)"
+    return f"the body reads as {found.wire} (its marks prove more)"
 
 
 def _sniffer(wire: str, marks: bool) -> Callable[[Document], str | None]:

@@ -234,8 +234,12 @@ class StreamReader:
         ]
 
     def _result(self, event: Mapping[str, Any]) -> ClaudeOutcome:
-        from toolreplay.wires.anthropic.response import parse_usage
+        from toolreplay.wires import get_wire
 
+        # the CLI's result event carries the Messages API's usage: read by the anthropic wire's contract
+        parse_usage = get_wire("anthropic").parse_usage
+        if parse_usage is None:
+            raise TypeError("the anthropic wire's contract has no parse_usage")
         steps, final = self._steps.finish()
         text = final if steps else "\n\n".join(self._texts)
         result = event.get("result")

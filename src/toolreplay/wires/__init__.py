@@ -7,7 +7,8 @@ uses what the wire says. Adding a wire is one new package plus one line in :data
 :func:`register_wire` call from outside, e.g. a test's toy wire).
 
 The contract's values are exported here: :class:`Wire` and its parts (:class:`Http`, :class:`ImportForm`,
-:class:`Double`, :class:`StreamParser`, :class:`Refused`), what ``render`` takes (:class:`TurnMessage`,
+:class:`Double`, :class:`StreamParser`, :class:`Refused`), what a body proves (:class:`Evidence`,
+:class:`Proof`, :func:`choose` and its :class:`Detection`), what ``render`` takes (:class:`TurnMessage`,
 :class:`ReplayStep`, :class:`ReplayCall`, :class:`RenderOptions`, :class:`IdMapper`) and what the parsers
 return (:class:`Reply`, :class:`ParsedCall`); the stored conversation is :mod:`toolreplay.model`.
 
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolreplay.wires.common import IdMapper, RenderOptions
 from toolreplay.wires.contract import Double, Http, ImportForm, Refused, StreamParser, TurnPiece, Wire
+from toolreplay.wires.evidence import Detection, Evidence, Proof, choose
 from toolreplay.wires.replayed import ReplayCall, ReplayStep, TurnMessage
 from toolreplay.wires.reply import ParsedCall, Reply
 
@@ -95,14 +97,15 @@ def unregister_wire(name: str) -> None:
             _modules.pop(name, None)
 
 
-def sniff_wire(body: Mapping[str, Any]) -> tuple[Wire, float] | None:
-    """The wire whose sniffer is most confident that ``body`` is its own (ties: the first registered)."""
-    best: tuple[Wire, float] | None = None
+def sniff_wire(body: Mapping[str, Any]) -> Detection:
+    """Which wire ``body`` is: every registered wire's evidence, decided by :func:`choose` (design 27).
+    The registration order plays no part: a body two wires fit equally is ambiguous, naming both."""
+    found: dict[str, Evidence] = {}
     for w in all_wires():
-        c = w.sniff(body)
-        if c > 0 and (best is None or c > best[1]):
-            best = (w, c)
-    return best
+        evidence = w.sniff(body)
+        if evidence is not None:
+            found[w.name] = evidence
+    return choose(found)
 
 
 def render_wire(wire: str, turns: Sequence[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
@@ -128,11 +131,14 @@ def parse_request(wire: str, body: Any) -> History:
 
 
 __all__ = [
+    "Detection",
     "Double",
+    "Evidence",
     "Http",
     "IdMapper",
     "ImportForm",
     "ParsedCall",
+    "Proof",
     "Refused",
     "RenderOptions",
     "ReplayCall",
@@ -143,6 +149,7 @@ __all__ = [
     "TurnPiece",
     "Wire",
     "all_wires",
+    "choose",
     "get_wire",
     "parse_request",
     "parse_response",

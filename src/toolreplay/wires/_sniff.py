@@ -1,19 +1,19 @@
-"""What the wires' sniffers share: reading the objects inside a body's messages, and the confidences.
+"""What the wires' sniffers share: reading the objects inside a body's messages.
 
 Used by each wire's ``detect.py`` (the audit's body detection and ``import --from auto``, which both ask
-:func:`toolreplay.wires.sniff_wire`: the most confident wire wins); nothing outside ``wires/`` imports it.
+:func:`toolreplay.wires.sniff_wire`); nothing outside ``wires/`` imports it. Each sniffer returns the
+:class:`~toolreplay.wires.evidence.Evidence` a body gives its wire, and one rule decides (design 27).
 
-The ``messages`` wires (Anthropic, Ollama, Chat) share a list key, so their sniffers rank marks by how
-much they prove (design 27):
+The ``messages`` wires (Anthropic, Ollama, Chat) share a list key, so their marks say what they prove:
 
-* :data:`OWN` (0.9): Anthropic's own blocks, top-level ``system``, ``input_schema`` tools, a thinking
-  budget, fields only Anthropic takes;
-* :data:`NATIVE` (0.8): Ollama's own marks (object ``arguments``, ``tool_name``, ``images``, its body keys);
-* :data:`CHAT` (0.7): Chat's own marks (string ``arguments``, Chat-only content parts, Chat-only body
-  fields, reasoning fields on messages, a model of OpenAI's own);
-* :data:`HABIT` (0.6): Ollama's habit of ``"stream": false`` with no Chat field;
-* :data:`BLOCKS` (0.5): Anthropic text/image blocks or a ``thinking`` parameter with nothing of Chat's;
-* :data:`FALLBACK` (0.1): any ``messages`` list reads as Chat.
+* a mark (:attr:`~toolreplay.wires.evidence.Proof.MARK`): Anthropic's own blocks, top-level ``system``,
+  ``input_schema`` tools, a thinking budget, fields only Anthropic takes (they rule out Chat and Ollama);
+  Ollama's own marks (object ``arguments``, ``tool_name``, ``images``, its body keys: they rule out
+  Chat); Chat's own marks (string ``arguments``, Chat-only content parts, Chat-only body fields,
+  reasoning fields on messages, a model of OpenAI's own);
+* a habit (:attr:`~toolreplay.wires.evidence.Proof.HABIT`): Ollama's ``"stream": false`` with no Chat
+  field; Anthropic text/image blocks or a ``thinking`` parameter with nothing of Chat's;
+* a fit (:attr:`~toolreplay.wires.evidence.Proof.FITS`): any ``messages`` list reads as Chat.
 """
 
 from __future__ import annotations
@@ -21,13 +21,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
-
-OWN = 0.9
-NATIVE = 0.8
-CHAT = 0.7
-HABIT = 0.6
-BLOCKS = 0.5
-FALLBACK = 0.1
 
 #: Blocks that only Anthropic's Messages API has (a Chat content part is never one of these). A
 #: ``thinking`` block is Anthropic's only when its ``thinking`` is a string: Mistral's thinking part
@@ -99,29 +92,32 @@ def openai_model(body: Mapping[str, Any]) -> bool:
     return isinstance(model, str) and _OPENAI_MODEL.match(model) is not None
 
 
-def chat_marks(body: Mapping[str, Any], messages: Sequence[Any]) -> bool:
-    """Anything only a Chat body carries: string arguments, Chat-only parts, fields or message keys, a
-    string ``tool_choice`` (Anthropic's is an object, Ollama has none), one of OpenAI's own models."""
-    if string_arguments(messages) or any(chat_part(b) for b in inner(messages, "content")):
-        return True
-    if any(k in body for k in CHAT_FIELDS) or isinstance(body.get("tool_choice"), str):
-        return True
-    if any(isinstance(m, Mapping) and any(k in m for k in CHAT_MESSAGE_KEYS) for m in messages):
-        return True
-    return openai_model(body)
+def chat_marks(body: Mapping[str, Any], messages: Sequence[Any]) -> str | None:
+    """The first mark only a Chat body carries, named for people, or None: string arguments, Chat-only
+    parts, fields or message keys, a string ``tool_choice`` (Anthropic's is an object, Ollama has none),
+    one of OpenAI's own models."""
+    if string_arguments(messages):
+        return "string tool-call arguments"
+    part = next((b for b in inner(messages, "content") if chat_part(b)), None)
+    if part is not None:
+        return f"a {part.get('type')!r} content part"
+    field = next((k for k in CHAT_FIELDS if k in body), None)
+    if field is not None:
+        return f"a {field!r} field"
+    if isinstance(body.get("tool_choice"), str):
+        return "a string tool_choice"
+    for m in messages:
+        key = next((k for k in CHAT_MESSAGE_KEYS if isinstance(m, Mapping) and k in m), None)
+        if key is not None:
+            return f"{key!r} on a message"
+    return f"an OpenAI model ({body.get('model')})" if openai_model(body) else None
 
 
 __all__ = [
     "ANTHROPIC_BLOCKS",
     "ANTHROPIC_FIELDS",
-    "BLOCKS",
-    "CHAT",
     "CHAT_FIELDS",
     "CHAT_PARTS",
-    "FALLBACK",
-    "HABIT",
-    "NATIVE",
-    "OWN",
     "anthropic_block",
     "chat_marks",
     "chat_part",

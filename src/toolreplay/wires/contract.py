@@ -15,7 +15,8 @@ wire is a bundle of pure functions and facts, like httpx's ``BaseTransport`` or 
   ``conversation_keys`` (every other top-level key is a request setting), ``carry_settings`` (what a
   normal render takes over from an imported request), ``mid_system``, ``tool_kinds`` (the tool
   declarations it has: free-form, hosted);
-* how it is recognised: ``sniff`` (a body -> confidence in 0..1; the highest wins), ``url_endings`` (a
+* how it is recognised: ``sniff`` (a body -> the :class:`~toolreplay.wires.evidence.Evidence` it gives
+  this wire: how much it proves, its marks, the wires they rule out; one rule decides), ``url_endings`` (a
   dump that recorded the URL), :class:`ImportForm` (files of its bodies or messages for ``import``);
 * its provider rules: ``rules`` (what the provider refuses, read from the body; the validator,
   ``check --offline`` and the doubles all run these), ``specs`` (the provider's own definitions), and
@@ -37,12 +38,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from toolreplay.wires.bridge import Bridge
+from toolreplay.wires.evidence import Evidence
 from toolreplay.wires.reply import Reply
 from toolreplay.wires.translation import Translation
 from toolreplay.wires.vessel import VesselProfile
 
 if TYPE_CHECKING:
-    from toolreplay.model import History, Issuer, Part, Reasoning, RequestSettings
+    from toolreplay.model import History, Issuer, Part, Reasoning, RequestSettings, Usage
     from toolreplay.wires.common import IdMapper, RenderOptions
     from toolreplay.wires.doubles import Answer, Event, PromptCacheRule, Splitter
     from toolreplay.wires.doubles import Rules as DoubleRules
@@ -298,8 +300,9 @@ class Wire:
     render_turn: Callable[[RenderOptions, IdMapper | None], TurnPiece]
     parse_response: Callable[[Mapping[str, Any]], Reply]
     stream_parser: Callable[[], StreamParser]
-    #: A request body -> confidence in 0..1 that it is this wire's (0: not this wire's).
-    sniff: Callable[[Mapping[str, Any]], float]
+    #: A request body -> what it proves about being this wire's (None: nothing, not this wire's); every
+    #: wire's evidence goes to :func:`~toolreplay.wires.evidence.choose` (design 27).
+    sniff: Callable[[Mapping[str, Any]], Evidence | None]
     rules: RuleCheck
     #: How the list key is named to people (claude-prompt: ``prompt transcript``).
     list_label: str = ""
@@ -320,6 +323,9 @@ class Wire:
     #: The elements of a body's history (what ``cache-diff`` compares); default: ``list_key``'s list.
     elements: Callable[[Mapping[str, Any]], list[Any]] | None = None
     parse_request: Callable[[Any], History] | None = None
+    #: (an answer's ``usage`` object) -> its token counts (the Claude Code CLI's result event carries
+    #: Anthropic's, read through the anthropic wire); None: read only inside ``parse_response``.
+    parse_usage: Callable[[Any], Usage] | None = None
     http: Http | None = None
     #: For a wire not sent over HTTP: what drives it (``Claude Code CLI``), and where a request goes, for
     #: people (a format string of ``base_url``).

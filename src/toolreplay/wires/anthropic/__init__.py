@@ -66,6 +66,7 @@ WIRE = Wire(
     elements=breakpoints.unmarked,
     parse_request=request.parse_request,
     parse_response=response.parse_response,
+    parse_usage=response.parse_usage,
     stream_parser=response.StreamParser,
     http=Http(
         endpoint=_endpoint,

@@ -6,11 +6,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolreplay.wires.claude_prompt.render import LIST_KEY
+from toolreplay.wires.evidence import Evidence, Proof
 
 
-def sniff(body: Mapping[str, Any]) -> float:
+def sniff(body: Mapping[str, Any]) -> Evidence | None:
     """A string ``prompt`` and no ``messages`` list."""
-    return 0.95 if isinstance(body.get(LIST_KEY), str) and not isinstance(body.get("messages"), list) else 0.0
+    if not isinstance(body.get(LIST_KEY), str) or isinstance(body.get("messages"), list):
+        return None
+    return Evidence(Proof.KEY, ("a string 'prompt'",))
 
 
 def holds(obj: Mapping[str, Any]) -> bool:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolreplay.wires.evidence import Evidence, Proof
 from toolreplay.wires.gemini.render import LIST_KEY
 
 
-def sniff(body: Mapping[str, Any]) -> float:
+def sniff(body: Mapping[str, Any]) -> Evidence | None:
     """A ``contents`` list: no other wire has one."""
-    return 1.0 if isinstance(body.get(LIST_KEY), list) else 0.0
+    return Evidence(Proof.KEY, ("a 'contents' list",)) if isinstance(body.get(LIST_KEY), list) else None
 
 
 def is_element(value: Any) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.wires._sniff import HABIT, NATIVE, chat_marks, inner
+from toolreplay.wires._sniff import chat_marks, inner
+from toolreplay.wires.evidence import Evidence, Proof
 from toolreplay.wires.ollama.render import LIST_KEY
 
 #: Top-level fields only Ollama's body has.
@@ -19,35 +20,40 @@ def _object_arguments(messages: Sequence[Any]) -> bool:
     return any(isinstance(f, Mapping) and isinstance(f.get("arguments"), Mapping) for f in fns)
 
 
-def _native(body: Mapping[str, Any], messages: Sequence[Any]) -> bool:
-    """Ollama's own marks: object ``arguments``, ``tool_name``, ``images`` or a ``thinking`` string on a
-    message, its own body fields."""
-    if _object_arguments(messages) or any(k in body for k in OLLAMA_BODY_KEYS):
-        return True
+def _native(body: Mapping[str, Any], messages: Sequence[Any]) -> str | None:
+    """Ollama's own marks, the first named for people: object ``arguments``, ``tool_name``, ``images``
+    or a ``thinking`` string on a message, its own body fields."""
+    if _object_arguments(messages):
+        return "object tool-call arguments"
+    field = next((k for k in OLLAMA_BODY_KEYS if k in body), None)
+    if field is not None:
+        return f"a {field!r} field"
     for m in messages:
         if isinstance(m, Mapping) and ("tool_name" in m or isinstance(m.get("images"), list)):
-            return True
+            return "'tool_name' on a message" if "tool_name" in m else "'images' on a message"
         if isinstance(m, Mapping) and isinstance(m.get("thinking"), str):
-            return True
-    return False
+            return "a 'thinking' string on a message"
+    return None
 
 
-def sniff(body: Mapping[str, Any]) -> float:
-    """Ollama's own marks: 0.8 (above Chat's; below Anthropic's own blocks). ``"stream": false`` with
-    nothing of Chat's: 0.6 (Ollama streams unless told not to, so its bodies say so; Chat clients rarely
-    do, and then usually send a field or a model that is Chat's own, which wins at 0.7)."""
+def sniff(body: Mapping[str, Any]) -> Evidence | None:
+    """Ollama's own marks: a mark, which rules out Chat (object arguments are no Chat call; Chat's own
+    marks are fields Ollama clients send too). ``"stream": false`` with nothing of Chat's: a habit (Ollama
+    streams unless told not to, so its bodies say so; Chat clients rarely do, and then usually send a
+    field or a model that is Chat's own, a mark)."""
     messages = body.get(LIST_KEY)
     if not isinstance(messages, list):
-        return 0.0
-    if _native(body, messages):
-        return NATIVE
+        return None
+    native = _native(body, messages)
+    if native is not None:
+        return Evidence(Proof.MARK, (native,), rules_out=("openai-chat",))
     if body.get("stream") is not False or any(k in body for k in _FOREIGN_FIELDS):
-        return 0.0
+        return None
     if any(isinstance(m, Mapping) and isinstance(m.get("content"), list) for m in messages):
-        return 0.0  # Ollama's content is a string (images go in ``images``)
-    if not chat_marks(body, messages):
-        return HABIT
-    return 0.0
+        return None  # Ollama's content is a string (images go in ``images``)
+    if chat_marks(body, messages) is None:
+        return Evidence(Proof.HABIT, ('"stream": false',))
+    return None
 
 
 def is_element(value: Any) -> bool:

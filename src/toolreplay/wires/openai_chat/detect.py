@@ -1,8 +1,8 @@
 """Recognising OpenAI Chat bodies: the audit's sniffing and ``import --from auto``.
 
 Chat is every ``messages`` wire's common ground: a plain-text chat list reads the same in several wires,
-so a body with none of Chat's own marks is Chat's at the lowest confidence of all (the fallback) and
-Chat's import form ranks last.
+so a body with none of Chat's own marks fits Chat and proves nothing more (the weakest evidence of all)
+and Chat's import form ranks last.
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from toolreplay.wires._sniff import CHAT, FALLBACK, anthropic_block, chat_marks, inner
+from toolreplay.wires._sniff import anthropic_block, chat_marks, inner
+from toolreplay.wires.evidence import Evidence, Proof
 from toolreplay.wires.openai_chat.render import LIST_KEY
 from toolreplay.wires.turns import kind_of
 
@@ -19,14 +20,17 @@ from toolreplay.wires.turns import kind_of
 CHAT_ROLES = ("system", "developer", "user", "assistant", "tool", "function")
 
 
-def sniff(body: Mapping[str, Any]) -> float:
+def sniff(body: Mapping[str, Any]) -> Evidence | None:
     """Chat's own marks (string ``arguments``, Chat-only content parts and fields, reasoning fields on
-    messages, a model of OpenAI's own): 0.7, above Ollama's ``"stream": false`` habit and Anthropic's text
-    blocks. Else any ``messages`` list: 0.1, the fallback (design 27)."""
+    messages, a model of OpenAI's own): a mark, above Ollama's ``"stream": false`` habit and Anthropic's
+    text blocks. Else any ``messages`` list fits (design 27)."""
     messages = body.get(LIST_KEY)
     if not isinstance(messages, list):
-        return 0.0
-    return CHAT if chat_marks(body, messages) else FALLBACK
+        return None
+    mark = chat_marks(body, messages)
+    if mark is not None:
+        return Evidence(Proof.MARK, (mark,))
+    return Evidence(Proof.FITS, ("a 'messages' list",))
 
 
 def is_element(value: Any) -> bool:

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from toolreplay.wires._sniff import inner
+from toolreplay.wires.evidence import Evidence, Proof
 from toolreplay.wires.openai_responses.render import LIST_KEY
 
 RESPONSES_ITEMS = (
@@ -18,9 +19,11 @@ RESPONSES_ITEMS = (
 )
 
 
-def sniff(body: Mapping[str, Any]) -> float:
+def sniff(body: Mapping[str, Any]) -> Evidence | None:
     """An ``input`` (list or string) and no ``messages`` list."""
-    return 0.96 if LIST_KEY in body and not isinstance(body.get("messages"), list) else 0.0
+    if LIST_KEY not in body or isinstance(body.get("messages"), list):
+        return None
+    return Evidence(Proof.KEY, ("an 'input'",))
 
 
 def holds(obj: Mapping[str, Any]) -> bool:
