@@ -100,15 +100,46 @@ WAITS: tuple[str, ...] = (
     "test_dump_numbering.py::test_parallel_processes",
     "test_suite_honesty.py::test_ci_without_shared_fails_before_any_test",
     "test_chat_interrupt.py::",
+    # a proxy each, over every wire that streams calls in pieces; the Gemini cut stream stays quick
+    "test_proxy_hostile.py::test_the_calls_a_broken_stream_finished_are_kept_with_the_interrupted_reply",
+    # real connections closed, TLS, slow readers; test_kept_alive_connections_are_reused stays quick
+    "test_proxy_upstream.py::test_a_tls_upstream_is_verified_and_served",
+    "test_proxy_upstream.py::test_an_upstream_that_closes_a_kept_alive_connection_gets_a_new_one",
+    "test_proxy_upstream.py::test_a_large_answer_reaches_an_agent_that_reads_slowly_whole",
 )
+
+#: Tests repeated over every wire, vessel, fault or recording, a second or more in all: the quick tier runs
+#: each on its first parameter (the full tier on every one), so the edit-test loop keeps one case of each
+#: behaviour. A node id without its parameters.
+ONCE: frozenset[str] = frozenset({
+    "test_bridge_responses.py::test_another_wires_recorded_stream_written_as_responses_is_strict_and_reads_back",
+    "test_proxy.py::test_pass_through_is_byte_identical",
+    "test_proxy.py::test_two_steps_are_recorded_as_one_reply_with_its_call_answer_and_issuer",
+    "test_proxy_hostile.py::test_a_broken_stream_ends_with_the_wires_error_event_and_the_reply_is_kept_interrupted",
+    "test_proxy_hostile.py::test_refused_bodies_answer_in_the_wires_shape_and_never_reach_the_upstream",
+    "test_wires_stability.py::test_many_messages_render_with_linear_work",
+    "test_wires_stability.py::test_appending_never_changes_the_earlier_messages",
+    "test_wires_stability.py::test_same_history_same_bytes",
+    "test_faults.py::test_surfaced_faults_keep_the_executed_call",
+    "test_faults.py::test_retried_faults_finish_the_turn",
+    "test_translate_doubles.py::test_an_agents_task_completes_on_another_wire_and_runs_again_byte_for_byte",
+    "test_acceptance.py::test_three_turns_closing_todos",
+    "test_doubles_strict.py::test_sdk_strict_models_accept_every_answer",
+    "test_cache_diff.py::test_ten_turns_through_the_doubles_keep_the_prefix",
+    "test_agents_as_sent.py::test_an_agents_last_request_is_valid_for_every_vessel_with_its_calls_as_calls",
+})  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     slow = pytest.mark.slow
+    first: set[str] = set()
     for item in items:
         node = item.nodeid.removeprefix("tests/")
-        if node.startswith(WAITS):
+        base = node.split("[", 1)[0]
+        if node.startswith(WAITS) or (base in ONCE and base in first):
             item.add_marker(slow)
+        elif base in ONCE:
+            first.add(base)
 
 
 def pytest_configure(config: pytest.Config) -> None:
