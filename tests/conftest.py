@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import collections
 import ipaddress
 import itertools
 import json
@@ -129,14 +130,35 @@ ONCE: frozenset[str] = frozenset({
     "test_agents_as_sent.py::test_an_agents_last_request_is_valid_for_every_vessel_with_its_calls_as_calls",
 })  # fmt: skip
 
+#: Tests run once per recording of the corpus (hundreds of cases of a few milliseconds each, where the
+#: runner's own cost per test outweighs the check): the quick tier runs every SAMPLE-th case of each (always
+#: the same ones, in collection order); the full tier runs every case. Files, or node ids without their
+#: parameters.
+SAMPLED: tuple[str, ...] = (
+    "test_corpus.py::",
+    "test_audit_reasoning.py::test_every_piece_the_body_carries_is_listed_and_nothing_else",
+    "test_as_sent.py::test_a_recorded_body_renders_back_as_it_was_sent",
+    "test_double_refusals.py::test_the_double_takes_every_body_the_provider_took",
+    "test_wire_detection.py::test_import_and_audit_read_the_same_wire",
+)
+SAMPLE = 4
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     slow = pytest.mark.slow
     first: set[str] = set()
+    seen: collections.Counter[str] = collections.Counter()
     for item in items:
         node = item.nodeid.removeprefix("tests/")
         base = node.split("[", 1)[0]
-        if node.startswith(WAITS) or (base in ONCE and base in first):
+        sampled = "[" in node and node.startswith(SAMPLED)
+        if sampled:
+            seen[base] += 1
+        if (
+            node.startswith(WAITS)
+            or (base in ONCE and base in first)
+            or (sampled and seen[base] % SAMPLE != 1)
+        ):
             item.add_marker(slow)
         elif base in ONCE:
             first.add(base)
