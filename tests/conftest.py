@@ -88,7 +88,7 @@ WAITS: tuple[str, ...] = (
     "test_transport_doubles.py::test_hung_connection_times_out_after_retries",
     "test_acceptance.py::test_a_429_with_retry_after_is_retried",
     "test_template_sandbox.py::test_hostile_templates_end_in_one_line[nested loops]",
-    "test_claude_cli.py::test_claude_turn_records_the_calls_it_reports",
+    "wires/claude_prompt/test_claude_cli.py::test_claude_turn_records_the_calls_it_reports",
     "test_lab_budget.py::test_the_command_says_the_budget_stopped_it",
     "test_lab.py::test_resume_after_a_stop_and_a_cut_line",
     "test_double_limits.py::test_headers_not_complete_in_time",
@@ -113,7 +113,7 @@ WAITS: tuple[str, ...] = (
 #: each on its first parameter (the full tier on every one), so the edit-test loop keeps one case of each
 #: behaviour. A node id without its parameters.
 ONCE: frozenset[str] = frozenset({
-    "test_bridge_responses.py::test_another_wires_recorded_stream_written_as_responses_is_strict_and_reads_back",
+    "wires/openai_responses/test_bridge_responses.py::test_another_wires_recorded_stream_written_as_responses_is_strict_and_reads_back",
     "test_proxy.py::test_pass_through_is_byte_identical",
     "test_proxy.py::test_two_steps_are_recorded_as_one_reply_with_its_call_answer_and_issuer",
     "test_proxy_hostile.py::test_a_broken_stream_ends_with_the_wires_error_event_and_the_reply_is_kept_interrupted",

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The tests' folder (its data/, corpus/ and helper scripts), for a test module in a subfolder (tests/wires/).
+TESTS = ROOT / "tests"
 DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
 
 #: The stored-history example: two user turns, one reply with two calls, one reply without calls.

@@ -1,6 +1,7 @@
 """Issue 4 §6 against the provider doubles on 127.0.0.1: real turns on every vessel, calls stored and
 replayed as calls in each wire's shape, vessels switched mid-conversation, retries, a provider's 400, and a
-process killed during a tool call. (The claude vessel is covered by tests/test_claude_cli.py.)"""
+process killed during a tool call. (The claude vessel is covered by
+tests/wires/claude_prompt/test_claude_cli.py.)"""
 
 from __future__ import annotations
 

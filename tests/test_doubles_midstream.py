@@ -2,8 +2,8 @@
 provider's does (issue 16): openai's Chat stream raises ``APIError`` with the error object as its body;
 a Responses stream yields the numbered ``ResponseErrorEvent`` (strictly valid) and its stream helper finds
 no final response; anthropic raises ``APIStatusError`` carrying the error type; google-genai raises
-``ServerError`` or ``ClientError`` with the code; ollama raises ``ResponseError`` (tests/
-test_doubles_strict_ollama.py). The events before the error arrive first, each valid."""
+``ServerError`` or ``ClientError`` with the code; ollama raises ``ResponseError`` (tests/wires/
+ollama/test_doubles_strict_ollama.py). The events before the error arrive first, each valid."""
 
 from __future__ import annotations
 

@@ -106,7 +106,8 @@ def test_responses_matches_wires_md() -> None:
 
 
 def test_anthropic_matches_wires_md() -> None:
-    # the shape WIRES.md shows, without the prompt-cache markers (design 36: tests/test_anthropic_cache.py)
+    # the shape WIRES.md shows, without the prompt-cache markers (design 36:
+    # tests/wires/anthropic/test_anthropic_cache.py)
     body = body_for("anthropic", max_tokens=1024, cache_breakpoints=0)
     assert body["max_tokens"] == 1024
     assert body["tools"] == [

@@ -6,19 +6,19 @@ agents' bodies rendered for every other vessel are valid there with their calls 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from corpus_loader import Exchange, exchanges
+from helpers_common import TESTS
 from toolreplay import read_history, render
 from toolreplay._audit.validate import validate_body
 from toolreplay.model import History
 from toolreplay.wires import get_wire
 
 WIRE = "anthropic"
-AGENTS = Path(__file__).resolve().parent / "data" / "agents"
+AGENTS = TESTS / "data" / "agents"
 CORPUS = [pytest.param(ex, id=ex.id) for ex in exchanges(WIRE, with_request=True)]
 
 

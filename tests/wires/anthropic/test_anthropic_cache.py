@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import toolreplay
+from helpers_common import ROOT
 from toolreplay._budget import ContextBudget
 from toolreplay._cli import cli
 from toolreplay._errors import ConfigError
@@ -35,7 +36,6 @@ from toolreplay.wires.anthropic.rules import TOO_MANY_MARKERS
 from toolreplay.wires.common import RenderOptions
 from toolreplay.wires.contract import first_refusal
 
-ROOT = Path(__file__).resolve().parent.parent
 CHIEF = ROOT / "examples" / "chief.json"
 MARK = {"type": "ephemeral"}
 #: A system prompt above Anthropic's smallest cacheable prefix (1,024 tokens for Claude Sonnet 4.5).

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from helpers_common import TESTS
 from toolreplay._errors import AuthenticationError, ConfigError, ConnectionFault
 from toolreplay._loop import CallFinished, CallStarted, Flagged, TextDelta, TurnEvent, TurnOptions, run_turn
 from toolreplay._loop.claude_cli import (
@@ -28,7 +29,7 @@ from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import build_registry
 from toolreplay.wires.claude_prompt.render import STEPS_NOTE
 
-DATA = Path(__file__).parent / "data"
+DATA = TESTS / "data"
 
 # A stand-in for the Claude Code CLI: logs its argv and stdin, then plays a recorded stream-json file.
 # With FAKE_CLAUDE_LIVE_MCP=1 it starts the MCP server named in --mcp-config (as the real CLI does) and

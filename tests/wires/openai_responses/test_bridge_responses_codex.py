@@ -19,11 +19,11 @@ from agentlib.fixtures import unavailable
 from agentlib.harness import isolation
 from agentlib.install import AgentUnavailable, ensure
 from bridge_codex_run import KIMI, outbound, scripted
+from helpers_common import ROOT, TESTS
 from toolreplay.model import Reasoning
 from toolreplay.wires.bridge import seal
 
 pytestmark = pytest.mark.slow
-HERE = Path(__file__).resolve().parent
 
 
 def _run(tmp: Path) -> dict[str, Any]:
@@ -34,8 +34,8 @@ def _run(tmp: Path) -> dict[str, Any]:
         unavailable(str(exc))
     if drop:  # the harness's runner drops back from sudo's root; this small script does not
         unavailable("the namespace needs sudo here; this check runs only without it")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), str(HERE.parent / "src")])}
-    cmd = [*command, sys.executable, str(HERE / "bridge_codex_run.py"), str(tmp)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT / "src")])}
+    cmd = [*command, sys.executable, str(TESTS / "bridge_codex_run.py"), str(tmp)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     assert (tmp / "result.json").is_file(), done.stderr[-3000:]
     result: dict[str, Any] = json.loads((tmp / "result.json").read_text())

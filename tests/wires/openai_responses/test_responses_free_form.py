@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
+from helpers_common import TESTS
 from toolreplay import read_history, render
 from toolreplay._audit.validate import validate_body
 from toolreplay.testing.checks import Rules, check_request
 from toolreplay.wires import get_wire
 
-DATA = Path(__file__).parent / "data"
+DATA = TESTS / "data"
 BODIES: list[dict[str, Any]] = json.loads((DATA / "codex_responses_bodies.json").read_text("utf-8"))["bodies"]
 #: The same run with the note written by apply_patch: Codex's own custom_tool_call and its output.
 PATCHED: list[dict[str, Any]] = json.loads((DATA / "codex_apply_patch_bodies.json").read_text("utf-8"))[
