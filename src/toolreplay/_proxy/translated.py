@@ -22,6 +22,7 @@ A routed model's token count (``count_tokens``, ``:countTokens``) is answered he
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from toolreplay._proxy.worker import RecorderThread
     from toolreplay._store import Store
 
+log = logging.getLogger("toolreplay.proxy")
 _MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
 #: The most of an upstream's error body read for its message.
 _ERROR_READ = 64 * 1024
@@ -181,8 +183,19 @@ class Translator:
             return error_response(
                 inbound, 400, f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
             )
+        except Exception as exc:  # a fault of the proxy's own: said in the agent's wire, not a bare 500
+            return self._failed(picked, exc)
         ex = _Pending(self, picked, request, ready, session, started, t0)
         return await ex.send()
+
+    def _failed(self, picked: Picked, exc: Exception) -> Response:
+        """An unexpected failure preparing the request: logged once (with where it failed) and answered
+        as a 500 in the agent's wire's error shape, naming the route and what failed."""
+        label = picked.model_route.label()
+        what = f"{type(exc).__name__}: {exc}"[:300]
+        log.error("toolreplay proxy: %s: the request could not be prepared: %s", label, what, exc_info=exc)
+        why = f"toolreplay proxy: {label}: the request could not be prepared for the upstream ({what})"
+        return error_response(picked.route.wire, 500, why)
 
     def _store(self) -> Store | None:
         if not self.config.record:
