@@ -272,6 +272,7 @@ class _Pending:
         self.tr, self.picked, self.ready, self.session = tr, picked, ready, session
         self.started, self.t0 = started, t0
         self.t_send = self.t_answer = t0
+        self.began = False
         self.agent = request.headers.get("user-agent", "")[:200]
         self.path = request.url.path
         self.inbound = picked.route.wire
@@ -298,7 +299,7 @@ class _Pending:
         if self.ready.translated.stream:
             media = _MEDIA[self._framing(self.inbound)].encode()
             headers = [(b"content-type", media), (b"cache-control", b"no-cache")]
-            return Relayed(200, headers, self._stream(resp, streamed))
+            return Relayed(200, headers, self._stream(resp, streamed), on_end=lambda: self._ended(resp))
         return await self._whole(resp, streamed)
 
     def _bridges(self) -> tuple[Bridge, Bridge]:
@@ -358,7 +359,16 @@ class _Pending:
     def _framing(wire: Wire) -> Framing:
         return wire.http.framing if wire.http is not None else "sse"
 
+    async def _ended(self, resp: httpx.Response) -> None:
+        """After a stream's end went out: when the agent was gone before it began (its iterator never
+        ran), the upstream's answer is let go and the exchange handed over, so ``drain`` waits for
+        nothing."""
+        if not self.began:
+            await resp.aclose()
+            self._finish(200, cut="the agent went away before the answer began")
+
     async def _stream(self, resp: httpx.Response, streamed: bool) -> AsyncIterator[bytes]:
+        self.began = True
         up, agent = self._bridges()
         writer = agent.writer(self.ready.outbound)
         carried, framing = Carried(), self._framing(self.inbound)
