@@ -22,6 +22,7 @@ A routed model's token count (``count_tokens``, ``:countTokens``) is answered he
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import threading
 import time
@@ -44,6 +45,7 @@ from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import find_continued
 from toolreplay._proxy.model_routes import ModelRoute, pick
 from toolreplay._proxy.routes import Route
+from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, rebuilt
 from toolreplay._proxy.translated_stream import AgentNames, Carried, frame, translated_events, written
 from toolreplay._steps import Issuer, host_of
 from toolreplay._transport.request import Prepared, prepare
@@ -179,6 +181,8 @@ class Translator:
         loop = asyncio.get_running_loop()
         try:
             ready = await loop.run_in_executor(self._pool, self._ready, picked, session)
+        except Unanswerable as exc:  # the earlier turns it names are not kept: the wire's own refusal
+            return Response(jsonenc.encode(exc.body), exc.status, media_type="application/json")
         except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
             return error_response(
                 inbound, 400, f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
@@ -216,13 +220,23 @@ class Translator:
             self.recorder.settle()  # the answers already given are stored before they are read back
         return find_continued(store, history.messages, session).stored
 
+    def _settled(self) -> None:
+        """Every answer already on its way is stored (an answer the agent names may be one of them)."""
+        if self.recorder is not None:
+            self.recorder.drain(10.0)
+
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         from toolreplay._proxy.translate import read_inbound, translate_request
 
         inbound, vessel = picked.route.wire, picked.model_route.vessel
-        history = read_inbound(inbound, picked.body, path_model=picked.route.model)
+        read = functools.partial(read_inbound, inbound, path_model=picked.route.model)
+        found = rebuilt(inbound, picked.body, self._store(), read, self._settled)  # design 56
+        if found is None:
+            history = read(picked.body)
+            stored = self._stored(history, session)
+        else:
+            history, stored = found
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
-        stored = self._stored(history, session)
         done = translate_request(
             inbound, history, stored, vessel, issuer=issuer, path_stream=picked.route.path_stream
         )
@@ -427,6 +441,7 @@ class _Pending:
                 refused=refused,
                 history=r.translated.history, reply=shown, issuer=r.issuer, route=route.label(),
                 vessel=route.vessel.name, notes=(*r.translated.notes, *notes),
+                answer_id=r.outbound.answer_id if earlier_of(self.inbound) is not None else None,
             )
         )  # fmt: skip
 
