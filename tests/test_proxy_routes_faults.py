@@ -120,3 +120,40 @@ def test_an_agent_gone_before_a_routed_answer_begins_leaves_the_recorder_nothing
     assert line["route"] == "claude-* -> kimi (kimi-k2-thinking)"
     if stream:
         assert line["cut"] == "the agent went away before the answer began"
+
+
+def _gemini_ask() -> bytes:
+    decl = {"functionDeclarations": [{"name": "coop", "parameters": {"type": "object"}}]}
+    return jsonenc.encode(
+        {"contents": [{"role": "user", "parts": [{"text": "close todo 12"}]}], "tools": [decl]}
+    )
+
+
+@pytest.mark.parametrize("alt", ["?alt=sse", ""], ids=["sse", "json-array"])
+def test_a_routed_gemini_stream_is_framed_as_the_agent_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, alt: str
+) -> None:
+    """``streamGenerateContent?alt=sse`` (google-genai, Gemini CLI) is SSE; without ``alt=sse`` (the REST
+    default) Gemini streams one JSON array of the same chunks."""
+    with ProviderDouble() as double:
+        f = tmp_path / "vessels.toml"
+        f.write_text(f'[vessels.kimi]\nbase_url = "{double.base_url_for("kimi")}"\n', encoding="utf-8")
+        monkeypatch.setenv("TOOLREPLAY_VESSELS", str(f))
+        monkeypatch.setenv("MOONSHOT_API_KEY", KIMI_KEY)
+        double.script(Text("Closed todo 12."))
+        routes = (parse_route("gemini:*=kimi:kimi-k2-thinking"),)
+        with proxied(double, tmp_path, routes=routes) as (proxy, _lines, _db):
+            url = proxy.url + "/v1beta/models/gemini-2.5-flash:streamGenerateContent" + alt
+            got = httpx.post(url, content=_gemini_ask(), headers={"x-goog-api-key": "k"}, timeout=30)
+            assert proxy.drain()
+    assert got.status_code == 200
+    if alt:
+        assert got.headers["content-type"].startswith("text/event-stream")
+        chunks = [jsonenc.loads(line[6:]) for line in got.text.splitlines() if line.startswith("data: ")]
+    else:
+        assert got.headers["content-type"].startswith("application/json")
+        chunks = jsonenc.loads(got.text)  # the whole body is one JSON array
+        assert isinstance(chunks, list)
+    words = "".join(p.get("text", "") for c in chunks for p in c["candidates"][0]["content"].get("parts", []))
+    assert words == "Closed todo 12."
+    assert chunks[-1]["candidates"][0]["finishReason"] == "STOP" and "usageMetadata" in chunks[-1]

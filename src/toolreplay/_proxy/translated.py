@@ -46,7 +46,14 @@ from toolreplay._proxy.matching import find_continued
 from toolreplay._proxy.model_routes import ModelRoute, pick
 from toolreplay._proxy.routes import Route
 from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, rebuilt
-from toolreplay._proxy.translated_stream import AgentNames, Carried, frame, translated_events, written
+from toolreplay._proxy.translated_stream import (
+    AgentNames,
+    Carried,
+    as_array,
+    frame,
+    translated_events,
+    written,
+)
 from toolreplay._steps import Issuer, host_of
 from toolreplay._transport.request import Prepared, prepare
 from toolreplay.wires import get_wire
@@ -69,7 +76,7 @@ if TYPE_CHECKING:
     from toolreplay._store import Store
 
 log = logging.getLogger("toolreplay.proxy")
-_MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+_MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson", "json-array": "application/json"}
 #: The most of an upstream's error body read for its message.
 _ERROR_READ = 64 * 1024
 
@@ -309,11 +316,13 @@ class _Pending:
             return self._refused(502, f"toolreplay proxy: cannot reach {host} ({type(exc).__name__})")
         if resp.status_code >= 400:
             return await self._upstream_error(resp)
-        streamed = resp.headers.get("content-type", "").startswith(tuple(_MEDIA.values()))
+        streamed = resp.headers.get("content-type", "").startswith((_MEDIA["sse"], _MEDIA["ndjson"]))
         if self.ready.translated.stream:
-            media = _MEDIA[self._framing(self.inbound)].encode()
-            headers = [(b"content-type", media), (b"cache-control", b"no-cache")]
-            return Relayed(200, headers, self._stream(resp, streamed), on_end=lambda: self._ended(resp))
+            framing = self.picked.route.framing
+            headers = [(b"content-type", _MEDIA[framing].encode()), (b"cache-control", b"no-cache")]
+            chunks = self._stream(resp, streamed)
+            body = as_array(chunks) if framing == "json-array" else chunks
+            return Relayed(200, headers, body, on_end=lambda: self._ended(resp))
         return await self._whole(resp, streamed)
 
     def _bridges(self) -> tuple[Bridge, Bridge]:
@@ -385,7 +394,7 @@ class _Pending:
         self.began = True
         up, agent = self._bridges()
         writer = agent.writer(self.ready.outbound)
-        carried, framing = Carried(), self._framing(self.inbound)
+        carried, framing = Carried(), self.picked.route.framing
         try:
             if streamed:
                 events = translated_events(
