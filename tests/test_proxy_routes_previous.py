@@ -18,8 +18,10 @@ pytest.importorskip("openai")
 import openai
 
 from proxy_helpers import proxied
+from store_fixtures import store, store_factory, store_url  # noqa: F401
+from toolreplay._history import History, Message
 from toolreplay._proxy.model_routes import parse_route
-from toolreplay._store import open_store
+from toolreplay._store import Store, open_store
 from toolreplay.testing import Call, Calls, ProviderDouble, Text
 
 AGENT_KEY = "sk-agent-own-key-0123456789abcdef"
@@ -85,12 +87,12 @@ def test_previous_response_id_continues_the_stored_conversation_on_another_wire(
     assert last["messages"][1]["content"][1]["id"] == last["messages"][2]["content"][0]["tool_use_id"]
     assert b"Closing todo 12 as asked." in sent[1].raw and b"toolreplay.r1." not in sent[2].raw
     assert not [line for line in lines if "[not recorded]" in line]
-    store = open_store(str(db))  # one conversation: each request continued the one before
+    kept = open_store(str(db))  # one conversation: each request continued the one before
     try:
         # the instructions, two user messages, the reply that called and then answered, the last reply
-        assert [c.messages for c in store.list_conversations()] == [5]
+        assert [c.messages for c in kept.list_conversations()] == [5]
     finally:
-        store.close()
+        kept.close()
 
 
 def test_an_unknown_previous_response_id_is_refused_as_openai_refuses_it(
@@ -168,3 +170,13 @@ def test_a_request_no_route_takes_goes_on_with_its_previous_response_id(
             headers = {"authorization": f"Bearer {AGENT_KEY}", "content-type": "application/json"}
             httpx.post(proxy.url + "/v1/responses", content=body, headers=headers, timeout=30)
         assert [r.raw for r in double.requests] == [body]  # the agent's bytes, untouched
+
+
+def test_an_answer_id_names_its_reply_on_every_backend(store: Store) -> None:  # noqa: F811
+    h = History("c1", (Message("u1", "user", "hi"), Message("a2", "assistant", "hello")))
+    store.import_history(h)
+    assert store.find_answer("resp_0123") is None
+    store.set_answer_id("c1", "a2", "resp_0123")
+    assert store.find_answer("resp_0123") == ("c1", "a2")
+    store.delete_conversation("c1")  # the id goes with its reply
+    assert store.find_answer("resp_0123") is None
