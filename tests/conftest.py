@@ -128,6 +128,7 @@ ONCE: frozenset[str] = frozenset({
     "test_doubles_strict.py::test_sdk_strict_models_accept_every_answer",
     "test_cache_diff.py::test_ten_turns_through_the_doubles_keep_the_prefix",
     "test_agents_as_sent.py::test_an_agents_last_request_is_valid_for_every_vessel_with_its_calls_as_calls",
+    "test_proxy_routes_shapes.py::test_anthropics_cache_counts_reach_every_agent_wire_where_it_has_a_place",
 })  # fmt: skip
 
 #: Tests run once per recording of the corpus (hundreds of cases of a few milliseconds each, where the

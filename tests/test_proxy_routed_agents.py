@@ -12,7 +12,9 @@ every earlier call travels as a call in the upstream's shape; reasoning reaches 
 piece names the double's vessel that gave it; no token of the proxy's reaches a provider); the second
 run's upstream bytes are the first's. Then Claude Code on one conversation routed Kimi, Anthropic, Kimi
 again (``claude --continue``, the routes file rewritten between turns): each upstream gets only its own
-reasoning back. Without npm or the agents these skip with the reason (fail under ``CI=true``).
+reasoning back. And each agent on a route of the command line (``--route``) to a vessel of another
+wire, with or without thinking: the task done, every upstream request within its provider's rules, no
+token of ours upstream. Without npm or the agents these skip with the reason (fail under ``CI=true``).
 """
 
 from __future__ import annotations
@@ -20,16 +22,19 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentlib import AgentRun, AgentUnavailable, SentRequest, load_capture, run_agent
+from agentlib import AgentRun, AgentUnavailable, Middle, SentRequest, load_capture, run_agent
 from agentlib.fixtures import unavailable
 from agentlib.responders import PLANS
 from agentlib.routed import TARGETS, Target, issuer_in, reasoning_of, routed_proxy, turn_plan, write_routes
+from agentlib.runner import DOUBLE_PORT
 from agentlib.upstream import carried, tokens_in
 from toolreplay._vessels import BUILTIN
 from toolreplay.wires import get_wire
@@ -304,3 +309,73 @@ def _check_turn(runs: list[AgentRun], turn: int, target: Target) -> None:
             if k < len(turn_plan("claude", t))
         ]
         assert [p for p in c.reasoning if p in with_calls] == with_calls, (c.reasoning, with_calls)
+
+
+# -- one route per run, on the proxy's command line ----------------------------------------------------
+# Each agent through ``toolreplay proxy --route`` to a vessel on the double's ``/vessel/NAME`` paths,
+# every other wire passed through to the double: the task completes, every upstream request passes the
+# upstream double's provider rules (the last one carries both earlier calls as calls and, from a model
+# that thinks, its own reasoning for each), no token of ours reaches the upstream.
+
+ROOT = Path(__file__).resolve().parent.parent
+PORT = 18083
+DOUBLE = f"http://127.0.0.1:{DOUBLE_PORT}"
+UPSTREAMS = ("anthropic={double}", "openai-chat={double}/v1", "openai-responses={double}/v1",
+             "gemini={double}/v1beta", "ollama={double}")  # fmt: skip
+#: (agent, its wire, the route, the vessel's upstream wire, whether the upstream's model thinks).
+CLI_ROUTES = [
+    ("claude", "anthropic", "claude-*=kimi:kimi-k2-thinking", "openai-chat", True),
+    ("claude", "anthropic", "claude-*=gemini:gemini-3-pro-preview", "gemini", True),
+    ("claude", "anthropic", "claude-*=openai:gpt-4.1", "openai-chat", False),
+    ("codex", "openai-responses", "openai-responses:*=anthropic:claude-sonnet-4-5", "anthropic", True),
+    ("codex", "openai-responses", "openai-responses:*=kimi:kimi-k2-thinking", "openai-chat", True),
+    ("codex", "openai-responses", "openai-responses:*=gemini:gemini-3-pro-preview", "gemini", True),
+    ("opencode-anthropic", "anthropic", "anthropic:*=kimi:kimi-k2-thinking", "openai-chat", True),
+    ("opencode-chat", "openai-chat", "openai-chat:*=anthropic:claude-sonnet-4-5", "anthropic", True),
+    ("opencode-chat", "openai-chat", "openai-chat:*=gemini:gemini-3-pro-preview", "gemini", True),
+    ("gemini", "gemini", "gemini:*=kimi:kimi-k2-thinking", "openai-chat", True),
+    ("gemini", "gemini", "gemini:*=openai:gpt-4.1", "openai-chat", False),
+]
+
+
+def _proxy(tmp: Path, route: str, vessel: str) -> Middle:
+    """The proxy with the route, the vessel pointed at the double (its profile's URL: no key is needed
+    on loopback), every other wire passed through to the double."""
+    vessels = tmp / "vessels.toml"
+    suffix = get_wire(BUILTIN[vessel].wire).http.base_suffix  # type: ignore[union-attr]
+    vessels.write_text(
+        f'[vessels.{vessel}]\nbase_url = "{DOUBLE}/vessel/{vessel}{suffix}"\n', encoding="utf-8"
+    )
+    argv = [sys.executable, "-m", "toolreplay", "proxy", "-p", str(PORT), "--db", str(tmp / "agents.db")]
+    argv += ["--log", str(tmp / "proxy.log"), "--route", route]
+    for u in UPSTREAMS:
+        argv += ["--upstream", u]
+    env = {"PYTHONPATH": str(ROOT / "src"), "TOOLREPLAY_VESSELS": str(vessels)}
+    return Middle(argv, PORT, env)
+
+
+@pytest.mark.parametrize(
+    ("agent", "wire", "route", "upstream", "thinks"),
+    CLI_ROUTES,
+    ids=[f"{c[0]}-{c[2].split('=')[1]}" for c in CLI_ROUTES],
+)
+def test_a_real_agent_completes_its_task_on_another_wires_model(
+    agent: str, wire: str, route: str, upstream: str, thinks: bool, real_agent: Callable[..., AgentRun],
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    vessel = route.split("=", 1)[1].split(":")[0]
+    run = real_agent(agent, via=_proxy(tmp_path, route, vessel))
+    run.check_completed()
+    routed = [r for r in run.requests if r.method == "POST" and f"/vessel/{vessel}/" in r.path]
+    assert routed and all(r.wire == upstream for r in routed), run.report()
+    main = [r for r in routed if r.role.startswith("main")]
+    assert len(main) >= 3, run.report()
+    # the last main-loop request carries both earlier calls as calls (the double's rules refuse them
+    # otherwise) and, from a model that thinks, its own reasoning for each (which the agent, not asked
+    # to show it or unable to carry it, may never have had)
+    assert main[-1].role == "main 2", run.report()
+    if thinks:
+        assert main[-1].raw.count(b"The user wants notes.txt with hello") >= 2, run.report()
+    assert not [r for r in routed if b"toolreplay.r1." in r.raw], run.report()
+    logged: list[dict[str, Any]] = [json.loads(x) for x in (tmp_path / "proxy.log").read_text().splitlines()]
+    assert {e.get("vessel") for e in logged if e.get("route")} == {vessel}, logged

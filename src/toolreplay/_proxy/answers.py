@@ -23,10 +23,11 @@ def error_response(
 
 class Relayed(Response):
     """An answer sent on chunk by chunk as it comes (Starlette's StreamingResponse with nothing added: no
-    task watching for the agent to go away; when it goes, uvicorn drops what is sent and the answer is
-    still read to its end and recorded). Empty chunks are not sent. ``on_end`` runs once the answer's end
-    has gone out (or the sending failed): the upstream's connection is put back and the exchange handed
-    over only then, so the agent never waits for either."""
+        task watching for the agent to go away; when it goes, uvicorn drops what is sent and the answer is
+        still read to its end and recorded). Empty chunks are not sent. ``on_end`` runs once the answer's end
+        has gone out (or the sending failed): the upstream's connection is put back and the exchange handed
+        over only then, so the agent never waits for either. When the agent is gone before the answer's start
+    could be sent, the iterator never started: ``on_end`` is what still hands the exchange over."""
 
     def __init__(
         self,
@@ -52,6 +53,11 @@ class Relayed(Response):
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            # an agent gone mid-answer (a server whose send raises on a closed connection) leaves the
+            # answer's iterator at a yield: closed here, its own ``finally`` hands the exchange over
+            closing = getattr(self._chunks, "aclose", None)
+            if closing is not None:
+                await closing()
             if self._on_end is not None:
                 await self._on_end()
 

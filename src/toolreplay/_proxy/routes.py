@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from toolreplay.wires import all_wires
-from toolreplay.wires.contract import Http, Wire
+from toolreplay.wires.contract import Framing, Http, Wire
 
 Kind = Literal["generate", "side"]
 
@@ -29,6 +29,9 @@ class Route:
     model: str | None
     path_stream: bool
     url: str
+    #: How an answer streamed to this request is framed (the wire's, or as its query asks: Gemini's
+    #: ``alt=sse``).
+    framing: Framing = "sse"
 
 
 def _served() -> list[tuple[Wire, Http]]:
@@ -56,7 +59,9 @@ def resolve(path: str, query: str, headers: Mapping[str, str], upstreams: Mappin
         if found is not None and wire.name in upstreams:
             named = found.groupdict()
             url = upstream_url(upstreams[wire.name], http, path, query)
-            return Route(wire, "generate", named.get("model"), named.get("stream") is not None, url)
+            framing = http.framing_of(query) if http.framing_of is not None else http.framing
+            streams = named.get("stream") is not None
+            return Route(wire, "generate", named.get("model"), streams, url, framing)
         if wire.name in upstreams and any(p.match(path) for p in http.side_paths):
             side.append((wire, http))
     if not side:

@@ -22,6 +22,8 @@ A routed model's token count (``count_tokens``, ``:countTokens``) is answered he
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -43,7 +45,15 @@ from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import find_continued
 from toolreplay._proxy.model_routes import ModelRoute, pick
 from toolreplay._proxy.routes import Route
-from toolreplay._proxy.translated_stream import AgentNames, Carried, frame, translated_events, written
+from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, rebuilt
+from toolreplay._proxy.translated_stream import (
+    AgentNames,
+    Carried,
+    as_array,
+    frame,
+    translated_events,
+    written,
+)
 from toolreplay._steps import Issuer, host_of
 from toolreplay._transport.request import Prepared, prepare
 from toolreplay.wires import get_wire
@@ -65,7 +75,8 @@ if TYPE_CHECKING:
     from toolreplay._proxy.worker import RecorderThread
     from toolreplay._store import Store
 
-_MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson"}
+log = logging.getLogger("toolreplay.proxy")
+_MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson", "json-array": "application/json"}
 #: The most of an upstream's error body read for its message.
 _ERROR_READ = 64 * 1024
 
@@ -177,12 +188,25 @@ class Translator:
         loop = asyncio.get_running_loop()
         try:
             ready = await loop.run_in_executor(self._pool, self._ready, picked, session)
+        except Unanswerable as exc:  # the earlier turns it names are not kept: the wire's own refusal
+            return Response(jsonenc.encode(exc.body), exc.status, media_type="application/json")
         except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
             return error_response(
                 inbound, 400, f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
             )
+        except Exception as exc:  # a fault of the proxy's own: said in the agent's wire, not a bare 500
+            return self._failed(picked, exc)
         ex = _Pending(self, picked, request, ready, session, started, t0)
         return await ex.send()
+
+    def _failed(self, picked: Picked, exc: Exception) -> Response:
+        """An unexpected failure preparing the request: logged once (with where it failed) and answered
+        as a 500 in the agent's wire's error shape, naming the route and what failed."""
+        label = picked.model_route.label()
+        what = f"{type(exc).__name__}: {exc}"[:300]
+        log.error("toolreplay proxy: %s: the request could not be prepared: %s", label, what, exc_info=exc)
+        why = f"toolreplay proxy: {label}: the request could not be prepared for the upstream ({what})"
+        return error_response(picked.route.wire, 500, why)
 
     def _store(self) -> Store | None:
         if not self.config.record:
@@ -203,13 +227,23 @@ class Translator:
             self.recorder.settle()  # the answers already given are stored before they are read back
         return find_continued(store, history.messages, session).stored
 
+    def _settled(self) -> None:
+        """Every answer already on its way is stored (an answer the agent names may be one of them)."""
+        if self.recorder is not None:
+            self.recorder.drain(10.0)
+
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         from toolreplay._proxy.translate import read_inbound, translate_request
 
         inbound, vessel = picked.route.wire, picked.model_route.vessel
-        history = read_inbound(inbound, picked.body, path_model=picked.route.model)
+        read = functools.partial(read_inbound, inbound, path_model=picked.route.model)
+        found = rebuilt(inbound, picked.body, self._store(), read, self._settled)  # design 56
+        if found is None:
+            history = read(picked.body)
+            stored = self._stored(history, session)
+        else:
+            history, stored = found
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
-        stored = self._stored(history, session)
         done = translate_request(
             inbound, history, stored, vessel, issuer=issuer, path_stream=picked.route.path_stream
         )
@@ -259,6 +293,7 @@ class _Pending:
         self.tr, self.picked, self.ready, self.session = tr, picked, ready, session
         self.started, self.t0 = started, t0
         self.t_send = self.t_answer = t0
+        self.began = False
         self.agent = request.headers.get("user-agent", "")[:200]
         self.path = request.url.path
         self.inbound = picked.route.wire
@@ -281,11 +316,13 @@ class _Pending:
             return self._refused(502, f"toolreplay proxy: cannot reach {host} ({type(exc).__name__})")
         if resp.status_code >= 400:
             return await self._upstream_error(resp)
-        streamed = resp.headers.get("content-type", "").startswith(tuple(_MEDIA.values()))
+        streamed = resp.headers.get("content-type", "").startswith((_MEDIA["sse"], _MEDIA["ndjson"]))
         if self.ready.translated.stream:
-            media = _MEDIA[self._framing(self.inbound)].encode()
-            headers = [(b"content-type", media), (b"cache-control", b"no-cache")]
-            return Relayed(200, headers, self._stream(resp, streamed))
+            framing = self.picked.route.framing
+            headers = [(b"content-type", _MEDIA[framing].encode()), (b"cache-control", b"no-cache")]
+            chunks = self._stream(resp, streamed)
+            body = as_array(chunks) if framing == "json-array" else chunks
+            return Relayed(200, headers, body, on_end=lambda: self._ended(resp))
         return await self._whole(resp, streamed)
 
     def _bridges(self) -> tuple[Bridge, Bridge]:
@@ -345,10 +382,19 @@ class _Pending:
     def _framing(wire: Wire) -> Framing:
         return wire.http.framing if wire.http is not None else "sse"
 
+    async def _ended(self, resp: httpx.Response) -> None:
+        """After a stream's end went out: when the agent was gone before it began (its iterator never
+        ran), the upstream's answer is let go and the exchange handed over, so ``drain`` waits for
+        nothing."""
+        if not self.began:
+            await resp.aclose()
+            self._finish(200, cut="the agent went away before the answer began")
+
     async def _stream(self, resp: httpx.Response, streamed: bool) -> AsyncIterator[bytes]:
+        self.began = True
         up, agent = self._bridges()
         writer = agent.writer(self.ready.outbound)
-        carried, framing = Carried(), self._framing(self.inbound)
+        carried, framing = Carried(), self.picked.route.framing
         try:
             if streamed:
                 events = translated_events(
@@ -404,6 +450,7 @@ class _Pending:
                 refused=refused,
                 history=r.translated.history, reply=shown, issuer=r.issuer, route=route.label(),
                 vessel=route.vessel.name, notes=(*r.translated.notes, *notes),
+                answer_id=r.outbound.answer_id if earlier_of(self.inbound) is not None else None,
             )
         )  # fmt: skip
 

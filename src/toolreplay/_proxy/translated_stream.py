@@ -66,6 +66,8 @@ def frame(framing: Framing, event: Event) -> bytes:
     data = payload if isinstance(payload, str) else jsonenc.dumps(payload)
     if framing == "ndjson":
         return (data + "\n").encode()
+    if framing == "json-array":  # each element after its separator: :func:`as_array` opens and closes it
+        return (",\r\n" + data).encode()
     return (f"event: {name}\n" if name else "").encode() + f"data: {data}\n\n".encode()
 
 
@@ -178,4 +180,29 @@ async def translated_events(
     yield b"".join(frame(agent, e) for e in writer.close())
 
 
-__all__ = ["AgentNames", "Carried", "Payloads", "decoded", "frame", "translated_events", "written"]
+async def as_array(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """A stream framed ``json-array`` as the one JSON array it is (Gemini's REST streaming): the first
+    element's separator becomes the array's ``[``, and ``]`` follows the last."""
+    opened = False
+    try:
+        async for chunk in chunks:
+            if chunk and not opened:
+                chunk, opened = b"[" + chunk.removeprefix(b",\r\n"), True
+            yield chunk
+        yield b"]" if opened else b"[]"
+    finally:
+        closing = getattr(chunks, "aclose", None)
+        if closing is not None:
+            await closing()
+
+
+__all__ = [
+    "AgentNames",
+    "Carried",
+    "Payloads",
+    "as_array",
+    "decoded",
+    "frame",
+    "translated_events",
+    "written",
+]

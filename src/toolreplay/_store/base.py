@@ -198,6 +198,14 @@ class Store(Protocol):
         session is ``session`` or none, when given), newest first."""
         ...
 
+    def set_answer_id(self, conversation_id: str, message_id: str, answer_id: str) -> None:
+        """The id the proxy gave the answer reply ``message_id`` holds (Responses' response id)."""
+        ...
+
+    def find_answer(self, answer_id: str) -> tuple[str, str] | None:
+        """``(conversation id, message id)`` of the reply whose answer the proxy gave ``answer_id``."""
+        ...
+
     def session_conversations(self, session: str) -> list[str]:
         """The conversations of an agent's session, newest first."""
         ...

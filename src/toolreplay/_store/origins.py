@@ -4,7 +4,8 @@ A conversation the proxy made carries its ``origin`` (JSON: the agent's user-age
 host, the conversation it was rewritten from), the agent's ``session`` (its session header, when it sends
 one), ``head`` (a digest of its messages on the neutral model: the proxy computes the same digest for every
 prefix of a request's history and asks which conversations end there, one index lookup however many
-conversations are stored) and ``seen`` (when it was last written, for "newest first").
+conversations are stored) and ``seen`` (when it was last written, for "newest first"). A reply may carry
+the id the proxy gave its answer (``messages.answer_id``: Responses' ``previous_response_id`` names it).
 
 A mixin of :class:`~toolreplay._store.core.SQLStore` (one definition for both backends).
 """
@@ -26,6 +27,11 @@ if TYPE_CHECKING:
 _SET_ORIGIN = "UPDATE conversations SET origin = ?, session = ?, head = ?, seen = ? WHERE id = ?"
 _SET_HEAD = "UPDATE conversations SET head = ?, seen = ?, session = COALESCE(session, ?) WHERE id = ?"
 _SESSION = "SELECT id FROM conversations WHERE session = ? ORDER BY seen DESC, id"
+_SET_ANSWER = "UPDATE messages SET answer_id = ? WHERE conversation_id = ? AND id = ?"
+_FIND_ANSWER = (
+    "SELECT conversation_id, id FROM messages WHERE answer_id = ? "
+    "ORDER BY created_at DESC, conversation_id DESC"
+)
 #: How many heads one lookup asks for at most (the placeholders of one statement).
 _CHUNK = 500
 
@@ -97,6 +103,18 @@ class Origins:
 
         rows = self.transact(run, "the read failed", read=True)
         return [(r[0], r[1]) for r in rows]
+
+    def set_answer_id(self, conversation_id: str, message_id: str, answer_id: str) -> None:
+        sql = self.dialect.sql(_SET_ANSWER)
+        self.transact(
+            lambda c: c.execute(sql, (answer_id, conversation_id, message_id)),
+            f"conversation {conversation_id!r}: the answer id of {message_id!r} was not stored",
+        )
+
+    def find_answer(self, answer_id: str) -> tuple[str, str] | None:
+        sql = self.dialect.sql(_FIND_ANSWER)
+        row = self.transact(lambda c: c.execute(sql, (answer_id,)).fetchone(), "the read failed", read=True)
+        return (row[0], row[1]) if row is not None else None
 
     def session_conversations(self, session: str) -> list[str]:
         sql = self.dialect.sql(_SESSION)

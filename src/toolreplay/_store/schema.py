@@ -140,6 +140,12 @@ _AS_SENT = (
     "ALTER TABLE tool_uses ADD COLUMN kind TEXT",
     "ALTER TABLE tool_uses ADD COLUMN sent TEXT",
 )
+# 0014: the id the proxy gave an answer on a wire whose server keeps answers (Responses'
+# ``previous_response_id``, design 56), on the reply it is stored as.
+_ANSWER_IDS = (
+    "ALTER TABLE messages ADD COLUMN answer_id TEXT",
+    "CREATE INDEX messages_answer_id ON messages (answer_id)",
+)
 _DROP_FRAGMENTS = ("DROP TABLE IF EXISTS render_fragments", "DROP TABLE IF EXISTS render_fragment_sets")
 _ORIGIN = (
     "ALTER TABLE conversations ADD COLUMN origin TEXT",
@@ -281,6 +287,13 @@ MIGRATIONS: tuple[Migration, ...] = (
         # saved in the render), so they are gone: their tables with their rows (a cache) and the index.
         sqlite=_same(*_DROP_FRAGMENTS),
         postgres=_same(*_DROP_FRAGMENTS),
+    ),
+    Migration(
+        "0014_answer_ids",
+        # ``messages.answer_id``: the id the proxy gave the answer a reply holds, where the agent's wire
+        # names earlier answers by id (Responses' ``previous_response_id``, design 56); NULL elsewhere.
+        sqlite=_ANSWER_IDS,
+        postgres=_ANSWER_IDS,
     ),
 )
 

@@ -52,7 +52,9 @@ if TYPE_CHECKING:
     from toolreplay.wires.turns import Event as TurnEvent
 
 
-Framing = Literal["sse", "ndjson"]
+#: How a stream is framed: SSE events, NDJSON lines, or one JSON array of the events (Gemini's REST
+#: streaming without ``alt=sse``).
+Framing = Literal["sse", "ndjson", "json-array"]
 #: One turn message -> the list elements it renders into, given the elements rendered before it.
 TurnPiece = Callable[["TurnMessage", list[Any]], list[Any]]
 #: The rules of a wire: (vessel, body, problems) -> appends one line per problem, naming the place; a
@@ -155,6 +157,9 @@ class Http:
     stream_flag: Callable[[dict[str, Any], bool], None] = stream_key
     #: SSE (``text/event-stream``) or NDJSON lines.
     framing: Framing = "sse"
+    #: (the request's query) -> how an answer streamed to it is framed, where the query decides (Gemini:
+    #: SSE with ``alt=sse``, else one JSON array). None: always :attr:`framing`.
+    framing_of: Callable[[str], Framing] | None = None
     #: The body carries the model (Gemini's is in the URL).
     model_in_body: bool = True
     # What a server of this wire serves (``toolreplay proxy`` answers agents at the provider's own paths).

@@ -14,10 +14,11 @@ wire.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from toolreplay.model import Message, ToolCall
 from toolreplay.wires.vessel import VesselProfile
 
 Choice = Literal["auto", "none", "required", "tool"]
@@ -114,6 +115,24 @@ WriteSettings = Callable[[Asked, VesselProfile, Fields], None]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class Earlier:
+    """How a wire's body names earlier turns its server keeps (Responses' ``previous_response_id``,
+    design 56): the proxy rebuilds them from its store."""
+
+    #: The id of the earlier answer a body continues; None when the body carries its whole history.
+    named: Callable[[Mapping[str, Any]], str | None]
+    #: The body without that id, its input led by items that make ``calls`` (the earlier answer's calls
+    #: the body answers), so the wire's reader pairs each answer with its call.
+    opened: Callable[[Mapping[str, Any], Sequence[ToolCall]], dict[str, Any]]
+    #: How the wire's server refuses an id it does not know: (status, body); the second argument is
+    #: more to say (why the proxy cannot look it up), or "".
+    unknown: Callable[[str, str], tuple[int, dict[str, Any]]]
+    #: Whether an earlier message goes on into the continued request (Responses: all but the earlier
+    #: request's ``instructions``, which OpenAI does not carry over).
+    carried: Callable[[Message], bool] = lambda m: True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Translation:
     """A wire's side of request translation (design 48-49)."""
 
@@ -122,6 +141,8 @@ class Translation:
     ids: IdRule
     #: Whether a body of this wire streams when it says nothing (Ollama streams unless told not to).
     stream_default: bool = False
+    #: Whether and how its bodies name earlier turns the server keeps (design 56).
+    earlier: Earlier | None = None
 
 
 # -- what the wires' readers share ------------------------------------------------------------------
@@ -159,6 +180,7 @@ __all__ = [
     "EFFORTS",
     "Asked",
     "Choice",
+    "Earlier",
     "Effort",
     "Fields",
     "IdRule",

@@ -10,11 +10,19 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import parse_qs, quote
 
 from toolreplay.model import RequestSettings
 from toolreplay.wires.common import RenderOptions, same_wire_settings
-from toolreplay.wires.contract import Http, ImportForm, Wire, lazy_bridge, lazy_double, stream_by_url
+from toolreplay.wires.contract import (
+    Framing,
+    Http,
+    ImportForm,
+    Wire,
+    lazy_bridge,
+    lazy_double,
+    stream_by_url,
+)
 from toolreplay.wires.gemini import (
     as_sent,
     detect,
@@ -32,6 +40,12 @@ from toolreplay.wires.gemini.translation import TRANSLATION
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import VesselProfile
+
+
+def _framing(query: str) -> Framing:
+    """``alt=sse`` (what google-genai and Gemini CLI ask for) streams SSE; the REST default is one JSON
+    array of the same chunks."""
+    return "sse" if "sse" in parse_qs(query).get("alt", ()) else "json-array"
 
 
 def _endpoint(base: str, model: str, stream: bool) -> str:
@@ -89,6 +103,7 @@ WIRE = Wire(
         endpoint=_endpoint,
         auth_headers=_auth,
         stream_flag=stream_by_url,
+        framing_of=_framing,
         model_in_body=False,
         # the SDKs ask for v1beta or v1 (google-genai 3): both are Gemini's
         path=re.compile(

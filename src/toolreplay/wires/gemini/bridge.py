@@ -236,6 +236,12 @@ def _blocked(event: Mapping[str, Any]) -> bool:
 # -- writing ---------------------------------------------------------------------------------------------
 
 
+#: Anthropic's cache writes (``cache_creation_input_tokens``) have no field in ``usageMetadata``.
+NO_CACHE_WRITE = (
+    "tokens written to the prompt cache not sent: Gemini's usageMetadata has no cache_write count"
+)
+
+
 def usage_metadata(usage: Usage) -> dict[str, int]:
     """``usageMetadata`` for a usage: prompt, candidates (thoughts included: Gemini bills both as output),
     their total, cached content."""
@@ -337,6 +343,8 @@ class Writer:
         if delta.reason == "error":
             return [(None, error_body(500, "the upstream's answer ended in an error"))]
         final = {"finishReason": _WRITTEN[delta.reason]}
+        if delta.usage.cache_write_tokens:
+            self.notes.append(NO_CACHE_WRITE)
         return [self._chunk([self._signed({"text": ""})], final, usage_metadata(delta.usage))]
 
     def _chunk(

@@ -46,6 +46,7 @@ from toolreplay.wires.reply import ParsedCall, Reply, Usage
 HIDDEN = "reasoning not shown: the agent did not ask to see it (think), it stays in the store for its issuer"
 SEALED = "reasoning without readable text (encrypted or redacted) not shown: Ollama has no place for it"
 NO_CACHE = "cached tokens not sent: Ollama's answer has no cached count"
+NO_CACHE_WRITE = "tokens written to the prompt cache not sent: Ollama's answer has no cache_write count"
 REFUSAL = "the upstream refused (a safety stop): Ollama has no such reason, given as done_reason stop"
 ENDED = "the upstream's stream ended before its answer was complete"
 _REASONS: dict[str, FinishReason] = {"stop": "stop", "length": "length", **{r: r for r in FINISH_REASONS}}
@@ -172,6 +173,8 @@ def _final(reason: FinishReason, usage: Usage, notes: list[str]) -> dict[str, An
         notes.append("the upstream's answer ended in an error: given as done_reason stop")
     if usage.cached_tokens:
         notes.append(NO_CACHE)
+    if usage.cache_write_tokens:
+        notes.append(NO_CACHE_WRITE)
     counts = {"prompt_eval_count": usage.input_tokens, "eval_count": usage.output_tokens}
     # Ollama's counts are omitempty: a real answer never holds a zero one
     done = {"done": True, "done_reason": "length" if reason == "length" else "stop"}

@@ -57,13 +57,18 @@ _OURS: dict[str, FinishReason] = {r: r for r in FINISH_REASONS}
 
 
 def chat_usage(usage: Usage) -> dict[str, Any]:
-    """A usage as Chat's ``usage`` object (``prompt_tokens`` counts the cached part too)."""
+    """A usage as Chat's ``usage`` object (``prompt_tokens`` counts the cached part too; the tokens
+    written to the prompt cache, Anthropic's ``cache_creation_input_tokens``, in
+    ``prompt_tokens_details.cache_write_tokens`` when there are any)."""
     i, o, c = usage.input_tokens or 0, usage.output_tokens or 0, usage.cached_tokens or 0
+    details = {"cached_tokens": c}
+    if usage.cache_write_tokens:
+        details["cache_write_tokens"] = usage.cache_write_tokens
     return {
         "prompt_tokens": i,
         "completion_tokens": o,
         "total_tokens": i + o,
-        "prompt_tokens_details": {"cached_tokens": c},
+        "prompt_tokens_details": details,
     }
 
 

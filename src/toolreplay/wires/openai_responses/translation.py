@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolreplay.wires.openai_chat.translation import parallel_of, read_choice, sampling, write_tools
+from toolreplay.wires.openai_responses.earlier import EARLIER
 from toolreplay.wires.translation import Asked, Fields, IdRule, Translation, asked, effort, integer, num, obj
 from toolreplay.wires.vessel import VesselProfile
 
@@ -48,4 +49,4 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
 
 
 #: 64 characters: the ``call_id`` limit.
-TRANSLATION = Translation(read=read, write=write, ids=IdRule(None, 64, "call_", "resp_"))
+TRANSLATION = Translation(read=read, write=write, ids=IdRule(None, 64, "call_", "resp_"), earlier=EARLIER)
