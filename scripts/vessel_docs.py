@@ -232,8 +232,12 @@ def fill(text: str, where: str, name: str, content: str, lines: bool) -> str:
     else:
         start, end = f"<!-- generated: {name} -->", f"<!-- end: {name} -->"
     pattern = re.compile(rf"({re.escape(start)})(.*?)([ \t]*{re.escape(end)})", re.S)
-    if len(pattern.findall(text)) != 1:
+    found = list(pattern.finditer(text))
+    if len(found) != 1:
         raise SystemExit(f"{where}: needs one block {start!r} ... {end!r}")
+    if not lines and text[: found[0].start()].endswith("\n"):
+        # a comment that starts a line starts an HTML block: the words after it would show as raw text
+        raise SystemExit(f"{where}: {start!r} within a line must not start it")
     inner = f"\n{content}\n" if lines else content
     return pattern.sub(lambda m: m.group(1) + inner + m.group(3), text)
 
