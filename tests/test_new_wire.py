@@ -58,7 +58,7 @@ EVERY = (
     "tests/test_agents_as_sent.py",
     "tests/test_bench.py",
     "tests/test_doubles.py",
-    "tests/test_gemini_as_sent.py",
+    "tests/wires/gemini/test_gemini_as_sent.py",
     "tests/test_render_cache.py",
     "tests/test_user_media.py",
     "tests/test_validate.py",
@@ -91,6 +91,9 @@ def _digests(root: Path) -> dict[str, str]:
 def _add_package(root: Path) -> None:
     """Ollama's package as ``acme_chat``: its own wire name, public host, paths and words."""
     shutil.copytree(root / "src/toolreplay/wires/ollama", root / PACKAGE, ignore=IGNORED)
+    whole = "".join(p.read_text(encoding="utf-8") for p in (root / PACKAGE).glob("*.py"))
+    for said in ('PUBLIC_HOST = "127.0.0.1"', "sniff=detect.sniff,", "rank=20,", '"/api/chat"'):
+        assert said in whole, f"Ollama's package no longer says {said}: mend the renaming here"
     for path in sorted((root / PACKAGE).glob("*.py")):
         text = path.read_text(encoding="utf-8")
         text = text.replace("toolreplay.wires.ollama", "toolreplay.wires.acme_chat")
