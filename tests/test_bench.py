@@ -19,6 +19,7 @@ from bench.cases import Row
 from bench.peers import BenchMismatch, CallSummary, Peer, check_like, peer_input, summary
 
 import toolreplay
+from toolreplay._vessels import BUILTIN
 from toolreplay.wires import get_wire, wire_names
 
 #: the wires whose body holds a list of messages (claude-prompt holds a prompt string)
@@ -81,9 +82,7 @@ def test_transcripts_load_through_the_importer() -> None:
 @pytest.mark.parametrize("wire", LISTED)
 def test_summary_reads_the_calls_of_every_wire(wire: str) -> None:
     h = histories.synthetic_history(4, calls=2)
-    vessel = {"openai-chat": "openai", "openai-responses": "openai-responses", "ollama": "ollama"}.get(
-        wire, wire
-    )
+    vessel = wire if wire in BUILTIN else next(n for n, v in BUILTIN.items() if v.wire == wire)
     body = toolreplay.render(h, vessel)
     got = summary(body[get_wire(wire).list_key])
     want = tuple(c.name for m in h.messages for c in m.tool_uses)

@@ -25,6 +25,7 @@ from toolreplay.testing import (
     Text,
     serve,
 )
+from toolreplay.wires import get_wire
 from toolreplay.wires.anthropic.rules import MUST_DEFINE_TOOLS
 from toolreplay.wires.contract import first_refusal
 from toolreplay.wires.gemini.rules import GEMINI_COUNT, GEMINI_ORDER
@@ -58,15 +59,9 @@ def post(url: str, body: Any, **headers: str) -> httpx.Response:
 
 def path_for(double: ProviderDouble, target: str, model: str = "gemini-3-pro") -> str:
     base = double.base_url_for(target)
-    wire = BUILTIN[target].wire if target in BUILTIN else target
-    suffix = {
-        "openai-chat": "/chat/completions",
-        "openai-responses": "/responses",
-        "anthropic": "/v1/messages",
-        "gemini": f"/models/{model}:generateContent",
-        "ollama": "/api/chat",
-    }[wire]
-    return base + suffix
+    http = get_wire(BUILTIN[target].wire if target in BUILTIN else target).http
+    assert http is not None, target
+    return http.endpoint(base, model, False)  # the wire's own URL for a whole answer
 
 
 def refused(double: ProviderDouble, target: str, body: Any) -> str:

@@ -39,7 +39,7 @@ from toolreplay._tokens import (
 )
 from toolreplay._vessels import BUILTIN, get_vessel
 from toolreplay.testing import ProviderDouble
-from toolreplay.wires import parse_request
+from toolreplay.wires import get_wire, parse_request
 from toolreplay.wires.anthropic.rules import IMAGE_TYPE
 from toolreplay.wires.contract import first_refusal
 from toolreplay.wires.reply import Reply
@@ -368,10 +368,10 @@ def test_the_doubles_take_user_media(vessel: str) -> None:
         body["stream"] = True
     wire = BUILTIN[vessel].wire
     model = BUILTIN[vessel].model
-    path = {"openai-chat": "/chat/completions", "openai-responses": "/responses", "anthropic": "/v1/messages",
-            "gemini": f"/models/{model}:generateContent", "ollama": "/api/chat"}[wire]  # fmt: skip
+    http = get_wire(wire).http
+    assert http is not None
     with ProviderDouble() as d, httpx.Client(timeout=5) as client:
-        resp = client.post(d.base_url_for(vessel) + path, content=encode(body))
+        resp = client.post(http.endpoint(d.base_url_for(vessel), model, False), content=encode(body))
     assert resp.status_code == 200, resp.text
 
 

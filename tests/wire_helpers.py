@@ -16,15 +16,6 @@ from toolreplay.wires.claude_prompt.render import transcript_lines
 
 VESSELS = sorted(BUILTIN)
 
-#: The list each wire's byte-stability is about (the element-wise prefix property).
-LIST_KEY = {
-    "openai-chat": "messages",
-    "openai-responses": "input",
-    "anthropic": "messages",
-    "gemini": "contents",
-    "ollama": "messages",
-}
-
 
 def message_list(wire: str, body: Mapping[str, Any]) -> list[Any]:
     """The rendered message list of ``body``: messages / input / contents, or claude-prompt's lines; as
@@ -32,7 +23,7 @@ def message_list(wire: str, body: Mapping[str, Any]) -> list[Any]:
     design 36)."""
     if wire == "claude-prompt":
         return list(transcript_lines(dict(body)))
-    assert LIST_KEY[wire] in body
+    assert get_wire(wire).list_key in body
     return get_wire(wire).body_elements(body)
 
 

@@ -4,11 +4,9 @@ Formats (``toolreplay import FILE --from FORMAT``):
 
 ========================  ==========================================================================
 ``toolreplay``            the stored history's own file (JSON, JSON Lines of messages or conversations)
-``openai-chat``           Chat messages / request bodies (a JSON array, a body, JSON Lines of them)
-``openai-responses``      Responses input items / request bodies
-``anthropic``             Anthropic Messages lists / request bodies
-``gemini``                Gemini contents / ``generateContent`` bodies
-``ollama``                Ollama ``/api/chat`` messages / bodies
+``<wire>``                each registered wire with an import form (``Wire.importing``, whose
+                          ``description`` says what): its message lists / request bodies (a JSON
+                          array, a body, JSON Lines of them), read by the wire's ``parse_request``
 ``claude-code``           a Claude Code session JSONL file
 ``llm-logs``              simonw/llm's SQLite ``logs.db``
 ``pydantic-ai``           a pydantic-ai message history (``ModelMessagesTypeAdapter`` JSON)

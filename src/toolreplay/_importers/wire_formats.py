@@ -1,10 +1,10 @@
 """The wire formats: what people keep of their requests, read with each wire's own ``parse_request``.
 
-Every registered wire with an import form (:class:`~toolreplay.wires.contract.ImportForm`: today
-``openai-chat``, ``openai-responses``, ``anthropic``, ``gemini``, ``ollama``) is a format. A file holds one
-of: a request body (``{"messages": ...}``, ``{"input": ...}``, ``{"contents": ...}``), just the message
-list (a JSON array), JSON Lines of conversations (each line a body or a message list, optionally with an
-``id``), or JSON Lines of messages (one conversation, one message per line).
+Every registered wire with an import form (:class:`~toolreplay.wires.contract.ImportForm`) is a format,
+under the wire's name. A file holds one of: a request body (``{"messages": ...}``, ``{"input": ...}``,
+``{"contents": ...}``), just the message list (a JSON array), JSON Lines of conversations (each line a
+body or a message list, optionally with an ``id``), or JSON Lines of messages (one conversation, one
+message per line).
 
 For ``--from auto`` a request body (the first record, holding a wire's list key) is the wire its
 evidence proves (:func:`toolreplay.wires.sniff_wire`, the audit's own detection, so the two always

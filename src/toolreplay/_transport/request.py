@@ -1,7 +1,8 @@
 """Building a vessel's HTTP request: URL, headers with the key, exact body bytes, stream flag. Pure (reads
 the key variable from the environment, sends nothing).
 
-Per wire (``base`` is the vessel's ``base_url`` or the caller's ``base_url``):
+Each wire's :class:`~toolreplay.wires.contract.Http` says its URL, key headers and stream flag; the
+transport only asks. For example (``base`` is the vessel's ``base_url`` or the caller's ``base_url``):
 
 =================  ==========================================================  =========================
 wire               request                                                     key header

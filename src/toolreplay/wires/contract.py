@@ -352,6 +352,10 @@ class Wire:
     call_notes: Callable[[Mapping[str, Any]], dict[int, str]] | None = None
     #: A note the audit prints for every body of this wire.
     audit_note: str = ""
+    #: What a replayed reply becomes on this wire, for people: the calls, their answers, then the text
+    #: (``scripts/vessel_docs.py`` writes it into the vessel pages and the README's table; a built-in wire
+    #: says it here so that adding one edits no page by hand).
+    replayed_as: str = ""
     #: The answer parts this wire carries in a tool result (design 16); any other part travels as its
     #: name in the answer's text, with a warning.
     part_kinds: frozenset[str] = frozenset({"text"})

@@ -49,6 +49,7 @@ def _auth(vessel: VesselProfile, key: str | None) -> dict[str, str]:
 
 WIRE = Wire(
     name=render.WIRE,
+    replayed_as="assistant `tool_use` blocks, then user `tool_result` blocks, then the assistant text",
     translation=TRANSLATION,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,

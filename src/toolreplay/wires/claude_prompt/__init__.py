@@ -65,6 +65,9 @@ class _NoStream:
 
 WIRE = Wire(
     name=render.WIRE,
+    replayed_as=(
+        "a prompt holding the prior turns as JSON, each reply with a `calls` field, after a short replay head"
+    ),
     list_key=render.LIST_KEY,
     part_kinds=render.PART_KINDS,
     list_label="prompt transcript",

@@ -86,6 +86,10 @@ def _carry(req: RequestSettings, opts: RenderOptions) -> tuple[dict[str, Any], t
 
 WIRE = Wire(
     name=render.WIRE,
+    replayed_as=(
+        "`model` `functionCall` parts (the first with `thoughtSignature`),"
+        " then `user` `functionResponse` parts, then the `model` text"
+    ),
     translation=TRANSLATION,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,

@@ -28,6 +28,10 @@ def _stream_flag(body: dict[str, Any], stream: bool) -> None:
 
 WIRE = Wire(
     name=render.WIRE,
+    replayed_as=(
+        "assistant `tool_calls` (arguments as an object),"
+        " then `tool` messages with `tool_name`, then the text"
+    ),
     translation=TRANSLATION,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,

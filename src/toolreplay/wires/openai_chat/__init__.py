@@ -49,6 +49,9 @@ def _stream_flag(body: dict[str, Any], stream: bool) -> None:
 
 WIRE = Wire(
     name=render.WIRE,
+    replayed_as=(
+        "assistant `tool_calls` (`content: null`), then one `tool` message per call, then the assistant text"
+    ),
     translation=TRANSLATION,
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,

@@ -56,6 +56,10 @@ WIRE = Wire(
     sealed_reasoning=("store_false", "encrypted_content"),
     translation=TRANSLATION,
     name=render.WIRE,
+    replayed_as=(
+        "`function_call` items (a free-form tool's: `custom_tool_call`),"
+        " then their output items, then the assistant text"
+    ),
     public_host=request.PUBLIC_HOST,
     conversation_keys=request.CONVERSATION_KEYS,
     list_key=render.LIST_KEY,
