@@ -39,3 +39,29 @@ def test_no_value_is_built_with_tuple_new() -> None:
         and node.value.id == "tuple"
     ]
     assert found == []
+
+
+#: Calls of the CLI's turn path and how many leading positional arguments each may take (the store and the
+#: registry, of types no other argument has): everything else by name.
+_BY_NAME = {"turn_settings": 0, "TurnOptions": 0, "run_one": 2, "_Chat": 2, "run_turn": 0}
+
+
+def test_turn_and_chat_pass_their_options_by_name() -> None:
+    """``turn`` and ``chat`` hand ten options and three strings (conversation, text, vessel) down: by
+    name only, so two flags or two strings cannot be swapped unnoticed."""
+    seen: set[str] = set()
+    positional: list[str] = []
+    for rel, tree in _trees():
+        if "/_cli/" not in rel:
+            continue
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            if name in _BY_NAME:
+                seen.add(name)
+                if len(node.args) > _BY_NAME[name]:
+                    positional.append(f"{_at(rel, node)}: {name} with {len(node.args)} positional")
+    assert positional == []
+    assert seen == set(_BY_NAME)  # each is called there: the check reads the calls it means
