@@ -65,3 +65,51 @@ def test_turn_and_chat_pass_their_options_by_name() -> None:
                     positional.append(f"{_at(rel, node)}: {name} with {len(node.args)} positional")
     assert positional == []
     assert seen == set(_BY_NAME)  # each is called there: the check reads the calls it means
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.attr if isinstance(n, ast.Attribute) else n.id for n in ast.walk(node)
+            if isinstance(n, ast.Attribute | ast.Name)}  # fmt: skip
+
+
+_BOUNDS = ("max_calls", "max_chars", "PLAN_MAX_CALLS", "PLAN_MAX_CHARS")
+
+
+def test_the_replay_bounds_have_one_definition_and_one_check() -> None:
+    """The 12-call and 500-character bounds: their numbers written once (``_tokens``, which the stored
+    planning sizes count with), ``ReplaySettings``' defaults those names, its range check the only one
+    (the ``replay`` command's options hand their values to it, no ``IntRange`` of their own)."""
+    defined, compared, ranged = [], [], []
+    for rel, tree in _trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for t in targets:
+                    if isinstance(t, ast.Name) and t.id in _BOUNDS and node.value is not None:
+                        defined.append((rel, t.id, ast.unparse(node.value)))
+            if isinstance(node, ast.Compare) and _names_in(node) & {"max_calls", "max_chars"}:
+                compared.append(rel)
+            is_option = isinstance(node, ast.Call) and ast.unparse(node.func) == "click.option"
+            if is_option and {"'--max-calls'", "'--max-chars'"} & {ast.unparse(a) for a in node.args}:
+                ranged += [_at(rel, node) for k in node.keywords if "Range" in ast.unparse(k.value)]
+    assert sorted(defined) == [
+        ("src/toolreplay/_replay.py", "max_calls", "PLAN_MAX_CALLS"),
+        ("src/toolreplay/_replay.py", "max_chars", "PLAN_MAX_CHARS"),
+        ("src/toolreplay/_tokens.py", "PLAN_MAX_CALLS", "12"),
+        ("src/toolreplay/_tokens.py", "PLAN_MAX_CHARS", "500"),
+    ]
+    assert compared == ["src/toolreplay/_replay.py", "src/toolreplay/_replay.py"]
+    assert ranged == []
+
+
+def test_the_replay_command_meets_the_bounds_check() -> None:
+    from click.testing import CliRunner
+
+    from toolreplay._cli import cli
+
+    demo = str(SRC / "data" / "demo.json")
+    for flag, bad, said in (("--max-chars", "39", "max_chars must be at least 40, not 39"),
+                            ("--max-calls", "0", "max_calls must be at least 1, not 0")):  # fmt: skip
+        res = CliRunner().invoke(cli, ["replay", demo, flag, bad])
+        assert res.exit_code == 1 and said in res.output, res.output
+    assert CliRunner().invoke(cli, ["replay", demo, "--max-chars", "40"]).exit_code == 0
