@@ -113,3 +113,18 @@ def test_the_replay_command_meets_the_bounds_check() -> None:
         res = CliRunner().invoke(cli, ["replay", demo, flag, bad])
         assert res.exit_code == 1 and said in res.output, res.output
     assert CliRunner().invoke(cli, ["replay", demo, "--max-chars", "40"]).exit_code == 0
+
+
+def test_a_lab_folds_its_model_into_each_cells_vessel() -> None:
+    """``lab --model`` is folded into each cell's vessel once (``resolve_vessel``), which the render, the
+    tools probe and the request read."""
+    from toolreplay._history import load_history
+    from toolreplay._lab.plan import LabConfig, plan_cells
+    from toolreplay._vessels import get_vessel
+
+    h = load_history(SRC / "data" / "demo.json")
+    at = [m.id for m in h.messages if m.role == "user"][-1]
+    vessels = (get_vessel("openai"), get_vessel("gemini"))
+    cells = plan_cells(LabConfig(history=h, at=at, vessels=vessels, modes=("native",), model="m-x"))
+    assert [(c.vessel.name, c.vessel.model) for c in cells] == [("openai", "m-x"), ("gemini", "m-x")]
+    assert cells[0].body["model"] == "m-x"
