@@ -128,3 +128,29 @@ def test_a_lab_folds_its_model_into_each_cells_vessel() -> None:
     cells = plan_cells(LabConfig(history=h, at=at, vessels=vessels, modes=("native",), model="m-x"))
     assert [(c.vessel.name, c.vessel.model) for c in cells] == [("openai", "m-x"), ("gemini", "m-x")]
     assert cells[0].body["model"] == "m-x"
+
+
+#: The render path's modules, from ``toolreplay.render`` down to the wire's render.
+_RENDER_PATH = ("_render.py", "_render_cache.py", "_render_options.py", "_render_entry.py", "_render_same.py")
+#: The parameters there that may hold JSON of any shape: a history given in its file form, the rendered
+#: body (and the callback that makes one), the values a sameness check compares.
+_JSON_PARAMETERS = frozenset({"history", "body", "render_sent", "a", "b"})
+
+
+def test_no_untyped_options_cross_the_render_path() -> None:
+    """The render's options travel as one typed value (``RenderArgs``) with the resolved vessel: no
+    ``**kwargs`` and no ``dict[str, Any]`` of options between ``render`` and the wire's render."""
+    loose = []
+    for rel, tree in _trees():
+        if Path(rel).name not in _RENDER_PATH or "/wires/" in rel:
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            a = fn.args
+            loose += [f"{_at(rel, fn)}: {fn.name}(*{x.arg})" for x in (a.vararg, a.kwarg) if x is not None]
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                typed = ast.unparse(arg.annotation) if arg.annotation is not None else ""  # self
+                if "Any" in typed and arg.arg not in _JSON_PARAMETERS:
+                    loose.append(f"{_at(rel, fn)}: {fn.name}({arg.arg}: {typed})")
+    assert loose == []
