@@ -154,3 +154,19 @@ def test_no_untyped_options_cross_the_render_path() -> None:
                 if "Any" in typed and arg.arg not in _JSON_PARAMETERS:
                     loose.append(f"{_at(rel, fn)}: {fn.name}({arg.arg}: {typed})")
     assert loose == []
+
+
+def test_a_turns_overrides_are_read_once_where_its_vessel_is_resolved() -> None:
+    """``TurnOptions.model``, ``base_url`` and ``cache_breakpoints`` are folded into the turn's vessel
+    where it is resolved (``resolve_vessel`` in ``run_turn_async``); below it, the plan, the step log, the
+    request and the drivers read the vessel, never the options again."""
+    reads = []
+    for rel, tree in _trees():
+        if "/_loop/" not in rel and "/_transport/" not in rel:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr in ("model", "base_url", "cache_breakpoints"):
+                owner = ast.unparse(node.value)
+                if owner == "opts" or owner.endswith("options"):
+                    reads.append((Path(rel).name, node.attr))
+    assert sorted(reads) == [("turn.py", "base_url"), ("turn.py", "cache_breakpoints"), ("turn.py", "model")]
