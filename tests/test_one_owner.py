@@ -170,3 +170,17 @@ def test_a_turns_overrides_are_read_once_where_its_vessel_is_resolved() -> None:
                 if owner == "opts" or owner.endswith("options"):
                     reads.append((Path(rel).name, node.attr))
     assert sorted(reads) == [("turn.py", "base_url"), ("turn.py", "cache_breakpoints"), ("turn.py", "model")]
+
+
+def test_design_23_counts_the_store_protocol_as_it_is() -> None:
+    """The design says how many methods a store implements, and names each of them."""
+    import re
+
+    from toolreplay._store import Store
+
+    methods = sorted(n for n, v in vars(Store).items() if callable(v) and not n.startswith("_"))
+    text = (ROOT / "docs" / "design.md").read_text(encoding="utf-8")
+    section = text[text.index("### 23. ") : text.index("### 24. ")]
+    said = re.search(r"The protocol \(`_store/base.py`\) is not small: (\d+) methods", section)
+    assert said is not None and int(said.group(1)) == len(methods)
+    assert [m for m in methods if f"`{m}`" not in section] == []
