@@ -225,7 +225,7 @@ def _vessel_from_toml(
         missing = [k for k in ("wire", "base_url", "model") if k not in raw]
         if missing:
             raise ConfigError(f"{where}: a new vessel needs {', '.join(missing)}")
-        base = Vessel(name, "openai-chat", "", None, "")
+        base = Vessel(name=name, wire="openai-chat", base_url="", key_env=None, model="")
     wire = raw.get("wire", base.wire)
     from toolreplay.wires import wire_names
 
