@@ -8,17 +8,31 @@ field added to the type shifts every later one, and ``tuple.__new__`` does not e
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SRC = ROOT / "src" / "toolreplay"
 
 
-def _trees() -> Iterator[tuple[str, ast.Module]]:
-    for path in sorted(SRC.rglob("*.py")):
-        if "__pycache__" not in path.parts:
-            yield str(path.relative_to(ROOT)), ast.parse(path.read_text(encoding="utf-8"))
+@functools.cache
+def _sources() -> tuple[tuple[str, str], ...]:
+    paths = sorted(p for p in SRC.rglob("*.py") if "__pycache__" not in p.parts)
+    return tuple((str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in paths)
+
+
+@functools.cache
+def _parse(text: str) -> ast.Module:
+    return ast.parse(text)
+
+
+def _trees(*words: str, only: Callable[[str], bool] = bool) -> Iterator[tuple[str, ast.Module]]:
+    """The modules of ``src/`` (those ``only`` keeps, by path) that hold one of ``words``, parsed once
+    for the file's tests (parsing every module takes seconds on a busy machine)."""
+    for rel, text in _sources():
+        if only(rel) and (not words or any(w in text for w in words)):
+            yield rel, _parse(text)
 
 
 def _at(rel: str, node: ast.AST) -> str:
@@ -31,7 +45,7 @@ def test_no_value_is_built_with_tuple_new() -> None:
     "What each cache buys end to end") and checks neither the fields' order nor their number."""
     found = [
         _at(rel, node)
-        for rel, tree in _trees()
+        for rel, tree in _trees("__new__")
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute)
         and node.attr == "__new__"
@@ -51,9 +65,7 @@ def test_turn_and_chat_pass_their_options_by_name() -> None:
     name only, so two flags or two strings cannot be swapped unnoticed."""
     seen: set[str] = set()
     positional: list[str] = []
-    for rel, tree in _trees():
-        if "/_cli/" not in rel:
-            continue
+    for rel, tree in _trees(*_BY_NAME, only=lambda rel: "/_cli/" in rel):
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call):
                 continue
@@ -80,7 +92,7 @@ def test_the_replay_bounds_have_one_definition_and_one_check() -> None:
     planning sizes count with), ``ReplaySettings``' defaults those names, its range check the only one
     (the ``replay`` command's options hand their values to it, no ``IntRange`` of their own)."""
     defined, compared, ranged = [], [], []
-    for rel, tree in _trees():
+    for rel, tree in _trees(*_BOUNDS, "--max-c"):
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign | ast.AnnAssign):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -141,9 +153,9 @@ def test_no_untyped_options_cross_the_render_path() -> None:
     """The render's options travel as one typed value (``RenderArgs``) with the resolved vessel: no
     ``**kwargs`` and no ``dict[str, Any]`` of options between ``render`` and the wire's render."""
     loose = []
-    for rel, tree in _trees():
-        if Path(rel).name not in _RENDER_PATH or "/wires/" in rel:
-            continue
+    read = set()
+    for rel, tree in _trees(only=lambda rel: Path(rel).name in _RENDER_PATH and "/wires/" not in rel):
+        read.add(Path(rel).name)
         for fn in ast.walk(tree):
             if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
@@ -153,6 +165,7 @@ def test_no_untyped_options_cross_the_render_path() -> None:
                 typed = ast.unparse(arg.annotation) if arg.annotation is not None else ""  # self
                 if "Any" in typed and arg.arg not in _JSON_PARAMETERS:
                     loose.append(f"{_at(rel, fn)}: {fn.name}({arg.arg}: {typed})")
+    assert read == set(_RENDER_PATH)  # a module renamed or moved must be named here again
     assert loose == []
 
 
@@ -161,9 +174,7 @@ def test_a_turns_overrides_are_read_once_where_its_vessel_is_resolved() -> None:
     where it is resolved (``resolve_vessel`` in ``run_turn_async``); below it, the plan, the step log, the
     request and the drivers read the vessel, never the options again."""
     reads = []
-    for rel, tree in _trees():
-        if "/_loop/" not in rel and "/_transport/" not in rel:
-            continue
+    for rel, tree in _trees(only=lambda rel: "/_loop/" in rel or "/_transport/" in rel):
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and node.attr in ("model", "base_url", "cache_breakpoints"):
                 owner = ast.unparse(node.value)
