@@ -165,6 +165,36 @@ def test_an_edited_vessel_file_is_read_again(tmp_path: Path, monkeypatch: pytest
     assert get_vessel("openai").model == "gpt-5.3-long" and len(reads) == 4
 
 
+def test_the_vessel_file_rows_are_checked_once_while_it_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table built from a file is kept with its read (issue 23: a lookup checked every row of the
+    user's file again, 85 µs with two rows); an edit is still seen, and its rows checked again."""
+    import toolreplay._vessels as vessels_module
+
+    path = write(tmp_path, '[vessels.openai]\nmodel = "gpt-5.1"\n[vessels.mine]\nwire = "ollama"\n'
+                 'base_url = "http://127.0.0.1:11434"\nmodel = "qwen3"\n')  # fmt: skip
+    _old(path)
+    monkeypatch.setenv("TOOLREPLAY_VESSELS", str(path))
+    built: list[str] = []
+    real = vessels_module._vessel_from_toml
+
+    def counting(name: str, *args: Any, **kw: Any) -> Any:
+        built.append(name)
+        return real(name, *args, **kw)
+
+    monkeypatch.setattr(vessels_module, "_vessel_from_toml", counting)
+    for _ in range(5):
+        assert get_vessel("openai").model == "gpt-5.1" and get_vessel("mine").wire == "ollama"
+    load_vessels()["openai"] = BUILTIN["kimi"]  # a caller's copy: the kept table is not changed
+    assert get_vessel("openai").model == "gpt-5.1"
+    assert built == ["openai", "mine"]
+    path.write_text('[vessels.openai]\nmodel = "gpt-5.2"\n', encoding="utf-8")
+    _old(path, 30)
+    assert get_vessel("openai").model == "gpt-5.2" and "mine" not in load_vessels()
+    assert built == ["openai", "mine", "openai"]
+
+
 @pytest.mark.parametrize(
     ("row", "expected"),
     [

@@ -156,7 +156,6 @@ def reply_calls(
     aliases = settings.aliases
     prefix = call_id(stem, 0)[:-1]  # "replay_<stem>_": the id of the call at position n is prefix + n
     out: list[ReplayCall] = []
-    new = tuple.__new__  # a NamedTuple built without its Python-level __new__ (every call of a render)
     for pos in range(max(0, len(calls) - settings.max_calls), len(calls)):
         c = calls[pos]
         stored = c.name
@@ -185,9 +184,10 @@ def reply_calls(
         elif len(answer) > limit:
             answer = cut_answer(answer, limit)
             patches += ("answer_cut",)
-        fields = (prefix + str(pos), name, value, arguments, answer, c.is_error, stored, c.call_id,
-                  c.provider_data, patches, c.parts, c.kind, free, c.sent)  # fmt: skip
-        out.append(new(ReplayCall, fields))
+        out.append(ReplayCall(call_id=prefix + str(pos), name=name, input=value, arguments=arguments,
+                              answer=answer, is_error=c.is_error, stored_name=stored,
+                              provider_call_id=c.call_id, provider_data=c.provider_data, patches=patches,
+                              parts=c.parts, kind=c.kind, text=free, sent=c.sent))  # fmt: skip
     return tuple(out)
 
 
@@ -214,8 +214,10 @@ def _as_sent_calls(calls: Sequence[ToolCall], prefix: str) -> tuple[ReplayCall, 
             value, arguments = {}, c.input_text
         answer = c.answer if c.answer is not None else NO_ANSWER
         wid = c.call_id if c.call_id else prefix + str(pos)
-        out.append(ReplayCall(wid, c.name, value, arguments, answer, c.is_error, c.name, c.call_id,
-                              c.provider_data, (), c.parts, c.kind, free, c.sent))  # fmt: skip
+        out.append(ReplayCall(call_id=wid, name=c.name, input=value, arguments=arguments, answer=answer,
+                              is_error=c.is_error, stored_name=c.name, provider_call_id=c.call_id,
+                              provider_data=c.provider_data, parts=c.parts, kind=c.kind, text=free,
+                              sent=c.sent))  # fmt: skip
     return tuple(out)
 
 
@@ -322,7 +324,6 @@ def reply_steps(
     steps = m.steps or ((Step((), len(m.tool_uses)),) if m.tool_uses else ())
     last: Issuer | None = None
     allowed = False  # no issuer recorded: nothing provider-made goes back
-    new = tuple.__new__  # a NamedTuple built without its Python-level __new__ (every step of a render)
     for k, step in enumerate(steps):
         end = pos + step.calls
         if step.calls and end <= first:
@@ -333,7 +334,7 @@ def reply_steps(
             last = step.issuer
             allowed = audience is not None and audience.accepts(last)
         if allowed and pos >= first and audience is not None and _whole(step, audience):
-            out.append(new(ReplayStep, (step.said, kept)))  # the common case: whole to its issuer
+            out.append(ReplayStep(said=step.said, calls=kept))  # the common case: whole to its issuer
         else:
             where = f"message {m.id}: step {k + 1}"
             if allowed and audience is not None and step.reasoning:
@@ -406,7 +407,6 @@ def prepare_turn_messages(
     # prose mode: the records of every reply since the last user message (two replies in a row keep both)
     pending: list[str] = []
     stem_of = alloc.stem
-    new = tuple.__new__  # TurnMessage built without its Python-level __new__ (every message of a render)
     for m in messages:
         stem = stem_of(m.id)
         if m.role != "assistant":
@@ -416,8 +416,8 @@ def prepare_turn_messages(
                 text = f"{record}\n\n{text}" if text else record
                 parts = (Part("text", text=record), *parts) if parts else ()
                 pending = []
-            fields = (m.role, m.id, text, (), m.vessel, m.provider_data, (), (), parts, m.sent)
-            out.append(new(TurnMessage, fields))
+            out.append(TurnMessage(role=m.role, message_id=m.id, text=text, vessel=m.vessel,
+                                   provider_data=m.provider_data, parts=parts, sent=m.sent))  # fmt: skip
             continue
         if not _replayable(m, settings):
             continue
@@ -426,7 +426,8 @@ def prepare_turn_messages(
             continue
         if mode == "prose" and m.tool_uses:
             pending.append(prose_record(reply_calls(m, settings=settings, stem=stem)))
-        out.append(TurnMessage("assistant", m.id, flat_text(m), (), m.vessel, m.provider_data, sent=m.sent))
+        out.append(TurnMessage(role="assistant", message_id=m.id, text=flat_text(m), vessel=m.vessel,
+                               provider_data=m.provider_data, sent=m.sent))  # fmt: skip
     return out
 
 
@@ -435,12 +436,12 @@ def _native_turn(m: Message, stem: str, settings: ReplaySettings, *, reasoning: 
     (the common case) takes the short path: one step of all its calls, as before steps existed."""
     calls = reply_calls(m, settings=settings, stem=stem)
     if not m.steps and not any(c.provider_data for c in calls):
-        return tuple.__new__(
-            TurnMessage, ("assistant", m.id, m.text, calls, m.vessel, m.provider_data, (), (), (), m.sent)
-        )
+        return TurnMessage(role="assistant", message_id=m.id, text=m.text, calls=calls, vessel=m.vessel,
+                           provider_data=m.provider_data, sent=m.sent)  # fmt: skip
     steps, warns = reply_steps(m, calls, settings, reasoning)
     flat = tuple(c for s in steps for c in s.calls)
-    return TurnMessage("assistant", m.id, m.text, flat, m.vessel, m.provider_data, steps, warns, sent=m.sent)
+    return TurnMessage(role="assistant", message_id=m.id, text=m.text, calls=flat, vessel=m.vessel,
+                       provider_data=m.provider_data, steps=steps, warnings=warns, sent=m.sent)  # fmt: skip
 
 
 __all__ = [

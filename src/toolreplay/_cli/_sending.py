@@ -260,6 +260,7 @@ def open_session(db: str | None, tools: tuple[str, ...]) -> tuple[Store, ToolReg
 def run_one(
     store: Store,
     registry: ToolRegistry,
+    *,
     conversation: str,
     text: str,
     vessel: str,
@@ -267,10 +268,19 @@ def run_one(
     printer: Callable[[TurnEvent], None],
     parts: Sequence[Part] = (),
 ) -> TurnResult:
+    """One turn of ``turn`` or ``chat``, given by name: the conversation, the text and the vessel are
+    three strings a positional call could swap unnoticed."""
     from toolreplay._loop import run_turn
 
     return run_turn(
-        conversation, text, vessel, registry, store=store, options=options, on_event=printer, parts=parts
+        conversation=conversation,
+        user_text=text,
+        vessel=vessel,
+        tools=registry,
+        store=store,
+        options=options,
+        on_event=printer,
+        parts=parts,
     )
 
 

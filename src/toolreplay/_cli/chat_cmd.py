@@ -51,7 +51,7 @@ def _read_line() -> str | None:
 
 class _Chat:
     def __init__(
-        self, store: Store, registry: ToolRegistry, conversation: str, vessel: str, options: TurnOptions
+        self, store: Store, registry: ToolRegistry, *, conversation: str, vessel: str, options: TurnOptions
     ):
         self.store = store
         self.registry = registry
@@ -141,9 +141,8 @@ class _Chat:
         before = stored_count(self.store, self.conversation)
         parts = tuple(part for _, part in self.attached)
         try:
-            run_one(
-                self.store, self.registry, self.conversation, text, self.vessel, self.options, printer, parts
-            )
+            run_one(self.store, self.registry, conversation=self.conversation, text=text, vessel=self.vessel,
+                    options=self.options, printer=printer, parts=parts)  # fmt: skip
         except KeyboardInterrupt:  # Ctrl-C cancels this reply, not the chat; SIGTERM ends the chat too
             printer.end()
             left = failed_turn(self.store, self.conversation, before)
@@ -258,7 +257,7 @@ def chat(
         cid = pick_conversation(store, conversation, continue_) or new_conversation_id(store, "chat")
         name = pick_vessel(store, vessel, cid)
         get_vessel(name)
-        session = _Chat(store, registry, cid, name, settings)
+        session = _Chat(store, registry, conversation=cid, vessel=name, options=settings)
         tool_names = ", ".join(registry.names) or "none"
         click.echo(f"conversation {cid} on {name}; tools: {tool_names}. {CHAT_HELP}")
         _loop(session)

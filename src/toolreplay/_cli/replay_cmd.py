@@ -23,14 +23,14 @@ from toolreplay._replay import DEFAULT_SETTINGS, MODES, Mode, ReplaySettings, pr
 @click.option("--upto", metavar="MESSAGE_ID", default=None, help="Cut the history after this message.")
 @click.option(
     "--max-calls",
-    type=click.IntRange(min=1),
+    type=int,  # checked by ReplaySettings, the bound's one check
     default=DEFAULT_SETTINGS.max_calls,
     show_default=True,
     help="Replay only each reply's last N calls.",
 )
 @click.option(
     "--max-chars",
-    type=click.IntRange(min=40),
+    type=int,  # checked by ReplaySettings, the bound's one check
     default=DEFAULT_SETTINGS.max_chars,
     show_default=True,
     help="Bound on each replayed input and answer.",

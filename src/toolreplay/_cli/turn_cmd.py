@@ -117,7 +117,8 @@ def turn(
         name = pick_vessel(store, vessel, cid)
         before = stored_count(store, cid)
         try:
-            result = run_one(store, registry, cid, text, name, settings, printer, attachments)
+            result = run_one(store, registry, conversation=cid, text=text, vessel=name, options=settings,
+                             printer=printer, parts=attachments)  # fmt: skip
         except ToolreplayError as exc:  # the finally below ends the streamed line before click prints this
             raise click.ClickException(f"{exc} ({failed_turn(store, cid, before)})") from None
         if as_json:  # nothing was streamed (--json), so there is no line to end first

@@ -157,13 +157,17 @@ def lab_tools(config: LabConfig) -> tuple[ToolSpec, ...]:
 
 
 def plan_cells(config: LabConfig) -> list[Cell]:
-    """The request of every vessel and mode, rendered once (all trials of a cell send the same bytes)."""
+    """The request of every vessel and mode, rendered once (all trials of a cell send the same bytes).
+    Each cell holds its vessel with ``--model`` folded in (:func:`~toolreplay._vessels.resolve_vessel`):
+    the render, the tools probe and the request read the model from it, not from the config again."""
     from toolreplay._render import render
+    from toolreplay._vessels import resolve_vessel
 
     history = frozen(config.history, config.at)
     tools = lab_tools(config)
     cells: list[Cell] = []
-    for vessel in config.vessels:
+    for named in config.vessels:
+        vessel = resolve_vessel(named, model=config.model)
         for mode in config.modes:
             body = render(
                 history,
@@ -171,7 +175,6 @@ def plan_cells(config: LabConfig) -> list[Cell]:
                 mode=mode,
                 system=config.system,
                 tools=tools,
-                model=config.model,
                 settings=config.settings,
                 temperature=config.temperature,
             )

@@ -60,7 +60,7 @@ def dropped_tools(cell: Cell, config: LabConfig) -> str | None:
         return None
     try:
         with httpx.Client(timeout=TIMEOUT) as client:
-            return probe(client, _origin(url), cell.body, config.model or cell.vessel.model)
+            return probe(client, _origin(url), cell.body, cell.vessel.model)
     except (httpx.HTTPError, OSError):
         return None  # down or not answering: the trials will say so
 

@@ -158,7 +158,7 @@ def _check_keys(cells: Sequence[Cell], config: LabConfig) -> None:
                 f"--vessel {c.vessel.name}: the lab sends HTTP requests; "
                 f"the {c.vessel.name} CLI vessel has none"
             )
-        prepare(c.vessel, c.body, model=config.model, base_url=config.base_url, send_key=config.send_key)
+        prepare(c.vessel, c.body, base_url=config.base_url, send_key=config.send_key)
 
 
 def _check_tools(cells: Sequence[Cell], config: LabConfig) -> None:
@@ -213,7 +213,6 @@ class _Run:
             result = await self.transport.exchange(
                 cell.vessel,
                 cell.body,
-                model=self.config.model,
                 base_url=self.config.base_url,
                 send_key=self.config.send_key,
                 budget=self.budget,

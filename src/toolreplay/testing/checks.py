@@ -26,7 +26,9 @@ def double_vessel(wire: str, rules: Rules) -> Vessel:
 
     v = rules.vessel
     if not isinstance(v, Vessel) or v.wire != wire:
-        v = Vessel(f"{wire} double", wire, "", None, "", max_id_len=rules.max_id_len)
+        v = Vessel(
+            name=f"{wire} double", wire=wire, base_url="", key_env=None, model="", max_id_len=rules.max_id_len
+        )
     return replace(v, model=rules.model) if rules.model else v
 
 
