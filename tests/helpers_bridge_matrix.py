@@ -64,9 +64,7 @@ def ask(wire: str, base: str, stream: bool, summary: bool = True) -> tuple[str, 
         body["model"] = model
     if not stream:
         body.pop("stream_options", None)
-    http.stream_flag(body, stream)
-    if wire == "ollama":
-        body["stream"] = stream  # Ollama streams unless told not to
+    http.stream_flag(body, stream)  # Ollama's sets false too: it streams unless told not to
     return http.endpoint(base, model, stream), body
 
 

@@ -25,8 +25,9 @@ from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import build_registry
 from toolreplay._vessels import BUILTIN
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
+from wire_helpers import is_http
 
-HTTP_VESSELS = [name for name, v in BUILTIN.items() if v.wire != "claude-prompt"]
+HTTP_VESSELS = [name for name, v in BUILTIN.items() if is_http(v.wire)]
 
 
 def _text(content: Any) -> str:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, StreamError, Text
+from wire_helpers import wire_path
 
 SCRIPTED = {
     "text": Text("Nothing to do."),
@@ -22,10 +23,10 @@ SCRIPTED = {
 }
 TOOL = {"type": "function", "name": "multiply", "parameters": {"type": "object", "properties": {}}}
 HI = [{"role": "user", "content": "hi"}]
-BODIES: dict[str, tuple[str, dict[str, Any]]] = {
-    "openai-chat": ("/v1/chat/completions", {"model": "gpt-4.1", "messages": HI}),
-    "openai-responses": ("/v1/responses", {"model": "gpt-5", "input": "hi", "tools": [TOOL]}),
-    "anthropic": ("/v1/messages", {"model": "claude", "max_tokens": 64, "messages": HI}),
+BODIES: dict[str, dict[str, Any]] = {
+    "openai-chat": {"model": "gpt-4.1", "messages": HI},
+    "openai-responses": {"model": "gpt-5", "input": "hi", "tools": [TOOL]},
+    "anthropic": {"model": "claude", "max_tokens": 64, "messages": HI},
 }
 
 
@@ -37,7 +38,8 @@ def double() -> Iterator[ProviderDouble]:
 
 def _post(double: ProviderDouble, wire: str, stream: bool) -> list[Any]:
     """The answer's payloads: the body, or each stream event's data."""
-    path, body = BODIES[wire]
+    body = BODIES[wire]
+    path = wire_path(wire, body["model"])
     if stream:
         body = {**body, "stream": True}
         if wire == "openai-chat":

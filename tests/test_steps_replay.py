@@ -25,6 +25,7 @@ from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import ToolRegistry
 from toolreplay._tools.coop import coop_tool
 from toolreplay._vessels import get_vessel
+from toolreplay.wires import get_wire
 from toolreplay.wires.reply import ParsedCall, Reply
 
 #: Each wire's own reasoning, as its answer carries it (kept verbatim, replayed where the wire wants it).
@@ -70,10 +71,6 @@ def last_is_results(wire: str, items: list[dict[str, Any]]) -> bool:
     return last["role"] == "user" and "functionResponse" in last["parts"][0]
 
 
-LIST_KEY = {"openai-chat": "messages", "ollama": "messages", "anthropic": "messages",
-            "openai-responses": "input", "gemini": "contents"}  # fmt: skip
-
-
 def call_groups(wire: str, items: list[dict[str, Any]]) -> list[int]:
     """How many calls each assistant message (or run of call items) of a body holds, in order."""
     if wire == "openai-responses":
@@ -106,7 +103,7 @@ def test_a_multi_step_turn_continues_after_its_results_and_replays_as_two_steps(
     reg = ToolRegistry([coop_tool(board_of(store))])
     res = run_turn("c1", "Close the first todo.", vessel, reg, store=store, transport=t)
     assert res.reply.text == "Closed #1." and len(res.reply.steps) == 2
-    key = LIST_KEY[wire]
+    key = get_wire(wire).list_key
     for body in t.bodies[1:]:  # every continuation ends with the tool results
         assert last_is_results(wire, body[key])
     assert call_groups(wire, t.bodies[2][key]) == [1, 1]
@@ -146,7 +143,7 @@ def test_reasoning_goes_back_byte_identical_to_its_issuer_and_nowhere_else(vesse
     wire = get_vessel(vessel).wire
     warnings: list[str] = []
     body = render(h, vessel, warnings=warnings)
-    placed = SAME_PLACE[wire](body[LIST_KEY[wire]])
+    placed = SAME_PLACE[wire](body[get_wire(wire).list_key])
     assert jsonenc.dumps(placed) == jsonenc.dumps(REASONING[wire])
     assert warnings == []
     for other in HTTP_VESSELS:
