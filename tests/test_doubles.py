@@ -66,7 +66,7 @@ def refused(double: ProviderDouble, target: str, body: Any) -> str:
     """The provider's message of the 400 the double answers (and checks it is in the wire's shape)."""
     resp = post(path_for(double, target), body)
     assert resp.status_code == 400, resp.text
-    return error_message(BUILTIN[target].wire if target in BUILTIN else target, resp.json())
+    return error_message(BUILTIN[target].wire if target in BUILTIN else target, resp.json(), double=True)
 
 
 # -- the real renderers' bodies are accepted on every vessel ----------------------------------------------

@@ -54,13 +54,19 @@ def wire_path(wire: str, model: str, stream: bool = False) -> str:
 _MARK = "\x00message\x00"
 
 
-def error_message(wire: str, payload: Any, status: int = 400) -> str:
-    """The message of an error body, checked to be ``wire``'s error body (its double's shape) for it."""
-    shape = get_wire(wire).double
-    assert shape is not None, f"{wire} has no double"
-    error_body = shape().error_body
+def error_message(wire: str, payload: Any, status: int = 400, *, double: bool = False) -> str:
+    """The message of an error body, checked to be ``wire``'s error body for ``status``: the provider's
+    (``Http.error_body``: what the proxy answers), or with ``double`` its loopback double's."""
+    if double:
+        shape = get_wire(wire).double
+        assert shape is not None, f"{wire} has no double"
+        error_body = shape().error_body
+    else:
+        provider = http_of(wire).error_body
+        assert provider is not None, f"{wire} has no error body"
+        error_body = provider
     found = _message_at(error_body(status, _MARK), payload)
-    assert isinstance(found, str) and payload == error_body(status, found), (wire, payload)
+    assert isinstance(found, str) and payload == error_body(status, found), (wire, status, payload)
     return found
 
 
