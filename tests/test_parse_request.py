@@ -467,10 +467,14 @@ def test_ollama_position_pairing_and_thinking() -> None:
     )  # kept (issue 12 item 5)
 
 
+#: A value that is no body of the wire: a string, but a number on Responses (whose input may be a string).
+NOT_A_BODY: dict[str, Any] = {"openai-responses": 42}
+
+
 def test_every_wire_rejects_a_body_that_is_not_its_shape() -> None:
     for wire in ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama"):
         with pytest.raises(WireError, match=wire):
-            parse_request(wire, json.loads('"just a string"') if wire != "openai-responses" else 42)
+            parse_request(wire, NOT_A_BODY.get(wire, "just a string"))
 
 
 # --------------------------------------------------------------------------------------------------
