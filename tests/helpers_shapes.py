@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolreplay.wires import get_wire
+from toolreplay.wires import get_wire, wire_names
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +119,8 @@ def elements(wire: str, body: Mapping[str, Any]) -> list[Any]:
 
 
 def pieces(wire: str, body: Mapping[str, Any] | Sequence[Any]) -> list[Piece] | None:
-    """Every call and answer of ``body`` (or of its list), in order; None for a wire read no such way."""
+    """Every call and answer of ``body`` (or of its list), in order, each in its element; None for a wire
+    with no reader here."""
     read = READERS.get(wire)
     if read is None:
         return None
@@ -127,10 +128,29 @@ def pieces(wire: str, body: Mapping[str, Any] | Sequence[Any]) -> list[Piece] | 
     return [p for at, el in enumerate(listed) if isinstance(el, Mapping) for p in read(at, el)]
 
 
+def _read(wire: str, body: Mapping[str, Any]) -> list[Piece] | None:
+    """:func:`pieces`, or for a wire with no reader here (a new one) what its own ``parse_request`` reads
+    meanwhile: its calls and answers in order, each answer right after its call; None for a wire whose
+    calls live in its text (claude-prompt)."""
+    found = pieces(wire, body)
+    if found is not None or wire not in wire_names():
+        return found
+    w = get_wire(wire)
+    if w.parse_request is None or w.http is None:
+        return None
+    out: list[Piece] = []
+    for at, m in enumerate(w.parse_request(body).messages):
+        for c in m.tool_uses:
+            out.append(Piece(at, "call", c.name, c.input))
+            if c.answer is not None:
+                out.append(Piece(at, "result", answer=c.answer))
+    return out
+
+
 def calls_in(wire: str, body: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
     """Every call the body carries *as a call*, with its answer: (name, input, answer). By id where the
     wire's calls carry ids, else in order (every call must be answered)."""
-    found = pieces(wire, body) or []
+    found = _read(wire, body) or []
     calls = [p for p in found if p.kind == "call"]
     results = [p for p in found if p.kind == "result"]
     if all(p.call_id for p in found):
@@ -141,7 +161,7 @@ def calls_in(wire: str, body: Mapping[str, Any]) -> list[tuple[str, Any, Any]]:
 
 def counts(wire: str, body: Mapping[str, Any]) -> tuple[int, int] | None:
     """(calls, answers) the body carries as such; None for a wire whose calls live in its text."""
-    found = pieces(wire, body)
+    found = _read(wire, body)
     if found is None:
         return None
     return sum(p.kind == "call" for p in found), sum(p.kind == "result" for p in found)
@@ -149,6 +169,7 @@ def counts(wire: str, body: Mapping[str, Any]) -> tuple[int, int] | None:
 
 def ends_with_results(wire: str, listed: Sequence[Any]) -> bool:
     """The list's last element holds answers and nothing else."""
+    assert wire in READERS, f"{wire}: no reader of its elements in helpers_shapes"
     last = pieces(wire, listed[-1:]) or []
     return bool(last) and all(p.kind == "result" for p in last)
 
@@ -156,6 +177,7 @@ def ends_with_results(wire: str, listed: Sequence[Any]) -> bool:
 def call_runs(wire: str, listed: Sequence[Any]) -> list[int]:
     """How many calls each run of calls holds, in order (a run: calls with no other element or answer
     between them; one assistant message's calls, or Responses' call items in a row)."""
+    assert wire in READERS, f"{wire}: no reader of its elements in helpers_shapes"
     by_at: dict[int, list[Piece]] = {}
     for p in pieces(wire, listed) or []:
         by_at.setdefault(p.at, []).append(p)
@@ -173,6 +195,7 @@ def call_runs(wire: str, listed: Sequence[Any]) -> list[int]:
 
 def first_call_at(wire: str, listed: Sequence[Any]) -> int:
     """The index of the first element of the list that holds a call."""
+    assert wire in READERS, f"{wire}: no reader of its elements in helpers_shapes"
     return next(p.at for p in pieces(wire, listed) or [] if p.kind == "call")
 
 
