@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from corpus_loader import DONE
+from toolreplay.wires import get_wire
 
 NEEDLE = 32
 
@@ -426,8 +427,6 @@ STREAM = {
 
 # ------------------------------------------------------------------------------ the shape of a request
 
-_LIST_KEY = {"openai-responses": "input", "gemini": "contents"}
-
 
 def _letter(wire: str, el: Mapping[str, Any]) -> tuple[str, str]:
     """(letter, words riding with calls) of one message / item / content: C calls, R results, A the
@@ -479,7 +478,7 @@ def shape(wire: str, body: Mapping[str, Any]) -> tuple[str, list[str]]:
     letters: list[str] = []
     words: list[str] = []
     last_said = ""
-    listed = body.get(_LIST_KEY.get(wire, "messages"))
+    listed = body.get(get_wire(wire).list_key)  # a key name only: no toolreplay parser reads the body
     if wire == "openai-responses" and isinstance(listed, str):
         listed = [{"role": "user", "content": listed}]  # Responses takes a bare string as one user message
     for el in _objs(listed):

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
+from toolreplay.wires import all_wires
 from toolreplay.wires.bridge import Bridge, Delta, Event, Outbound
 
 
@@ -51,10 +52,13 @@ class Relay:
 
 
 def _streams(path: str, request: Any) -> bool:
-    if ":streamGenerateContent" in path:
-        return True
-    default = path.endswith("/api/chat")  # Ollama streams unless told not to
-    return isinstance(request, dict) and request.get("stream", default) is True
+    """As the provider of the wire that serves ``path`` reads it (its double's reading): Gemini streams by
+    its URL, Ollama unless told not to, the others when the body says ``"stream": true``."""
+    for w in all_wires():
+        found = w.http.path.match(path.split("?")[0]) if w.http and w.http.path else None
+        if found is not None and w.double is not None:
+            return w.double().wants_stream(request, found.groupdict().get("stream") is not None)
+    return isinstance(request, dict) and request.get("stream") is True
 
 
 @contextmanager

@@ -64,9 +64,7 @@ def ask(wire: str, base: str, stream: bool, summary: bool = True) -> tuple[str, 
         body["model"] = model
     if not stream:
         body.pop("stream_options", None)
-    http.stream_flag(body, stream)
-    if wire == "ollama":
-        body["stream"] = stream  # Ollama streams unless told not to
+    http.stream_flag(body, stream)  # Ollama's sets false too: it streams unless told not to
     return http.endpoint(base, model, stream), body
 
 
@@ -139,18 +137,26 @@ def valid_call_id(wire: str, value: str | None) -> bool:
     return _VALID[wire](value)
 
 
+#: How many digest characters the ids minted for an agent's wire hold where its provider's own are
+#: shorter (the Ollama server's ``call_`` and eight).
+_MINTED_LENGTH = {"ollama": 8}
+
+
 def call_id_for(wire: str) -> Callable[[int, str | None, str], str]:
     """The agent-side id of a call: the upstream's where it is valid on ``wire``, else one derived from the
-    call's place, the upstream's id and its name (deterministic; none on Gemini)."""
+    call's place, the upstream's id and its name under the wire's own prefix (deterministic; none where
+    the wire's answers carry no ids: Gemini's)."""
+    w = get_wire(wire)
+    assert w.double is not None and w.translation is not None
+    ids = w.double().call_id(1, 0) is not None
+    prefix = w.translation.ids.call_prefix
 
     def call_id(index: int, upstream: str | None, name: str) -> str:
-        if wire == "gemini":
+        if not ids:
             return ""
         if upstream and valid_call_id(wire, upstream):
             return upstream
         digest = hashlib.sha256(f"{index}\x1f{upstream}\x1f{name}".encode()).hexdigest()
-        if wire == "ollama":
-            return "call_" + digest[:8]
-        return ("toolu_" if wire == "anthropic" else "call_") + digest[:24]
+        return prefix + digest[: _MINTED_LENGTH.get(wire, 24)]
 
     return call_id

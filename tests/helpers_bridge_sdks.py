@@ -229,47 +229,79 @@ def _adapter(kind: Any) -> Callable[[Any], Any]:
 
 def strict_events(wire: str, events: Sequence[tuple[str | None, Any]]) -> None:
     """Every event is its SDK's own model, validated strictly (Chat's ``[DONE]`` apart)."""
-    check = _event_check(wire)
+    check = EVENT_MODELS[wire]()
     for name, payload in events:
         if isinstance(payload, str):
             assert wire == "openai-chat" and payload == "[DONE]"
             continue
-        if wire in ("anthropic", "openai-responses"):
+        if wire in NAMED_EVENTS:
             assert name == payload["type"]
         if name != "ping":
             check(payload)
 
 
-def _event_check(wire: str) -> Callable[[Any], Any]:
-    if wire == "anthropic":
-        return _adapter(pytest.importorskip("anthropic").types.RawMessageStreamEvent)
-    if wire == "openai-chat":
-        from openai.types.chat import ChatCompletionChunk
+def strict_body(wire: str, body: dict[str, Any]) -> None:
+    """A whole body is its SDK's own model of a whole answer, validated strictly."""
+    BODY_MODELS.get(wire, EVENT_MODELS[wire])()(body)
 
-        return lambda p: ChatCompletionChunk.model_validate(p, strict=True)
-    if wire == "openai-responses":
-        from openai.types.responses import ResponseStreamEvent
 
-        return _adapter(ResponseStreamEvent)
-    if wire == "gemini":
-        types = pytest.importorskip("google.genai").types
-        # JSON, as google-genai reads it: its thoughtSignature is bytes sent as base64
-        return lambda p: types.GenerateContentResponse.model_validate_json(json.dumps(p), strict=True)
+def _anthropic_event() -> Callable[[Any], Any]:
+    return _adapter(pytest.importorskip("anthropic").types.RawMessageStreamEvent)
+
+
+def _chat_event() -> Callable[[Any], Any]:
+    from openai.types.chat import ChatCompletionChunk
+
+    return lambda p: ChatCompletionChunk.model_validate(p, strict=True)
+
+
+def _responses_event() -> Callable[[Any], Any]:
+    from openai.types.responses import ResponseStreamEvent
+
+    return _adapter(ResponseStreamEvent)
+
+
+def _gemini_event() -> Callable[[Any], Any]:
+    types = pytest.importorskip("google.genai").types
+    # JSON, as google-genai reads it: its thoughtSignature is bytes sent as base64
+    return lambda p: types.GenerateContentResponse.model_validate_json(json.dumps(p), strict=True)
+
+
+def _ollama_event() -> Callable[[Any], Any]:
     ollama = pytest.importorskip("ollama")
     return lambda p: ollama.ChatResponse.model_validate(p, strict=True)
 
 
-def strict_body(wire: str, body: dict[str, Any]) -> None:
-    """A whole body is its SDK's own model of a whole answer, validated strictly."""
-    if wire == "anthropic":
-        pytest.importorskip("anthropic").types.Message.model_validate(body, strict=True)
-    elif wire == "openai-chat":
-        from openai.types.chat import ChatCompletion
+def _anthropic_body() -> Callable[[Any], Any]:
+    message = pytest.importorskip("anthropic").types.Message
+    return lambda b: message.model_validate(b, strict=True)
 
-        ChatCompletion.model_validate(body, strict=True)
-    elif wire == "openai-responses":
-        from openai.types.responses import Response
 
-        Response.model_validate(body, strict=True)
-    else:
-        _event_check(wire)(body)
+def _chat_body() -> Callable[[Any], Any]:
+    from openai.types.chat import ChatCompletion
+
+    return lambda b: ChatCompletion.model_validate(b, strict=True)
+
+
+def _responses_body() -> Callable[[Any], Any]:
+    from openai.types.responses import Response
+
+    return lambda b: Response.model_validate(b, strict=True)
+
+
+#: Each wire's SDK model of one stream event (SSE ``data`` or NDJSON line), as a strict check.
+EVENT_MODELS: dict[str, Callable[[], Callable[[Any], Any]]] = {
+    "anthropic": _anthropic_event,
+    "openai-chat": _chat_event,
+    "openai-responses": _responses_event,
+    "gemini": _gemini_event,
+    "ollama": _ollama_event,
+}
+#: Each wire's SDK model of a whole answer, where it is not the event's (Gemini's and Ollama's are).
+BODY_MODELS: dict[str, Callable[[], Callable[[Any], Any]]] = {
+    "anthropic": _anthropic_body,
+    "openai-chat": _chat_body,
+    "openai-responses": _responses_body,
+}
+#: The wires whose SSE event name is the payload's ``type``.
+NAMED_EVENTS = frozenset({"anthropic", "openai-responses"})

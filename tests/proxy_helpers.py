@@ -14,6 +14,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.serve import Running, start
 from toolreplay.testing import ProviderDouble
+from wire_helpers import wire_path
 
 KEY = "sk-proxy-test-key-0123456789abcdef"
 TOOLS_ANTHROPIC = [{"name": "coop", "description": "the board", "input_schema": {"type": "object"}}]
@@ -143,10 +144,9 @@ def _ollama_follow(answer: dict[str, Any], stream: bool) -> dict[str, Any]:
     return body
 
 
-def _gemini_path(stream: bool) -> str:
-    return "/v1beta/models/gemini-2.5-flash:" + (
-        "streamGenerateContent?alt=sse" if stream else "generateContent"
-    )
+def _path(wire: str, model: str = "") -> Callable[[bool], str]:
+    """The wire's request path from the server root, streamed or whole (the model where the URL names it)."""
+    return lambda stream: wire_path(wire, model, stream)
 
 
 _ANTHROPIC_HEADERS = {
@@ -158,15 +158,17 @@ _BEARER = {"authorization": f"Bearer {KEY}"}
 CASES = (
     WireCase(
         "anthropic",
-        lambda s: "/v1/messages?beta=true",
+        lambda s: _path("anthropic")(s) + "?beta=true",  # as Anthropic's SDK asks it
         _ANTHROPIC_HEADERS,
         _anthropic_first,
         _anthropic_follow,
     ),
-    WireCase("openai-chat", lambda s: "/v1/chat/completions", _BEARER, _chat_first, _chat_follow),
-    WireCase("openai-responses", lambda s: "/v1/responses", _BEARER, _responses_first, _responses_follow),
-    WireCase("gemini", _gemini_path, {"x-goog-api-key": KEY}, _gemini_first, _gemini_follow),
-    WireCase("ollama", lambda s: "/api/chat", _BEARER, _ollama_first, _ollama_follow),
+    WireCase("openai-chat", _path("openai-chat"), _BEARER, _chat_first, _chat_follow),
+    WireCase("openai-responses", _path("openai-responses"), _BEARER, _responses_first, _responses_follow),
+    WireCase(
+        "gemini", _path("gemini", "gemini-2.5-flash"), {"x-goog-api-key": KEY}, _gemini_first, _gemini_follow
+    ),
+    WireCase("ollama", _path("ollama"), _BEARER, _ollama_first, _ollama_follow),
 )
 
 

@@ -5,18 +5,18 @@ tests/wires/claude_prompt/test_claude_cli.py.)"""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from helpers_shapes import calls_in
 from toolreplay._errors import BadRequestError
 from toolreplay._loop import Retrying, TurnEvent, TurnOptions, run_turn
 from toolreplay._replay import NO_ANSWER
@@ -25,50 +25,9 @@ from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import build_registry
 from toolreplay._vessels import BUILTIN
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, Text
+from wire_helpers import is_http
 
-HTTP_VESSELS = [name for name, v in BUILTIN.items() if v.wire != "claude-prompt"]
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return "".join(b.get("text", "") for b in content)
-
-
-def calls_in(wire: str, body: Mapping[str, Any]) -> list[tuple[str, dict[str, Any], str]]:
-    """Every earlier call a request carries *as a call* in ``wire``'s own shape: (name, input, answer)."""
-    if wire == "openai-chat":
-        msgs = body["messages"]
-        answers = {m["tool_call_id"]: m["content"] for m in msgs if m["role"] == "tool"}
-        return [
-            (tc["function"]["name"], json.loads(tc["function"]["arguments"]), answers[tc["id"]])
-            for m in msgs
-            for tc in m.get("tool_calls") or []
-        ]
-    if wire == "openai-responses":
-        items = body["input"]
-        answers = {i["call_id"]: i["output"] for i in items if i.get("type") == "function_call_output"}
-        return [
-            (i["name"], json.loads(i["arguments"]), answers[i["call_id"]])
-            for i in items
-            if i.get("type") == "function_call"
-        ]
-    if wire == "anthropic":
-        blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
-        answers = {b["tool_use_id"]: _text(b["content"]) for b in blocks if b["type"] == "tool_result"}
-        return [(b["name"], b["input"], answers[b["id"]]) for b in blocks if b["type"] == "tool_use"]
-    if wire == "gemini":
-        parts = [p for c in body["contents"] for p in c["parts"]]
-        calls = [p["functionCall"] for p in parts if "functionCall" in p]
-        outs = [p["functionResponse"]["response"]["output"] for p in parts if "functionResponse" in p]
-        return [(c["name"], c["args"], o) for c, o in zip(calls, outs, strict=True)]
-    if wire == "ollama":
-        msgs = body["messages"]
-        calls = [tc["function"] for m in msgs for tc in m.get("tool_calls") or []]
-        outs = [m["content"] for m in msgs if m["role"] == "tool"]
-        assert all(isinstance(c["arguments"], dict) for c in calls)  # objects, never strings
-        return [(c["name"], c["arguments"], o) for c, o in zip(calls, outs, strict=True)]
-    raise AssertionError(wire)
+HTTP_VESSELS = [name for name, v in BUILTIN.items() if is_http(v.wire)]
 
 
 def close(n: int) -> tuple[str, dict[str, Any], str]:

@@ -16,25 +16,19 @@ from toolreplay._audit.report import audit_request, format_audit
 from toolreplay._cli import cli
 from toolreplay._errors import WireError
 from toolreplay._history import load_history
+from toolreplay._vessels import get_vessel
 
-#: one vessel per wire
-VESSELS = {
-    "openai": "openai-chat",
-    "codex": "openai-responses",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "ollama": "ollama",
-    "claude": "claude-prompt",
-}
+#: one vessel per wire, and a second Chat one
+VESSELS = ["openai", "codex", "anthropic", "gemini", "ollama", "claude", "kimi"]
 EXPECTED = {"native": (4, 0, 0), "prose": (0, 4, 0), "plain": (0, 0, 4)}
 
 
 @pytest.mark.parametrize("mode", ["native", "prose", "plain"])
-@pytest.mark.parametrize("vessel", [*VESSELS, "kimi"])
+@pytest.mark.parametrize("vessel", VESSELS)
 def test_every_wire_and_mode(vessel: str, mode: str, demo_path: Path) -> None:
     history = load_history(demo_path)
     request = load_request(render(history, vessel, mode=mode))
-    assert request.wire == VESSELS.get(vessel, "openai-chat") and request.wire_from == "shape"
+    assert request.wire == get_vessel(vessel).wire and request.wire_from == "shape"
     report = audit_request(request, history)
     n, as_call, as_text, missing = report.counts()
     assert n == 4 and (as_call, as_text, missing) == EXPECTED[mode], format_audit(report)

@@ -102,6 +102,12 @@ FINISH = {
     "gemini": ("STOP", "STOP"),
     "ollama": ("stop", "stop"),
 }
+#: The call ids an upstream's script gives its calls: Kimi's on Chat, which no other wire takes as they are.
+OWN_IDS = {"openai-chat": ("functions.read_file:0", "functions.grep:1")}
+#: The agents' wires whose SDK shows no call id (ollama's): the ids are read from the lines themselves.
+HIDES_IDS = frozenset({"ollama"})
+#: The prefixes of the item ids an agent's SDK shows, by item type (Responses').
+ITEM_PREFIXES = {"openai-responses": {"reasoning": "rs_", "message": "msg_", "function_call": "fc_"}}
 #: Where a signature or an encrypted reasoning sits in what a wire's parser keeps.
 _SECRET_KEYS = frozenset({"signature", "encrypted_content", "thoughtSignature", "thought_signature", "data"})
 
@@ -126,7 +132,7 @@ def _script(case: Case, up: str) -> Calls | Text:
     usage = Usage(1200, 80, 1000, 100)
     if not case.calls:
         return Text("Done: a.py has no ünï.", usage=usage, reasoning=thought)
-    ids = ("functions.read_file:0", "functions.grep:1") if up == "openai-chat" else (None, None)
+    ids = OWN_IDS.get(up, (None, None))
     return Calls(
         [
             Call("read_file", {"path": "a.py", "lines": [1, 2]}, ids[0]),
@@ -243,7 +249,7 @@ def _as_upstream(
     assert seen.text == want.text
     assert [(name, args) for _, name, args in seen.calls] == [(c.name, c.input) for c in want.calls]
     ids = [cid for cid, _, _ in seen.calls]
-    if agent != "ollama":  # the ollama SDK shows no call id: the lines are checked instead
+    if agent not in HIDES_IDS:  # the lines are checked instead
         assert ids == _agent_ids(want, out)
         assert all(valid_call_id(agent, i) for i in ids), ids
     assert seen.reasoning == ("".join(p.text for p in pieces) if thinking else "")
@@ -252,8 +258,8 @@ def _as_upstream(
     cached = (u.cached_tokens or 0) if CACHED[agent] else None  # an upstream without the count: 0
     assert seen.usage == (u.input_tokens, u.output_tokens, cached)
     assert seen.finish == FINISH[agent][0 if case.calls else 1] and seen.model == out.model
-    if agent == "openai-responses":
-        prefixes = {"reasoning": "rs_", "message": "msg_", "function_call": "fc_"}
+    if agent in ITEM_PREFIXES:
+        prefixes = ITEM_PREFIXES[agent]
         assert all(i.startswith(prefixes[t]) for t, i in seen.items), seen.items
 
 
@@ -283,7 +289,7 @@ def _agent_ids(want: Reply, out: Outbound) -> list[str | None]:
 
 def _written_ids(agent: str, payloads: Sequence[Any], want: Reply, out: Outbound) -> None:
     """Ollama's call ids, which its SDK does not show, are the agent's ids in the lines themselves."""
-    if agent != "ollama":
+    if agent not in HIDES_IDS:
         return
     ids = [c.get("id") for p in payloads for c in (p.get("message") or {}).get("tool_calls") or []]
     assert ids == _agent_ids(want, out) and all(valid_call_id(agent, i) for i in ids), ids

@@ -30,7 +30,7 @@ from toolreplay.wires import get_wire, parse_request
 #: Every built-in vessel: every wire, the Claude Code prompt included.
 EVERY_WIRE = list(BUILTIN.values())
 #: The vessels whose body holds the history as a list (the prefix a provider's cache reuses).
-VESSELS = [v for v in EVERY_WIRE if v.wire != "claude-prompt"]
+VESSELS = [v for v in EVERY_WIRE if get_wire(v.wire).assemble is None]
 TOOLS = (ToolSpec("coop", "the todo board"), ToolSpec("search", "find things"))
 
 _words = st.text(string.ascii_letters + ' .,\n"é中', min_size=1, max_size=300).filter(str.strip)

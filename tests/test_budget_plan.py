@@ -38,6 +38,11 @@ _b64 = st.text(string.ascii_letters + string.digits + "+/", min_size=4, max_size
 )
 
 
+def text_data(wire: str, sig: str) -> dict[str, Any] | None:
+    """What ``wire``'s answers carry on a text part besides its words (Gemini 3 signs the last one)."""
+    return {"gemini": {"gemini": {"thoughtSignature": sig}}}.get(wire)
+
+
 def reasoning_data(wire: str, text: str, sig: str) -> dict[str, Any]:
     """A piece of reasoning as ``wire``'s answers carry it (what the render sends back verbatim)."""
     return {
@@ -73,7 +78,7 @@ def reply(draw: Any, v: Vessel, i: int) -> Message:
             said.append(ServerTool("web_search", {v.wire: {"type": "web_search_call", "id": "ws_1"}}))
         words = draw(_text)
         if words.strip():
-            said.append(Text(words, {"gemini": {"thoughtSignature": sig}} if v.wire == "gemini" else None))
+            said.append(Text(words, text_data(v.wire, sig)))
         steps.append(Step(tuple(said), n, issuer))
         left -= n
         if not left and draw(st.booleans()):

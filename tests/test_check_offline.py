@@ -15,7 +15,7 @@ import pytest
 import toolreplay
 from toolreplay._audit.validate import check_specs
 from toolreplay._vessels import BUILTIN, get_vessel
-from toolreplay.wires import all_wires
+from toolreplay.wires import all_wires, get_wire
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "src" / "toolreplay" / "data" / "schemas"
@@ -57,8 +57,7 @@ def test_the_shipped_schema_catches_a_broken_body(vessel: str, demo_path: Path, 
     body = toolreplay.render(toolreplay.load_history(demo_path), vessel=vessel, mode="native", max_tokens=64)
     assert check_specs(get_vessel(vessel), body, tmp_path)[0] == []
     broken = copy.deepcopy(body)
-    key = {"openai": "messages", "codex": "input", "anthropic": "messages", "gemini": "contents"}[vessel]
-    broken[key][0] = {"role": "robot", "mystery": 1}
+    broken[get_wire(get_vessel(vessel).wire).list_key][0] = {"role": "robot", "mystery": 1}
     problems, unchecked = check_specs(get_vessel(vessel), broken, tmp_path)
     assert unchecked == []
     assert any("shipped schema" in p for p in problems), problems

@@ -15,6 +15,7 @@ import pytest
 from corpus_loader import Exchange, exchanges
 from toolreplay.testing import ProviderDouble
 from toolreplay.wires.anthropic.rules import BLANK_TEXT, EMPTY_MESSAGE, EMPTY_TEXT
+from wire_helpers import wire_path
 
 #: Recorded bodies that do not reach a provider's own endpoint whole, so the double (which serves the
 #: providers' own paths) cannot judge them.
@@ -22,16 +23,6 @@ ELSEWHERE = {
     "azure": "Azure names the model in the URL (deployments/<name>), so its bodies carry none",
     "magistral-completion-replay": "the recording kept only the messages (model and settings sit apart)",
 }
-
-
-def _path(ex: Exchange) -> str:
-    return {
-        "openai-chat": "/v1/chat/completions",
-        "openai-responses": "/v1/responses",
-        "anthropic": "/v1/messages",
-        "gemini": f"/v1beta/models/{ex.model}:generateContent",
-        "ollama": "/api/chat",
-    }[ex.wire]
 
 
 def _taken() -> list[Any]:
@@ -53,9 +44,8 @@ def test_the_double_takes_every_body_the_provider_took(
     double: ProviderDouble, http: httpx.Client, ex: Exchange
 ) -> None:
     body = {**(ex.request or {}), "stream": False}
-    if ex.wire == "openai-chat":
-        body.pop("stream_options", None)  # asked with stream: true, which the answer here does not use
-    answer = http.post(double.url + _path(ex), json=body, timeout=10)
+    body.pop("stream_options", None)  # Chat's, asked with stream: true, which the answer here does not use
+    answer = http.post(double.url + wire_path(ex.wire, str(ex.model)), json=body, timeout=10)
     assert answer.status_code == 200, answer.text
 
 

@@ -17,6 +17,7 @@ from toolreplay.wires import get_wire
 from toolreplay.wires.anthropic.rules import EMPTY_MESSAGE, MUST_DEFINE_TOOLS, NO_RESULT_AFTER
 from toolreplay.wires.contract import Refused
 from toolreplay.wires.gemini.rules import GEMINI_ORDER
+from wire_helpers import error_message, wire_path
 
 HI = {"role": "user", "content": "hi"}
 USE = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}
@@ -24,23 +25,24 @@ TOOLS = [{"name": "f", "input_schema": {"type": "object"}}]
 G_USER = {"role": "user", "parts": [{"text": "go"}]}
 G_CALL = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]}
 
+#: (wire, model, body, the provider's text).
 CASES: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "anthropic no tools": (
         "anthropic",
-        "/v1/messages",
+        "claude",
         {"model": "claude", "max_tokens": 8, "messages": [HI, {"role": "assistant", "content": [USE]}]},
         MUST_DEFINE_TOOLS,
     ),
     "anthropic empty message": (
         "anthropic",
-        "/v1/messages",
+        "claude",
         {"model": "claude", "max_tokens": 8, "messages": [HI, {"role": "assistant", "content": []}, HI]},
         EMPTY_MESSAGE.format(i=1),
     ),
     # two user messages merge into one, so the unanswered call is at merged index 1, not 2
     "anthropic merged index": (
         "anthropic",
-        "/v1/messages",
+        "claude",
         {
             "model": "claude",
             "max_tokens": 8,
@@ -51,13 +53,13 @@ CASES: dict[str, tuple[str, str, dict[str, Any], str]] = {
     ),
     "gemini call first": (
         "gemini",
-        "/v1beta/models/gemini-2.5-flash:generateContent",
+        "gemini-2.5-flash",
         {"contents": [G_CALL, G_USER]},
         GEMINI_ORDER,
     ),
     "gemini empty parts": (
         "gemini",
-        "/v1beta/models/gemini-2.5-flash:generateContent",
+        "gemini-2.5-flash",
         {"contents": [G_USER, {"role": "model", "parts": []}]},
         "* GenerateContentRequest.contents[1].parts: contents.parts must not be empty.",
     ),
@@ -72,10 +74,10 @@ def double() -> Iterator[ProviderDouble]:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_double_and_validator_read_one_rule(double: ProviderDouble, case: str) -> None:
-    wire, path, body, text = CASES[case]
-    answer = httpx.post(double.url + path, json=body, timeout=10)
+    wire, model, body, text = CASES[case]
+    answer = httpx.post(double.url + wire_path(wire, model), json=body, timeout=10)
     assert answer.status_code == 400
-    assert answer.json()["error"]["message"] == text
+    assert error_message(wire, answer.json(), double=True) == text
     problems: list[str] = []
     get_wire(wire).rules(Vessel("v", wire, "", None, ""), body, problems)
     refused = [p for p in problems if isinstance(p, Refused)]

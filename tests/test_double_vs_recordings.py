@@ -99,19 +99,19 @@ CALL_KIND = {
 }
 
 
+#: Whether an event carries usage figures, as each wire puts them.
+USAGE: dict[str, Callable[[Any], bool]] = {
+    "openai-chat": lambda e: bool(e.get("usage")),
+    "anthropic": lambda e: "usage" in e or "usage" in (e.get("message") or {}),
+    "openai-responses": lambda e: bool((e.get("response") or {}).get("usage")),
+    "gemini": lambda e: "totalTokenCount" in (e.get("usageMetadata") or {}),
+    "ollama": lambda e: "eval_count" in e or "prompt_eval_count" in e,
+}
+
+
 def _usage(wire: str, e: Any) -> bool:
     """Whether the event carries usage figures."""
-    if e == DONE:
-        return False
-    if wire == "anthropic":
-        return "usage" in e or "usage" in (e.get("message") or {})
-    if wire == "openai-responses":
-        return bool((e.get("response") or {}).get("usage"))
-    if wire == "gemini":
-        return "totalTokenCount" in (e.get("usageMetadata") or {})
-    if wire == "ollama":
-        return "eval_count" in e or "prompt_eval_count" in e
-    return bool(e.get("usage"))
+    return e != DONE and USAGE[wire](e)
 
 
 def _sequence(wire: str, events: Iterable[Any]) -> list[str]:
@@ -136,19 +136,25 @@ def _usage_labels(wire: str, events: Iterable[Any]) -> tuple[set[str], set[str]]
 # -- the recordings -----------------------------------------------------------------------------------------
 
 GROUPS = ["openai-chat", "anthropic", "openai-responses", "gemini-2", "gemini-3", "ollama"]
+#: The recordings a group's double is held to, by model: OpenAI's own models (recordings of other
+#: servers differ), Gemini 2's apart from Gemini 3's.
+BELONGS: dict[str, Callable[[str], bool]] = {
+    "openai-chat": lambda model: model.startswith("gpt-"),
+    "openai-responses": lambda model: model.startswith("gpt-"),
+    "gemini-2": lambda model: model.startswith("gemini-2"),
+    "gemini-3": lambda model: not model.startswith("gemini-2"),
+}
+#: The wires whose streams end with ``data: [DONE]`` (Chat's), kept as an event.
+ENDS_WITH_DONE = frozenset({"openai-chat"})
 
 
 def _wire(group: str) -> str:
-    return "gemini" if group.startswith("gemini") else group
+    return {"gemini-2": "gemini", "gemini-3": "gemini"}.get(group, group)
 
 
 def _belongs(group: str, ex: Exchange) -> bool:
     model = str(ex.model)
-    if group in ("openai-chat", "openai-responses"):
-        return model.startswith("gpt-")  # OpenAI's own models (recordings of other servers differ)
-    if group.startswith("gemini"):
-        return model.startswith("gemini-2") == (group == "gemini-2")
-    return True
+    return BELONGS.get(group, lambda model: True)(model)
 
 
 @cache
@@ -156,7 +162,7 @@ def recorded(group: str) -> tuple[list[list[Any]], list[list[Any]]]:
     """(streams with calls, all streams) of the group, as decoded events."""
     wire = _wire(group)
     streams = [
-        [e for e in ex.events() if e != DONE or wire == "openai-chat"]
+        [e for e in ex.events() if e != DONE or wire in ENDS_WITH_DONE]
         for ex in exchanges(wire, streamed=True)
         if _belongs(group, ex)
     ]
@@ -195,12 +201,18 @@ SHAPES = {
 MODEL = {"gemini-2": "gemini-2.5-flash", "gemini-3": "gemini-3-pro-preview"}
 ASKED = {"stream": True, "stream_options": {"include_usage": True}}
 # Responses: the reasoning summary and the encrypted reasoning asked for, so the double sends them
-ASKED_REASONING = {**ASKED, "reasoning": {"summary": "auto"}, "include": ["reasoning.encrypted_content"]}
+REQUESTS = {
+    "openai-responses": {
+        **ASKED,
+        "reasoning": {"summary": "auto"},
+        "include": ["reasoning.encrypted_content"],
+    }
+}
 
 
 def doubled(group: str, shape: str) -> list[Any]:
     text, calls, reasoning = SHAPES[shape]
-    request = ASKED_REASONING if group == "openai-responses" else ASKED
+    request = REQUESTS.get(group, ASKED)
     answer = Answer(7, MODEL.get(group, "gpt-5"), text, calls, reasoning, Usage(120, 30, 64), request)
     return [p if p != "[DONE]" else DONE for _, p in answer_events(_wire(group), answer)]
 
@@ -232,7 +244,7 @@ def test_the_double_sends_no_kind_of_event_real_streams_never_hold(group: str, s
     wire = _wire(group)
     # every server of the wire: Chat's reasoning_content is DeepSeek's and xAI's, not OpenAI's
     streams = [
-        [e for e in ex.events() if e != DONE or wire == "openai-chat"]
+        [e for e in ex.events() if e != DONE or wire in ENDS_WITH_DONE]
         for ex in exchanges(wire, streamed=True)
     ]
     seen = set().union(*(_sequence(wire, s) for s in streams), UNRECORDED.get(wire, {}))

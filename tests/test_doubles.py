@@ -25,14 +25,14 @@ from toolreplay.testing import (
     Text,
     serve,
 )
-from toolreplay.wires import get_wire
 from toolreplay.wires.anthropic.rules import MUST_DEFINE_TOOLS
 from toolreplay.wires.contract import first_refusal
 from toolreplay.wires.gemini.rules import GEMINI_COUNT, GEMINI_ORDER
 from toolreplay.wires.openai_chat.rules import ORPHAN_TOOL
 from toolreplay.wires.openai_responses.rules import NO_CALL_FOR_OUTPUT, NO_OUTPUT_FOR_CALL
+from wire_helpers import error_message, is_http, wire_url
 
-HTTP_VESSELS = sorted(n for n, v in BUILTIN.items() if v.wire != "claude-prompt")
+HTTP_VESSELS = sorted(n for n, v in BUILTIN.items() if is_http(v.wire))
 
 
 @pytest.fixture
@@ -58,26 +58,15 @@ def post(url: str, body: Any, **headers: str) -> httpx.Response:
 
 
 def path_for(double: ProviderDouble, target: str, model: str = "gemini-3-pro") -> str:
-    base = double.base_url_for(target)
-    http = get_wire(BUILTIN[target].wire if target in BUILTIN else target).http
-    assert http is not None, target
-    return http.endpoint(base, model, False)  # the wire's own URL for a whole answer
+    wire = BUILTIN[target].wire if target in BUILTIN else target
+    return wire_url(double.base_url_for(target), wire, model)
 
 
 def refused(double: ProviderDouble, target: str, body: Any) -> str:
     """The provider's message of the 400 the double answers (and checks it is in the wire's shape)."""
     resp = post(path_for(double, target), body)
     assert resp.status_code == 400, resp.text
-    payload = resp.json()
-    wire = BUILTIN[target].wire if target in BUILTIN else target
-    if wire == "anthropic":
-        assert payload["type"] == "error" and payload["error"]["type"] == "invalid_request_error"
-        return str(payload["error"]["message"])
-    if wire == "ollama":
-        return str(payload["error"])
-    if wire == "gemini":
-        assert payload["error"]["status"] == "INVALID_ARGUMENT" and payload["error"]["code"] == 400
-    return str(payload["error"]["message"])
+    return error_message(BUILTIN[target].wire if target in BUILTIN else target, resp.json(), double=True)
 
 
 # -- the real renderers' bodies are accepted on every vessel ----------------------------------------------

@@ -36,6 +36,7 @@ from toolreplay._transport.client import NO_RETRY, Transport
 from toolreplay.testing.answers import Answer, AnswerCall, answer_body, answer_events
 from toolreplay.wires import parse_response
 from toolreplay.wires.reply import Reply, Usage
+from wire_helpers import http_of
 
 pytestmark = pytest.mark.slow  # fuzzing: see docs/design.md, design 26
 
@@ -49,7 +50,8 @@ VESSEL = {
 WIRES = sorted(VESSEL)
 LOOPBACK = "http://127.0.0.1:9/v1"  # never connected to: the MockTransport answers
 REQUEST = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-GEMINI_REQUEST = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+#: The request sent, a Chat body but on Gemini's wire.
+REQUESTS = {"gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}}
 
 _names = st.text(string.ascii_letters + string.digits + "_-", min_size=1, max_size=20)
 _ids = st.text(string.ascii_letters + string.digits + "_-.:", min_size=1, max_size=24)
@@ -82,11 +84,11 @@ def pieces_of(text: str, cuts: list[int]) -> list[str]:
 
 
 def frame(wire: str, events: list[tuple[str | None, Any]], crlf: bool = False) -> bytes:
-    """The bytes a provider sends for ``events``: SSE (``event:``/``data:``) or Ollama's NDJSON."""
+    """The bytes a provider sends for ``events``: SSE (``event:``/``data:``) or NDJSON (Ollama's)."""
     out: list[str] = []
     for name, payload in events:
         data = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
-        if wire == "ollama":
+        if http_of(wire).framing == "ndjson":
             out.append(data + "\n")
         else:
             out.append((f"event: {name}\n" if name else "") + f"data: {data}\n\n")
@@ -101,7 +103,8 @@ def chunks_of(data: bytes, cuts: list[int]) -> list[bytes]:
 
 def through_transport(wire: str, chunks: list[bytes], content_type: str | None = None) -> Reply:
     """What the real transport makes of a 200 answer sent as ``chunks`` (a stream unless told)."""
-    ctype = content_type or ("application/x-ndjson" if wire == "ollama" else "text/event-stream")
+    ndjson = http_of(wire).framing == "ndjson"
+    ctype = content_type or ("application/x-ndjson" if ndjson else "text/event-stream")
 
     def handler(request: httpx.Request) -> httpx.Response:
         async def body() -> AsyncIterator[bytes]:
@@ -113,7 +116,7 @@ def through_transport(wire: str, chunks: list[bytes], content_type: str | None =
     async def go() -> Reply:
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
             transport = Transport(client=client, retry=NO_RETRY)
-            request = GEMINI_REQUEST if wire == "gemini" else REQUEST
+            request = REQUESTS.get(wire, REQUEST)
             return await transport.send(VESSEL[wire], request, stream=True, base_url=LOOPBACK)
 
     return asyncio.run(go())

@@ -13,7 +13,6 @@ conversations, calls, calls replayed as calls per vessel, calls cut by the bound
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from helpers_shapes import counts
 from toolreplay._api import render
 from toolreplay._audit.body import RequestBody
 from toolreplay._audit.report import audit_request
@@ -34,27 +34,6 @@ from toolreplay._vessels import BUILTIN
 DATA = Path(__file__).parent / "data"
 DEMO = DATA.parent.parent / "src" / "toolreplay" / "data" / "demo.json"
 VESSELS = list(BUILTIN)
-
-
-def call_shapes(wire: str, body: Mapping[str, Any]) -> tuple[int, int] | None:
-    """``(calls, answers)`` in ``wire``'s own call shapes, counted without any toolreplay parser."""
-    if wire in ("openai-chat", "ollama"):
-        msgs = body["messages"]
-        calls = sum(len(m.get("tool_calls") or []) for m in msgs if m["role"] == "assistant")
-        return calls, sum(1 for m in msgs if m["role"] == "tool")
-    if wire == "openai-responses":
-        kinds = [it.get("type") for it in body["input"]]
-        # a free-form call (Codex's apply_patch) is a call in its own shape: custom_tool_call (issue 22)
-        calls = kinds.count("function_call") + kinds.count("custom_tool_call")
-        return calls, kinds.count("function_call_output") + kinds.count("custom_tool_call_output")
-    if wire == "anthropic":
-        blocks = [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]]
-        kinds = [b["type"] for b in blocks]
-        return kinds.count("tool_use"), kinds.count("tool_result")
-    if wire == "gemini":
-        parts = [p for c in body["contents"] for p in c["parts"]]
-        return sum("functionCall" in p for p in parts), sum("functionResponse" in p for p in parts)
-    return None  # claude-prompt: calls inside the prompt's JSON transcript; the audit reads them
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,9 +59,7 @@ def handoff(h: History, vessel: str, *, specs: bool = True) -> Handoff:
     problems = check_body(vessel, body).problems if specs else tuple(rule_problems(vessel, body))
     report = audit_request(RequestBody(body, v.wire, f"{h.id} on {vessel}"), h)
     _, as_call, _, _ = report.counts()
-    return Handoff(
-        kept_calls(h), call_shapes(v.wire, body), as_call, tuple(problems), tuple(report.patches())
-    )
+    return Handoff(kept_calls(h), counts(v.wire, body), as_call, tuple(problems), tuple(report.patches()))
 
 
 def assert_handoff(h: History, vessel: str, *, specs: bool = True) -> Handoff:
@@ -168,7 +145,7 @@ def test_cli_import_session_then_render_on_gemini(tmp_path: Path) -> None:
     rendered = runner.invoke(cli, ["render", cid, "--vessel", "gemini", "--db", db])
     assert rendered.exit_code == 0, rendered.output
     body = loads(rendered.stdout)
-    assert call_shapes("gemini", body) == (5, 5)
+    assert counts("gemini", body) == (5, 5)
     names = [p["functionCall"]["name"] for c in body["contents"] for p in c["parts"] if "functionCall" in p]
     assert names == ["coop", "Bash", "coop", "Bash", "coop"]  # mcp__coop__coop replays as coop
     assert check_body("gemini", body).problems == ()

@@ -14,6 +14,7 @@ from toolreplay._errors import HistoryError, ImportFormatError
 from toolreplay._history import History
 from toolreplay._importers import read_file
 from toolreplay._steps import Issuer, Part, Reasoning, Text
+from toolreplay.wires import get_wire
 
 DATA = Path(__file__).parent / "data"
 
@@ -250,7 +251,8 @@ def test_claude_code_session() -> None:
     assert words == Text("I'll list the board and check the build at the same time.")
     assert [s.calls for s in first.steps] == [2, 1]
     # the session's model on Anthropic's public host is who made them (design 17)
-    assert first.steps[0].issuer == Issuer("anthropic", "api.anthropic.com", "claude-sonnet-4-5-20250929")
+    public = get_wire("anthropic").public_host
+    assert first.steps[0].issuer == Issuer("anthropic", public, "claude-sonnet-4-5-20250929")
     assert [(c.name, c.answer) for c in first.tool_uses] == [
         (
             "mcp__coop__coop",

@@ -169,7 +169,7 @@ def test_errors_retries_and_dead_cells(tmp_path: Path, demo_path: Path) -> None:
     seen: dict[str, int] = {}
 
     def responder(req: Any) -> Any:
-        if req.wire == "anthropic":
+        if req.vessel == "anthropic":  # the anthropic vessel's cell dies
             return Error(400, "messages: bad request for this test")
         seen[req.wire] = seen.get(req.wire, 0) + 1
         if seen[req.wire] == 1:

@@ -14,9 +14,10 @@ import os
 import pytest
 
 from toolreplay._vessels import BUILTIN
+from wire_helpers import is_http
 
 LIVE = os.environ.get("TOOLREPLAY_LIVE") == "1"
-HTTP_VESSELS = [v for v in BUILTIN.values() if v.wire != "claude-prompt" and v.key_env]
+HTTP_VESSELS = [v for v in BUILTIN.values() if is_http(v.wire) and v.key_env]
 
 
 @pytest.mark.live

@@ -36,6 +36,8 @@ from toolreplay._store.board import board_of
 from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import Tool, ToolRegistry
 from toolreplay._tools.coop import coop_tool
+from toolreplay._vessels import get_vessel
+from toolreplay.wires import get_wire
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
 
 
@@ -479,5 +481,5 @@ def test_a_later_turn_sends_the_bytes_of_a_render_of_its_history(store: SQLiteSt
     stop = History("c1", h.messages[:-1])  # the last request: up to its user message, reply in progress
     want = toolreplay.render(stop, vessel, tools=[coop_tool(board_of(store)).spec])
     got = t.bodies[-1]
-    key = "contents" if vessel == "gemini" else "input" if vessel == "codex" else "messages"
+    key = get_wire(get_vessel(vessel).wire).list_key
     assert got[key] == want[key]

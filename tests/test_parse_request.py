@@ -16,7 +16,7 @@ from toolreplay._history import History
 from toolreplay._steps import Issuer, Part, Reasoning, ServerTool, Step, Text
 from toolreplay._vessels import Vessel
 from toolreplay.model import RequestSettings
-from toolreplay.wires import parse_request
+from toolreplay.wires import get_wire, parse_request
 
 
 def _calls(h: History) -> list[tuple[str, Any, str | None]]:
@@ -82,7 +82,7 @@ def test_chat_one_agent_turn_is_one_reply() -> None:
     ]
     assert [c.call_id for c in reply.tool_uses] == ["call_1", "call_2", "call_3"]
     # two steps (design 16): the words before the first call ride with it; then two parallel calls
-    issuer = Issuer("openai-chat", "api.openai.com", "gpt-4o")
+    issuer = Issuer("openai-chat", get_wire("openai-chat").public_host, "gpt-4o")
     assert reply.steps == (Step((Text("Let me look you up."),), 1, issuer), Step((), 2, issuer))
     assert reply.meta is None
     # the id reused in a later turn pairs with that turn's call
@@ -295,7 +295,7 @@ def test_responses_items_reasoning_and_grouping() -> None:
     item = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAAB..."}
     step = h.messages[2].steps[0]
     assert step.said == (Reasoning("", {"openai-responses": item}), Text("Closing it."))
-    assert step.issuer == Issuer("openai-responses", "api.openai.com", "gpt-5")
+    assert step.issuer == Issuer("openai-responses", get_wire("openai-responses").public_host, "gpt-5")
     # a hosted-tool item after the reply is the agent's closing step: kept whole, for its issuer
     assert h.messages[-1].steps[-1].said == (
         ServerTool("web_search_call", {"openai-responses": {"type": "web_search_call", "id": "ws_1"}}),
@@ -467,10 +467,14 @@ def test_ollama_position_pairing_and_thinking() -> None:
     )  # kept (issue 12 item 5)
 
 
+#: A value that is no body of the wire: a string, but a number on Responses (whose input may be a string).
+NOT_A_BODY: dict[str, Any] = {"openai-responses": 42}
+
+
 def test_every_wire_rejects_a_body_that_is_not_its_shape() -> None:
     for wire in ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama"):
         with pytest.raises(WireError, match=wire):
-            parse_request(wire, json.loads('"just a string"') if wire != "openai-responses" else 42)
+            parse_request(wire, NOT_A_BODY.get(wire, "just a string"))
 
 
 # --------------------------------------------------------------------------------------------------

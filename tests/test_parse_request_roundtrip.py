@@ -21,8 +21,9 @@ from toolreplay._history import History
 from toolreplay._jsonenc import encode
 from toolreplay._vessels import BUILTIN
 from toolreplay.wires import parse_request
+from wire_helpers import is_http
 
-VESSELS = [v for v in BUILTIN.values() if v.wire != "claude-prompt"]
+VESSELS = [v for v in BUILTIN.values() if is_http(v.wire)]
 
 
 def _roundtrip(h: History, vessel: str, wire: str) -> tuple[bytes, bytes, tuple[str, ...]]:

@@ -4,6 +4,7 @@ pass-through byte for byte on every wire, whole and streamed; every exchange rec
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ from proxy_helpers import CASES, KEY, WireCase, post, proxied
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._store import open_store
 from toolreplay.testing import Call, Calls, ProviderDouble, Text
+from toolreplay.wires import get_wire
 
 CLOSE = Calls(
     [Call("coop", {"action": "close", "id": 12})], text="Closing it.", reasoning="The user wants 12 closed."
@@ -40,8 +42,14 @@ def test_pass_through_is_byte_identical(case: WireCase, stream: bool, tmp_path: 
         for name, value in case.headers.items():
             assert got[name] == ("[redacted]" if KEY in value else value)
         assert got["user-agent"] == "proxy-test/1"
-        if case.wire == "anthropic":
-            assert behind.requests[-1].path == "/v1/messages?beta=true"
+        # the path as the agent asked it, query and all (Anthropic's SDK asks ``/v1/messages?beta=true``)
+        assert behind.requests[-1].path == direct.requests[-1].path == case.path(stream)
+
+
+def _thinks(wire: str, body: dict[str, Any]) -> bool:
+    double = get_wire(wire).double
+    assert double is not None
+    return double().thinks(None, str(body.get("model", "")), body)
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -71,7 +79,9 @@ def test_two_steps_are_recorded_as_one_reply_with_its_call_answer_and_issuer(
     assert {(i.wire, i.host) for i in issuers} == {(case.wire, "127.0.0.1")}
     assert reply.meta is not None and reply.meta["usage"]["input_tokens"] > 0
     reasoning = [p for s in reply.steps for p in s.reasoning]
-    if case.wire != "openai-chat":  # the Chat double's gpt-4.1 does not think (design 32)
+    asked = case.first(False)
+    # as the wire's double says the model thinks (the Chat double's gpt-4.1 does not: design 32)
+    if _thinks(case.wire, asked):
         assert reasoning and all(case.wire in (p.data or {}) for p in reasoning)  # kept for its issuer
     assert not [line for line in lines if "[audit]" in line or "[not recorded]" in line], lines
 

@@ -17,6 +17,7 @@ from proxy_helpers import CASES, post, proxied  # noqa: E402
 from toolreplay import _jsonenc as jsonenc  # noqa: E402
 from toolreplay._store import open_store  # noqa: E402
 from toolreplay.testing import Call, Calls, CutStream, Error, Hang, ProviderDouble, Reset, Text  # noqa: E402
+from wire_helpers import error_message, http_of  # noqa: E402
 
 BY_WIRE = {c.wire: c for c in CASES}
 LIMIT = 64 * 1024
@@ -29,12 +30,7 @@ def _raw(url: str, path: str, data: bytes, **headers: str) -> httpx.Response:
 
 
 def _error_message(wire: str, r: httpx.Response) -> str:
-    body = r.json()
-    if wire == "ollama":
-        return str(body["error"])
-    if wire == "anthropic":
-        assert body["type"] == "error"
-    return str(body["error"]["message"])
+    return error_message(wire, r.json(), r.status_code)
 
 
 @pytest.mark.parametrize("wire", ["anthropic", "openai-chat", "openai-responses", "gemini", "ollama"])
@@ -60,9 +56,10 @@ def test_refused_bodies_answer_in_the_wires_shape_and_never_reach_the_upstream(
             assert r.status_code == status, (words, r.text)
             assert words in _error_message(wire, r)
         unknown = _raw(proxy.url, "/v1/nothing-here", b"{}", **case.headers)
-        assert unknown.status_code == 404 and "no provider path" in _error_message(
-            "openai-chat" if wire not in ("anthropic", "gemini") else wire, unknown
-        )
+        # in the shape of the wire whose headers the request carries, else of the /v1 wires (Chat's)
+        marked = any(m in case.headers for m in http_of(wire).marks)
+        shape = wire if marked else "openai-chat"
+        assert unknown.status_code == 404 and "no provider path" in _error_message(shape, unknown)
         assert double.requests == []  # the upstream was never called
         assert proxy.drain()
         assert open_store(str(db)).list_conversations() == []

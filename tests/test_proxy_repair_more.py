@@ -19,6 +19,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.serve import start
 from toolreplay.testing import Call, Calls, ProviderDouble, Text
+from wire_helpers import http_of
 
 TOOLS_A = [{"name": "coop", "description": "the board", "input_schema": {"type": "object"}}]
 TOOL_OPENAI = {"type": "function", "function": {"name": "coop", "parameters": {"type": "object"}}}
@@ -38,7 +39,7 @@ def _run(
     """The first request (the double answers a call), then ``follow(first, answer)``: what the proxy
     answered, what was sent, what reached the double, the console lines."""
     lines: list[str] = []
-    suffix = {"anthropic": "", "gemini": "/v1beta"}.get(wire, "/v1")
+    suffix = http_of(wire).base_suffix  # the upstream's base URL: the double's root and the wire's suffix
     with ProviderDouble() as double:
         double.script(Calls([Call("coop", {"action": "list"})], reasoning=reasoning), Text("Listed."))
         db = tmp / ("on" if repair else "off") / "r.db"

@@ -18,6 +18,7 @@ pytest.importorskip("starlette")
 from proxy_helpers import TOOL_OPENAI, TOOLS_ANTHROPIC, proxied
 from toolreplay._proxy.model_routes import parse_route
 from toolreplay.testing import Call, Calls, ProviderDouble, Text
+from toolreplay.wires import get_wire
 
 AGENT_KEY = "sk-agent-own-key-0123456789abcdef"
 CLOSE = Calls([Call("coop", {"action": "close", "id": 12})], reasoning="Closing todo 12 as asked.")
@@ -209,8 +210,11 @@ def test_an_agent_on_another_wires_model_completes_its_call(
     assert [r.status for r in sent] == [200, 200], [r.rejected for r in sent]
     # the upstream's own reasoning went back to it from the store (the agent asked to see none), and no
     # token of ours reached a provider
-    # (Responses with store: false gets its reasoning item back, sealed: its encrypted_content)
-    own = b'"encrypted_content"' if upstream == "openai-responses" else b"Closing todo 12 as asked."
+    # (a vessel that keeps nothing between requests gets its reasoning back sealed: Responses with store:
+    # false, its encrypted_content)
+    flag, field = get_wire(upstream).sealed_reasoning
+    sealed = bool(flag) and get_vessel(vessel).has(flag)
+    own = f'"{field}"'.encode() if sealed else b"Closing todo 12 as asked."
     assert own in sent[1].raw and own not in sent[0].raw
     assert not [r for r in sent if b"toolreplay.r1." in r.raw]
     assert not [line for line in lines if "[not recorded]" in line]

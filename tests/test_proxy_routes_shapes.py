@@ -18,6 +18,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.model_routes import parse_route
 from toolreplay.model import Usage
 from toolreplay.testing import ProviderDouble, Text
+from wire_helpers import http_of
 
 KIMI_KEY = "sk-moonshot-vessel-key-9876543210"
 
@@ -83,7 +84,7 @@ def _usage_of(wire: str, text: str, streamed: bool) -> dict[str, Any]:
         return {"gemini": body.get("usageMetadata"), "ollama": body}.get(wire, body.get("usage")) or {}
     events = (
         [jsonenc.loads(line) for line in text.splitlines() if line.strip()]
-        if wire == "ollama"
+        if http_of(wire).framing == "ndjson"
         else [jsonenc.loads(x[6:]) for x in text.splitlines() if x.startswith("data: {")]
     )
     found: dict[str, Any] = {}

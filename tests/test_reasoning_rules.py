@@ -31,6 +31,7 @@ from toolreplay.wires.anthropic.rules import FOREIGN_THINKING, THINKING_FIRST
 from toolreplay.wires.doubles import signature_for as double_signature
 from toolreplay.wires.gemini.rules import CORRUPTED_SIGNATURE, GEMINI_COUNT
 from toolreplay.wires.openai_chat.rules import KIMI_REASONING
+from wire_helpers import wire_url
 
 
 @pytest.fixture
@@ -40,14 +41,7 @@ def double() -> Iterator[ProviderDouble]:
 
 
 def _url(double: ProviderDouble, vessel: str, model: str | None = None) -> str:
-    base = double.base_url_for(vessel)
-    suffix = {
-        "openai-chat": "/chat/completions",
-        "openai-responses": "/responses",
-        "anthropic": "/v1/messages",
-        "gemini": f"/models/{model or BUILTIN[vessel].model}:generateContent",
-    }[BUILTIN[vessel].wire]
-    return base + suffix
+    return wire_url(double.base_url_for(vessel), BUILTIN[vessel].wire, model or BUILTIN[vessel].model)
 
 
 def _post(double: ProviderDouble, vessel: str, body: Any, model: str | None = None) -> httpx.Response:

@@ -6,7 +6,7 @@ Real-shaped bodies come from the providers' documentation; streams from the doub
 
 from __future__ import annotations
 
-import importlib
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -22,21 +22,22 @@ from toolreplay._errors import (
     ServerError,
 )
 from toolreplay.testing.answers import Answer, AnswerCall, answer_body, answer_events
-from toolreplay.wires import parse_response
+from toolreplay.wires import get_wire, parse_response
 from toolreplay.wires.reply import ParsedCall, Reply, Usage
+from wire_helpers import http_of
 
 WIRES = ("openai-chat", "openai-responses", "anthropic", "gemini", "ollama")
-PKG = {
-    "openai-chat": "openai_chat",
-    "openai-responses": "openai_responses",
-    "anthropic": "anthropic",
-    "gemini": "gemini",
-    "ollama": "ollama",
-}
+
+#: The wires whose streamed text joins separate message items as the whole answer does not (Responses).
+JOINS_ITEMS = frozenset({"openai-responses"})
+#: What the scripted answers' usage reports as written to the cache (only Anthropic reports it).
+WRITTEN = {"anthropic": 0}
+#: The provider data of the two scripted calls where a wire signs them (Gemini: the step's first call).
+SIGNED_CALLS = {"gemini": [{"gemini": {"thoughtSignature": "c2lnMA=="}}, None]}
 
 
 def stream_parser(wire: str) -> Any:
-    return importlib.import_module(f"toolreplay.wires.{PKG[wire]}.response").StreamParser()
+    return get_wire(wire).stream_parser()
 
 
 def feed_all(wire: str, events: list[tuple[str | None, Any]]) -> tuple[str, Reply]:
@@ -378,7 +379,7 @@ def test_any_split_of_a_stream_gives_the_body_reply(
     expected = parse_response(wire, answer_body(wire, answer))
     text, reply = feed_all(wire, answer_events(wire, answer, cut))
     assert reply == expected
-    if wire != "openai-responses" and script != "broken":
+    if wire not in JOINS_ITEMS and script != "broken":
         # streamed text is the reply's text (Responses joins separate message items the same way)
         assert text == expected.text
 
@@ -391,12 +392,10 @@ def test_stream_reply_details(wire: str) -> None:
         {"action": "close", "id": 12},
         {"action": "close", "id": 13, "note": "dünn ✓"},
     ]
-    cached = {"ollama": None, "gemini": 256}.get(wire, 256)
-    written = 0 if wire == "anthropic" else None  # only Anthropic reports what it wrote to the cache
-    assert reply.usage == Usage(300, 40, cached, written)
-    if wire == "gemini":
-        assert reply.calls[0].provider_data == {"gemini": {"thoughtSignature": "c2lnMA=="}}
-        assert reply.calls[1].provider_data is None
+    cached = {"ollama": None}.get(wire, 256)  # Ollama reports no cached tokens
+    assert reply.usage == Usage(300, 40, cached, WRITTEN.get(wire))
+    if wire in SIGNED_CALLS:
+        assert [c.provider_data for c in reply.calls] == SIGNED_CALLS[wire]
 
 
 @pytest.mark.parametrize("wire", WIRES)
@@ -413,17 +412,12 @@ def test_a_stream_cut_before_its_final_event_raises_connection_fault(wire: str, 
 
 
 def _final_index(wire: str, events: list[tuple[str | None, Any]]) -> int:
-    """The index of the event that completes the stream (later ones are optional, e.g. Chat usage)."""
+    """The index of the event that completes the stream, as the wire's ``stream_end`` reads it (later ones
+    are optional, e.g. Chat usage): the parser and the proxy agree on where a stream may end."""
+    http = http_of(wire)
+    assert http.stream_end is not None
     for i, (_, payload) in enumerate(events):
-        if wire == "openai-chat" and any(c.get("finish_reason") for c in payload.get("choices", [])):
-            return i
-        if wire == "openai-responses" and payload.get("type") == "response.completed":
-            return i
-        if wire == "anthropic" and payload.get("type") == "message_stop":
-            return i
-        if wire == "gemini" and payload["candidates"][0].get("finishReason"):
-            return i
-        if wire == "ollama" and payload.get("done"):
+        if http.stream_end(json.dumps(payload).encode()):
             return i
     raise AssertionError("no final event")
 

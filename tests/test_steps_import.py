@@ -19,7 +19,7 @@ from toolreplay._cli import cli
 from toolreplay._importers import read_file
 from toolreplay._steps import Audience, Issuer, Reasoning, Step, Text, same_model
 from toolreplay._vessels import get_vessel
-from toolreplay.wires import parse_request
+from toolreplay.wires import get_wire, parse_request
 
 THINKING = {"type": "thinking", "thinking": "Look it up first.", "signature": "c2lnLWE="}
 
@@ -175,7 +175,8 @@ def test_import_issuer_url_records_the_host_the_requests_went_to(tmp_path: Path)
     src = tmp_path / "body.json"
     src.write_text(json.dumps(_anthropic()))
     default = read_file(src)
-    assert default.issuers == (Issuer("anthropic", "api.anthropic.com", "claude-sonnet-4-5"),)
+    public = get_wire("anthropic").public_host
+    assert default.issuers == (Issuer("anthropic", public, "claude-sonnet-4-5"),)
     proxied = read_file(src, issuer_url="https://llm-proxy.internal:8443/anthropic")
     assert proxied.issuers == (Issuer("anthropic", "llm-proxy.internal", "claude-sonnet-4-5"),)
     h = proxied.conversations[0]
@@ -187,7 +188,7 @@ def test_import_issuer_url_records_the_host_the_requests_went_to(tmp_path: Path)
     runner = CliRunner()
     out = runner.invoke(cli, ["import", str(src), "--dry-run"])
     assert out.exit_code == 0, out.output
-    assert "made by anthropic at api.anthropic.com claude-sonnet-4-5 (the wire's public host" in out.output
+    assert f"made by anthropic at {public} claude-sonnet-4-5 (the wire's public host" in out.output
     out = runner.invoke(cli, ["import", str(src), "--dry-run", "--issuer-url", "https://llm-proxy.internal"])
     assert "made by anthropic at llm-proxy.internal claude-sonnet-4-5 (--issuer-url)" in out.output
     bad = runner.invoke(cli, ["import", str(src), "--dry-run", "--issuer-url", "not a url"])

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from helpers_shapes import call_runs, ends_with_results, first_call_at
 from scripted import Scripted
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._api import render
@@ -25,6 +26,7 @@ from toolreplay._store.sqlite import SQLiteStore
 from toolreplay._tools import ToolRegistry
 from toolreplay._tools.coop import coop_tool
 from toolreplay._vessels import get_vessel
+from toolreplay.wires import get_wire
 from toolreplay.wires.reply import ParsedCall, Reply
 
 #: Each wire's own reasoning, as its answer carries it (kept verbatim, replayed where the wire wants it).
@@ -59,44 +61,6 @@ def script(vessel: str) -> Scripted:
     return Scripted(first, second, Reply(text="Closed #1.", model=v.model))
 
 
-def last_is_results(wire: str, items: list[dict[str, Any]]) -> bool:
-    last = items[-1]
-    if wire in ("openai-chat", "ollama"):
-        return last["role"] == "tool"
-    if wire == "openai-responses":
-        return last.get("type") == "function_call_output"
-    if wire == "anthropic":
-        return last["role"] == "user" and last["content"][0]["type"] == "tool_result"
-    return last["role"] == "user" and "functionResponse" in last["parts"][0]
-
-
-LIST_KEY = {"openai-chat": "messages", "ollama": "messages", "anthropic": "messages",
-            "openai-responses": "input", "gemini": "contents"}  # fmt: skip
-
-
-def call_groups(wire: str, items: list[dict[str, Any]]) -> list[int]:
-    """How many calls each assistant message (or run of call items) of a body holds, in order."""
-    if wire == "openai-responses":
-        out: list[int] = []
-        run = 0
-        for it in items:
-            if it.get("type") == "function_call":
-                run += 1
-            elif run:
-                out.append(run)
-                run = 0
-        return out + ([run] if run else [])
-    if wire == "gemini":
-        return [sum("functionCall" in p for p in c["parts"]) for c in items if c["role"] == "model"
-                if any("functionCall" in p for p in c["parts"])]  # fmt: skip
-    if wire == "anthropic":
-        uses = [
-            [b for b in m["content"] if b["type"] == "tool_use"] for m in items if m["role"] == "assistant"
-        ]
-        return [len(u) for u in uses if u]
-    return [len(m["tool_calls"]) for m in items if m.get("tool_calls")]
-
-
 @pytest.mark.parametrize("vessel", HTTP_VESSELS)
 def test_a_multi_step_turn_continues_after_its_results_and_replays_as_two_steps(
     store: SQLiteStore, vessel: str
@@ -106,17 +70,17 @@ def test_a_multi_step_turn_continues_after_its_results_and_replays_as_two_steps(
     reg = ToolRegistry([coop_tool(board_of(store))])
     res = run_turn("c1", "Close the first todo.", vessel, reg, store=store, transport=t)
     assert res.reply.text == "Closed #1." and len(res.reply.steps) == 2
-    key = LIST_KEY[wire]
+    key = get_wire(wire).list_key
     for body in t.bodies[1:]:  # every continuation ends with the tool results
-        assert last_is_results(wire, body[key])
-    assert call_groups(wire, t.bodies[2][key]) == [1, 1]
+        assert ends_with_results(wire, body[key])
+    assert call_runs(wire, t.bodies[2][key]) == [1, 1]
     if get_vessel(vessel).has("encrypted_reasoning"):  # stateless Responses: reasoning asked back
         assert all(b["include"] == ["reasoning.encrypted_content"] for b in t.bodies)
     stored = store.load("c1")
     body = render(stored, vessel)
-    assert call_groups(wire, body[key]) == [1, 1]
+    assert call_runs(wire, body[key]) == [1, 1]
     # the words before the first call ride with it, not after the results
-    assert "Let me list them first." in jsonenc.dumps(body[key][: 2 if wire != "openai-responses" else 3])
+    assert "Let me list them first." in jsonenc.dumps(body[key][: first_call_at(wire, body[key]) + 1])
 
 
 def _issued(vessel: str) -> History:
@@ -146,7 +110,7 @@ def test_reasoning_goes_back_byte_identical_to_its_issuer_and_nowhere_else(vesse
     wire = get_vessel(vessel).wire
     warnings: list[str] = []
     body = render(h, vessel, warnings=warnings)
-    placed = SAME_PLACE[wire](body[LIST_KEY[wire]])
+    placed = SAME_PLACE[wire](body[get_wire(wire).list_key])
     assert jsonenc.dumps(placed) == jsonenc.dumps(REASONING[wire])
     assert warnings == []
     for other in HTTP_VESSELS:

@@ -8,6 +8,7 @@ own reasoning; a second run sends byte-identical requests."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -34,40 +35,48 @@ PLAN = (
 )
 
 
-def _first(agent: str) -> dict[str, Any]:
-    ask = "Create notes.txt, then read it back."
-    if agent == "anthropic":
-        return {
-            "model": "claude-sonnet-4-5",
-            "max_tokens": 8000,
-            "messages": [{"role": "user", "content": ask}],
-            "thinking": {"type": "enabled", "budget_tokens": 2048},
-            "tools": [{"name": n, "input_schema": SCHEMA} for n in ("Write", "Read")],
-        }
-    if agent == "openai-chat":
-        return {
-            "model": "gpt-5",
-            "messages": [{"role": "user", "content": ask}],
-            "reasoning_effort": "low",
-            "tools": [
-                {"type": "function", "function": {"name": n, "parameters": SCHEMA}} for n in ("Write", "Read")
-            ],
-        }
-    if agent == "openai-responses":  # Codex: stateless, reasoning shown, encrypted
-        return {
-            "model": "gpt-5-codex",
-            "instructions": "You are Codex.",
-            "store": False,
-            "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": ask}]}],
-            "tools": [
-                {"type": "function", "name": n, "parameters": SCHEMA, "strict": False}
-                for n in ("Write", "Read")
-            ],
-            "reasoning": {"effort": "medium", "summary": "auto"},
-            "include": ["reasoning.encrypted_content"],
-        }
+ASK = "Create notes.txt, then read it back."
+
+
+def _first_anthropic() -> dict[str, Any]:
     return {
-        "contents": [{"role": "user", "parts": [{"text": ask}]}],
+        "model": "claude-sonnet-4-5",
+        "max_tokens": 8000,
+        "messages": [{"role": "user", "content": ASK}],
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "tools": [{"name": n, "input_schema": SCHEMA} for n in ("Write", "Read")],
+    }
+
+
+def _first_chat() -> dict[str, Any]:
+    return {
+        "model": "gpt-5",
+        "messages": [{"role": "user", "content": ASK}],
+        "reasoning_effort": "low",
+        "tools": [
+            {"type": "function", "function": {"name": n, "parameters": SCHEMA}} for n in ("Write", "Read")
+        ],
+    }
+
+
+def _first_responses() -> dict[str, Any]:
+    # Codex: stateless, reasoning shown, encrypted
+    return {
+        "model": "gpt-5-codex",
+        "instructions": "You are Codex.",
+        "store": False,
+        "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": ASK}]}],
+        "tools": [
+            {"type": "function", "name": n, "parameters": SCHEMA, "strict": False} for n in ("Write", "Read")
+        ],
+        "reasoning": {"effort": "medium", "summary": "auto"},
+        "include": ["reasoning.encrypted_content"],
+    }
+
+
+def _first_gemini() -> dict[str, Any]:
+    return {
+        "contents": [{"role": "user", "parts": [{"text": ASK}]}],
         "generationConfig": {"thinkingConfig": {"includeThoughts": True, "thinkingBudget": 2048}},
         "tools": [
             {"functionDeclarations": [{"name": n, "parametersJsonSchema": SCHEMA} for n in ("Write", "Read")]}
@@ -75,57 +84,76 @@ def _first(agent: str) -> dict[str, Any]:
     }
 
 
-def _next(agent: str, body: dict[str, Any], seen: Reply, t: Translated) -> dict[str, Any]:
-    """The agent's next request after it ran ``seen``'s calls, as that agent's wire carries it."""
-    shown = [p for p in seen.said if isinstance(p, Reasoning)] if t.thinking else []
-    if agent == "anthropic":
-        said: list[dict[str, Any]] = [
-            {"type": "thinking", "thinking": p.text, "signature": t.seal(p)} for p in shown
-        ]
-        said += [{"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.input} for c in seen.calls]
-        results = [
-            {"type": "tool_result", "tool_use_id": c.call_id, "content": f"{c.name}: ok"} for c in seen.calls
-        ]
-        turn = [{"role": "assistant", "content": said}, {"role": "user", "content": results}]
-        return {**body, "messages": [*body["messages"], *turn]}
-    if agent == "openai-chat":  # opencode: no place for a signature; its reasoning_content is dropped
-        calls = [
-            {
-                "id": c.call_id,
-                "type": "function",
-                "function": {"name": c.name, "arguments": jsonenc.dumps(c.input)},
-            }
-            for c in seen.calls
-        ]
-        answers = [
-            {"role": "tool", "tool_call_id": c.call_id, "content": f"{c.name}: ok"} for c in seen.calls
-        ]
-        turn = [{"role": "assistant", "content": None, "tool_calls": calls}, *answers]
-        return {**body, "messages": [*body["messages"], *turn]}
-    if agent == "openai-responses":
-        items: list[dict[str, Any]] = [
-            {
-                "type": "reasoning",
-                "id": f"rs_{t.answer_id[5:]}_{k}",
-                "encrypted_content": t.seal(p),
-                "summary": [{"type": "summary_text", "text": p.text}],
-            }
-            for k, p in enumerate(shown)
-        ]
-        items += [
-            {
-                "type": "function_call",
-                "call_id": c.call_id,
-                "name": c.name,
-                "arguments": jsonenc.dumps(c.input),
-            }
-            for c in seen.calls
-        ]
-        items += [
-            {"type": "function_call_output", "call_id": c.call_id, "output": f"{c.name}: ok"}
-            for c in seen.calls
-        ]
-        return {**body, "input": [*body["input"], *items]}
+#: Each agent's first request, as that agent sends it.
+FIRST: dict[str, Callable[[], dict[str, Any]]] = {
+    "anthropic": _first_anthropic,
+    "openai-chat": _first_chat,
+    "openai-responses": _first_responses,
+    "gemini": _first_gemini,
+}
+
+
+def _shown(seen: Reply, t: Translated) -> list[Reasoning]:
+    """The reasoning the agent was shown (and sends back where its wire has a place for it)."""
+    return [p for p in seen.said if isinstance(p, Reasoning)] if t.thinking else []
+
+
+def _next_anthropic(body: dict[str, Any], seen: Reply, t: Translated) -> dict[str, Any]:
+    shown = _shown(seen, t)
+    said: list[dict[str, Any]] = [
+        {"type": "thinking", "thinking": p.text, "signature": t.seal(p)} for p in shown
+    ]
+    said += [{"type": "tool_use", "id": c.call_id, "name": c.name, "input": c.input} for c in seen.calls]
+    results = [
+        {"type": "tool_result", "tool_use_id": c.call_id, "content": f"{c.name}: ok"} for c in seen.calls
+    ]
+    turn = [{"role": "assistant", "content": said}, {"role": "user", "content": results}]
+    return {**body, "messages": [*body["messages"], *turn]}
+
+
+def _next_chat(body: dict[str, Any], seen: Reply, t: Translated) -> dict[str, Any]:
+    # opencode: no place for a signature; its reasoning_content is dropped
+    calls = [
+        {
+            "id": c.call_id,
+            "type": "function",
+            "function": {"name": c.name, "arguments": jsonenc.dumps(c.input)},
+        }
+        for c in seen.calls
+    ]
+    answers = [{"role": "tool", "tool_call_id": c.call_id, "content": f"{c.name}: ok"} for c in seen.calls]
+    turn = [{"role": "assistant", "content": None, "tool_calls": calls}, *answers]
+    return {**body, "messages": [*body["messages"], *turn]}
+
+
+def _next_responses(body: dict[str, Any], seen: Reply, t: Translated) -> dict[str, Any]:
+    shown = _shown(seen, t)
+    items: list[dict[str, Any]] = [
+        {
+            "type": "reasoning",
+            "id": f"rs_{t.answer_id[5:]}_{k}",
+            "encrypted_content": t.seal(p),
+            "summary": [{"type": "summary_text", "text": p.text}],
+        }
+        for k, p in enumerate(shown)
+    ]
+    items += [
+        {
+            "type": "function_call",
+            "call_id": c.call_id,
+            "name": c.name,
+            "arguments": jsonenc.dumps(c.input),
+        }
+        for c in seen.calls
+    ]
+    items += [
+        {"type": "function_call_output", "call_id": c.call_id, "output": f"{c.name}: ok"} for c in seen.calls
+    ]
+    return {**body, "input": [*body["input"], *items]}
+
+
+def _next_gemini(body: dict[str, Any], seen: Reply, t: Translated) -> dict[str, Any]:
+    shown = _shown(seen, t)
     # Gemini CLI: calls without ids, the first one with the signature it was shown
     parts: list[dict[str, Any]] = [{"functionCall": {"name": c.name, "args": c.input}} for c in seen.calls]
     if shown and parts:
@@ -133,6 +161,15 @@ def _next(agent: str, body: dict[str, Any], seen: Reply, t: Translated) -> dict[
     answers = [{"functionResponse": {"name": c.name, "response": {"output": "ok"}}} for c in seen.calls]
     turn = [{"role": "model", "parts": parts}, {"role": "user", "parts": answers}]
     return {**body, "contents": [*body["contents"], *turn]}
+
+
+#: The agent's next request after it ran ``seen``'s calls, as that agent's wire carries it.
+NEXT: dict[str, Callable[[dict[str, Any], Reply, Translated], dict[str, Any]]] = {
+    "anthropic": _next_anthropic,
+    "openai-chat": _next_chat,
+    "openai-responses": _next_responses,
+    "gemini": _next_gemini,
+}
 
 
 def _recorded(t: Translated, seen: Reply, issuer: Issuer) -> History:
@@ -174,15 +211,15 @@ def _loop(
     each translation. ``quiet``: the agent asks for no thinking (so it is shown none)."""
     with ProviderDouble() as double:
         double.script(*PLAN)
-        body, stored, made = _first(agent), None, []
+        body, stored, made = FIRST[agent](), None, []
         if quiet:
             body = {k: v for k, v in body.items() if k not in ("thinking", "reasoning_effort")}
         inbound = get_wire(agent)
-        for name in route:
-            v = double.vessel(name)
-            if name == "kimi" and thinking_model:
+        for vessel in route:
+            v = double.vessel(vessel)
+            if vessel == "kimi" and thinking_model:
                 v = replace(v, model="kimi-k2-thinking")
-            if name == "gemini":
+            if vessel == "gemini":
                 v = replace(v, model="gemini-3-pro-preview")
             issuer = Issuer(v.wire, host_of(v.base_url), v.model)
             t = translate_request(inbound, read_inbound(inbound, body), stored, v, issuer=issuer)
@@ -192,7 +229,7 @@ def _loop(
             stored = _recorded(t, seen, Issuer(v.wire, host_of(v.base_url), reply.model or v.model))
             if not seen.calls:
                 break
-            body = _next(agent, body, seen, t)
+            body = NEXT[agent](body, seen, t)
         assert all(r.rejected is None for r in double.requests), [r.rejected for r in double.requests]
         return [r.raw for r in double.requests], made
 

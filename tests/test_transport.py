@@ -43,6 +43,7 @@ from toolreplay._vessels import get_vessel
 from toolreplay.testing.answers import Answer, AnswerCall, answer_body, answer_events
 from toolreplay.wires import parse_response
 from toolreplay.wires.reply import Usage
+from wire_helpers import http_of
 
 FAKE_KEY = "sk-FAKEKEY-0123456789abcdef-toolreplay"
 CHAT = {"model": "kimi-k2", "messages": [{"role": "user", "content": "hi"}]}
@@ -602,7 +603,8 @@ def test_any_byte_split_of_the_http_stream_gives_the_same_reply(
         Usage(3, 2, 1),
         ANSWER.request,
     )
-    if wire == "ollama":
+    ndjson = http_of(wire).framing == "ndjson"
+    if ndjson:
         data = "".join(
             json.dumps(p, ensure_ascii=False) + "\n" for _, p in answer_events(wire, answer)
         ).encode()
@@ -612,7 +614,7 @@ def test_any_byte_split_of_the_http_stream_gives_the_same_reply(
         data = data.replace(b"\n", b"\r\n")
     points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
     chunks = [data[a:b] for a, b in itertools.pairwise(points)]
-    ctype = "application/x-ndjson" if wire == "ollama" else "text/event-stream"
+    ctype = "application/x-ndjson" if ndjson else "text/event-stream"
     result, _, _ = run(
         lambda r: httpx.Response(200, headers={"content-type": ctype}, stream=Chunks(chunks)),
         vessel,

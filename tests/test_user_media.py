@@ -39,11 +39,11 @@ from toolreplay._tokens import (
 )
 from toolreplay._vessels import BUILTIN, get_vessel
 from toolreplay.testing import ProviderDouble
-from toolreplay.wires import get_wire, parse_request
+from toolreplay.wires import parse_request
 from toolreplay.wires.anthropic.rules import IMAGE_TYPE
 from toolreplay.wires.contract import first_refusal
 from toolreplay.wires.reply import Reply
-from wire_helpers import VESSELS
+from wire_helpers import VESSELS, is_http, wire_url
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg=="
 PDF = "JVBERi0xLjQKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK"
@@ -361,17 +361,14 @@ def test_audit_names_the_users_parts() -> None:
     assert PNG not in lines
 
 
-@pytest.mark.parametrize("vessel", sorted(n for n, v in BUILTIN.items() if v.wire != "claude-prompt"))
+@pytest.mark.parametrize("vessel", sorted(n for n, v in BUILTIN.items() if is_http(v.wire)))
 def test_the_doubles_take_user_media(vessel: str) -> None:
     body = toolreplay.render(media_history(), vessel)
     if BUILTIN[vessel].has("stream_only"):
         body["stream"] = True
-    wire = BUILTIN[vessel].wire
-    model = BUILTIN[vessel].model
-    http = get_wire(wire).http
-    assert http is not None
+    v = BUILTIN[vessel]
     with ProviderDouble() as d, httpx.Client(timeout=5) as client:
-        resp = client.post(http.endpoint(d.base_url_for(vessel), model, False), content=encode(body))
+        resp = client.post(wire_url(d.base_url_for(vessel), v.wire, v.model), content=encode(body))
     assert resp.status_code == 200, resp.text
 
 

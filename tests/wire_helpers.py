@@ -1,4 +1,6 @@
-"""Helpers for the wire tests: transcripts into histories, generated histories, each wire's message list."""
+"""Helpers for the wire tests: transcripts into histories, generated histories, each wire's message list,
+and the wire facts tests ask of a wire (its URL, its error body's message), read from its contract
+(``get_wire``) rather than written again here."""
 
 from __future__ import annotations
 
@@ -12,19 +14,72 @@ from hypothesis import strategies as st
 from toolreplay._history import History, history_from_dict
 from toolreplay._vessels import BUILTIN
 from toolreplay.wires import get_wire
-from toolreplay.wires.claude_prompt.render import transcript_lines
+from toolreplay.wires.contract import Http
 
 VESSELS = sorted(BUILTIN)
 
 
 def message_list(wire: str, body: Mapping[str, Any]) -> list[Any]:
-    """The rendered message list of ``body``: messages / input / contents, or claude-prompt's lines; as
-    the wire compares them (Anthropic's without their prompt-cache markers, which move every turn:
-    design 36)."""
-    if wire == "claude-prompt":
-        return list(transcript_lines(dict(body)))
-    assert get_wire(wire).list_key in body
-    return get_wire(wire).body_elements(body)
+    """The rendered message list of ``body`` (the wire's own elements: messages / input / contents, or
+    claude-prompt's transcript lines), as the wire compares them (Anthropic's without their prompt-cache
+    markers, which move every turn: design 36)."""
+    w = get_wire(wire)
+    assert w.list_key in body, f"{wire}: no {w.list_key!r} in the body"
+    return w.body_elements(body)
+
+
+def http_of(wire: str) -> Http:
+    """How ``wire`` travels over HTTP (a test of an HTTP wire: claude-prompt has none)."""
+    http = get_wire(wire).http
+    assert http is not None, f"{wire} is not sent over HTTP"
+    return http
+
+
+def is_http(wire: str) -> bool:
+    """``wire`` is sent over HTTP (every built-in wire but the Claude Code CLI's)."""
+    return get_wire(wire).http is not None
+
+
+def wire_url(base: str, wire: str, model: str, stream: bool = False) -> str:
+    """The request URL of ``wire`` under ``base`` (the wire's base URL: a double's ``base_url_for``)."""
+    return http_of(wire).endpoint(base.rstrip("/"), model, stream)
+
+
+def wire_path(wire: str, model: str, stream: bool = False) -> str:
+    """The request path of ``wire`` from a server's root (``/v1/chat/completions``)."""
+    http = http_of(wire)
+    return http.endpoint(http.base_suffix, model, stream)
+
+
+_MARK = "\x00message\x00"
+
+
+def error_message(wire: str, payload: Any, status: int = 400, *, double: bool = False) -> str:
+    """The message of an error body, checked to be ``wire``'s error body for ``status``: the provider's
+    (``Http.error_body``: what the proxy answers), or with ``double`` its loopback double's."""
+    if double:
+        shape = get_wire(wire).double
+        assert shape is not None, f"{wire} has no double"
+        error_body = shape().error_body
+    else:
+        provider = http_of(wire).error_body
+        assert provider is not None, f"{wire} has no error body"
+        error_body = provider
+    found = _message_at(error_body(status, _MARK), payload)
+    assert isinstance(found, str) and payload == error_body(status, found), (wire, status, payload)
+    return found
+
+
+def _message_at(probe: Any, payload: Any) -> Any:
+    """What ``payload`` holds where ``probe`` holds the marker (None: not there)."""
+    if probe == _MARK:
+        return payload
+    if isinstance(probe, Mapping) and isinstance(payload, Mapping):
+        for key, value in probe.items():
+            got = _message_at(value, payload.get(key))
+            if got is not None:
+                return got
+    return None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -13,11 +13,12 @@ working (and keeps capturing) whatever those parsers make of a new field.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agentlib.agents import TASK
+from helpers_shapes import counts, tools_in
 from toolreplay.testing import Call, Calls, Item, RecordedRequest, Text
 
 NOTE = "hello"
@@ -69,43 +70,16 @@ PLANS: dict[str, tuple[Step, ...]] = {
 }
 
 
-def _dicts(value: Any) -> Iterator[Mapping[str, Any]]:
-    if isinstance(value, list):
-        yield from (v for v in value if isinstance(v, Mapping))
-
-
 def declared(wire: str, body: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
     """The request's tools by name, each with its input schema (a free-form tool's: one string ``input``,
     how the double is scripted to call it)."""
-    out: dict[str, Mapping[str, Any]] = {}
-    for tool in _dicts(body.get("tools")):
-        if wire == "gemini":
-            for d in _dicts(tool.get("functionDeclarations")):
-                out[str(d.get("name"))] = d.get("parametersJsonSchema") or d.get("parameters") or {}
-        elif wire == "openai-chat":
-            fn = tool.get("function") or {}
-            out[str(fn.get("name"))] = fn.get("parameters") or {}
-        elif tool.get("type") == "custom" and "name" in tool:  # a free-form tool: its one input, text
-            out[str(tool["name"])] = FREE_FORM
-        elif "name" in tool:
-            out[str(tool["name"])] = tool.get("input_schema") or tool.get("parameters") or {}
-    return out
+    return {name: FREE_FORM if schema is None else schema for name, schema in tools_in(wire, body).items()}
 
 
 def answered(wire: str, body: Mapping[str, Any]) -> int:
     """How many tool results the request carries (the calls the agent has run and answered)."""
-    if wire == "anthropic":
-        blocks = (b for m in _dicts(body.get("messages")) for b in _dicts(m.get("content")))
-        return sum(1 for b in blocks if b.get("type") == "tool_result")
-    if wire == "openai-chat":
-        return sum(1 for m in _dicts(body.get("messages")) if m.get("role") == "tool")
-    if wire == "openai-responses":
-        kinds = {"function_call_output", "custom_tool_call_output"}
-        return sum(1 for i in _dicts(body.get("input")) if i.get("type") in kinds)
-    if wire == "gemini":
-        parts = (p for c in _dicts(body.get("contents")) for p in _dicts(c.get("parts")))
-        return sum(1 for p in parts if "functionResponse" in p)
-    return 0
+    found = counts(wire, body)
+    return found[1] if found is not None else 0
 
 
 @dataclass(frozen=True, slots=True)

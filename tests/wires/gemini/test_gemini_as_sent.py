@@ -19,6 +19,7 @@ from toolreplay._audit.report import audit_request
 from toolreplay._audit.validate import check_body
 from toolreplay.model import History, ToolSpec
 from toolreplay.wires.gemini.response import StreamParser, parse_response
+from wire_helpers import is_http
 
 PDF = "JVBERi0xLjQKMSAwIG9iago8PC9UeXBlL0NhdGFsb2c+PgplbmRvYmoKdHJhaWxlcgo8PC9Sb290IDEgMCBSPj4KJSVFT0YK"
 BODIES = load_capture("gemini").bodies
@@ -49,7 +50,7 @@ def test_gemini_cli_ids_system_and_settings_are_kept() -> None:
 
 
 # every vessel whose provider takes calls as calls (the claude vessel sends a transcript to the CLI)
-@pytest.mark.parametrize("vessel", [v.name for v in vessels() if v.wire != "claude-prompt"])
+@pytest.mark.parametrize("vessel", [v.name for v in vessels() if is_http(v.wire)])
 def test_gemini_cli_bodies_render_valid_for_every_vessel(vessel: str) -> None:
     for n, sent in enumerate(BODIES):
         h = _read(sent)
