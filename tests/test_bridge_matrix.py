@@ -94,6 +94,14 @@ TOKEN_PLACE = {
 }
 #: The agent's wire has a field for the cached tokens.
 CACHED = {"anthropic": True, "openai-chat": True, "openai-responses": True, "gemini": True, "ollama": False}
+#: The agent's wire has a field for the tokens written to the prompt cache.
+CACHE_WRITTEN = {
+    "anthropic": True,
+    "openai-chat": True,
+    "openai-responses": True,
+    "gemini": False,
+    "ollama": False,
+}
 #: How an answer that made calls, and one that did not, ended as each agent's SDK says.
 FINISH = {
     "anthropic": ("tool_use", "end_turn"),
@@ -265,7 +273,8 @@ def _as_upstream(
 
 def _lost(want: Reply, agent: str, thinking: bool) -> list[str]:
     """What the agent's wire cannot carry of ``want`` (as words a note must hold): reasoning the agent
-    did not ask to see, or without readable text on a wire with no place for its token; cached tokens."""
+    did not ask to see, or without readable text on a wire with no place for its token; cached tokens
+    and tokens written to the cache."""
     lost = []
     pieces = [p for p in want.said if isinstance(p, Reasoning)]
     unreadable = any(not p.text for p in pieces) and not TOKEN_PLACE[agent](thinking)
@@ -273,6 +282,8 @@ def _lost(want: Reply, agent: str, thinking: bool) -> list[str]:
         lost.append("reasoning")
     if not CACHED[agent] and want.usage.cached_tokens:
         lost.append("cached")
+    if not CACHE_WRITTEN[agent] and want.usage.cache_write_tokens:
+        lost.append("cache_write")
     return lost
 
 
