@@ -7,6 +7,7 @@ on the same store, both continue from the store. On SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -25,7 +26,9 @@ from proxy_helpers import TOOLS_ANTHROPIC, served_upstreams
 from toolreplay._history import History
 from toolreplay._proxy import worker
 from toolreplay._proxy.config import ProxyConfig
+from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.model_routes import parse_route
+from toolreplay._proxy.recent import Recent
 from toolreplay._proxy.serve import Running, start
 from toolreplay._store import open_store
 from toolreplay.testing import Call, Calls, CutStream, ProviderDouble, Text
@@ -169,6 +172,9 @@ def test_a_routed_session_from_memory_stores_and_sends_what_it_does_from_the_sto
     # the recorder writes only when asked to: every request before a drain finds its exchange unwritten
     monkeypatch.setattr(worker, "QUIET", 60.0)
     monkeypatch.setattr(worker, "MAX_WAIT", 120.0)
+    known: list[bool] = []  # each time the recorder asked the memory for the conversation to extend
+    asked = Recent.known
+    monkeypatch.setattr(Recent, "known", lambda self, ex: known.append(bool(got := asked(self, ex))) or got)
     fast, slow = two_stores
     port = free_port()  # each run its own double (its ids and cache counts), on the same port
     vessels = tmp_path / "vessels.toml"
@@ -183,6 +189,7 @@ def test_a_routed_session_from_memory_stores_and_sends_what_it_does_from_the_sto
     with ProviderDouble(port=port) as double:
         sent_slow, none = _session(slow, double, remember=False)
     assert hits == 4 and none == 0  # a2, b2 and its retry (unwritten), a3 (written)
+    assert known.count(True) == 4  # ... and the recorder extended the four without loading them back
     assert sent_fast == sent_slow
     assert b"A: the user wants todo 12 closed." in sent_fast[2]  # Kimi's own reasoning, from memory
     assert b"toolreplay.r1." not in b"".join(sent_fast)  # our tokens resolved, never forwarded
@@ -190,3 +197,38 @@ def test_a_routed_session_from_memory_stores_and_sends_what_it_does_from_the_sto
     stored = _dump(fast)
     assert stored == _dump(slow)
     assert len(stored) == 2  # one conversation per session
+
+
+def _refused(n: int) -> Exchange:
+    return Exchange(
+        started=0.0, wire="anthropic", kind="refused", path="/v1/messages", model=None, upstream="",
+        agent="", session=None, body=None, request_bytes=0, status=400, refused=f"test {n}",
+    )  # fmt: skip
+
+
+def test_the_recorder_gives_way_to_a_request_in_hand_and_not_to_a_drain(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(worker, "QUIET", 0.05)
+    monkeypatch.setattr(worker, "MAX_WAIT", 30.0)
+    handled: list[int] = []
+    rec = worker.RecorderThread(None).start()
+    rec.heard = lambda ex, _recorded: handled.append(int((ex.refused or "0").split()[-1]))
+    try:
+        with rec.serving():  # a request being translated
+            rec.expect()
+            rec.submit(_refused(1))
+            time.sleep(0.3)
+            assert handled == []  # it waits while the request is in hand
+        time.sleep(0.3)
+        assert handled == [1]  # ... and comes once it has been quiet for QUIET
+        rec.expect()  # a request on its way: its exchange waits...
+        with rec.serving():
+            rec.expect()
+            rec.submit(_refused(2))
+            assert rec.settle(5.0)  # ... but not for someone waiting for the store
+            assert handled == [1, 2]
+        rec.submit(_refused(3))
+        assert rec.drain(5.0) and handled == [1, 2, 3]
+    finally:
+        rec.close()

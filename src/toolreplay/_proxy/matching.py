@@ -123,19 +123,37 @@ class Found:
     stored: History | None
 
 
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A conversation as the store holds it, known without reading it back (design 54)."""
+
+    conversation_id: str
+    history: History
+
+
 def find_continued(
-    store: Store, messages: Sequence[Message], session: str | None, heads: Sequence[str] | None = None
+    store: Store,
+    messages: Sequence[Message],
+    session: str | None,
+    heads: Sequence[str] | None = None,
+    known: Known | None = None,
 ) -> Found:
     """The stored conversation ``messages`` continue (design 45), loaded: one index lookup and one load.
-    ``heads``: their :func:`prefix_heads`, when the caller has them already."""
+    ``heads``: their :func:`prefix_heads`, when the caller has them already; ``known``: a conversation
+    whose messages are known, not loaded when it is the one found."""
     heads = list(heads) if heads is not None else prefix_heads(messages)
     cont = continued(store.find_heads(heads, session), heads)
-    return Found(heads, cont, store.load(cont.conversation_id) if cont is not None else None)
+    if cont is None:
+        return Found(heads, None, None)
+    if known is not None and known.conversation_id == cont.conversation_id:
+        return Found(heads, cont, known.history)
+    return Found(heads, cont, store.load(cont.conversation_id))
 
 
 __all__ = [
     "Continued",
     "Found",
+    "Known",
     "continued",
     "find_continued",
     "head_of",

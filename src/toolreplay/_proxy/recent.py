@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 
 from toolreplay._history import History, Message
 from toolreplay._proxy.exchange import AnswerRead, Exchange, translated_answer
-from toolreplay._proxy.matching import Continued, last_head, next_head, unseen
+from toolreplay._proxy.matching import Continued, Known, last_head, next_head, unseen
 from toolreplay._proxy.record import Recorded, recorded_state
 
 #: How many conversations the memory keeps (the least recently answered go first).
@@ -52,7 +52,7 @@ class Base:
     @property
     def head(self) -> str | None:
         """The head the stored conversation had (None: a new conversation)."""
-        return self.heads[self.holds - 1] if self.history is not None and self.holds else None
+        return self.heads[self.holds - 1] if self.holds else None
 
 
 class _Entry:
@@ -126,8 +126,12 @@ class Recent:
         self._limit = limit
         #: head -> the exchanges that leave it (conversations of different sessions may share one)
         self._heads: OrderedDict[str, list[_Entry]] = OrderedDict()
-        #: ticket -> (the head before, the head after) of each exchange the recorder has not written
-        self._pending: dict[int, tuple[str | None, str]] = {}
+        #: ticket -> the exchange, for each the recorder has not written (remembered or already moved on)
+        self._pending: dict[int, _Entry] = {}
+        #: ticket -> the remembered exchange its request continued, while not written
+        self._sources: dict[int, _Entry] = {}
+        #: conversation id -> the ticket of the last exchange written into it (None: not a routed one)
+        self._written: OrderedDict[str, int | None] = OrderedDict()
         self._tickets = itertools.count(1)
         #: how many requests the memory answered (the tests' and the benchmark's figure)
         self.hits = 0
@@ -163,7 +167,10 @@ class Recent:
         leaves one of them, or moves a conversation on from one)."""
         wanted = set(heads)
         with self._lock:
-            return any(h in wanted or (b is not None and b in wanted) for b, h in self._pending.values())
+            return any(
+                e.head in wanted or (e.base.head is not None and e.base.head in wanted)
+                for e in self._pending.values()
+            )
 
     def ticket(self) -> int:
         return next(self._tickets)
@@ -175,7 +182,9 @@ class Recent:
         head = foreseen_head(base, ex, answer)
         entry = _Entry(ticket, head, base, replace(ex, body=None), answer)
         with self._lock:
-            self._pending[ticket] = (base.head, head)
+            self._pending[ticket] = entry
+            if base.source is not None:
+                self._sources[ticket] = base.source
             if base.head is not None:  # that conversation moves on
                 self._forget(base.head, lambda e: e is base.source or e.takes(ex.session))
             self._heads.setdefault(head, []).append(entry)
@@ -191,23 +200,35 @@ class Recent:
         else:
             self._heads.pop(head, None)
 
+    def known(self, ex: Exchange) -> Known | None:
+        """What the store holds of the conversation ``ex`` continues, when its request continued a
+        remembered exchange and that is the last one written into it (on the recorder's thread, before it
+        writes ``ex``): the recorder need not load it back."""
+        with self._lock:
+            src = self._sources.get(ex.ticket) if ex.ticket is not None else None
+            if src is None or src.cid is None or self._written.get(src.cid, -1) != src.ticket:
+                return None
+        return Known(src.cid, src.state())
+
     def heard(self, ex: Exchange, recorded: Recorded | None) -> None:
         """What the recorder made of an exchange (on its thread): as foreseen, the entry now names its
         conversation; otherwise it is forgotten."""
-        if ex.ticket is None:
-            return
         with self._lock:
-            got = self._pending.pop(ex.ticket, None)
-            if got is None:
+            if recorded is not None:
+                self._written[recorded.conversation_id] = ex.ticket
+                self._written.move_to_end(recorded.conversation_id)
+                while len(self._written) > 4 * self._limit:
+                    self._written.popitem(last=False)
+            if ex.ticket is None:
                 return
-            before, head = got
-            e = next((e for e in self._heads.get(head, ()) if e.ticket == ex.ticket), None)
+            self._sources.pop(ex.ticket, None)
+            e = self._pending.pop(ex.ticket, None)
             if e is None:
                 return
-            if recorded is None or (recorded.base, recorded.head) != (before, head):
-                self._forget(head, lambda x: x is e)
+            if recorded is not None and (recorded.base, recorded.head) == (e.base.head, e.head):
+                e.cid = recorded.conversation_id  # (an entry moved on already still names it: known())
             else:
-                e.cid = recorded.conversation_id
+                self._forget(e.head, lambda x: x is e)
 
 
 __all__ = ["Base", "Hit", "Recent", "foreseen_head"]

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from toolreplay._history import History, Message, Status, Step, ToolCall
 from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
-from toolreplay._proxy.matching import Continued, find_continued, head_of, last_head, next_head, unseen
+from toolreplay._proxy.matching import Continued, Known, find_continued, head_of, last_head, next_head, unseen
 from toolreplay._steps import Issuer, Text, closing_pieces, host_of
 from toolreplay.wires.reply import Reply, usage_json
 
@@ -115,9 +115,11 @@ class Writer:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def record(self, ex: Exchange, request: History, answer: AnswerRead | None) -> Recorded:
+    def record(
+        self, ex: Exchange, request: History, answer: AnswerRead | None, known: Known | None = None
+    ) -> Recorded:
         store = self.store
-        held = find_continued(store, request.messages, ex.session, ex.heads)
+        held = find_continued(store, request.messages, ex.session, ex.heads, known)
         heads, cont, stored = held.heads, held.continued, held.stored
         issuer = issuer_of(ex, answer.reply if answer is not None else None)
         # a translated request is the proxy's own rendering (design 47): the audit is of agents' bodies

@@ -137,7 +137,7 @@ class Translator:
         #: the conversations answered lately (design 54); None: each read back from the store
         self.recent = Recent() if config.record and config.remember and recorder is not None else None
         if self.recent is not None and recorder is not None:
-            recorder.heard = self.recent.heard
+            recorder.heard, recorder.knows = self.recent.heard, self.recent.known
         self._pool.submit(self._warm)  # the first routed request should not pay for the imports
 
     def _warm(self) -> None:

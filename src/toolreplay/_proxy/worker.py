@@ -30,6 +30,7 @@ from toolreplay._errors import ToolreplayError
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.exchange import Exchange, model_of, read_answer, translated_answer
+from toolreplay._proxy.matching import Known
 from toolreplay._proxy.record import Recorded, Writer, upstream_label
 from toolreplay._transport.dump import redact
 from toolreplay.wires import get_wire
@@ -113,8 +114,10 @@ class RecorderThread:
         self._say = say
         self._max = max_answer
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        #: told of each exchange handled (the routed path's memory, design 54)
+        #: told of each exchange handled, and asked what it knows of the conversation an exchange
+        #: continues (the routed path's memory, design 54)
         self.heard: Heard | None = None
+        self.knows: Callable[[Exchange], Known | None] | None = None
         self._thread = threading.Thread(target=self._run, name="toolreplay-proxy-recorder", daemon=True)
         self._idle = threading.Condition()
         self._pending = 0
@@ -273,15 +276,17 @@ class RecorderThread:
         from toolreplay._proxy.bodies import answer_bytes
         from toolreplay.wires import parse_request
 
+        known = None
         if ex.history is not None:  # translated: read on the way (design 47)
             request, answer = ex.history, translated_answer(ex)
+            known = self.knows(ex) if self.knows is not None else None
         else:
             request = parse_request(ex.wire, ex.body)
             answer = None
             if ex.status == 200 and ex.answer:
                 answer = read_answer(ex, answer_bytes(ex.answer, ex.answer_encoding, self._max))
         with store.batch():  # one exchange, one commit: nothing half-written
-            return Writer(store).record(ex, request, answer)
+            return Writer(store).record(ex, request, answer, known)
 
     def _speak(self, ex: Exchange, outcome: Outcome) -> None:
         if self._say is None:
