@@ -263,7 +263,7 @@ class Translator:
             base = self._stored(history, session)
         else:  # what it continues is the store's (design 56): its exchange is not foreseen (design 54)
             history, stored = found
-            base = Base(stored, 0, tuple(prefix_heads(history.messages)))
+            base = Base(stored, 0, tuple(prefix_heads(history.messages)), foreseen=False)
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
         done = translate_request(
             inbound, history, base.history, vessel, issuer=issuer, path_stream=picked.route.path_stream
