@@ -121,7 +121,7 @@ def _memory_is_the_store(proxy: Running, db: str) -> None:
     assert recent is not None
     store = open_store(db)
     try:
-        entries = [e for held in recent._heads.values() for e in held if e.cid is not None]
+        entries = [e for held in recent._heads.values() for e in held or () if e.cid is not None]
         assert len(entries) == 2
         for e in entries:
             assert _shape(e.state()) == _shape(store.load(e.cid))
@@ -232,3 +232,32 @@ def test_the_recorder_gives_way_to_a_request_in_hand_and_not_to_a_drain(
         assert rec.drain(5.0) and handled == [1, 2, 3]
     finally:
         rec.close()
+
+
+def _asked(n: int, history: History, heads: tuple[str, ...]) -> Exchange:
+    return Exchange(
+        started=0.0, wire="anthropic", kind="generate", path="/v1/messages", model="m", upstream="",
+        agent="", session=None, body=None, request_bytes=0, status=200, history=history, heads=heads,
+        ticket=n,
+    )  # fmt: skip
+
+
+def test_the_same_history_sent_again_and_again_is_left_to_the_store_and_not_kept() -> None:
+    from toolreplay._history import Message
+    from toolreplay._proxy.matching import prefix_heads
+    from toolreplay._proxy.recent import CROWD, Base
+
+    history = History("", (Message("u1", "user", "close todo 12"),))
+    heads = tuple(prefix_heads(history.messages))
+    recent = Recent()
+    recent.remember(1, Base(None, 0, heads), _asked(1, history, heads))
+    assert (hit := recent.find(heads, None)) is not None and hit.pending
+    recent.remember(2, Base(None, 0, heads), _asked(2, history, heads))
+    assert recent.find(heads, None) is None  # two conversations would have it: the store says which
+    for n in range(3, 3 * CROWD):
+        recent.remember(n, Base(None, 0, heads), _asked(n, history, heads))
+    assert recent._heads[heads[-1]] is None  # not one entry more per request
+    assert recent.find(heads, None) is None and recent.touched(heads)
+    for n in range(1, 3 * CROWD):
+        recent.heard(_asked(n, history, heads), None)
+    assert not recent.touched(heads) and not recent._pending

@@ -33,7 +33,9 @@ class Exchange:
     session: str | None
     body: Any
     """The request's JSON as the agent sent it; None for a model request's until the recorder's thread reads
-    it from ``received`` (the event loop only checks it; bytes wait in the queue, not their objects)."""
+    it from ``received`` (the event loop only checks it; bytes wait in the queue, not their objects), and
+    for a translated one (its ``history`` is what is recorded: the queue holds no body's objects, which
+    the interpreter's collector would walk again and again while exchanges wait, design 54)."""
     request_bytes: int
     status: int
     answer: bytes = b""

@@ -30,8 +30,10 @@ from toolreplay._proxy.exchange import AnswerRead, Exchange, translated_answer
 from toolreplay._proxy.matching import Continued, Known, last_head, next_head, unseen
 from toolreplay._proxy.record import Recorded, recorded_state
 
-#: How many conversations the memory keeps (the least recently answered go first).
+#: How many heads the memory keeps (the least recently answered go first), and how many conversations
+#: one head may name before the memory leaves that head to the store.
 LIMIT = 16
+CROWD = 4
 _REPLY = Message("", "assistant", "")
 
 
@@ -127,8 +129,10 @@ class Recent:
     def __init__(self, limit: int = LIMIT) -> None:
         self._lock = threading.Lock()
         self._limit = limit
-        #: head -> the exchanges that leave it (conversations of different sessions may share one)
-        self._heads: OrderedDict[str, list[_Entry]] = OrderedDict()
+        #: head -> the exchanges that leave it (conversations of different sessions may share one); None:
+        #: more than :data:`CROWD` did (the same history sent again and again): the store says, until the
+        #: head is let go as the least recently answered
+        self._heads: OrderedDict[str, list[_Entry] | None] = OrderedDict()
         #: ticket -> the exchange, for each the recorder has not written (remembered or already moved on)
         self._pending: dict[int, _Entry] = {}
         #: ticket -> the remembered exchange its request continued, while not written
@@ -143,7 +147,9 @@ class Recent:
         """The remembered conversation with the longest head the request holds, of its session."""
         with self._lock:
             for i in range(len(heads) - 1, -1, -1):
-                taken = [e for e in self._heads.get(heads[i], ()) if e.takes(session)]
+                if heads[i] in self._heads and self._heads[heads[i]] is None:
+                    return None
+                taken = [e for e in self._heads.get(heads[i]) or () if e.takes(session)]
                 if len(taken) > 1:
                     return None  # two conversations of the session would have it: the store says which
                 if taken:
@@ -156,7 +162,7 @@ class Recent:
         written (or not yet, where it was not when found)."""
         e = hit.entry
         with self._lock:
-            if e not in self._heads.get(e.head, ()):
+            if e not in (self._heads.get(e.head) or ()):
                 return False
             if found is not None and found.holds == hit.holds:
                 agrees = found.conversation_id == e.cid
@@ -183,7 +189,7 @@ class Recent:
         leave. Cheap: the event loop calls it."""
         answer = translated_answer(ex)
         head = foreseen_head(base, ex, answer)
-        entry = _Entry(ticket, head, base, replace(ex, body=None), answer)
+        entry = _Entry(ticket, head, base, ex if ex.body is None else replace(ex, body=None), answer)
         with self._lock:
             self._pending[ticket] = entry
             if not base.foreseen:
@@ -192,14 +198,21 @@ class Recent:
                 self._sources[ticket] = base.source
             if base.head is not None:  # that conversation moves on
                 self._forget(base.head, lambda e: e is base.source or e.takes(ex.session))
-            self._heads.setdefault(head, []).append(entry)
+            held = self._heads.setdefault(head, [])
+            if held is not None:
+                held.append(entry)
+                if len(held) > CROWD:
+                    self._heads[head] = None
             self._heads.move_to_end(head)
             while len(self._heads) > self._limit:
                 self._heads.popitem(last=False)
 
     def _forget(self, head: str, which: Callable[[_Entry], bool]) -> None:
         """The entries at ``head`` that ``which`` names let go (holding the lock)."""
-        kept = [e for e in self._heads.get(head, ()) if not which(e)]
+        held = self._heads.get(head, ())
+        if held is None:
+            return  # the store says for this head, whoever moves on
+        kept = [e for e in held if not which(e)]
         if kept:
             self._heads[head] = kept
         else:

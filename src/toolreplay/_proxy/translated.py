@@ -467,7 +467,7 @@ class _Pending:
         ex = Exchange(
                 started=self.started, wire=self.inbound.name, kind="generate", path=self.path,
                 model=r.outbound.model, upstream=route.vessel.base_url, agent=self.agent,
-                session=self.session, body=self.picked.body, request_bytes=self.picked.size,
+                session=self.session, body=None, request_bytes=self.picked.size,
                 answer_bytes=size, status=status, streamed=streamed, cut=cut, added_ms=added * 1000,
                 refused=refused,
                 history=r.translated.history, reply=shown, issuer=r.issuer, route=route.label(),

@@ -147,11 +147,10 @@ class RecorderThread:
         """Queue the exchange of a request :meth:`expect` announced (never blocks: the caller is the
         event loop)."""
         opaque = ex.kind == "generate" and ex.history is None and ex.refused is None
-        with self._idle:
+        with self._idle:  # the recorder is not woken: it looks again once QUIET has passed
             self._submitted += 1
             self._opaque += opaque
             self._busy_at = time.monotonic()
-            self._idle.notify_all()
         self._queue.put((ex, time.monotonic(), opaque))
 
     @contextmanager
@@ -166,7 +165,6 @@ class RecorderThread:
             with self._idle:
                 self._serving -= 1
                 self._busy_at = time.monotonic()
-                self._idle.notify_all()
 
     def opaque(self) -> int:
         """How many queued exchanges are the agents' own bodies, not yet read (pass-through): what they
@@ -210,7 +208,7 @@ class RecorderThread:
                 in_hand = self._serving + self._expected - self._submitted
                 if now - since >= MAX_WAIT or (not in_hand and left <= 0):
                     return
-                self._idle.wait(left if not in_hand else MAX_WAIT - (now - since))
+                self._idle.wait(left if not in_hand else min(QUIET, MAX_WAIT - (now - since)))
 
     def close(self) -> None:
         self.drain()
@@ -251,7 +249,10 @@ class RecorderThread:
                 outcome = Outcome(error=redact(f"{type(exc).__name__}: {exc}")[:500])
                 log.warning("toolreplay proxy: not recorded: %s", outcome.error)
         if self.heard is not None:
-            self.heard(ex, outcome.recorded)
+            try:
+                self.heard(ex, outcome.recorded)
+            except Exception as exc:  # the memory's failure must not stop the recording
+                log.warning("toolreplay proxy: the routed path's memory: %s: %s", type(exc).__name__, exc)
         self._speak(ex, outcome)
         if out is not None:
             out.write(json.dumps(log_line(ex, outcome), ensure_ascii=False) + "\n")
