@@ -10,9 +10,11 @@ toolreplay made of the Anthropic one, so its own time is the floor), ``toolrepla
 as an ``openai/`` model on the upstream (``/v1/messages`` through chat/completions, not its default of the
 Responses API, which the upstream does not serve). One keep-alive client sends the same request to each,
 alternately (the order rotates every round, as in :mod:`bench.proxy`): whole (time to the whole answer)
-and streamed (time to the first byte of the translated stream, and to its last). What a proxy adds is its
-percentile minus the upstream's own. Each contender's answer is checked once per run (a valid Anthropic
-message with the upstream's text, call and usage); a wrong one is printed and named in the results.
+and streamed (time to the first byte of the translated stream, and to its last), with a pause between
+two contenders' turns (:data:`PAUSE`, in which the recording proxy writes what its turn left). What a
+proxy adds is its percentile minus the upstream's own. Each contender's answer is checked once per run
+(a valid Anthropic message with the upstream's text, call and usage); a wrong one is printed and named in
+the results.
 
     python -m bench.proxy_translate                 # the full run (a minute or two)
     python -m bench.proxy_translate --quick         # a smoke run
@@ -46,6 +48,10 @@ MARK_START = "<!-- proxy translation results: start -->"
 MARK_END = "<!-- proxy translation results: end -->"
 UPSTREAM_KEY = "sk-bench-upstream-0000"
 MODES = ("whole", "streamed, first byte", "streamed, last byte")
+#: Seconds between two contenders' turns: the recording proxy's recorder gives way to the requests in hand
+#: (design 54) and writes what a turn of back-to-back requests left after it; without the pause that
+#: work would fall in the next contender's turn.
+PAUSE = 0.5
 
 
 @dataclass(frozen=True)
@@ -87,7 +93,9 @@ def answer_of(client: httpx.Client, c: Contender, stream: bool) -> bytes:
     return r.content
 
 
-def latency(client: httpx.Client, contenders: list[Contender], rounds: int, per: int) -> list[dict[str, Any]]:
+def latency(
+    client: httpx.Client, contenders: list[Contender], rounds: int, per: int, pause: float = 0.0
+) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for stream in (False, True):
         times: dict[str, list[tuple[float, float]]] = {c.name: [] for c in contenders}
@@ -98,6 +106,7 @@ def latency(client: httpx.Client, contenders: list[Contender], rounds: int, per:
             k = r % len(contenders)
             for c in contenders[k:] + contenders[:k]:
                 times[c.name] += [timed(client, c, stream) for _ in range(per)]
+                time.sleep(pause)  # the recording proxy writes what its turn left (not in the next's)
         for which, mode in ((0, MODES[1]), (1, MODES[2])) if stream else ((0, MODES[0]),):
             base = [t[which] for t in times[contenders[0].name]]
             for c in contenders:
@@ -225,7 +234,7 @@ def run(quick: bool, litellm: bool = True) -> list[str]:
         chat = {"content-type": "application/json", "authorization": f"Bearer {UPSTREAM_KEY}"}
         contenders = [Contender("upstream direct", f"{base}/v1/chat/completions", direct, chat), *proxies]
         found = checks(client, contenders, base)
-        rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30)
+        rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30, pause=PAUSE)
     steps = in_process(env, 10 if quick else 50)
     shutil.rmtree(tmp, ignore_errors=True)
     sent = request(False)

@@ -72,6 +72,9 @@ class ProxyConfig:
     console: bool = True
     #: Models translated for another vessel (``--route``, ``--routes``; design 47), tried in order.
     routes: tuple[ModelRoute, ...] = ()
+    #: A routed request continues a conversation answered lately from memory, where the memory answers
+    #: as the store would (design 54); off: always from the store, once the recorder has written it.
+    remember: bool = True
 
 
 __all__ = [

@@ -33,7 +33,9 @@ class Exchange:
     session: str | None
     body: Any
     """The request's JSON as the agent sent it; None for a model request's until the recorder's thread reads
-    it from ``received`` (the event loop only checks it; bytes wait in the queue, not their objects)."""
+    it from ``received`` (the event loop only checks it; bytes wait in the queue, not their objects), and
+    for a translated one (its ``history`` is what is recorded: the queue holds no body's objects, which
+    the interpreter's collector would walk again and again while exchanges wait, design 54)."""
     request_bytes: int
     status: int
     answer: bytes = b""
@@ -68,6 +70,11 @@ class Exchange:
     answers by id (Responses' ``previous_response_id``, design 56)."""
     request_encoding: str = ""
     """The request's ``Content-Encoding`` (``received`` is read through it)."""
+    heads: tuple[str, ...] | None = field(default=None, repr=False)
+    """A translated request's :func:`~toolreplay._proxy.matching.prefix_heads` (its history's), worked
+    out on the way: the recorder does not work them out again."""
+    ticket: int | None = None
+    """The routed path's memory of this exchange (design 54), told what the recorder made of it."""
 
 
 def model_of(body: Any) -> str | None:
@@ -86,6 +93,13 @@ class AnswerRead:
     partial: Reply | None = None
     """For an answer that broke off: what it finished before it did (each call whose end came, the words
     and reasoning before), read by the wire's bridge; None when nothing can be read."""
+
+
+def translated_answer(ex: Exchange) -> AnswerRead | None:
+    """A translated exchange's answer as the recorder stores it (read on the way: nothing to parse)."""
+    if ex.cut:
+        return AnswerRead(None, ex.reply.text if ex.reply is not None else "", ex.cut, ex.reply)
+    return AnswerRead(ex.reply) if ex.reply is not None and ex.status == 200 else None
 
 
 _EOL = re.compile(rb"\r\n|\r|\n")
@@ -158,4 +172,12 @@ def _finished(wire: Wire, payloads: Sequence[str]) -> Reply | None:
     return collect(deltas)
 
 
-__all__ = ["AnswerRead", "Exchange", "model_of", "ndjson_payloads", "read_answer", "sse_payloads"]
+__all__ = [
+    "AnswerRead",
+    "Exchange",
+    "model_of",
+    "ndjson_payloads",
+    "read_answer",
+    "sse_payloads",
+    "translated_answer",
+]

@@ -29,12 +29,48 @@ def unseen(m: Message) -> bool:
     return m.role == "assistant" and isinstance(m.meta, dict) and bool(m.meta.get("cut"))
 
 
+class _Folded:
+    """Long texts already folded (a system prompt, a big tool answer: every request of a conversation
+    carries them again), each to its words; keyed by the whole text, so exact, and bounded by the
+    characters it holds (emptied when full)."""
+
+    LONG = 512
+    KEPT = 4 << 20
+
+    def __init__(self) -> None:
+        self.held: dict[str, str] = {}
+        self.size = 0
+
+    def words(self, text: str) -> str:
+        """``text`` with its whitespace folded (runs to one space, none at the ends)."""
+        if len(text) < self.LONG:
+            return " ".join(text.split())
+        got = self.held.get(text)
+        if got is None:
+            got = " ".join(text.split())
+            if self.size + len(text) > self.KEPT:
+                self.held, self.size = {}, 0
+            self.held[text] = got
+            self.size += len(text)
+        return got
+
+
+_FOLDED = _Folded()
+
+
 def message_key(m: Message) -> str:
     if m.role == "assistant":
         return "assistant"
-    words = " ".join(m.text.split())
+    words = _FOLDED.words(m.text)
     kinds = ",".join(p.kind for p in m.parts if p.kind != "text")
     return f"{m.role}\x00{words}\x00{kinds}"
+
+
+def next_head(head: str, m: Message) -> str:
+    """The digest of a conversation whose digest was ``head`` once ``m`` follows."""
+    if unseen(m):
+        return head
+    return hashlib.sha256(f"{head}\x01{message_key(m)}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def prefix_heads(messages: Sequence[Message]) -> list[str]:
@@ -42,16 +78,18 @@ def prefix_heads(messages: Sequence[Message]) -> list[str]:
     out: list[str] = []
     head = _SEED
     for m in messages:
-        if unseen(m):
-            out.append(head)
-            continue
-        head = hashlib.sha256(f"{head}\x01{message_key(m)}".encode("utf-8", "surrogatepass")).hexdigest()
+        head = next_head(head, m)
         out.append(head)
     return out
 
 
 def head_of(messages: Sequence[Message]) -> str:
     heads = prefix_heads(messages)
+    return heads[-1] if heads else _SEED
+
+
+def last_head(heads: Sequence[str]) -> str:
+    """The head of the messages whose prefix digests are ``heads`` (the seed for none)."""
     return heads[-1] if heads else _SEED
 
 
@@ -85,20 +123,43 @@ class Found:
     stored: History | None
 
 
-def find_continued(store: Store, messages: Sequence[Message], session: str | None) -> Found:
-    """The stored conversation ``messages`` continue (design 45), loaded: one index lookup and one load."""
-    heads = prefix_heads(messages)
+@dataclass(frozen=True, slots=True)
+class Known:
+    """A conversation as the store holds it, known without reading it back (design 54)."""
+
+    conversation_id: str
+    history: History
+
+
+def find_continued(
+    store: Store,
+    messages: Sequence[Message],
+    session: str | None,
+    heads: Sequence[str] | None = None,
+    known: Known | None = None,
+) -> Found:
+    """The stored conversation ``messages`` continue (design 45), loaded: one index lookup and one load.
+    ``heads``: their :func:`prefix_heads`, when the caller has them already; ``known``: a conversation
+    whose messages are known, not loaded when it is the one found."""
+    heads = list(heads) if heads is not None else prefix_heads(messages)
     cont = continued(store.find_heads(heads, session), heads)
-    return Found(heads, cont, store.load(cont.conversation_id) if cont is not None else None)
+    if cont is None:
+        return Found(heads, None, None)
+    if known is not None and known.conversation_id == cont.conversation_id:
+        return Found(heads, cont, known.history)
+    return Found(heads, cont, store.load(cont.conversation_id))
 
 
 __all__ = [
     "Continued",
     "Found",
+    "Known",
     "continued",
     "find_continued",
     "head_of",
+    "last_head",
     "message_key",
+    "next_head",
     "prefix_heads",
     "unseen",
 ]

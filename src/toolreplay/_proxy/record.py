@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from toolreplay._history import History, Message, Status, Step, ToolCall
 from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
-from toolreplay._proxy.matching import Continued, find_continued, head_of, unseen
+from toolreplay._proxy.matching import Continued, Known, find_continued, head_of, last_head, next_head, unseen
 from toolreplay._steps import Issuer, Text, closing_pieces, host_of
 from toolreplay.wires.reply import Reply, usage_json
 
@@ -33,6 +33,10 @@ class Recorded:
     reply_id: str | None
     audit: LiveAudit
     new: bool
+    head: str = ""
+    """The conversation's head once written."""
+    base: str | None = None
+    """The head it had before (None: a new conversation)."""
 
 
 def issuer_of(ex: Exchange, reply: Reply | None) -> Issuer:
@@ -63,8 +67,16 @@ def _new_id(store: Store, heads: Sequence[str]) -> str:
 
 def _fresh_ids(store: Store, cid: str, roles: Sequence[str], start: int) -> list[str]:
     """Ids for messages appended at positions ``start``, ``start + 1``... (``u7``, ``a8``), the next free."""
-    wanted = [f"{_PREFIX[r]}{start + i + 1}" for i, r in enumerate(roles)]
-    taken = set(store.positions(cid, wanted)) if wanted else set()
+    wanted = _wanted(roles, start)
+    return _free(wanted, set(store.positions(cid, wanted)) if wanted else set())
+
+
+def _wanted(roles: Sequence[str], start: int) -> list[str]:
+    return [f"{_PREFIX[r]}{start + i + 1}" for i, r in enumerate(roles)]
+
+
+def _free(wanted: Sequence[str], taken: set[str]) -> list[str]:
+    """Each of ``wanted``, or the first of ``w-2``, ``w-3``... not ``taken`` (each taken once given)."""
     out = []
     for w in wanted:
         got, k = w, 2
@@ -103,9 +115,11 @@ class Writer:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def record(self, ex: Exchange, request: History, answer: AnswerRead | None) -> Recorded:
+    def record(
+        self, ex: Exchange, request: History, answer: AnswerRead | None, known: Known | None = None
+    ) -> Recorded:
         store = self.store
-        held = find_continued(store, request.messages, ex.session)
+        held = find_continued(store, request.messages, ex.session, ex.heads, known)
         heads, cont, stored = held.heads, held.continued, held.stored
         issuer = issuer_of(ex, answer.reply if answer is not None else None)
         # a translated request is the proxy's own rendering (design 47): the audit is of agents' bodies
@@ -128,10 +142,12 @@ class Writer:
             reply_id, messages = self._answer(cid, messages, ex, answer, issuer)
             if ex.answer_id and answer.reply is not None:  # the agent may name it next time (design 56)
                 store.set_answer_id(cid, reply_id, ex.answer_id)
-        store.set_head(cid, head_of(messages), ex.session)
-        return Recorded(cid, reply_id, found, new)
+        head = _head(heads, messages, len(request.messages), _aligned(stored, cont))
+        store.set_head(cid, head, ex.session)
+        return Recorded(cid, reply_id, found, new, head, heads[cont.holds - 1] if cont else None)
 
     def _start(self, ex: Exchange, request: History, heads: Sequence[str]) -> tuple[str, list[Message]]:
+        # the messages are the request's under new ids: their head is the request's (``heads[-1]``)
         store = self.store
         cid = _new_id(store, heads)
         linked = store.session_conversations(ex.session)[:1] if ex.session else []
@@ -144,7 +160,7 @@ class Writer:
             origin["route"] = ex.route
         if linked:
             origin["from"] = linked[0]  # the agent rewrote that one's history (compacted or edited it)
-        store.set_origin(cid, origin, session=ex.session, head=head_of(messages))
+        store.set_origin(cid, origin, session=ex.session, head=last_head(heads))
         if messages:
             store.import_history(History(cid, tuple(messages), request.tools))
         return cid, messages
@@ -174,26 +190,15 @@ class Writer:
     ) -> tuple[str, list[Message]]:
         """Store the answer: the next step of the reply in progress the request ends with, or a new reply."""
         store = self.store
-        last = messages[-1] if messages else None
-        extend = last if last is not None and last.role == "assistant" and last.status != "complete" else None
+        extend = _in_progress(messages)
         if extend is not None:
             rid = extend.id
         else:
             rid = _fresh_ids(store, cid, ["assistant"], store.counts(cid)[0])[0]
             store.begin_reply(cid, rid, vessel=None, created_at=_stamp())
-        meta: dict[str, Any] = {
-            "proxy": {"wire": ex.wire, "upstream": upstream_label(ex)},
-            "issuer": issuer.as_json(),
-        }
-        if ex.route:
-            meta["proxy"]["route"] = ex.route
-            if ex.notes:
-                meta["proxy"]["notes"] = list(ex.notes)
         reply = answer.reply
-        if reply is None:
-            done = _interrupted(rid, extend, ex, answer, meta, issuer)
-        else:
-            done = _answered(rid, extend, reply, issuer, meta)
+        done = reply_message(rid, extend, ex, answer, issuer)
+        meta = dict(done.meta or {})
         for c in done.tool_uses[len(extend.tool_uses) if extend is not None else 0 :]:
             store.record_call(cid, rid, c)
         store.finish_reply(
@@ -204,6 +209,99 @@ class Writer:
             before = len(extend.step_calls()) if extend is not None else 0
             store.record_usage(cid, rid, before + 1, reply.usage, reply.model)
         return rid, [*messages[:-1], done] if extend is not None else [*messages, done]
+
+
+def recorded_state(
+    stored: History | None, holds: int, request: History, ex: Exchange, answer: AnswerRead | None
+) -> History:
+    """What the store will hold of the conversation once :meth:`Writer.record` has written this exchange
+    over ``stored`` (None: a new conversation), continued at ``holds``, as :meth:`Store.load` gives it
+    back, but for the times written (the routed path's memory, design 54). Pure: the same steps as the
+    writer, on the messages in hand in place of the store's rows."""
+    if stored is None:
+        every = [replace(m, id=f"{_PREFIX[m.role]}{i + 1}") for i, m in enumerate(request.messages)]
+        seen = list(range(len(every)))
+    else:
+        every = list(stored.messages)
+        seen = [i for i, m in enumerate(every) if not unseen(m)]
+        if holds and every[seen[holds - 1]].role == "assistant":
+            at, sent = seen[holds - 1], request.messages[holds - 1]
+            if every[at].status != "complete" and sent.role == "assistant":
+                every[at] = replace(every[at], tool_uses=_filled(every[at], sent))
+        fresh = request.messages[holds:]
+        ids = _free(_wanted([m.role for m in fresh], len(every)), {m.id for m in every})
+        for mid, m in zip(ids, fresh, strict=True):
+            seen.append(len(every))
+            every.append(replace(m, id=mid))
+    if answer is not None and (answer.reply is not None or ex.cut):
+        extend = _in_progress([every[seen[-1]]] if seen else [])
+        rid = (
+            extend.id
+            if extend is not None
+            else _free(_wanted(["assistant"], len(every)), {m.id for m in every})[0]
+        )
+        done = reply_message(rid, extend, ex, answer, issuer_of(ex, answer.reply))
+        if extend is not None:
+            every[seen[-1]] = done
+        else:
+            every.append(done)
+    tools = stored.tools if stored is not None else request.tools
+    return History(stored.id if stored is not None else "", tuple(every), tools)
+
+
+def _filled(stored: Message, sent: Message) -> tuple[ToolCall, ...]:
+    """The stored reply's calls with the answers the request now carries (as :func:`_fill_answers`
+    writes them)."""
+    return (
+        tuple(
+            replace(o, answer=n.answer, is_error=n.is_error, parts=n.parts)
+            if o.answer is None and n.answer is not None
+            else o
+            for o, n in zip(stored.tool_uses, sent.tool_uses, strict=False)
+        )
+        + stored.tool_uses[len(sent.tool_uses) :]
+    )
+
+
+def _in_progress(messages: Sequence[Message]) -> Message | None:
+    """The reply in progress the request ends with (its answer is that reply's next step), or None."""
+    last = messages[-1] if messages else None
+    return last if last is not None and last.role == "assistant" and last.status != "complete" else None
+
+
+def reply_message(
+    rid: str, extend: Message | None, ex: Exchange, answer: AnswerRead, issuer: Issuer
+) -> Message:
+    """The reply ``rid`` as it is stored with this answer: a new one, or ``extend`` (the reply in progress)
+    with the answer as its next step."""
+    meta: dict[str, Any] = {
+        "proxy": {"wire": ex.wire, "upstream": upstream_label(ex)},
+        "issuer": issuer.as_json(),
+    }
+    if ex.route:
+        meta["proxy"]["route"] = ex.route
+        if ex.notes:
+            meta["proxy"]["notes"] = list(ex.notes)
+    if answer.reply is None:
+        return _interrupted(rid, extend, ex, answer, meta, issuer)
+    return _answered(rid, extend, answer.reply, issuer, meta)
+
+
+def _aligned(stored: History | None, cont: Continued | None) -> bool:
+    """Whether the stored messages the agent sees are the request's first ``holds`` (they are, but for a
+    clash of digests): then the messages written have the request's head before the reply."""
+    return cont is None or stored is None or sum(not unseen(m) for m in stored.messages) == cont.holds
+
+
+def _head(heads: Sequence[str], messages: Sequence[Message], n: int, aligned: bool) -> str:
+    """The head of ``messages`` (the request's ``n`` and the reply, when one was added), from the
+    request's ``heads`` where the first ``n`` are the request's."""
+    if not aligned or len(messages) < n:
+        return head_of(messages)
+    head = last_head(heads)
+    for m in messages[n:]:
+        head = next_head(head, m)
+    return head
 
 
 def _interrupted(
@@ -255,4 +353,4 @@ def _merged(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> Mapping
     return merge_provider_data(a, b)
 
 
-__all__ = ["Recorded", "Writer", "issuer_of", "upstream_label"]
+__all__ = ["Recorded", "Writer", "issuer_of", "recorded_state", "reply_message", "upstream_label"]

@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -42,8 +43,9 @@ from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.answers import Relayed, error_response
 from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.exchange import Exchange
-from toolreplay._proxy.matching import find_continued
+from toolreplay._proxy.matching import continued, prefix_heads
 from toolreplay._proxy.model_routes import ModelRoute, pick
+from toolreplay._proxy.recent import Base, Recent
 from toolreplay._proxy.routes import Route
 from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, rebuilt
 from toolreplay._proxy.translated_stream import (
@@ -101,6 +103,8 @@ class Ready:
     prepared: Prepared
     issuer: Issuer
     outbound: Outbound
+    #: the stored conversation it was translated over (design 54)
+    base: Base
 
 
 def upstream_message(data: bytes) -> str:
@@ -130,6 +134,10 @@ class Translator:
         self.routes = tuple(config.routes)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-translate")
         self._local = threading.local()
+        #: the conversations answered lately (design 54); None: each read back from the store
+        self.recent = Recent() if config.record and config.remember and recorder is not None else None
+        if self.recent is not None and recorder is not None:
+            recorder.heard, recorder.knows = self.recent.heard, self.recent.known
         self._pool.submit(self._warm)  # the first routed request should not pay for the imports
 
     def _warm(self) -> None:
@@ -187,7 +195,8 @@ class Translator:
         session = session_of(request.headers, picked.body, inbound.http.session_field if inbound.http else "")
         loop = asyncio.get_running_loop()
         try:
-            ready = await loop.run_in_executor(self._pool, self._ready, picked, session)
+            with self.recorder.serving() if self.recorder is not None else nullcontext():
+                ready = await loop.run_in_executor(self._pool, self._ready, picked, session)
         except Unanswerable as exc:  # the earlier turns it names are not kept: the wire's own refusal
             return Response(jsonenc.encode(exc.body), exc.status, media_type="application/json")
         except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
@@ -218,14 +227,25 @@ class Translator:
             store = self._local.store = open_store(self.config.db)
         return store
 
-    def _stored(self, history: History, session: str | None) -> History | None:
-        """The stored conversation the request continues (None: a new one, or not recording)."""
+    def _stored(self, history: History, session: str | None) -> Base:
+        """The stored conversation the request continues (design 54): from the memory where it answers
+        as the store would, else from the store, once the exchanges not written yet that change what it
+        finds are (None: a new one, or not recording)."""
         store = self._store()
+        heads = tuple(prefix_heads(history.messages)) if store is not None else ()
         if store is None:
-            return None
-        if self.recorder is not None:
-            self.recorder.settle()  # the answers already given are stored before they are read back
-        return find_continued(store, history.messages, session).stored
+            return Base(None, 0, heads)
+        hit = self.recent.find(heads, session) if self.recent is not None else None
+        found = continued(store.find_heads(heads, session), heads)
+        if hit is not None and self.recent is not None and self.recent.agrees(hit, found):
+            return hit.base(heads)
+        recorder = self.recorder
+        if recorder is not None and (self.recent is None or recorder.opaque() or self.recent.touched(heads)):
+            recorder.settle()  # the answers already given are stored before they are read back
+            found = continued(store.find_heads(heads, session), heads)
+        if found is None:
+            return Base(None, 0, heads, session)
+        return Base(store.load(found.conversation_id), found.holds, heads, session, session is not None)
 
     def _settled(self) -> None:
         """Every answer already on its way is stored (an answer the agent names may be one of them)."""
@@ -240,12 +260,13 @@ class Translator:
         found = rebuilt(inbound, picked.body, self._store(), read, self._settled)  # design 56
         if found is None:
             history = read(picked.body)
-            stored = self._stored(history, session)
-        else:
+            base = self._stored(history, session)
+        else:  # what it continues is the store's (design 56): its exchange is not foreseen (design 54)
             history, stored = found
+            base = Base(stored, 0, tuple(prefix_heads(history.messages)), foreseen=False)
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
         done = translate_request(
-            inbound, history, stored, vessel, issuer=issuer, path_stream=picked.route.path_stream
+            inbound, history, base.history, vessel, issuer=issuer, path_stream=picked.route.path_stream
         )
         prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
         asked = picked.route.model or picked.body.get("model")
@@ -253,7 +274,7 @@ class Translator:
             model=asked if isinstance(asked, str) else vessel.model, answer_id=done.answer_id,
             thinking=done.thinking, seal=done.seal, call_id=done.call_id, created=int(time.time()),
         )  # fmt: skip
-        return Ready(done, prepared, issuer, out)
+        return Ready(done, prepared, issuer, out, base)
 
     def _count(self, picked: Picked) -> Response:
         """A routed model's token count, by the estimate (the provider of the agent's wire is not asked)."""
@@ -441,18 +462,22 @@ class _Pending:
         added = (done - self.t0) - (self.t_answer - self.t_send) if reply is not None else 0.0
         # stored as the agent saw it: its ids and tool names, the upstream's own ids kept for the upstream
         shown = r.translated.agent_reply(reply) if reply is not None else None
-        recorder.submit(
-            Exchange(
+        recent = self.tr.recent
+        ticket = recent.ticket() if recent is not None and refused is None else None
+        ex = Exchange(
                 started=self.started, wire=self.inbound.name, kind="generate", path=self.path,
                 model=r.outbound.model, upstream=route.vessel.base_url, agent=self.agent,
-                session=self.session, body=self.picked.body, request_bytes=self.picked.size,
+                session=self.session, body=None, request_bytes=self.picked.size,
                 answer_bytes=size, status=status, streamed=streamed, cut=cut, added_ms=added * 1000,
                 refused=refused,
                 history=r.translated.history, reply=shown, issuer=r.issuer, route=route.label(),
-                vessel=route.vessel.name, notes=(*r.translated.notes, *notes),
+                vessel=route.vessel.name, notes=(*r.translated.notes, *notes), heads=r.base.heads or None,
+                ticket=ticket,
                 answer_id=r.outbound.answer_id if earlier_of(self.inbound) is not None else None,
-            )
         )  # fmt: skip
+        if recent is not None and ticket is not None:
+            recent.remember(ticket, r.base, ex)  # before the recorder can have written it
+        recorder.submit(ex)
 
 
 class _Sink:

@@ -1,6 +1,11 @@
 """The recorder's thread: every exchange is read, audited, stored and logged here, one at a time, in the
 order the answers ended (design 44: the event loop that serves the agents never waits on the store).
 
+It gives way to the requests in hand (design 54): an exchange waits for a quiet moment (no request in
+hand for :data:`QUIET` seconds) so that the recorder's work does not share the interpreter with a request
+being served; it waits at most :data:`MAX_WAIT` seconds, or while fewer than :data:`MAX_WAITING` wait,
+and not at all while someone waits for the store (:meth:`RecorderThread.settle`, ``drain``).
+
 A failure here is logged (a console line, the log's ``error``) and never reaches the agent, whose answer
 has already gone out.
 """
@@ -14,7 +19,8 @@ import queue
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +29,8 @@ from typing import IO, TYPE_CHECKING, Any
 from toolreplay._errors import ToolreplayError
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.bodies import BodyError, json_body
-from toolreplay._proxy.exchange import AnswerRead, Exchange, model_of, read_answer
+from toolreplay._proxy.exchange import Exchange, model_of, read_answer, translated_answer
+from toolreplay._proxy.matching import Known
 from toolreplay._proxy.record import Recorded, Writer, upstream_label
 from toolreplay._transport.dump import redact
 from toolreplay.wires import get_wire
@@ -33,7 +40,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("toolreplay.proxy")
 Say = Callable[[str], None]
+#: Called on the recorder's thread once an exchange is handled: what was recorded (None: nothing).
+Heard = Callable[[Exchange, Recorded | None], None]
 _STOP = object()
+#: Seconds with no request in hand before the recorder takes the next exchange.
+QUIET = 0.02
+#: The longest an exchange waits for a quiet moment, and how many may wait at once.
+MAX_WAIT = 2.0
+MAX_WAITING = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +98,6 @@ def note_kind(note: str) -> str:
     return _NUMBERS.sub("#", note.partition(":")[0])
 
 
-def _translated_answer(ex: Exchange) -> AnswerRead | None:
-    if ex.cut:
-        return AnswerRead(None, ex.reply.text if ex.reply is not None else "", ex.cut, ex.reply)
-    return AnswerRead(ex.reply) if ex.reply is not None and ex.status == 200 else None
-
-
 class RecorderThread:
     """Takes finished exchanges (:meth:`submit`, from any thread) and handles them on its own thread."""
 
@@ -106,11 +114,20 @@ class RecorderThread:
         self._say = say
         self._max = max_answer
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        #: told of each exchange handled, and asked what it knows of the conversation an exchange
+        #: continues (the routed path's memory, design 54)
+        self.heard: Heard | None = None
+        self.knows: Callable[[Exchange], Known | None] | None = None
         self._thread = threading.Thread(target=self._run, name="toolreplay-proxy-recorder", daemon=True)
         self._idle = threading.Condition()
         self._pending = 0
         self._submitted = 0
         self._handled = 0
+        self._expected = 0
+        self._serving = 0
+        self._urgent = 0
+        self._opaque = 0
+        self._busy_at = time.monotonic()
         self.records: int = 0
         self.failures: int = 0
         self._noted: set[str] = set()
@@ -124,37 +141,74 @@ class RecorderThread:
         agent a moment before the exchange is handed over)."""
         with self._idle:
             self._pending += 1
+            self._expected += 1
 
     def submit(self, ex: Exchange) -> None:
         """Queue the exchange of a request :meth:`expect` announced (never blocks: the caller is the
         event loop)."""
-        with self._idle:
+        opaque = ex.kind == "generate" and ex.history is None and ex.refused is None
+        with self._idle:  # the recorder is not woken: it looks again once QUIET has passed
             self._submitted += 1
-        self._queue.put(ex)
+            self._opaque += opaque
+            self._busy_at = time.monotonic()
+        self._queue.put((ex, time.monotonic(), opaque))
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """A request in hand before :meth:`expect` announces its exchange (a routed one being
+        translated): the recorder gives way meanwhile."""
+        with self._idle:
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._serving -= 1
+                self._busy_at = time.monotonic()
+
+    def opaque(self) -> int:
+        """How many queued exchanges are the agents' own bodies, not yet read (pass-through): what they
+        will store is not known before the recorder reads them."""
+        with self._idle:
+            return self._opaque
 
     def settle(self, timeout: float = 10.0) -> bool:
         """Wait until every exchange submitted so far is handled (not those still on their way): a
         repair reads back what the answers before it stored."""
-        end = time.monotonic() + timeout
         with self._idle:
             target = self._submitted
-            while self._handled < target:
-                left = end - time.monotonic()
-                if left <= 0:
-                    return False
-                self._idle.wait(left)
-        return True
+            return self._urgently(lambda: self._handled >= target, timeout)
 
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until every queued exchange is handled (tests, shutdown); False on timeout."""
-        end = time.monotonic() + timeout
         with self._idle:
-            while self._pending:
+            return self._urgently(lambda: not self._pending, timeout)
+
+    def _urgently(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Wait (holding ``_idle``) until ``done()``; the recorder waits for no quiet moment meanwhile."""
+        end = time.monotonic() + timeout
+        self._urgent += 1
+        self._idle.notify_all()
+        try:
+            while not done():
                 left = end - time.monotonic()
                 if left <= 0:
                     return False
                 self._idle.wait(left)
-        return True
+            return True
+        finally:
+            self._urgent -= 1
+
+    def _quiet(self, since: float) -> None:
+        """Wait for a quiet moment before handling an exchange submitted at ``since`` (module docstring)."""
+        with self._idle:
+            while not self._urgent and self._submitted - self._handled < MAX_WAITING:
+                now = time.monotonic()
+                left = min(MAX_WAIT - (now - since), QUIET - (now - self._busy_at))
+                in_hand = self._serving + self._expected - self._submitted
+                if now - since >= MAX_WAIT or (not in_hand and left <= 0):
+                    return
+                self._idle.wait(left if not in_hand else min(QUIET, MAX_WAIT - (now - since)))
 
     def close(self) -> None:
         self.drain()
@@ -166,12 +220,15 @@ class RecorderThread:
         out: IO[str] | None = self._log_path.open("a", encoding="utf-8") if self._log_path else None
         try:
             while (item := self._queue.get()) is not _STOP:
+                ex, since, opaque = item
+                self._quiet(since)
                 try:
-                    self._handle(item, store, out)
+                    self._handle(ex, store, out)
                 finally:
                     with self._idle:
                         self._pending -= 1
                         self._handled += 1
+                        self._opaque -= opaque
                         self._idle.notify_all()
         finally:
             if out is not None:
@@ -191,6 +248,11 @@ class RecorderThread:
                 self.failures += 1
                 outcome = Outcome(error=redact(f"{type(exc).__name__}: {exc}")[:500])
                 log.warning("toolreplay proxy: not recorded: %s", outcome.error)
+        if self.heard is not None:
+            try:
+                self.heard(ex, outcome.recorded)
+            except Exception as exc:  # the memory's failure must not stop the recording
+                log.warning("toolreplay proxy: the routed path's memory: %s: %s", type(exc).__name__, exc)
         self._speak(ex, outcome)
         if out is not None:
             out.write(json.dumps(log_line(ex, outcome), ensure_ascii=False) + "\n")
@@ -215,15 +277,17 @@ class RecorderThread:
         from toolreplay._proxy.bodies import answer_bytes
         from toolreplay.wires import parse_request
 
+        known = None
         if ex.history is not None:  # translated: read on the way (design 47)
-            request, answer = ex.history, _translated_answer(ex)
+            request, answer = ex.history, translated_answer(ex)
+            known = self.knows(ex) if self.knows is not None else None
         else:
             request = parse_request(ex.wire, ex.body)
             answer = None
             if ex.status == 200 and ex.answer:
                 answer = read_answer(ex, answer_bytes(ex.answer, ex.answer_encoding, self._max))
         with store.batch():  # one exchange, one commit: nothing half-written
-            return Writer(store).record(ex, request, answer)
+            return Writer(store).record(ex, request, answer, known)
 
     def _speak(self, ex: Exchange, outcome: Outcome) -> None:
         if self._say is None:

@@ -93,12 +93,14 @@ class Origins:
             for i in range(0, len(wanted), _CHUNK):
                 chunk = wanted[i : i + _CHUNK]
                 marks = ", ".join("?" * len(chunk))
-                sql = f"SELECT id, head, seen FROM conversations WHERE head IN ({marks})"
-                params: list[Any] = list(chunk)
-                if session is not None:  # the agent's session, or one recorded before it named any
-                    sql += " AND (session = ? OR session IS NULL)"
-                    params.append(session)
-                out += [(r[0], r[1], r[2] or "") for r in c.execute(self.dialect.sql(sql), params)]
+                # the session is sifted here, not in SQL: with it there, SQLite reads the conversations by
+                # the session index (every one without a session) in place of the heads'
+                sql = f"SELECT id, head, seen, session FROM conversations WHERE head IN ({marks})"
+                out += [
+                    (r[0], r[1], r[2] or "")
+                    for r in c.execute(self.dialect.sql(sql), list(chunk))
+                    if session is None or r[3] is None or r[3] == session  # its session, or none yet
+                ]
             return sorted(out, key=lambda r: (r[2], r[0]), reverse=True)
 
         rows = self.transact(run, "the read failed", read=True)
