@@ -94,7 +94,9 @@ def upstream_ids(h: History, wire: str) -> History:
             if cid is not None:
                 cid = _unique(cid, seen)
             calls.append(c if cid == c.call_id else replace(c, call_id=cid))
-        out.append(replace(m, tool_uses=tuple(calls)))
+        # unchanged, the same message (an incremental render knows it by its identity, design 53)
+        same = all(a is b for a, b in zip(calls, m.tool_uses, strict=True))
+        out.append(m if same else replace(m, tool_uses=tuple(calls)))
     return replace(h, messages=tuple(out))
 
 

@@ -234,6 +234,7 @@ class Translator:
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         from toolreplay._proxy.translate import read_inbound, translate_request
+        from toolreplay._proxy.translate_renders import RENDERS
 
         inbound, vessel = picked.route.wire, picked.model_route.vessel
         read = functools.partial(read_inbound, inbound, path_model=picked.route.model)
@@ -245,7 +246,13 @@ class Translator:
             history, stored = found
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
         done = translate_request(
-            inbound, history, stored, vessel, issuer=issuer, path_stream=picked.route.path_stream
+            inbound,
+            history,
+            stored,
+            vessel,
+            issuer=issuer,
+            path_stream=picked.route.path_stream,
+            renders=RENDERS,
         )
         prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
         asked = picked.route.model or picked.body.get("model")
