@@ -26,7 +26,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import orjson
 
@@ -108,6 +108,35 @@ class Bounded(Generic[V]):
             self.cost = 0
 
 
+class ByIdentity(Generic[V]):
+    """Values computed from immutable objects (the neutral messages the memo gives again), kept by the
+    object's identity; the object is kept with its value, so its id names no other while kept. At most
+    ``size`` (the oldest dropped first)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: dict[int, tuple[object, V]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, obj: object, make: Callable[[], V]) -> V:
+        hit = self._items.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        value = make()
+        with self._lock:
+            self._items[id(obj)] = (obj, value)
+            while len(self._items) > self.size:
+                del self._items[next(iter(self._items))]
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
 def json_key(value: Any) -> bytes | None:
     """``value``'s exact JSON bytes, or None when they would not tell it apart (orjson writes NaN and the
     infinities as ``null``; it refuses integers past 64 bits and lone surrogates)."""
@@ -150,6 +179,7 @@ class ReadMemo:
     def __init__(self, budget: int = BUDGET) -> None:
         self.groups: Bounded[Group] = Bounded(budget)
         self.turns: Bounded[_Segment] = Bounded(budget)
+        self.values: Bounded[Any] = Bounded(budget // 8)
 
     def events(self, place: Hashable, value: Any, read: Callable[[list[str]], list[Event]]) -> Group:
         """The events ``read`` gives for the body value ``value`` at ``place`` (and its warnings)."""
@@ -184,9 +214,22 @@ class ReadMemo:
             out.append(hit)
         return out
 
+    def parsed(self, place: Hashable, value: Any, parse: Callable[[Any], V]) -> V:
+        """``parse(value)``, once for each exact value at ``place`` (a body's tool list)."""
+        raw = json_key(value)
+        if raw is None:
+            return parse(value)
+        key = (place, raw)
+        hit = self.values.get(key)
+        if hit is None:
+            hit = parse(value)
+            self.values.put(key, hit, len(raw))
+        return cast(V, hit)
+
     def clear(self) -> None:
         self.groups.clear()
         self.turns.clear()
+        self.values.clear()
 
 
 def _fresh(ev: Event) -> Event:
@@ -223,31 +266,35 @@ def _read_segment(run: Sequence[Event], at_end: bool) -> tuple[tuple[_Draft, ...
     return tuple(turn.finish(at_end=at_end)), tuple(warns)
 
 
-def _segment(memo: ReadMemo, run: Sequence[Event], at_end: bool, costs: dict[int, int]) -> _Segment:
+def _segment(memo: ReadMemo, run: Sequence[Event], at_end: bool, groups: Sequence[Group]) -> _Segment:
     key = (tuple(map(id, run)), at_end)
     hit = memo.turns.get(key)
     if hit is None:
         drafts, warns = _read_segment(run, at_end)
         hit = _Segment(tuple(run), drafts, warns)
-        memo.turns.put(key, hit, sum(costs.get(id(e), 0) for e in run))
+        mine = set(key[0])
+        memo.turns.put(key, hit, sum(g.cost for g in groups if g.events and id(g.events[0]) in mine))
     return hit
+
+
+_RESETS = (SystemText, UserText)
 
 
 def _segments(memo: ReadMemo, groups: Sequence[Group]) -> list[_Segment]:
     """The body's turns, in order: each user or system message alone, the agent's side between them."""
-    costs = {id(e): g.cost for g in groups for e in g.events}
     out: list[_Segment] = []
     run: list[Event] = []
-    for ev in (e for g in groups for e in g.events):
-        if isinstance(ev, SystemText | UserText):
-            if run:
-                out.append(_segment(memo, run, False, costs))
-                run = []
-            out.append(_segment(memo, [ev], False, costs))
-        else:
-            run.append(ev)
+    for g in groups:
+        for ev in g.events:
+            if isinstance(ev, _RESETS):
+                if run:
+                    out.append(_segment(memo, run, False, groups))
+                    run = []
+                out.append(_segment(memo, [ev], False, groups))
+            else:
+                run.append(ev)
     if run:
-        out.append(_segment(memo, run, True, costs))
+        out.append(_segment(memo, run, True, groups))
     return out
 
 
@@ -291,4 +338,4 @@ def assemble_memo(
 #: The proxy's memo (one per process).
 READ_MEMO = ReadMemo()
 
-__all__ = ["BUDGET", "READ_MEMO", "Bounded", "Group", "ReadMemo", "assemble_memo", "json_key"]
+__all__ = ["BUDGET", "READ_MEMO", "Bounded", "ByIdentity", "Group", "ReadMemo", "assemble_memo", "json_key"]

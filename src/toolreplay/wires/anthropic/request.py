@@ -366,10 +366,15 @@ def parse_request(body: Any, *, conversation_id: str = "request", memo: ReadMemo
         groups = [Group(tuple(events), tuple(warnings), 0)]
     else:
         groups = [memo.events("system", system, lambda w: _system_events(system, w))]
-        entries = [msg for _, _, msg in objects(msgs, "messages", _fail)]
+        entries = (
+            msgs
+            if all(type(m) is dict for m in msgs)
+            else [m for _, _, m in objects(msgs, "messages", _fail)]
+        )
         groups += memo.listed(entries, message_events, "messages", 0 if _is_separator(msgs, 0) else -1)
         events = [e for g in groups for e in g.events]
-    tools = parse_tools(rest.get("tools"))
+    raw_tools = rest.get("tools")
+    tools = parse_tools(raw_tools) if memo is None else memo.parsed("tools", raw_tools, parse_tools)
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     settings = request_settings(WIRE, body, CONVERSATION_KEYS)
     if settings is not None:
