@@ -199,3 +199,29 @@ def test_values_json_cannot_tell_apart_are_not_memoized() -> None:
     b = parse_request(null, memo=memo)
     assert math.isnan(a.messages[0].tool_uses[0].input["x"])
     assert b.messages[0].tool_uses[0].input == {"x": None}
+
+
+@pytest.mark.parametrize("vessel", ["openai", "anthropic"])
+def test_a_turn_continuing_a_stored_conversation_translates_alike(vessel: str, tmp_path: Path) -> None:
+    # the recording proxy merges the store's replies in: new message objects, compared by content
+    from dataclasses import replace
+
+    from toolreplay._store import open_store
+
+    renders = Renders()
+    body = _long_body()
+    store = open_store(str(tmp_path / "memo.db"))
+    v = vessel_of(vessel)
+    for k in range(len(body["messages"]) - 12, len(body["messages"]) + 1, 2):
+        grown = _grown(body, k)
+        h = parse_request(dict(grown))
+        last = max(i for i, m in enumerate(h.messages) if m.role == "assistant")
+        cid = store.import_history(
+            replace(h, id=f"memo-{k}", messages=h.messages[: last + 1])
+        ).conversation_id
+        want = translate_request(WIRE, h, store.load(cid), v, issuer=_issuer(v))
+        got = translate_request(
+            WIRE, read_inbound(WIRE, grown), store.load(cid), v, issuer=_issuer(v), renders=renders
+        )
+        _same(want, got)
+    store.close()
