@@ -52,8 +52,8 @@ V = TypeVar("V")
 EntryReader = Callable[[Mapping[str, Any], str, list[str]], list[Event]]
 
 #: Each level's budget, in bytes of the body messages its entries cover (a 200-message Claude Code
-#: request is about 200 KB: some hundred such conversations).
-BUDGET = 24 << 20
+#: request is about 200 KB, one near its context limit about 1 MB: some ten such conversations).
+BUDGET = 8 << 20
 
 
 class Bounded(Generic[V]):
