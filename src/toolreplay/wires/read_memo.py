@@ -151,11 +151,23 @@ def json_key(value: Any) -> bytes | None:
 
 @dataclass(frozen=True, slots=True)
 class Group:
-    """One body message read: its events, the warnings reading it gave, its size in bytes."""
+    """One body message read: its events, the warnings reading it gave, its size in bytes, and the exact
+    bytes it was read from (what a hit is checked against)."""
 
     events: tuple[Event, ...]
     warnings: tuple[str, ...]
     cost: int
+    raw: bytes = b""
+
+
+#: How much of each end of a message's bytes its lookup key holds (the whole is compared on a hit).
+_ENDS = 64
+
+
+def _fingerprint(place: Hashable, raw: bytes) -> Hashable:
+    """A lookup key for ``raw`` at ``place`` cheaper to hash than ``raw`` itself: its length and ends.
+    Two messages alike there share it; the hit's bytes are compared whole, so the later one is read."""
+    return (place, len(raw), raw[:_ENDS], raw[-_ENDS:])
 
 
 @dataclass(slots=True)
@@ -183,34 +195,31 @@ class ReadMemo:
 
     def events(self, place: Hashable, value: Any, read: Callable[[list[str]], list[Event]]) -> Group:
         """The events ``read`` gives for the body value ``value`` at ``place`` (and its warnings)."""
-        raw = json_key(value)
-        key = (place, raw) if raw is not None else None
-        hit = self.groups.get(key) if key is not None else None
-        if hit is None:
-            warnings: list[str] = []
-            hit = Group(tuple(read(warnings)), tuple(warnings), len(raw or b""))
-            if key is not None:
-                self.groups.put(key, hit, hit.cost)
-        return hit
+        return self._groups([place], [value], lambda _, w: read(w))[0]
 
     def listed(
         self, entries: Sequence[Mapping[str, Any]], read: EntryReader, key: str, skip: int = -1
     ) -> list[Group]:
         """The groups of each entry of the body's ``key`` list (``read(entry, where, warnings)``), but
         entry ``skip``; each entry already an object."""
-        raws = [json_key(e) for e in entries]
-        keys = [(i, raw) if raw is not None else None for i, raw in enumerate(raws)]
-        hits = self.groups.get_many(keys)
+        groups = self._groups(range(len(entries)), entries, lambda i, w: read(entries[i], f"{key}[{i}]", w))
+        return groups if skip < 0 else groups[:skip] + groups[skip + 1 :]
+
+    def _groups(
+        self, places: Sequence[Any], values: Sequence[Any], read: Callable[[Any, list[str]], list[Event]]
+    ) -> list[Group]:
+        raws = [json_key(v) for v in values]
+        keys = [
+            _fingerprint(p, raw) if raw is not None else None for p, raw in zip(places, raws, strict=True)
+        ]
         out: list[Group] = []
-        for i, hit in enumerate(hits):
-            if i == skip:
-                continue
-            if hit is None:
+        for place, raw, k, hit in zip(places, raws, keys, self.groups.get_many(keys), strict=True):
+            if hit is None or hit.raw != raw:
                 warnings: list[str] = []
-                events = read(entries[i], f"{key}[{i}]", warnings)
-                hit = Group(tuple(events), tuple(warnings), len(raws[i] or b""))
-                if keys[i] is not None:
-                    self.groups.put(keys[i], hit, hit.cost)
+                events = read(place, warnings)
+                hit = Group(tuple(events), tuple(warnings), len(raw or b""), raw or b"")
+                if k is not None:
+                    self.groups.put(k, hit, hit.cost)
             out.append(hit)
         return out
 
