@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import cProfile
-import gc
 import json
 import pstats
 import sys
@@ -142,7 +141,6 @@ def _continued(body: dict[str, Any], vessel: Any, issuer: Any) -> dict[str, Step
         at[0] = (at[0] + 1) % (len(bodies) - 1)
         h = read_inbound(inbound, bodies[at[0]])
         translate_request(inbound, h, None, vessel, issuer=issuer, renders=RENDERS)
-        gc.collect()  # the collector's debt of the setup is not the next request's
 
     def next_one() -> object:
         h = read_inbound(inbound, bodies[at[0] + 1])
