@@ -187,11 +187,35 @@ def translation_lines(requests: int = 12) -> list[str]:
     what = f"a Claude Code conversation's last {requests} requests ({n} messages at the end), each read, "
     what += "translated, encoded"
     none = lambda: conversation(False, False)  # noqa: E731
+    from bench.proxy_translate_steps import _stored
+    from toolreplay._proxy.translate import read_inbound
+
+    h = read_inbound(inbound, body)
+    _, load = _stored(h)
+    cache = Renders()
+
+    memo = ReadMemo()
+    read = [parse_request(dict(b), memo=memo) for b in bodies]
+
+    def translated(renders: Renders | None) -> None:
+        for r in read:
+            translate_request(inbound, r, None, v, issuer=issuer, renders=renders)
+
+    def recorded(renders: Renders | None) -> None:
+        for _ in range(requests):  # the recording proxy: the conversation loaded anew for each request
+            encode(translate_request(inbound, h, load(), v, issuer=issuer, renders=renders).body)
+
     return [
         line(f"ReadMemo alone: {what}", _sides(none, lambda: conversation(True, False))),
         line(f"Renders alone: {what}", _sides(none, lambda: conversation(False, True))),
         line(f"ReadMemo + Renders (the proxy): {what}", _sides(none, lambda: conversation(True, True))),
-    ]
+        line(f"Renders, recording: {requests} requests continuing a stored conversation of {n - 1} "
+             "messages, each loaded, merged, translated, encoded",
+             _sides(lambda: recorded(None), lambda: recorded(cache))),
+        line(f"Renders on the translation step: the same {requests} requests read through a ReadMemo "
+             "beforehand, each translated (translate_request)",
+             _sides(lambda: translated(None), lambda: translated(Renders()))),
+    ]  # fmt: skip
 
 
 def main(argv: list[str]) -> None:
