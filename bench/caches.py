@@ -11,6 +11,9 @@ a new cache per request.
   that keeps its conversation in memory, ten turns appended, one render each.
 * ``part_tokens``: a render within a context budget of a history whose user messages carry PDFs.
 * ``counter_for``: a render within a context budget on an OpenAI model (its tokenizer looked up).
+* The proxy's translation memos (design 53: ``ReadMemo``, ``Renders`` and the ``ByIdentity`` values on the
+  replies they give again): a Claude Code conversation's last requests, each read, translated for Chat and
+  encoded, through fresh memos (the first request of the run pays for filling them), against none.
 
 ``wire_tool_name`` and ``issued_of`` were measured here too (a render with names that fit and names that
 must be mapped; a CLI turn on a stored reasoning-heavy history) and lost their memos (bench/RESULTS.md).
@@ -155,12 +158,72 @@ def part_lines() -> list[str]:
     ]  # fmt: skip
 
 
+def translation_lines(requests: int = 12) -> list[str]:
+    """The proxy's translation memos (design 53): a Claude Code conversation's last ``requests`` requests
+    (each a reply and its result more than the one before, the prompt-cache marker moved), each read,
+    translated for OpenAI's Chat and encoded as the proxy does, from fresh memos."""
+    from bench.proxy_translate_body import request
+    from bench.proxy_translate_steps import _grown
+    from toolreplay._issuers import host_of
+    from toolreplay._proxy.translate import translate_request
+    from toolreplay._proxy.translate_renders import Renders
+    from toolreplay.model import Issuer
+    from toolreplay.wires import get_wire
+    from toolreplay.wires.anthropic.request import parse_request
+    from toolreplay.wires.read_memo import ReadMemo
+
+    body = request(True)
+    n = len(body["messages"])
+    bodies = [_grown(body, k) for k in range(n - 2 * requests + 2, n + 1, 2)]
+    inbound, v = get_wire("anthropic"), replace(get_vessel("openai"), base_url="http://127.0.0.1:9/v1")
+    issuer = Issuer(v.wire, host_of(v.base_url), v.model)
+
+    def conversation(read: bool, renders: bool) -> None:
+        memo, cache = ReadMemo() if read else None, Renders() if renders else None
+        for b in bodies:
+            h = parse_request(dict(b), memo=memo)
+            encode(translate_request(inbound, h, None, v, issuer=issuer, renders=cache).body)
+
+    what = f"a Claude Code conversation's last {requests} requests ({n} messages at the end), each read, "
+    what += "translated, encoded"
+    none = lambda: conversation(False, False)  # noqa: E731
+    from bench.proxy_translate_steps import _stored
+    from toolreplay._proxy.translate import read_inbound
+
+    h = read_inbound(inbound, body)
+    _, load = _stored(h)
+    cache = Renders()
+
+    memo = ReadMemo()
+    read = [parse_request(dict(b), memo=memo) for b in bodies]
+
+    def translated(renders: Renders | None) -> None:
+        for r in read:
+            translate_request(inbound, r, None, v, issuer=issuer, renders=renders)
+
+    def recorded(renders: Renders | None) -> None:
+        for _ in range(requests):  # the recording proxy: the conversation loaded anew for each request
+            encode(translate_request(inbound, h, load(), v, issuer=issuer, renders=renders).body)
+
+    return [
+        line(f"ReadMemo alone: {what}", _sides(none, lambda: conversation(True, False))),
+        line(f"Renders alone: {what}", _sides(none, lambda: conversation(False, True))),
+        line(f"ReadMemo + Renders (the proxy): {what}", _sides(none, lambda: conversation(True, True))),
+        line(f"Renders, recording: {requests} requests continuing a stored conversation of {n - 1} "
+             "messages, each loaded, merged, translated, encoded",
+             _sides(lambda: recorded(None), lambda: recorded(cache))),
+        line(f"Renders on the translation step: the same {requests} requests read through a ReadMemo "
+             "beforehand, each translated (translate_request)",
+             _sides(lambda: translated(None), lambda: translated(Renders()))),
+    ]  # fmt: skip
+
+
 def main(argv: list[str]) -> None:
     turns = int(argv[0]) if argv else 1000
     os.environ.setdefault("ANTHROPIC_API_KEY", "bench-key-not-sent")
     print(f"load {', '.join(f'{x:.1f}' for x in os.getloadavg())}; CPU time, medians of {ROUNDS} rounds")
     print("| cache: the path measured | without | with | gain |\n|---|---|---|---|")
-    for r in (*render_cache_lines(turns), *part_lines()):
+    for r in (*render_cache_lines(turns), *part_lines(), *translation_lines()):
         print(r, flush=True)
 
 

@@ -19,6 +19,7 @@ the results.
     python -m bench.proxy_translate                 # the full run (a minute or two)
     python -m bench.proxy_translate --quick         # a smoke run
     python -m bench.proxy_translate --results bench/RESULTS.md
+    python -m bench.proxy_translate --continued     # conversations request after request, as agents send
 """
 
 from __future__ import annotations
@@ -32,15 +33,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from bench.proxy import free_port, pct, spawned
-from bench.proxy_translate_body import HEADERS, MODEL, check_answer, request
+from bench.proxy_translate_body import HEADERS, MODEL, check_answer, request, sessions
 from bench.proxy_translate_upstream import MODEL as UPSTREAM_MODEL
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,11 +64,18 @@ class Contender:
     url: str
     bodies: tuple[bytes, bytes]
     headers: dict[str, str]
+    #: ``--continued``: the requests to send in turn (whole, streamed), each its conversation's next.
+    turns: tuple[Iterator[bytes], Iterator[bytes]] | None = None
+
+
+def body_of(c: Contender, stream: bool) -> bytes:
+    """The next body to send ``c``: its one body, or its conversations' next request."""
+    return c.bodies[stream] if c.turns is None else next(c.turns[stream])
 
 
 def timed(client: httpx.Client, c: Contender, stream: bool) -> tuple[float, float]:
     """Seconds to the first byte of the answer and to its last (the same for a whole answer)."""
-    data = c.bodies[stream]
+    data = body_of(c, stream)
     t0 = time.perf_counter()
     if not stream:
         r = client.post(c.url, content=data, headers=c.headers)
@@ -213,7 +222,19 @@ def in_process(env: dict[str, str], n: int) -> list[str]:
     return done.stdout.rstrip("\n").splitlines()
 
 
-def run(quick: bool, litellm: bool = True) -> list[str]:
+#: ``--continued``: conversations per answer mode, and requests in each (more than a contender is sent).
+SESSIONS, TURNS = 26, 10
+
+
+def continued(c: Contender, quick: bool) -> Contender:
+    """``c`` sent conversations one after the other instead of one body again and again: every contender
+    the same requests, the whole ones and the streamed ones conversations of their own."""
+    count = 2 if quick else SESSIONS
+    whole, streamed = sessions(False, count, TURNS), sessions(True, count, TURNS, first=count)
+    return replace(c, turns=(iter(whole), iter(streamed)))
+
+
+def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
     tmp = Path(tempfile.mkdtemp(prefix="toolreplay-bench-translate-"))
     up, ports = free_port(), [free_port() for _ in range(3)]
     env = _env(tmp, f"http://127.0.0.1:{up}/v1")
@@ -234,13 +255,23 @@ def run(quick: bool, litellm: bool = True) -> list[str]:
         chat = {"content-type": "application/json", "authorization": f"Bearer {UPSTREAM_KEY}"}
         contenders = [Contender("upstream direct", f"{base}/v1/chat/completions", direct, chat), *proxies]
         found = checks(client, contenders, base)
+        if turns:
+            contenders = [contenders[0], *(continued(c, quick) for c in contenders[1:])]
         rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30, pause=PAUSE)
     steps = in_process(env, 10 if quick else 50)
     shutil.rmtree(tmp, ignore_errors=True)
     sent = request(False)
+    how = (
+        f"Sent as {SESSIONS if not quick else 2} conversations per answer mode, one after the other, "
+        f"{TURNS} requests each (each its conversation's last and a call and its result more, the marker "
+        f"moved; the last {len(sent['messages'])} messages deep), every contender the same requests "
+        "(`--continued`); the upstream directly the one Chat request."
+        if turns
+        else "The same request sent again and again."
+    )
     return [
         f"The request: {len(sent['messages'])} Anthropic messages and the system prompt, "
-        f"{len(anthropic[0]):,} bytes, Claude Code's {len(sent['tools'])} tools.", "",
+        f"{len(anthropic[0]):,} bytes, Claude Code's {len(sent['tools'])} tools. {how}", "",
         "### Answers checked (once per contender)", "", *found, "",
         "### Added latency per request", "", *table(rows), "", *verdict(rows), "",
         "### Where the routed path's time goes", "",
@@ -314,13 +345,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-litellm", action="store_true", help="toolreplay and the upstream only (a smoke run)"
     )
+    ap.add_argument(
+        "--continued", action="store_true",
+        help="send conversations request after request (as an agent does), not one body again and again",
+    )  # fmt: skip
     args = ap.parse_args(argv)
-    lines = run(args.quick, litellm=not args.no_litellm)
+    lines = run(args.quick, litellm=not args.no_litellm, turns=args.continued)
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     command = os.environ.get("TOOLREPLAY_BENCH_COMMAND", "python -m bench.proxy_translate")
     head = [
         "## toolreplay proxy translating Anthropic to Chat, against LiteLLM's proxy (issue 26)", "",
-        f"Command: `{command}{' --quick' if args.quick and '--quick' not in command else ''}`",
+        f"Command: `{command}{' --quick' if args.quick and '--quick' not in command else ''}"
+        f"{' --continued' if args.continued and '--continued' not in command else ''}`",
         f"Machine: {platform.platform()}, {os.cpu_count()} CPUs, load {load};"
         f" Python {platform.python_version()}; toolreplay at {_tree()};"
         f" litellm {_version('litellm')}, httpx {_version('httpx')}.", "",

@@ -94,11 +94,14 @@ def _step(k: int) -> tuple[str, dict[str, Any], str]:
     )
 
 
-def messages(n: int = 199) -> list[dict[str, Any]]:
+def messages(n: int = 199, session: int | None = None) -> list[dict[str, Any]]:
     """The first user message of the capture, then rounds of a call and its result up to ``n`` messages
     (odd: the request ends with the user's turn); every eleventh round ends the turn with a sentence and a
-    new ask of the user's instead."""
-    out: list[dict[str, Any]] = [_captured()["messages"][0]]
+    new ask of the user's instead. ``session``: named in the first message (another conversation)."""
+    first = _captured()["messages"][0]
+    if session is not None:
+        first = {**first, "content": [*first["content"], {"type": "text", "text": f"(session {session})"}]}
+    out: list[dict[str, Any]] = [first]
     k = 0
     while len(out) < n:
         if k % 11 == 10:
@@ -117,11 +120,24 @@ def messages(n: int = 199) -> list[dict[str, Any]]:
     return out
 
 
-def request(stream: bool) -> dict[str, Any]:
-    """The whole Anthropic request, as Claude Code sends it (its settings, thinking on, its tools)."""
+def request(stream: bool, n: int = 199, session: int | None = None) -> dict[str, Any]:
+    """The whole Anthropic request, as Claude Code sends it (its settings, thinking on, its tools), of
+    ``n`` messages of conversation ``session`` (see :func:`messages`)."""
     cap = _captured()
     keep = ("system", "tools", "metadata", "max_tokens", "thinking", "context_management")
-    return {"model": MODEL, "messages": messages(), **{k: cap[k] for k in keep if k in cap}, "stream": stream}
+    msgs = messages(n, session)
+    return {"model": MODEL, "messages": msgs, **{k: cap[k] for k in keep if k in cap}, "stream": stream}
+
+
+def sessions(stream: bool, count: int, turns: int, first: int = 0) -> list[bytes]:
+    """``count`` conversations one after the other, ``turns`` requests each, as an agent sends them: each
+    request its conversation's last one and a call and its result more (the marker moved), the last one
+    199 messages deep; conversations ``first`` on."""
+    return [
+        json.dumps(request(stream, 199 - 2 * (turns - 1 - t), first + s)).encode()
+        for s in range(count)
+        for t in range(turns)
+    ]
 
 
 # -- the answer's check ------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ upstream's whole answer read and written as the agent's; its stream relayed even
 from __future__ import annotations
 
 import asyncio
+import copy
 import cProfile
 import json
 import pstats
@@ -24,13 +25,18 @@ from typing import Any
 from bench.proxy_translate_body import request
 from bench.proxy_translate_upstream import DONE, EVENTS, USAGE_EVENT, WHOLE
 
+#: A step: what it times, or (its untimed setup, what it times).
+Step = Callable[[], object] | tuple[Callable[[], None], Callable[[], object]]
+PREPARED = "the vessel's request prepared (_transport.request.prepare)"
 
-def _routed() -> dict[str, Callable[[], object]]:
+
+def _routed() -> dict[str, Step]:
     """The steps, each a callable doing one request's worth (the earlier steps' results prepared)."""
     from toolreplay import _jsonenc as jsonenc
     from toolreplay._issuers import host_of
     from toolreplay._proxy.bodies import json_body
     from toolreplay._proxy.translate import read_inbound, translate_request
+    from toolreplay._proxy.translate_renders import RENDERS
     from toolreplay._proxy.translated_stream import AgentNames, Carried, translated_events
     from toolreplay._transport.request import prepare
     from toolreplay._vessels import get_vessel
@@ -71,24 +77,76 @@ def _routed() -> dict[str, Callable[[], object]]:
 
     stored, load = _stored(history)
     loop = asyncio.new_event_loop()
+    cold = inbound.parse_request
+    assert cold is not None
     return {
         "the agent's body parsed (bodies.json_body)": lambda: json_body(raw, "", 1 << 26),
-        "read into the neutral history (translate.read_inbound)": lambda: read_inbound(inbound, body),
-        "translated for the vessel (translate.translate_request)": lambda: translate_request(
-            inbound, history, None, vessel, issuer=issuer, path_stream=False
+        COLD_READ: lambda: cold(dict(body)),
+        COLD_TRANSLATE: lambda: translate_request(inbound, history, None, vessel, issuer=issuer),
+        **_continued(body, vessel, issuer),
+        "the same request again: read (translate.read_inbound, all from the memo)": lambda: read_inbound(
+            inbound, body
+        ),
+        "and translated (the conversation's render cache)": lambda: translate_request(
+            inbound, history, None, vessel, issuer=issuer, path_stream=False, renders=RENDERS
         ),
         "a turn that continues a stored conversation: it loaded (SQLite, store.load)": load,
         "and translated with it (translate.translate_request, the store's replies merged)": lambda: (
-            translate_request(inbound, history, stored, vessel, issuer=issuer, path_stream=False)
+            translate_request(inbound, history, stored, vessel, issuer=issuer, renders=RENDERS)
         ),
-        "the vessel's request prepared (_transport.request.prepare)": lambda: prepare(
-            vessel, done.body, model=vessel.model, stream=True
-        ),
+        PREPARED: lambda: prepare(vessel, done.body, model=vessel.model, stream=True),
         "the whole answer read and written as Anthropic's": whole,
         f"the stream relayed ({len(chunks)} Chat events, translated_stream)": lambda: loop.run_until_complete(
             relay()
         ),
     }
+
+
+COLD_READ = "read into the neutral history, nothing memoized (the wire's parse_request)"
+COLD_TRANSLATE = "translated for the vessel, no render cache (translate.translate_request)"
+CONTINUED = "a turn continued (request N+1 after N): read and translated as the proxy does"
+#: How many requests back the continued turns start (each two messages more than the one before).
+TURNS = 12
+
+
+def _grown(body: dict[str, Any], k: int) -> dict[str, Any]:
+    """Claude Code's request ``k``: the first ``k`` messages, its prompt-cache marker moved to the last."""
+    out = copy.deepcopy(body)
+    msgs = out["messages"][:k]
+    for m in msgs:
+        for b in m["content"] if isinstance(m["content"], list) else []:
+            b.pop("cache_control", None)
+    if isinstance(msgs[-1]["content"], list) and msgs[-1]["content"]:
+        msgs[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+    out["messages"] = msgs
+    return out
+
+
+def _continued(body: dict[str, Any], vessel: Any, issuer: Any) -> dict[str, Step]:
+    """Request N+1 (a reply and its tool result more, the marker moved) read and translated through the
+    proxy's memos when they hold exactly request N (set up, untimed, before each run)."""
+    from toolreplay._proxy.translate import read_inbound, translate_request
+    from toolreplay._proxy.translate_renders import RENDERS
+    from toolreplay.wires import get_wire
+    from toolreplay.wires.read_memo import READ_MEMO
+
+    inbound = get_wire("anthropic")
+    n = len(body["messages"])
+    bodies = [_grown(body, k) for k in range(n - 2 * TURNS, n + 1, 2)]
+    at = [0]
+
+    def seen() -> None:  # the proxy has translated request N, and nothing since
+        READ_MEMO.clear()
+        RENDERS.clear()
+        at[0] = (at[0] + 1) % (len(bodies) - 1)
+        h = read_inbound(inbound, bodies[at[0]])
+        translate_request(inbound, h, None, vessel, issuer=issuer, renders=RENDERS)
+
+    def next_one() -> object:
+        h = read_inbound(inbound, bodies[at[0] + 1])
+        return translate_request(inbound, h, None, vessel, issuer=issuer, renders=RENDERS)
+
+    return {CONTINUED: (seen, next_one)}
 
 
 def _stored(history: Any) -> tuple[Any, Callable[[], object]]:
@@ -107,24 +165,31 @@ def _stored(history: Any) -> tuple[Any, Callable[[], object]]:
 def steps(n: int = 30) -> tuple[list[tuple[str, float]], str]:
     """``(step, p50 ms)`` of each step over ``n`` runs, and a cProfile of ``n`` more (top functions by
     their own time)."""
-    todo = _routed()
-    for f in todo.values():  # warm: imports, caches
+    todo = {name: f if isinstance(f, tuple) else (_nothing, f) for name, f in _routed().items()}
+    for setup, f in todo.values():  # warm: imports, caches
+        setup()
         f()
     out = []
-    for name, f in todo.items():
+    for name, (setup, f) in todo.items():
         times = []
         for _ in range(n):
+            setup()
             t0 = time.perf_counter()
             f()
             times.append(time.perf_counter() - t0)
         out.append((name, sorted(times)[n // 2] * 1000))
     prof = cProfile.Profile()
-    prof.enable()
     for _ in range(n):
-        for f in todo.values():
+        for setup, f in todo.values():
+            setup()
+            prof.enable()
             f()
-    prof.disable()
+            prof.disable()
     return out, _top(prof, n)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _top(prof: cProfile.Profile, n: int, count: int = 15) -> str:
@@ -147,10 +212,14 @@ def lines(n: int = 30) -> list[str]:
         timed, top = steps(n)
     except ImportError as exc:
         return [f"(the routed path is not in this tree: {exc})"]
-    total = sum(ms for name, ms in timed[:6] if "stored" not in name and "with it" not in name)
+    ms = dict(timed)
+    parsed, prepared = ms["the agent's body parsed (bodies.json_body)"], ms[PREPARED]
+    cold = parsed + ms[COLD_READ] + ms[COLD_TRANSLATE] + prepared
+    warm = parsed + ms[CONTINUED] + prepared
     return [
-        "| step | p50 ms |", "|---|---:|", *[f"| {name} | {ms:.3f} |" for name, ms in timed], "",
-        f"Before the upstream is sent anything (nothing stored): {total:.2f} ms at p50.", "",
+        "| step | p50 ms |", "|---|---:|", *[f"| {name} | {t:.3f} |" for name, t in timed], "",
+        f"Before the upstream is sent anything (nothing stored): {warm:.2f} ms at p50 for a turn continued, "
+        f"{cold:.2f} ms with nothing memoized (the body parsed, read, translated, prepared).", "",
         "The functions with the most time of their own (cProfile, which slows them; per request, all steps):",
         "", top,
     ]  # fmt: skip

@@ -120,14 +120,16 @@ def _whole_body(
     return render_wire(wire, turns, opts), turns, opts
 
 
-def mid_system(messages: Sequence[Message]) -> bool:
+def mid_system(messages: Sequence[Message], wire: str | None = None) -> bool:
     """Whether a system message stands after the first message of another role, or says how it stood in
-    its body (a developer message of an imported body: the wire's own render places it)."""
+    its body (a developer message of an imported body: the wire's own render places it). ``wire``: only
+    a layout of that wire's own counts (a render reads no other wire's, so an Anthropic system prompt's
+    blocks do not change where a Chat render puts them)."""
     seen_other = False
     for m in messages:
         if m.role != "system":
             seen_other = True
-        elif seen_other or m.sent:
+        elif seen_other or (m.sent and (wire is None or wire in m.sent)):
             return True
     return False
 
@@ -226,6 +228,19 @@ class RenderCache:
         if got is None:
             return render_wire(wire, prepare_turn_messages(msgs, mode, settings=settings), opts)
         return got[0]
+
+    def render_turns(
+        self, messages: Sequence[Message], wire: str, opts: RenderOptions, *, settings: ReplaySettings
+    ) -> tuple[dict[str, Any], list[TurnMessage]]:
+        """:meth:`render_body` of a native replay, and the turn messages it rendered (what
+        ``prepare_turn_messages`` gives: the translation's warnings and rules read them)."""
+        msgs = tuple(messages)
+        get_wire(wire)
+        got = None if mid_system(msgs, wire) else self._render(msgs, wire, opts, "native", settings, False)
+        if got is None:
+            turns = prepare_turn_messages(msgs, "native", settings=settings)
+            return render_wire(wire, turns, opts), turns
+        return got[0], [t for t in got[1].turns if t is not None]
 
     # ------------------------------------------------------------------------------------------------
 

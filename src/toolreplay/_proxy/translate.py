@@ -24,6 +24,7 @@ from typing import Any
 
 from toolreplay._proxy.translate_ids import agent_call_ids, answer_id, history_digest, upstream_ids
 from toolreplay._proxy.translate_merge import merge
+from toolreplay._proxy.translate_renders import Renders
 from toolreplay._proxy.translate_settings import merged_into, read_settings, write_settings
 from toolreplay._render_options import render_options
 from toolreplay._replay import ReplaySettings, prepare_turn_messages
@@ -31,9 +32,11 @@ from toolreplay._vessels import Vessel
 from toolreplay.errors import ConfigError
 from toolreplay.model import History, Issuer, Message, Reasoning, ToolSpec
 from toolreplay.wires import get_wire, render_wire
+from toolreplay.wires.anthropic import request as anthropic_request
 from toolreplay.wires.bridge import seal
 from toolreplay.wires.common import RenderOptions, declared_tools, wire_tool_name
 from toolreplay.wires.contract import Refused, Wire
+from toolreplay.wires.read_memo import READ_MEMO
 from toolreplay.wires.render_warnings import render_warnings
 from toolreplay.wires.replayed import TurnMessage, turn_steps
 from toolreplay.wires.reply import ParsedCall, Reply
@@ -97,13 +100,19 @@ class Translated:
         return replace(reply, calls=tuple(self.agent_call(i, c) for i, c in enumerate(reply.calls)))
 
 
+#: The wires whose requests are read through the process's memo (design 53): an agent's next request
+#: repeats its last one, and each message and each turn of it is read once.
+_MEMOIZED: dict[str, Callable[..., History]] = {"anthropic": anthropic_request.parse_request}
+
+
 def read_inbound(inbound: Wire, body: Mapping[str, Any], *, path_model: str | None = None) -> History:
     """The agent's request as the neutral history (``inbound.parse_request``), nothing dropped.
     ``path_model``: the model the request's path names (Gemini's URL), recorded as the issuer's model of
     what the agent's replies carry when the body names none."""
     if inbound.parse_request is None:
         raise ConfigError(f"wire {inbound.name} cannot read request bodies: it cannot be translated")
-    h = inbound.parse_request(dict(body))
+    memoized = _MEMOIZED.get(inbound.name)
+    h = memoized(dict(body), memo=READ_MEMO) if memoized else inbound.parse_request(dict(body))
     if not path_model or isinstance(body.get("model"), str):
         return h
     return replace(h, messages=tuple(_with_model(m, path_model) for m in h.messages))
@@ -135,8 +144,7 @@ def _options(
 _TOOL_SETTINGS = ("tool_choice", "toolConfig", "parallel_tool_calls")
 
 
-def _body(turns: list[TurnMessage], opts: RenderOptions, wire: str, f: Fields) -> dict[str, Any]:
-    body = render_wire(wire, turns, opts)
+def _body(body: dict[str, Any], opts: RenderOptions, f: Fields) -> dict[str, Any]:
     extra = f.body
     if not body.get("tools"):
         extra = {k: v for k, v in extra.items() if k not in _TOOL_SETTINGS}
@@ -216,11 +224,13 @@ def translate_request(
     *,
     issuer: Issuer,
     path_stream: bool = False,
+    renders: Renders | None = None,
 ) -> Translated:
     """The agent's request ``history`` (on ``inbound``), continuing ``stored`` (None: a new
     conversation), translated for ``vessel``; ``issuer`` is the upstream's (wire, host, model), which
     gets its own reasoning back and seals what it produces. ``path_stream``: the request's path asked
-    for a stream (Gemini's ``streamGenerateContent``)."""
+    for a stream (Gemini's ``streamGenerateContent``). ``renders``: the conversation rendered
+    incrementally (the proxy's, design 53); the body is the same with or without."""
     notes = list(history.warnings)
     merged = merge(history, stored, issuer, notes)
     req = history.last_request
@@ -230,11 +240,16 @@ def translate_request(
     tools = history.tools or ()
     audience = replace(vessel.audience(issuer.model), host=issuer.host)
     replay = ReplaySettings(whole_calls=True, skip_textless=False, audience=audience)
-    turns = prepare_turn_messages(upstream_ids(merged, vessel.wire), "native", settings=replay)
+    sent = upstream_ids(merged, vessel.wire)
     upstream_stream = asked.stream or vessel.has("stream_only")
     opts = _options(vessel, issuer, tools, fields, upstream_stream)
     target = get_wire(vessel.wire)
-    body = _body(turns, opts, vessel.wire, fields)
+    if renders is None:
+        turns = prepare_turn_messages(sent, "native", settings=replay)
+        body = render_wire(vessel.wire, turns, opts)
+    else:
+        body, turns = renders.render(sent.messages, vessel.wire, opts, replay)
+    body = _body(body, opts, fields)
     body = _thinking_kept(target, vessel, body, fields, notes, _reasoned(turns, vessel.wire))
     notes.extend(render_warnings(turns, declared_tools(turns, tools), vessel.wire))
     digest = history_digest(merged)

@@ -17,6 +17,7 @@ upstream's own id, when it differs, in the call's ``provider_data[<upstream wire
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -24,6 +25,7 @@ from dataclasses import replace
 from toolreplay.model import History, Message, ToolCall
 from toolreplay.wires import get_wire
 from toolreplay.wires.common import ID_SAFE
+from toolreplay.wires.read_memo import ByIdentity
 from toolreplay.wires.translation import IdRule
 
 #: A wire without a translation: what every served wire's agents take.
@@ -41,12 +43,18 @@ def history_digest(h: History) -> str:
     and each call's name and id, in order (no clock, no randomness). Two requests of one turn (the
     agent's continuations) differ in their calls, so their answers get different ids."""
     d = hashlib.sha256(b"toolreplay translated answer")
-    for m in h.messages:
-        d.update(f"\x1e{m.role}\x1f{m.text}\x1f{len(m.parts)}".encode("utf-8", "surrogatepass"))
-        for c in m.tool_uses:
-            said = f"\x1d{c.name}\x1f{c.call_id or ''}\x1f{c.answer is not None}"
-            d.update(said.encode("utf-8", "surrogatepass"))
+    d.update(b"".join(_SAID.get(m, functools.partial(_said, m)) for m in h.messages))
     return d.hexdigest()
+
+
+#: What a message gives the digest, by the message (design 53: the read memo gives it again).
+_SAID: ByIdentity[bytes] = ByIdentity(4096)
+
+
+def _said(m: Message) -> bytes:
+    out = [f"\x1e{m.role}\x1f{m.text}\x1f{len(m.parts)}"]
+    out.extend(f"\x1d{c.name}\x1f{c.call_id or ''}\x1f{c.answer is not None}" for c in m.tool_uses)
+    return "".join(out).encode("utf-8", "surrogatepass")
 
 
 def _minted(prefix: str, *parts: str) -> str:
@@ -94,7 +102,9 @@ def upstream_ids(h: History, wire: str) -> History:
             if cid is not None:
                 cid = _unique(cid, seen)
             calls.append(c if cid == c.call_id else replace(c, call_id=cid))
-        out.append(replace(m, tool_uses=tuple(calls)))
+        # unchanged, the same message (an incremental render knows it by its identity, design 53)
+        same = all(a is b for a, b in zip(calls, m.tool_uses, strict=True))
+        out.append(m if same else replace(m, tool_uses=tuple(calls)))
     return replace(h, messages=tuple(out))
 
 

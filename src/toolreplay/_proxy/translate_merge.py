@@ -24,6 +24,7 @@ from typing import Any, cast
 from toolreplay._proxy.matching import message_key, unseen
 from toolreplay.model import History, Issuer, Message, Piece, Reasoning, Step, Text, ToolCall
 from toolreplay.wires.bridge import is_token, seal, token_of
+from toolreplay.wires.read_memo import ByIdentity
 
 #: A stored piece a token resolves to, with the issuer of its step.
 Resolved = tuple[Reasoning, Issuer]
@@ -193,7 +194,7 @@ def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
     the piece's issuer's), each token that names none dropped with a note; other pieces as they are."""
     if not m.steps and not any(has_token(c.provider_data) for c in m.tool_uses):
         return m
-    if not _holds_token(m):  # nothing to resolve (most replies): kept as it is, no copies made
+    if not _HOLDS.get(m, lambda: _holds_token(m)):  # nothing to resolve (most replies): kept as it is
         return m
     steps = tuple(
         _resolved_step(s, made, f"message {m.id}: step {k + 1}", tokens, notes)
@@ -204,6 +205,10 @@ def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
         for c in m.tool_uses
     )
     return replace(m, steps=steps, tool_uses=calls, provider_data=without_tokens(m.provider_data))
+
+
+#: Whether a reply holds a token, by the reply (design 53: the read memo gives an unchanged reply again).
+_HOLDS: ByIdentity[bool] = ByIdentity(4096)
 
 
 def _holds_token(m: Message) -> bool:

@@ -254,6 +254,7 @@ class Translator:
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         from toolreplay._proxy.translate import read_inbound, translate_request
+        from toolreplay._proxy.translate_renders import RENDERS
 
         inbound, vessel = picked.route.wire, picked.model_route.vessel
         read = functools.partial(read_inbound, inbound, path_model=picked.route.model)
@@ -266,7 +267,13 @@ class Translator:
             base = Base(stored, 0, tuple(prefix_heads(history.messages)), foreseen=False)
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
         done = translate_request(
-            inbound, history, base.history, vessel, issuer=issuer, path_stream=picked.route.path_stream
+            inbound,
+            history,
+            base.history,
+            vessel,
+            issuer=issuer,
+            path_stream=picked.route.path_stream,
+            renders=RENDERS,
         )
         prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
         asked = picked.route.model or picked.body.get("model")

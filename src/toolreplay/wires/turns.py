@@ -386,29 +386,25 @@ def _assign_ids(drafts: Sequence[_Draft], prefix: str) -> list[str]:
     return out
 
 
-def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tuple[Message, ...]:
-    """The drafts as stored messages with their ids; an unanswered call of a finished reply is reported."""
-    ids = _assign_ids(drafts, id_prefix)
-    messages = tuple(
-        Message(
-            id=mid,
-            role=d.role,
-            text=d.text,
-            tool_uses=d.calls,
-            created_at=d.created_at,
-            provider_data=d.provider_data,
-            status=d.status,
-            meta=d.meta,
-            steps=d.steps,
-            parts=d.parts,
-            sent=d.sent,
-        )
-        for mid, d in zip(ids, drafts, strict=True)
-    )
+def _message(mid: str, d: _Draft) -> Message:
+    return Message(id=mid, role=d.role, text=d.text, tool_uses=d.calls, created_at=d.created_at,
+                   provider_data=d.provider_data, status=d.status, meta=d.meta, steps=d.steps,
+                   parts=d.parts, sent=d.sent)  # fmt: skip
+
+
+def _no_answers(messages: Sequence[Message], warns: list[str]) -> None:
+    """An unanswered call of a finished reply is reported."""
     for m in messages:
         for k, c in enumerate(m.tool_uses):
             if c.answer is None and m.status == "complete":
                 warns.append(f"message {m.id}: call {k} ({c.name}) has no answer in the body")
+
+
+def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tuple[Message, ...]:
+    """The drafts as stored messages with their ids (:func:`_no_answers` reports)."""
+    ids = _assign_ids(drafts, id_prefix)
+    messages = tuple(_message(mid, d) for mid, d in zip(ids, drafts, strict=True))
+    _no_answers(messages, warns)
     return messages
 
 

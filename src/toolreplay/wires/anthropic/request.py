@@ -32,6 +32,7 @@ from toolreplay.model import History, Part, PartKind, Reasoning, Sent, ServerToo
 from toolreplay.model import answer_text as model_answer_text
 from toolreplay.wires.anthropic.layout import TEXT_KEYS, WIRE, extras, text_layout
 from toolreplay.wires.common import SEPARATOR, body_issuer, request_settings
+from toolreplay.wires.read_memo import Group, ReadMemo, assemble_memo
 from toolreplay.wires.request_common import (
     listed,
     nonempty,
@@ -347,20 +348,33 @@ def _is_separator(msgs: Sequence[Any], i: int) -> bool:
     )
 
 
-def parse_request(body: Any, *, conversation_id: str = "request") -> History:
+def parse_request(body: Any, *, conversation_id: str = "request", memo: ReadMemo | None = None) -> History:
     """An Anthropic Messages body (or its ``messages`` list) as a stored history. Pure.
 
     Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
-    shape; what it cannot represent is listed in the history's ``warnings``.
+    shape; what it cannot represent is listed in the history's ``warnings``. ``memo``: each message read
+    and each turn assembled once (the proxy's, design 53); the history is the same with or without.
     """
     msgs, rest = split_body(body)
-    warnings: list[str] = []
-    events: list[Event] = []
-    events.extend(_system_events(rest.get("system"), warnings))
-    for i, where, msg in objects(msgs, "messages", _fail):
-        if not _is_separator(msgs, i):
-            events.extend(message_events(msg, where, warnings))
-    tools = parse_tools(rest.get("tools"))
+    system = rest.get("system")
+    if memo is None:
+        warnings: list[str] = []
+        events = _system_events(system, warnings)
+        for i, where, msg in objects(msgs, "messages", _fail):
+            if not _is_separator(msgs, i):
+                events.extend(message_events(msg, where, warnings))
+        groups = [Group(tuple(events), tuple(warnings), 0)]
+    else:
+        groups = [memo.events("system", system, lambda w: _system_events(system, w))]
+        entries = (
+            msgs
+            if all(type(m) is dict for m in msgs)
+            else [m for _, _, m in objects(msgs, "messages", _fail)]
+        )
+        groups += memo.listed(entries, message_events, "messages", 0 if _is_separator(msgs, 0) else -1)
+        events = [e for g in groups for e in g.events]
+    raw_tools = rest.get("tools")
+    tools = parse_tools(raw_tools) if memo is None else memo.parsed("tools", raw_tools, parse_tools)
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     settings = request_settings(WIRE, body, CONVERSATION_KEYS)
     if settings is not None:
@@ -368,7 +382,10 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
         # kept with the settings, as sent
         empty = {k: rest[k] for k in ("system", "tools") if k in rest and not _holds(k, events, tools)}
         settings = replace(settings, fields={**settings.fields, **empty})
-    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
+    if memo is not None:
+        return assemble_memo(memo, groups, conversation_id=conversation_id, tools=tools, issuer=issuer,
+                             settings=settings)  # fmt: skip
+    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=groups[0].warnings,
                     issuer=issuer, settings=settings)  # fmt: skip
 
 

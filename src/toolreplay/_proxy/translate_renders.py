@@ -1,0 +1,64 @@
+"""The proxy's incremental renders (design 53): an agent's next request renders the conversation its last
+one rendered, plus a reply and its results, so each conversation keeps a
+:class:`~toolreplay._render_cache.RenderCache`, which renders only from the first message that differs
+(it compares by identity first, then by content: a stale or shared cache renders more, never otherwise).
+
+A conversation is known by what opens it: its messages up to its first user message (roles and words).
+Two sessions that open alike share one cache, which then resumes where they part.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from toolreplay._render_cache import RenderCache
+from toolreplay._replay import ReplaySettings, TurnMessage
+from toolreplay.model import Message
+from toolreplay.wires.common import RenderOptions
+
+#: The conversations kept (each cache keeps at most four renders of its own, by vessel and options).
+CONVERSATIONS = 16
+
+
+def opening(messages: Sequence[Message]) -> tuple[tuple[str, str], ...]:
+    """What opens the conversation: each message's role and words, up to its first user message."""
+    out: list[tuple[str, str]] = []
+    for m in messages:
+        out.append((m.role, m.text))
+        if m.role == "user":
+            break
+    return tuple(out)
+
+
+class Renders:
+    """The render caches of the last ``size`` conversations (least recently used dropped)."""
+
+    def __init__(self, size: int = CONVERSATIONS) -> None:
+        self.size = size
+        self._caches: OrderedDict[tuple[tuple[str, str], ...], RenderCache] = OrderedDict()
+        self._lock = threading.Lock()  # a RenderCache is not thread-safe: one render at a time
+
+    def render(
+        self, messages: Sequence[Message], wire: str, opts: RenderOptions, settings: ReplaySettings
+    ) -> tuple[dict[str, Any], list[TurnMessage]]:
+        """``render_wire(wire, turns, opts)`` of the native replay's turns, and the turns."""
+        key = opening(messages)
+        with self._lock:
+            cache = self._caches.pop(key, None) or RenderCache()
+            self._caches[key] = cache
+            while len(self._caches) > self.size:
+                self._caches.popitem(last=False)
+            return cache.render_turns(messages, wire, opts, settings=settings)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._caches.clear()
+
+
+#: The proxy's (one per process).
+RENDERS = Renders()
+
+__all__ = ["CONVERSATIONS", "RENDERS", "Renders", "opening"]

@@ -1,0 +1,350 @@
+"""A bounded per-process memo of request reading (design 53): an agent's request N+1 is request N plus a
+reply and its tool results, so reading it again from its first message repeats the same work on the same
+bytes. The proxy's routed path reads through a :class:`ReadMemo`; every other reader (importers, the
+audit) reads as before.
+
+Two levels, each a pure function of its key:
+
+* **a body message's events** (:meth:`ReadMemo.events`), keyed by the message's place (its index, or
+  ``system``) and its exact JSON bytes (``orjson``: equal bytes are equal values, the ``where`` of its
+  events and warnings is its place). A value that would not encode exactly (an integer past 64 bits, a
+  lone surrogate, NaN) is not memoized: it is read as before;
+* **a turn's drafts** (:func:`assemble_memo`), keyed by the identity of its events (the memo keeps them,
+  so an identity names the same events while the entry lives) and whether it ends the body. A turn is
+  what :func:`~toolreplay.wires.turns.assemble` folds between two user or system messages: pairing,
+  steps and status never look past it, so its drafts and warnings are the same wherever it stands. Its
+  stored messages are kept by their id and issuer, so an unchanged turn gives the same
+  :class:`~toolreplay.model.Message` objects (which later per-message work may key on).
+
+Events are never handed to the assembler itself (it fills in calls' answers and data): a turn read anew
+gets copies of its calls. Both levels are bounded by the bytes of the messages they cover.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar, cast
+
+import orjson
+
+from toolreplay.jsonenc import finite
+from toolreplay.model import History, Issuer, Message, RequestSettings, ToolSpec
+from toolreplay.wires.turns import (
+    AgentSaid,
+    Answers,
+    Call,
+    Event,
+    SystemText,
+    UserText,
+    _assign_ids,
+    _Draft,
+    _issued,
+    _message,
+    _no_answers,
+    _Turn,
+)
+
+V = TypeVar("V")
+#: A wire's reader of one body list entry: ``(entry, where, warnings) -> events``.
+EntryReader = Callable[[Mapping[str, Any], str, list[str]], list[Event]]
+
+#: Each level's budget, in bytes of the body messages its entries cover (a 200-message Claude Code
+#: request is about 200 KB, one near its context limit about 1 MB: some ten such conversations).
+BUDGET = 8 << 20
+
+
+class Bounded(Generic[V]):
+    """A least-recently-used map whose entries' costs add up to at most ``budget`` (thread-safe)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget, self.cost = budget, 0
+        self._items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> V | None:
+        with self._lock:
+            hit = self._items.get(key)
+            if hit is None:
+                return None
+            self._items.move_to_end(key)
+            return hit[0]
+
+    def get_many(self, keys: Sequence[Hashable | None]) -> list[V | None]:
+        """:meth:`get` of each key (None: none), under one hold of the lock."""
+        out: list[V | None] = []
+        items, seen = self._items, self._items.move_to_end
+        with self._lock:
+            for key in keys:
+                hit = items.get(key) if key is not None else None
+                if hit is None:
+                    out.append(None)
+                else:
+                    seen(key)
+                    out.append(hit[0])
+        return out
+
+    def put(self, key: Hashable, value: V, cost: int) -> None:
+        if cost > self.budget:
+            return
+        with self._lock:
+            old = self._items.pop(key, None)
+            if old is not None:
+                self.cost -= old[1]
+            self._items[key] = (value, cost)
+            self.cost += cost
+            while self.cost > self.budget:
+                _, (_, c) = self._items.popitem(last=False)
+                self.cost -= c
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self.cost = 0
+
+
+class ByIdentity(Generic[V]):
+    """Values computed from immutable objects (the neutral messages the memo gives again), kept by the
+    object's identity; the object is kept with its value, so its id names no other while kept. At most
+    ``size`` (the oldest dropped first)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: dict[int, tuple[object, V]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, obj: object, make: Callable[[], V]) -> V:
+        hit = self._items.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        value = make()
+        with self._lock:
+            self._items[id(obj)] = (obj, value)
+            while len(self._items) > self.size:
+                del self._items[next(iter(self._items))]
+        return value
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+def json_key(value: Any) -> bytes | None:
+    """``value``'s exact JSON bytes, or None when they would not tell it apart (orjson writes NaN and the
+    infinities as ``null``; it refuses integers past 64 bits and lone surrogates)."""
+    try:
+        key = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    if b"null" in key and not finite(value):
+        return None
+    return key
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One body message read: its events, the warnings reading it gave, its size in bytes, and the exact
+    bytes it was read from (what a hit is checked against)."""
+
+    events: tuple[Event, ...]
+    warnings: tuple[str, ...]
+    cost: int
+    raw: bytes = b""
+
+
+#: How much of each end of a message's bytes its lookup key holds (the whole is compared on a hit).
+_ENDS = 64
+
+
+def _fingerprint(place: Hashable, raw: bytes) -> Hashable:
+    """A lookup key for ``raw`` at ``place`` cheaper to hash than ``raw`` itself: its length and ends.
+    Two messages alike there share it; the hit's bytes are compared whole, so the later one is read."""
+    return (place, len(raw), raw[:_ENDS], raw[-_ENDS:])
+
+
+@dataclass(slots=True)
+class _Segment:
+    """A turn's (or one user or system message's) drafts and warnings, and its stored messages by
+    (position in the turn, id, issuer)."""
+
+    events: tuple[Event, ...]
+    drafts: tuple[_Draft, ...]
+    warnings: tuple[str, ...]
+    made: dict[tuple[int, str, Issuer | None], Message] = field(default_factory=lambda: {})
+
+
+#: The most (id, issuer) variants of one turn's messages kept (one in practice).
+_MADE = 8
+
+
+class ReadMemo:
+    """The two levels (module docstring), each within ``budget`` bytes of body messages."""
+
+    def __init__(self, budget: int = BUDGET) -> None:
+        self.groups: Bounded[Group] = Bounded(budget)
+        self.turns: Bounded[_Segment] = Bounded(budget)
+        self.values: Bounded[Any] = Bounded(budget // 8)
+
+    def events(self, place: Hashable, value: Any, read: Callable[[list[str]], list[Event]]) -> Group:
+        """The events ``read`` gives for the body value ``value`` at ``place`` (and its warnings)."""
+        return self._groups([place], [value], lambda _, w: read(w))[0]
+
+    def listed(
+        self, entries: Sequence[Mapping[str, Any]], read: EntryReader, key: str, skip: int = -1
+    ) -> list[Group]:
+        """The groups of each entry of the body's ``key`` list (``read(entry, where, warnings)``), but
+        entry ``skip``; each entry already an object."""
+        groups = self._groups(range(len(entries)), entries, lambda i, w: read(entries[i], f"{key}[{i}]", w))
+        return groups if skip < 0 else groups[:skip] + groups[skip + 1 :]
+
+    def _groups(
+        self, places: Sequence[Any], values: Sequence[Any], read: Callable[[Any, list[str]], list[Event]]
+    ) -> list[Group]:
+        raws = [json_key(v) for v in values]
+        keys = [
+            _fingerprint(p, raw) if raw is not None else None for p, raw in zip(places, raws, strict=True)
+        ]
+        out: list[Group] = []
+        for place, raw, k, hit in zip(places, raws, keys, self.groups.get_many(keys), strict=True):
+            if hit is None or hit.raw != raw:
+                warnings: list[str] = []
+                events = read(place, warnings)
+                hit = Group(tuple(events), tuple(warnings), len(raw or b""), raw or b"")
+                if k is not None:
+                    self.groups.put(k, hit, hit.cost)
+            out.append(hit)
+        return out
+
+    def parsed(self, place: Hashable, value: Any, parse: Callable[[Any], V]) -> V:
+        """``parse(value)``, once for each exact value at ``place`` (a body's tool list)."""
+        raw = json_key(value)
+        if raw is None:
+            return parse(value)
+        key = (place, raw)
+        hit = self.values.get(key)
+        if hit is None:
+            hit = parse(value)
+            self.values.put(key, hit, len(raw))
+        return cast(V, hit)
+
+    def clear(self) -> None:
+        self.groups.clear()
+        self.turns.clear()
+        self.values.clear()
+
+
+def _fresh(ev: Event) -> Event:
+    """``ev`` with copies of its calls (the assembler sets their answers' data on them)."""
+    if not isinstance(ev, AgentSaid) or not any(isinstance(p, Call) for p in ev.parts):
+        return ev
+    parts = [
+        Call(p.name, p.input, p.call_id, p.provider_data, p.kind, p.sent) if isinstance(p, Call) else p
+        for p in ev.parts
+    ]
+    return AgentSaid(parts, ev.where, ev.provider_data, ev.created_at, ev.sent)
+
+
+def _read_segment(run: Sequence[Event], at_end: bool) -> tuple[tuple[_Draft, ...], tuple[str, ...]]:
+    """What :func:`~toolreplay.wires.turns.assemble` makes of one turn (or one user or system message)."""
+    warns: list[str] = []
+    if len(run) == 1 and isinstance(run[0], SystemText):
+        return (_Draft("system", run[0].text, sent=run[0].sent),), ()
+    if len(run) == 1 and isinstance(user := run[0], UserText):
+        return (_Draft("user", user.text, created_at=user.created_at, meta=user.meta, parts=user.parts,
+                       sent=user.sent),), ()  # fmt: skip
+    turn = _Turn(warns)
+    for ev in map(_fresh, run):
+        if isinstance(ev, AgentSaid):
+            turn.said(ev)
+        elif isinstance(ev, Answers):
+            if not turn.open:
+                warns.extend(
+                    f"{r.where}: an answer with no call before it in this turn; not replayed"
+                    for r in ev.results
+                )
+                continue
+            turn.answers(ev)
+    return tuple(turn.finish(at_end=at_end)), tuple(warns)
+
+
+def _segment(memo: ReadMemo, run: Sequence[Event], at_end: bool, groups: Sequence[Group]) -> _Segment:
+    key = (tuple(map(id, run)), at_end)
+    hit = memo.turns.get(key)
+    if hit is None:
+        drafts, warns = _read_segment(run, at_end)
+        hit = _Segment(tuple(run), drafts, warns)
+        mine = set(key[0])
+        memo.turns.put(key, hit, sum(g.cost for g in groups if g.events and id(g.events[0]) in mine))
+    return hit
+
+
+_RESETS = (SystemText, UserText)
+
+
+def _segments(memo: ReadMemo, groups: Sequence[Group]) -> list[_Segment]:
+    """The body's turns, in order: each user or system message alone, the agent's side between them."""
+    out: list[_Segment] = []
+    run: list[Event] = []
+    for g in groups:
+        for ev in g.events:
+            if isinstance(ev, _RESETS):
+                if run:
+                    out.append(_segment(memo, run, False, groups))
+                    run = []
+                out.append(_segment(memo, [ev], False, groups))
+            else:
+                run.append(ev)
+    if run:
+        out.append(_segment(memo, run, True, groups))
+    return out
+
+
+def assemble_memo(
+    memo: ReadMemo,
+    groups: Sequence[Group],
+    *,
+    conversation_id: str,
+    tools: Sequence[ToolSpec] | None,
+    warnings: Sequence[str] = (),
+    issuer: Issuer | None = None,
+    settings: RequestSettings | None = None,
+    id_prefix: str = "m",
+) -> History:
+    """:func:`~toolreplay.wires.turns.assemble` of the groups' events, each turn through the memo: the
+    same history, warnings in the same order."""
+    warns = [*warnings, *(w for g in groups for w in g.warnings)]
+    segments = _segments(memo, groups)
+    for s in segments:
+        warns.extend(s.warnings)
+    placed = [(s, j, d) for s in segments for j, d in enumerate(s.drafts)]
+    ids = _assign_ids([d for _, _, d in placed], id_prefix)
+    out: list[Message] = []
+    for mid, (s, j, d) in zip(ids, placed, strict=True):
+        m = s.made.get((j, mid, issuer))
+        if m is None:
+            m = _message(mid, d)
+            m = _issued(m, issuer) if issuer is not None else m
+            if len(s.made) < _MADE:
+                s.made[(j, mid, issuer)] = m
+        out.append(m)
+    messages = tuple(out)
+    _no_answers(messages, warns)
+    requests: tuple[RequestSettings, ...] = ()
+    if settings is not None:
+        requests = (RequestSettings(settings.wire, settings.fields, messages[-1].id if messages else None),)
+    return History(id=conversation_id, messages=messages, tools=tuple(tools) if tools else None,
+                   warnings=tuple(warns), requests=requests)  # fmt: skip
+
+
+#: The proxy's memo (one per process).
+READ_MEMO = ReadMemo()
+
+__all__ = ["BUDGET", "READ_MEMO", "Bounded", "ByIdentity", "Group", "ReadMemo", "assemble_memo", "json_key"]
