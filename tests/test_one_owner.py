@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -185,8 +186,6 @@ def test_a_turns_overrides_are_read_once_where_its_vessel_is_resolved() -> None:
 
 def test_design_23_counts_the_store_protocol_as_it_is() -> None:
     """The design says how many methods a store implements, and names each of them."""
-    import re
-
     from toolreplay._store import Store
 
     methods = sorted(n for n, v in vars(Store).items() if callable(v) and not n.startswith("_"))
@@ -212,66 +211,78 @@ _LIMITS = {
     "LAB_CONCURRENCY": (4, ("concurrency",)),
     "LAB_MODES": ("plain,prose,native", ("mode",)),
     "LAB_MAX_REQUESTS": (2000, ("request",)),
+    "PROXY_MAX_BODY": (32 * 1024 * 1024, ("body", "answer")),
 }
-_LIMITED = (
-    "max_requests",
-    "timeout",
-    "deadline",
-    "max_tokens",
-    "max_context_tokens",
-    "trials",
-    "concurrency",
-)
-_LIMIT_FLAGS = ("'--max-requests'", "'--timeout'", "'--max-context-tokens'", "'--trials'", "'--concurrency'")
+#: The fields those limits are held in, and the options that set them.
+_LIMITED = ("max_requests", "timeout", "deadline", "max_tokens", "max_context_tokens", "trials",
+            "concurrency", "max_body")  # fmt: skip
+_LIMIT_FLAGS = ("'--max-requests'", "'--timeout'", "'--max-context-tokens'", "'--trials'", "'--concurrency'",
+                "'--max-body'")  # fmt: skip
+_OPERATORS: dict[type[ast.operator], Callable[[int, int], int]] = {
+    ast.Mult: lambda a, b: a * b, ast.LShift: lambda a, b: a << b, ast.Add: lambda a, b: a + b,
+}  # fmt: skip
+
+
+def _literal(node: ast.AST | None) -> object:
+    """The value a literal (``600.0``, ``32 * 1024 * 1024``) writes; None for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        a, b = _literal(node.left), _literal(node.right)
+        if isinstance(a, int) and isinstance(b, int):
+            return _OPERATORS[type(node.op)](a, b)
+    return None
 
 
 def _written(node: ast.AST) -> Iterator[tuple[str, object]]:
     """The literal values ``node`` gives a name: ``NAME = v``, a field's or a parameter's default, a
     keyword (an option's ``default=`` under its first flag)."""
-    if isinstance(node, ast.Assign | ast.AnnAssign) and isinstance(node.value, ast.Constant):
+    if isinstance(node, ast.Assign | ast.AnnAssign):
         for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
             if isinstance(t, ast.Name):
-                yield t.id, node.value.value
+                yield t.id, _literal(node.value)
     elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
         a = node.args
         pos = [*a.posonlyargs, *a.args]
         given = zip(pos[len(pos) - len(a.defaults) :], a.defaults, strict=True)
         pairs = [*given, *zip(a.kwonlyargs, a.kw_defaults, strict=True)]
-        yield from ((arg.arg, d.value) for arg, d in pairs if isinstance(d, ast.Constant))
+        yield from ((arg.arg, _literal(d)) for arg, d in pairs)
     elif isinstance(node, ast.Call):
         flags = [a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")]
         for k in node.keywords:
-            if k.arg is not None and isinstance(k.value, ast.Constant):
-                yield (flags[0] if flags and k.arg == "default" else k.arg), k.value.value
+            if k.arg is not None:
+                yield (flags[0] if flags and k.arg == "default" else k.arg), _literal(k.value)
 
 
 def test_the_limits_are_written_once() -> None:
-    """The 8-request turn, the 600 s time limit, the transport's and the proxy's timeouts, the lab's 20
-    trials, 4 in flight, its modes and its 2,000-request ceiling: each number written once, in ``_limits``
-    (the CLI's options, ``TurnOptions``, ``LabConfig``, the transport and the proxy name it), and no
-    option's help writes a default of its own (``--max-requests`` said "default 2000" in its help)."""
+    """The 8-request turn, the 600 s time limit, the transport's and the proxy's timeouts, the proxy's
+    32 MiB body, the lab's 20 trials, 4 in flight, its modes and its 2,000-request ceiling: each written
+    once, in ``_limits`` (the CLI's options, ``TurnOptions``, ``LabConfig``, the transport and the proxy
+    name it); no limit's option writes its default itself, not even in its help (``lab --max-requests``
+    said "default 2000" there). The doubles (``testing/``) are servers of their own, with their limits."""
     found: dict[str, list[str]] = {name: [] for name in _LIMITS}
-    helps = []
-    for rel, tree in _trees(only=lambda rel: "/wires/" not in rel):
+    own = []
+    for rel, tree in _trees(only=lambda rel: "/wires/" not in rel and "/testing/" not in rel):
         for node in ast.walk(tree):
             for name, value in _written(node):
-                if (
-                    name == "help"
-                    and isinstance(value, str)
-                    and "default" in value
-                    and any(c.isdigit() for c in value.partition("default")[2][:3])
-                ):
-                    helps.append(_at(rel, node))
                 if isinstance(value, bool) or not isinstance(value, int | float | str):
                     continue
                 for limit, (default, words) in _LIMITS.items():
                     if value == default and any(w in name.lower() for w in words):
                         found[limit].append(f"{Path(rel).name}:{name}")
+            is_option = isinstance(node, ast.Call) and ast.unparse(node.func) == "click.option"
+            if is_option and set(_LIMIT_FLAGS) & {ast.unparse(a) for a in node.args}:
+                for k in node.keywords:
+                    said = _literal(k.value)
+                    if (k.arg == "default" and said is not None) or (
+                        k.arg == "help" and isinstance(said, str) and re.search(r"default:? \d", said)
+                    ):
+                        own.append(f"{_at(rel, node)}: {k.arg}={said!r}")
     assert found == {
         limit: [f"_limits.py:{n}" for n, (v, w) in _LIMITS.items() if v == default and w == words]
         for limit, (default, words) in _LIMITS.items()
     }
-    assert helps == []
+    assert own == []
 
 
 def test_the_limits_are_checked_once() -> None:
@@ -343,6 +354,10 @@ def test_a_bad_limit_is_refused_alike_from_a_flag_and_from_code(tmp_path: Path) 
             [*lab, "--trials", "0"],
             lambda: LabConfig(history=h, at="m12", vessels=kimi, trials=0),
         ),
+        "max_body must be at least 1, not 0": (
+            ["proxy", "--max-body", "0MB", "--db", db],
+            lambda: ProxyConfig(max_body=0),
+        ),
         "concurrency must be at least 1, not 0": (
             [*lab, "--concurrency", "0"],
             lambda: LabConfig(history=h, at="m12", vessels=kimi, concurrency=0),
@@ -375,3 +390,4 @@ def test_the_help_shows_the_limits_defaults() -> None:
                  f"more requests. [default: {_limits.LAB_MAX_REQUESTS}]", f"[default: {_limits.LAB_MODES}]",
                  f"retries included. [default: {_limits.TIMEOUT}]"):  # fmt: skip
         assert said in lab, said
+    assert f"decompressed. [default: {_limits.PROXY_MAX_BODY >> 20}MB]" in shown("proxy")

@@ -39,6 +39,9 @@ CONNECT_TIMEOUT = 15.0
 PROXY_READ_TIMEOUT = 600.0
 #: Seconds the proxy waits for a connection to the upstream.
 PROXY_CONNECT_TIMEOUT = 30.0
+#: Bytes of a request body the proxy takes, before and after decompression (a zstd bomb is refused), and
+#: of an answer its recorder reads (``--max-body``).
+PROXY_MAX_BODY = 32 * 1024 * 1024
 
 # -- a lab run ------------------------------------------------------------------------------------------
 
@@ -82,6 +85,11 @@ def check_context_tokens(max_context_tokens: int | None) -> int | None:
     return max_context_tokens
 
 
+def check_max_body(max_body: int) -> int:
+    """The proxy's ``max_body`` (bytes)."""
+    return _at_least_one("max_body", max_body)
+
+
 def check_trials(trials: int) -> int:
     return _at_least_one("trials", trials)
 
@@ -98,11 +106,13 @@ __all__ = [
     "LAB_TRIALS",
     "MAX_REQUESTS",
     "PROXY_CONNECT_TIMEOUT",
+    "PROXY_MAX_BODY",
     "PROXY_READ_TIMEOUT",
     "READ_TIMEOUT",
     "TIMEOUT",
     "check_concurrency",
     "check_context_tokens",
+    "check_max_body",
     "check_max_requests",
     "check_timeout",
     "check_trials",
