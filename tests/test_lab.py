@@ -203,7 +203,7 @@ def test_config_checks(demo_path: Path) -> None:
             plan_cells(config(double, demo_path, at="m11"))
         with pytest.raises(ConfigError, match="no tool named web_search"):
             plan_cells(config(double, demo_path, expect_tool="web_search"))
-        with pytest.raises(ConfigError, match="--trials"):
+        with pytest.raises(ConfigError, match="trials must be at least 1, not 0"):
             config(double, demo_path, trials=0)
     with pytest.raises(ConfigError, match="not a replay mode"):
         parse_modes("plain,words")

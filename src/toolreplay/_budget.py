@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 from toolreplay._errors import ConfigError
 from toolreplay._history import Message, ToolSpec
+from toolreplay._limits import check_context_tokens
 from toolreplay._steps import Issuer
 from toolreplay._tokens import BYTES_PER_TOKEN, Counter, planning_size
 
@@ -69,8 +70,7 @@ class ContextBudget:
     def __post_init__(self, step: float | None) -> None:
         if step is not None:
             object.__setattr__(self, "jump", step)
-        if self.max_tokens is not None and self.max_tokens < 1:
-            raise ConfigError(f"max_context_tokens must be at least 1, not {self.max_tokens}")
+        check_context_tokens(self.max_tokens)
         if not 0 < self.jump <= 1:
             raise ConfigError(f"the budget jump must be a fraction in (0, 1], not {self.jump}")
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from toolreplay._cli._common import SEND_KEY_HELP
+from toolreplay._limits import MAX_REQUESTS, TIMEOUT
 
 if TYPE_CHECKING:
     from toolreplay._loop import TurnEvent, TurnOptions, TurnResult
@@ -50,8 +51,8 @@ def sending_options(fn: F) -> F:
             click.option("--send-key", is_flag=True, help=SEND_KEY_HELP),
             click.option(
                 "--timeout",
-                type=click.FloatRange(min=0, min_open=True),
-                default=600.0,
+                type=float,  # checked where it is held (TurnOptions, Transport): _limits.check_timeout
+                default=TIMEOUT,
                 show_default=True,
                 metavar="SECONDS",
                 help="Time limit of a turn (check: of each vessel's request), every request, retry and "
@@ -74,7 +75,7 @@ CACHE_BREAKPOINTS_OPTION = click.option(
 
 MAX_CONTEXT_OPTION = click.option(
     "--max-context-tokens",
-    type=click.IntRange(min=1),
+    type=int,  # checked by ContextBudget (_limits.check_context_tokens)
     default=None,
     metavar="N",
     help="Send the newest whole turns that fit N tokens (estimated); default: the vessel's context window.",
@@ -109,8 +110,8 @@ def turn_options(fn: F) -> F:
                 "--max-requests",
                 "--max-steps",  # the old name
                 "max_requests",
-                type=click.IntRange(min=1),
-                default=8,
+                type=int,  # checked by TurnOptions (_limits.check_max_requests)
+                default=MAX_REQUESTS,
                 show_default=True,
                 help="Requests per turn at most.",
             ),
@@ -166,7 +167,7 @@ def turn_settings(
     dry_tools: bool,
     dump_requests: Path | None,
     send_key: bool = False,
-    timeout: float | None = 600.0,
+    timeout: float | None = TIMEOUT,
     max_context_tokens: int | None = None,
     cache_breakpoints: int | None = None,
 ) -> TurnOptions:

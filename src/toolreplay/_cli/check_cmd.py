@@ -119,8 +119,10 @@ def check(
 
     from toolreplay._cli._common import load_source
     from toolreplay._history import load_history
+    from toolreplay._limits import check_timeout
     from toolreplay._render import render
 
+    check_timeout(timeout)  # the Transport's own check, made before a missing key is said instead
     if history_source is None:
         history = load_history(Path(__file__).resolve().parent.parent / "data" / "demo.json")
     else:

@@ -8,6 +8,7 @@ import click
 
 from toolreplay._cli._common import SEND_KEY_HELP, db_option, friendly, load_source
 from toolreplay._cli.render_cmd import TOOLS_HELP, TOOLS_METAVAR
+from toolreplay._limits import LAB_CONCURRENCY, LAB_MAX_REQUESTS, LAB_MODES, LAB_TRIALS, TIMEOUT
 
 if TYPE_CHECKING:
     from toolreplay._lab.plan import LabConfig
@@ -54,10 +55,9 @@ def _print_table(outcome: LabOutcome, config: LabConfig, out: str | None) -> Non
     metavar="NAME[,NAME...]",
     help="Vessels to ask (repeat or comma-separate; default: `toolreplay default`).",
 )
-@click.option("--modes", default="plain,prose,native", show_default=True, help="Replay modes to compare.")
-@click.option(
-    "--trials", type=click.IntRange(min=1), default=20, show_default=True, help="Trials per vessel and mode."
-)
+@click.option("--modes", default=LAB_MODES, show_default=True, help="Replay modes to compare.")
+# The numbers' checks are LabConfig's (_limits): a flag and the API refuse a bad one with the same line.
+@click.option("--trials", type=int, default=LAB_TRIALS, show_default=True, help="Trials per vessel and mode.")
 @click.option(
     "--expect",
     "expect",
@@ -67,8 +67,8 @@ def _print_table(outcome: LabOutcome, config: LabConfig, out: str | None) -> Non
 )
 @click.option(
     "--concurrency",
-    type=click.IntRange(min=1),
-    default=4,
+    type=int,
+    default=LAB_CONCURRENCY,
     show_default=True,
     help="Requests in flight at once.",
 )
@@ -77,14 +77,14 @@ def _print_table(outcome: LabOutcome, config: LabConfig, out: str | None) -> Non
 )
 @click.option("--out", "out", type=click.Path(file_okay=False), default=None,
               help="Write trials.jsonl, summary.json, chart.png here; rerunning resumes.")  # fmt: skip
-@click.option("--max-requests", type=int, default=None,
-              help="Refuse to start a run that would send more requests (default 2000).")  # fmt: skip
+@click.option("--max-requests", type=int, default=LAB_MAX_REQUESTS, show_default=True,
+              help="Refuse to start a run that would send more requests.")  # fmt: skip
 @click.option(
     "-u", "--base-url", default=None, metavar="URL", help="Send to this base URL instead of the vessel's."
 )
 @click.option("--send-key", is_flag=True, help=SEND_KEY_HELP)
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=600.0, show_default=True,
-              metavar="SECONDS", help="Time limit of each trial, retries included.")  # fmt: skip
+@click.option("--timeout", type=float, default=TIMEOUT, show_default=True, metavar="SECONDS",
+              help="Time limit of each trial, retries included.")  # fmt: skip
 @click.option("-m", "--model", default=None, metavar="NAME", help="Model (default: each vessel's).")
 @click.option(
     "-s", "--system", default=None, metavar="TEXT|@FILE", help="System prompt, the same in every mode."
@@ -109,7 +109,7 @@ def lab(
     concurrency: int,
     temperature: float | None,
     out: str | None,
-    max_requests: int | None,
+    max_requests: int,
     base_url: str | None,
     send_key: bool,
     timeout: float,

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from toolreplay._cli._common import db_option, friendly
+from toolreplay._limits import PROXY_MAX_BODY
 
 
 def _loopback(host: str) -> bool:
@@ -25,9 +26,9 @@ def _size(value: str) -> int:
     for suffix, factor in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10), ("B", 1)):
         if text.endswith(suffix):
             number = text[: -len(suffix)].strip()
-            if number.isdigit() and int(number) > 0:
+            if number.isdigit():  # 0 is ProxyConfig's to refuse (_limits.check_max_body)
                 return int(number) * factor
-    if text.isdigit() and int(text) > 0:
+    if text.isdigit():
         return int(text)
     raise click.BadParameter(f"{value!r}: give a size such as 32MB, 512KB or 1000000")
 
@@ -79,7 +80,10 @@ def _banner(url: str, upstreams: dict[str, str], record: str, token: bool, route
 )
 @click.option("--no-record", is_flag=True, help="Pass through only: store nothing.")
 @click.option(
-    "--max-body", default="32MB", show_default=True, help="Largest request body, also decompressed."
+    "--max-body",
+    default=f"{PROXY_MAX_BODY >> 20}MB",
+    show_default=True,
+    help="Largest request body, also decompressed.",
 )
 @click.option("--token", default=None, help="What clients must present (required beyond loopback).")
 @click.option("-q", "--quiet", is_flag=True, help="No console line per audit problem.")

@@ -16,6 +16,16 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, HistoryError
 from toolreplay._history import History, ToolSpec
 from toolreplay._lab.classify import parse_expect
+from toolreplay._limits import (
+    LAB_CONCURRENCY,
+    LAB_MAX_REQUESTS,
+    LAB_MODES,
+    LAB_TRIALS,
+    TIMEOUT,
+    check_concurrency,
+    check_timeout,
+    check_trials,
+)
 from toolreplay._replay import (
     DEFAULT_SETTINGS,
     MODES,
@@ -26,9 +36,6 @@ from toolreplay._replay import (
 )
 from toolreplay._vessels import Vessel, get_vessel
 
-#: The lab's own ceiling when no --max-requests is given (a typo like --trials 2000 should not run).
-DEFAULT_MAX_REQUESTS = 2000
-
 
 @dataclass(frozen=True, slots=True)
 class LabConfig:
@@ -37,18 +44,19 @@ class LabConfig:
     history: History
     at: str
     vessels: tuple[Vessel, ...]
-    modes: tuple[Mode, ...] = ("plain", "prose", "native")
-    trials: int = 20
+    modes: tuple[Mode, ...] = field(default_factory=lambda: parse_modes(LAB_MODES))
+    trials: int = LAB_TRIALS
     expect_tool: str = "coop"
     expect_action: str | None = None
-    concurrency: int = 4
+    concurrency: int = LAB_CONCURRENCY
     temperature: float | None = None
-    max_requests: int | None = None
+    max_requests: int = LAB_MAX_REQUESTS
+    """The requests the run may send at most, retries included (``--max-requests``)."""
     base_url: str | None = None
     send_key: bool = False
     until_clear: bool = False
     """The vessels' key may go to ``base_url`` (``--send-key``; one key at most)."""
-    timeout: float | None = 600.0
+    timeout: float | None = TIMEOUT
     """Seconds one trial may take, retries included (``--timeout``); None: no limit."""
     model: str | None = None
     system: str | None = None
@@ -58,10 +66,9 @@ class LabConfig:
     """Run even when a local server's chat template drops the tools (``--allow-dropped-tools``)."""
 
     def __post_init__(self) -> None:
-        if self.trials < 1:
-            raise ConfigError(f"--trials must be at least 1, not {self.trials}")
-        if self.concurrency < 1:
-            raise ConfigError(f"--concurrency must be at least 1, not {self.concurrency}")
+        check_trials(self.trials)
+        check_concurrency(self.concurrency)
+        check_timeout(self.timeout)
         if not self.vessels:
             raise ConfigError("--vessel: name at least one vessel")
         if self.send_key:
@@ -184,16 +191,14 @@ def plan_cells(config: LabConfig) -> list[Cell]:
 
 def check_budget(pending: int, config: LabConfig) -> None:
     """Refuse a run that would send more requests than allowed (before anything is sent)."""
-    limit = config.max_requests if config.max_requests is not None else DEFAULT_MAX_REQUESTS
-    if pending > limit:
+    if pending > config.max_requests:
         raise ConfigError(
             f"this run would send {pending} requests (vessels x modes x trials not yet done), more than "
-            f"--max-requests {limit}; raise --max-requests or run fewer trials"
+            f"--max-requests {config.max_requests}; raise --max-requests or run fewer trials"
         )
 
 
 __all__ = [
-    "DEFAULT_MAX_REQUESTS",
     "Cell",
     "LabConfig",
     "check_budget",

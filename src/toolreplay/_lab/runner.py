@@ -190,12 +190,10 @@ class _Run:
         self.dead: dict[tuple[str, str], str] = {}
         self.sent = 0
         self.stop_after: int | None = None
-        from toolreplay._lab.plan import DEFAULT_MAX_REQUESTS
         from toolreplay._transport.client import AttemptBudget
 
-        limit = config.max_requests if config.max_requests is not None else DEFAULT_MAX_REQUESTS
         # Every attempt counts, retries included: --max-requests bounds what is really sent.
-        self.budget = AttemptBudget(limit)
+        self.budget = AttemptBudget(config.max_requests)
         self.spent = False
         self.cut_short = False
 

@@ -48,6 +48,7 @@ from toolreplay._errors import (
     ResponseFormatError,
 )
 from toolreplay._history import RESULT, Step, ToolCall, normalize_tool_uses
+from toolreplay._limits import MAX_REQUESTS
 from toolreplay._loop.step_log import CallSteps
 from toolreplay._tools.mcp_server import SERVER_NAME, mcp_config
 from toolreplay.wires.reply import Usage
@@ -280,7 +281,7 @@ class ClaudeRun:
     """The ``--tools`` entries ``toolreplay mcp`` serves (coop, module:attribute)."""
     db: str = ""
     dry_tools: bool = False
-    max_turns: int = 8
+    max_turns: int = MAX_REQUESTS
     base_url: str | None = None
     executable: str | None = None
 

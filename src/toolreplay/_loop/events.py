@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolreplay._budget import ContextBudget
-from toolreplay._errors import ConfigError
 from toolreplay._history import Message
+from toolreplay._limits import MAX_REQUESTS, TIMEOUT, check_max_requests, check_timeout
 from toolreplay._replay import DEFAULT_SETTINGS, ReplaySettings
 from toolreplay.wires.reply import Usage
 
-DEFAULT_MAX_REQUESTS = 8
+DEFAULT_MAX_REQUESTS = MAX_REQUESTS  # the turn's limits: _limits
 DEFAULT_MAX_STEPS = DEFAULT_MAX_REQUESTS  # the old name
 DEFAULT_BUDGET = ContextBudget()
 Stopped = Literal["answer", "request_limit"]
@@ -41,7 +41,7 @@ class TurnOptions:
     """Write every request body sent and its answer here (keys redacted), for the audit."""
     send_key: bool = False
     """The vessel's key may go to ``base_url`` although it is not the vessel's own host (``--send-key``)."""
-    timeout: float | None = 600.0
+    timeout: float | None = TIMEOUT
     """Seconds the whole turn may take (every request, retry and tool run); None: no limit."""
     context: ContextBudget = DEFAULT_BUDGET
     """The context budget (default: the vessel's context window); ``ContextBudget(max_tokens=N)``."""
@@ -55,10 +55,8 @@ class TurnOptions:
     def __post_init__(self, max_steps: int | None) -> None:
         if max_steps is not None:
             object.__setattr__(self, "max_requests", max_steps)
-        if self.max_requests < 1:
-            raise ConfigError(f"max_requests must be at least 1, not {self.max_requests}")
-        if self.timeout is not None and not self.timeout > 0:
-            raise ConfigError(f"timeout must be more than 0 seconds, not {self.timeout}")
+        check_max_requests(self.max_requests)
+        check_timeout(self.timeout)
 
 
 # -- events for a UI ---------------------------------------------------------------------------------

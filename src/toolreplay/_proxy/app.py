@@ -30,6 +30,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from toolreplay._errors import ToolreplayError
+from toolreplay._limits import PROXY_CONNECT_TIMEOUT
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.answers import Relayed, error_response
 from toolreplay._proxy.bodies import BodyError, decoded, is_json_object, json_value
@@ -94,7 +95,7 @@ class Proxy:
         # the transport itself, not a client: the client's layers (default headers, auth, redirects,
         # hooks, cookies) have nothing to do on a request that goes on as it came
         self.transport = LoopTransport(limits)
-        timeout = httpx.Timeout(config.timeout, connect=30.0)
+        timeout = httpx.Timeout(config.timeout, connect=PROXY_CONNECT_TIMEOUT)
         self.extensions = {"timeout": timeout.as_dict()}
         self._routes: dict[tuple[str, str], Route] = {}
         self.client = httpx.AsyncClient(

@@ -8,14 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolreplay._errors import ConfigError
+from toolreplay._limits import PROXY_MAX_BODY, PROXY_READ_TIMEOUT, check_max_body, check_timeout
 
 if TYPE_CHECKING:
     from toolreplay._proxy.model_routes import ModelRoute
-
-#: The default limit on a request body, before and after decompression (a zstd bomb is refused).
-DEFAULT_MAX_BODY = 32 * 1024 * 1024
-#: Seconds the upstream may take for its headers, and between two pieces of its answer.
-DEFAULT_TIMEOUT = 600.0
 
 
 def served_wires() -> list[str]:
@@ -62,12 +58,14 @@ class ProxyConfig:
     db: str | None = None
     #: One JSON line per request (``--log FILE``).
     log: Path | None = None
-    max_body: int = DEFAULT_MAX_BODY
+    #: The limit on a request body, before and after decompression (``--max-body``).
+    max_body: int = PROXY_MAX_BODY
     #: What a client must present when the proxy listens beyond loopback (``--token``).
     token: str | None = None
     #: Put back what the provider needs and the agent dropped (``--repair``).
     repair: bool = False
-    timeout: float = DEFAULT_TIMEOUT
+    #: Seconds the upstream may take for its headers, and between two pieces of its answer.
+    timeout: float = PROXY_READ_TIMEOUT
     #: Print one line per audit problem on the console.
     console: bool = True
     #: Models translated for another vessel (``--route``, ``--routes``; design 47), tried in order.
@@ -76,10 +74,12 @@ class ProxyConfig:
     #: as the store would (design 54); off: always from the store, once the recorder has written it.
     remember: bool = True
 
+    def __post_init__(self) -> None:
+        check_max_body(self.max_body)
+        check_timeout(self.timeout)
+
 
 __all__ = [
-    "DEFAULT_MAX_BODY",
-    "DEFAULT_TIMEOUT",
     "ProxyConfig",
     "default_upstreams",
     "parse_upstreams",

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from toolreplay._errors import ToolreplayError
+from toolreplay._limits import PROXY_MAX_BODY
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.exchange import Exchange, model_of, read_answer, translated_answer
@@ -107,7 +108,7 @@ class RecorderThread:
         *,
         log_path: Path | None = None,
         say: Say | None = None,
-        max_answer: int = 32 * 1024 * 1024,
+        max_answer: int = PROXY_MAX_BODY,
     ) -> None:
         self._open_store = open_store
         self._log_path = log_path

@@ -40,6 +40,7 @@ import httpx
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError, ProviderError, ResponseFormatError
+from toolreplay._limits import CONNECT_TIMEOUT, READ_TIMEOUT, check_timeout
 from toolreplay._transport.dump import RequestDump, redact, redact_headers
 from toolreplay._transport.errors import error_for_exception, error_for_status, provider_message, retry_after
 from toolreplay._transport.policy import NO_RETRY, AttemptBudget, BudgetSpent, RetryPolicy, within
@@ -55,14 +56,6 @@ from toolreplay.wires import get_wire
 from toolreplay.wires.reply import Reply
 
 log = logging.getLogger("toolreplay._transport.client")
-
-#: Seconds to wait for each read (a whole answer, or the next piece of a stream) and each write.
-DEFAULT_TIMEOUT = 300.0
-#: Seconds to wait for a connection (capped by the timeout given).
-CONNECT_TIMEOUT = 15.0
-#: Seconds a whole turn may take, every request, retry and tool run included (``--timeout``): a server
-#: that accepts and never answers held a turn for 20 minutes (four attempts of 300 s) without it.
-DEFAULT_DEADLINE = 600.0
 
 TextCallback = Callable[[str], None]
 RetryCallback = Callable[[ProviderError, int, float], None]
@@ -199,12 +192,13 @@ class Transport:
         client: httpx.AsyncClient | None = None,
         *,
         retry: RetryPolicy | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
+        timeout: float = READ_TIMEOUT,
         dump: RequestDump | str | Path | None = None,
         deadline: float | None = None,
     ) -> None:
         self.retry = retry or RetryPolicy()
-        self.deadline = deadline
+        check_timeout(timeout)
+        self.deadline = check_timeout(deadline)
         self.timeout = timeout
         # Connecting never legitimately takes long; waiting for a long generation can.
         self._timeouts = httpx.Timeout(timeout, connect=min(timeout, CONNECT_TIMEOUT))
@@ -470,7 +464,6 @@ class Transport:
 
 
 __all__ = [
-    "DEFAULT_DEADLINE",
     "NO_RETRY",
     "AttemptBudget",
     "BudgetSpent",
