@@ -1,4 +1,4 @@
-"""Responses' ``previous_response_id`` on a routed model (design 56): the official openai SDK through a
+"""Responses' ``previous_response_id`` on a routed model (design 55): the official openai SDK through a
 real proxy on 127.0.0.1, routed to the Anthropic double with thinking on. The SDK sends only the new items
 and the id of the answer before; the proxy rebuilds the earlier turns from its store and sends the whole
 conversation (the call, its answer, the upstream's own signed thinking) as the upstream needs it. An id

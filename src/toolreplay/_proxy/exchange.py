@@ -67,7 +67,7 @@ class Exchange:
     """What the translation could not carry, one line each."""
     answer_id: str | None = None
     """The id the agent was given for the answer, kept with the reply where its wire names earlier
-    answers by id (Responses' ``previous_response_id``, design 56)."""
+    answers by id (Responses' ``previous_response_id``, design 55)."""
     request_encoding: str = ""
     """The request's ``Content-Encoding`` (``received`` is read through it)."""
     heads: tuple[str, ...] | None = field(default=None, repr=False)

@@ -51,7 +51,7 @@ class Base:
     #: the remembered exchange it continues (None: read from the store)
     source: _Entry | None = field(default=None, compare=False, repr=False)
     #: False: what the recorder will make of the exchange is not foreseen here (earlier turns a body
-    #: names by id, design 56): until it is written, every routed request waits for the recorder
+    #: names by id, design 55): until it is written, every routed request waits for the recorder
     foreseen: bool = True
 
     @property

@@ -140,7 +140,7 @@ class Writer:
         reply_id = None
         if answer is not None and (answer.reply is not None or ex.cut):
             reply_id, messages = self._answer(cid, messages, ex, answer, issuer)
-            if ex.answer_id and answer.reply is not None:  # the agent may name it next time (design 56)
+            if ex.answer_id and answer.reply is not None:  # the agent may name it next time (design 55)
                 store.set_answer_id(cid, reply_id, ex.answer_id)
         head = _head(heads, messages, len(request.messages), _aligned(stored, cont))
         store.set_head(cid, head, ex.session)

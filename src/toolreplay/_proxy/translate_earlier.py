@@ -1,4 +1,4 @@
-"""Earlier turns a body names by id and the server keeps (design 56: Responses' ``previous_response_id``),
+"""Earlier turns a body names by id and the server keeps (design 55: Responses' ``previous_response_id``),
 rebuilt from the store for a routed request.
 
 The recorder keeps, with each reply of a translated answer on such a wire, the id the agent was given for

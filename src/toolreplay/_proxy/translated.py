@@ -258,11 +258,11 @@ class Translator:
 
         inbound, vessel = picked.route.wire, picked.model_route.vessel
         read = functools.partial(read_inbound, inbound, path_model=picked.route.model)
-        found = rebuilt(inbound, picked.body, self._store(), read, self._settled)  # design 56
+        found = rebuilt(inbound, picked.body, self._store(), read, self._settled)  # design 55
         if found is None:
             history = read(picked.body)
             base = self._stored(history, session)
-        else:  # what it continues is the store's (design 56): its exchange is not foreseen (design 54)
+        else:  # what it continues is the store's (design 55): its exchange is not foreseen (design 54)
             history, stored = found
             base = Base(stored, 0, tuple(prefix_heads(history.messages)), foreseen=False)
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)

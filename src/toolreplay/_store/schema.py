@@ -141,7 +141,7 @@ _AS_SENT = (
     "ALTER TABLE tool_uses ADD COLUMN sent TEXT",
 )
 # 0014: the id the proxy gave an answer on a wire whose server keeps answers (Responses'
-# ``previous_response_id``, design 56), on the reply it is stored as.
+# ``previous_response_id``, design 55), on the reply it is stored as.
 _ANSWER_IDS = (
     "ALTER TABLE messages ADD COLUMN answer_id TEXT",
     "CREATE INDEX messages_answer_id ON messages (answer_id)",
@@ -291,7 +291,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0014_answer_ids",
         # ``messages.answer_id``: the id the proxy gave the answer a reply holds, where the agent's wire
-        # names earlier answers by id (Responses' ``previous_response_id``, design 56); NULL elsewhere.
+        # names earlier answers by id (Responses' ``previous_response_id``, design 55); NULL elsewhere.
         sqlite=_ANSWER_IDS,
         postgres=_ANSWER_IDS,
     ),

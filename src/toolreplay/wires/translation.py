@@ -117,7 +117,7 @@ WriteSettings = Callable[[Asked, VesselProfile, Fields], None]
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Earlier:
     """How a wire's body names earlier turns its server keeps (Responses' ``previous_response_id``,
-    design 56): the proxy rebuilds them from its store."""
+    design 55): the proxy rebuilds them from its store."""
 
     #: The id of the earlier answer a body continues; None when the body carries its whole history.
     named: Callable[[Mapping[str, Any]], str | None]
@@ -141,7 +141,7 @@ class Translation:
     ids: IdRule
     #: Whether a body of this wire streams when it says nothing (Ollama streams unless told not to).
     stream_default: bool = False
-    #: Whether and how its bodies name earlier turns the server keeps (design 56).
+    #: Whether and how its bodies name earlier turns the server keeps (design 55).
     earlier: Earlier | None = None
 
 

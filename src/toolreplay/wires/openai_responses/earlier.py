@@ -1,4 +1,4 @@
-"""Responses' ``previous_response_id`` in the proxy's translation (design 56): a body that sends only its
+"""Responses' ``previous_response_id`` in the proxy's translation (design 55): a body that sends only its
 new items and names the answer before them, whose earlier turns the server keeps.
 
 The proxy keeps them in its store and rebuilds them; what this wire knows is how its body names the
