@@ -21,12 +21,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from toolreplay.wires import all_wires, wire_names
+from test_code_shape import WIRES, _wire_literal
+from toolreplay.wires import all_wires
 from wire_helpers import wire_path
 
 TESTS = Path(__file__).resolve().parent
-#: Built-in wire names, as a literal in a test would spell them.
-WIRES = frozenset(wire_names())
 #: Files (relative to tests/) allowed to branch on a wire's name, and why.
 BRANCHING: dict[str, str] = {
     "corpus_census.py": "the census reads each provider's JSON by hand, on purpose apart from toolreplay's "
@@ -36,14 +35,6 @@ BRANCHING: dict[str, str] = {
 
 def _files() -> list[Path]:
     return sorted(p for p in TESTS.rglob("*.py") if "__pycache__" not in p.parts and "corpus" not in p.parts)
-
-
-def _wire_literal(node: ast.AST) -> bool:
-    if isinstance(node, ast.Constant):
-        return node.value in WIRES
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
-        return any(isinstance(e, ast.Constant) and e.value in WIRES for e in node.elts)
-    return False
 
 
 def _is_vessel(node: ast.AST) -> bool:
