@@ -23,6 +23,7 @@ if str(ROOT) not in sys.path:  # the bench package lives beside src/, not inside
     sys.path.insert(0, str(ROOT))
 
 from bench import proxy_translate as bench
+from bench import proxy_translate_steps as steps
 from bench.proxy import free_port, spawned
 from bench.proxy_translate_body import accumulate, check_answer, request, tool_id
 from bench.proxy_translate_upstream import CALL_ARGS, CALL_NAME, TEXT
@@ -177,4 +178,4 @@ def test_a_quick_run_without_litellm_finds_the_routed_answers_right(tmp_path: Pa
     assert bench.MARK_START in text and "WRONG" not in text
     assert text.count("a valid Anthropic message with the upstream's text, call and usage") == 4
     assert "| streamed, first byte | toolreplay routed |" in text
-    assert "read into the neutral history (translate.read_inbound)" in text  # the steps were timed
+    assert steps.CONTINUED in text and steps.COLD_READ in text  # the steps were timed
