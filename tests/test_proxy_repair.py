@@ -12,6 +12,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
+from helpers_common import HTTP
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.repair import element_starts, splice
@@ -37,7 +38,7 @@ def _exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, bytes, li
         )
         with start(cfg, say=lines.append) as proxy:
             url = proxy.url + "/v1/chat/completions"
-            answer = httpx.post(url, content=jsonenc.encode(_first())).json()
+            answer = HTTP.post(url, content=jsonenc.encode(_first())).json()
             message = answer["choices"][0]["message"]
             assert message["reasoning_content"] == "The board first."
             follow = _first()
@@ -46,7 +47,7 @@ def _exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, bytes, li
             tool = {"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": "12 open"}
             follow["messages"] += [said, tool]
             sent = jsonenc.encode(follow)
-            got = httpx.post(url, content=sent)
+            got = HTTP.post(url, content=sent)
             assert proxy.drain()
         return got, sent, double.requests[-1].raw, lines
 
@@ -87,7 +88,7 @@ def _gemini_exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, by
         cfg = ProxyConfig(upstreams={"gemini": double.url + "/v1beta"}, db=str(tmp / "g.db"), repair=repair)
         with start(cfg, say=lines.append) as proxy:
             url = proxy.url + "/v1beta/models/gemini-3-pro-preview:generateContent"
-            answer = httpx.post(url, content=jsonenc.encode(first)).json()
+            answer = HTTP.post(url, content=jsonenc.encode(first)).json()
             part = answer["candidates"][0]["content"]["parts"][0]
             assert part["thoughtSignature"]
             follow = dict(first)
@@ -95,7 +96,7 @@ def _gemini_exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, by
             reply = {"functionResponse": {"name": "coop", "response": {"result": "12 open"}}}
             follow["contents"] = [*first["contents"], dropped, {"role": "user", "parts": [reply]}]
             sent = jsonenc.encode(follow)
-            got = httpx.post(url, content=sent)
+            got = HTTP.post(url, content=sent)
             assert proxy.drain()
         return got, sent, double.requests[-1].raw, lines
 
