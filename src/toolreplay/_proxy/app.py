@@ -355,13 +355,13 @@ class _Relay:
         streamed = resp.headers.get("content-type", "").startswith(_STREAM_TYPES)
         keep = self.proxy.keep and self.route.kind == "generate"
         self.seen = seen = _Seen(keep, streamed, self.proxy.config.max_body)
-        whole = self._whole_test(resp, streamed, encoding)
+        recorder, whole = self.proxy.recorder, self._whole_test(resp, streamed, encoding)
         try:
             async for chunk in resp.aiter_raw():
                 seen.took(chunk)
-                if whole is not None and whole(seen):
+                if whole is not None and recorder is not None and whole(seen):
                     whole = None
-                    self.proxy.recorder.answered(self.ticket)  # type: ignore[union-attr]
+                    recorder.answered(self.ticket)  # before the agent can have it whole
                 yield chunk
         except httpx.HTTPError as exc:
             self.cut = f"the upstream's answer broke off ({type(exc).__name__})"
