@@ -220,18 +220,18 @@ def render_cmd(
     from toolreplay._budget import ContextBudget
     from toolreplay._config import pick_vessel
     from toolreplay._render import render
-    from toolreplay._vessels import resolve_vessel
+    from toolreplay._vessels import get_vessel
 
     if as_sent:
         _render_as_sent(load_source(source, db), upto, pretty)
         return
-    # looked up once, --cache-breakpoints folded in: everything below takes this value
-    vessel = resolve_vessel(pick_vessel(vessel_name), cache_breakpoints=cache_breakpoints)
+    vessel = get_vessel(pick_vessel(vessel_name))
     h = load_source(source, db)
     warnings: list[str] = []
     budget = ContextBudget(max_context_tokens)
     body = render(h, vessel, mode=cast(Mode, mode), system=read_system(system), tools=read_tools(tools_opt),
-                  model=model, upto=upto, warnings=warnings, context=budget)  # fmt: skip
+                  model=model, upto=upto, warnings=warnings, context=budget,
+                  cache_breakpoints=cache_breakpoints)  # fmt: skip
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
     if prompt_template is not None:
