@@ -12,8 +12,8 @@ toolreplay, and none between the wire packages (each package under ``wires/`` an
 node; a package's ``__main__`` belongs to its package). Three layering rules ride along: ``wires/``
 imports nothing from ``testing/``, ``_cli/``, ``_store/`` or ``_loop/``; and ``_api`` (the public
 functions) is a leaf, as httpx's is: nothing inside toolreplay imports it but the package's lazy export
-table. A third: outside ``wires/`` (the importers and the doubles of ``testing/`` among the rest), a wire is
-reached only through its contract, never inside its own package.
+table. A third: the importers and the doubles of ``testing/`` reach a wire only through its contract, never
+inside its own package.
 
 A failure prints each cycle as a chain of imports, each with the file and line that makes it. The layer
 diagram of design 20 is checked against the same graph: each top-level module or package is on one line
@@ -255,13 +255,12 @@ def test_wires_import_nothing_from_the_layers_above_them() -> None:
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("outside", ["toolreplay._importers", "toolreplay.testing", "toolreplay"])
+@pytest.mark.parametrize("outside", ["toolreplay._importers", "toolreplay.testing"])
 def test_a_wire_is_reached_only_through_its_contract(outside: str) -> None:
-    """Issue 23: outside ``wires/``, a wire is reached through the registry and its ``Wire``
-    (``get_wire(name)``, its ``ImportForm``, its ``Double``) and the types the wires share
+    """Issue 23: the importers and the doubles (``testing/``) reach a wire through the registry and its
+    ``Wire`` (``get_wire(name)``, its ``ImportForm``, its ``Double``) and the types the wires share
     (``wires/doubles.py``, ``wires/contract.py``), never inside the wire's own package
-    (``wires.anthropic.request``, ``wires.openai_chat.errors``). The importers and the doubles
-    (``testing/``) are named apart, as the places most tempted to; ``toolreplay`` is every module."""
+    (``wires.anthropic.request``, ``wires.openai_chat.errors``)."""
     graph = source_graph()
     packages = {p.name for p in (SRC / "toolreplay" / "wires").iterdir() if (p / "__init__.py").exists()}
     bad = [
