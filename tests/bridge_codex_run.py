@@ -86,7 +86,8 @@ def serve(work: Path, log: list[dict[str, Any]]) -> ThreadingHTTPServer:
             return None
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     return server
 
 

@@ -3,7 +3,9 @@
 * Tests never reach the internet: any socket connection to an address outside loopback fails the test.
   Live provider tests (marker ``live``) run only with ``TOOLREPLAY_LIVE=1`` and a key set.
 * ``http`` is one HTTP client for the tests that post to a double themselves: each ``httpx.post`` would
-  make a client and load the CA bundle again (~40 ms of CPU, more than the request to a double).
+  make a client and load the CA bundle again (~25 ms of CPU, more than the request to a double).
+  ``helpers_common.HTTP`` is the same without keep-alive, for a test whose requests each need their own
+  connection, as ``httpx.post`` gives.
 * ``shared_dir`` is the shared material: the providers' specs, real chat templates and recorded
   transcripts, kept outside the repository in the directory ``$TOOLREPLAY_SHARED`` names (by default
   ``shared`` next to the checkout); tests that need it skip

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +38,9 @@ class Exchange:
     path: Path
     envelope: dict[str, Any]
 
-    @property
+    @cached_property
     def id(self) -> str:
-        """``wire/source/name``: readable in parametrized test ids."""
+        """``wire/source/name``: readable in parametrized test ids (read for every case collected: kept)."""
         rel = self.path.relative_to(CORPUS)
         return str(rel.with_suffix(""))
 

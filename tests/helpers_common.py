@@ -8,10 +8,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 ROOT = Path(__file__).resolve().parent.parent
 #: The tests' folder (its data/, corpus/ and helper scripts), for a test module in a subfolder (tests/wires/).
 TESTS = ROOT / "tests"
 DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
+
+#: The client of a test's own requests to a double or a proxy, where it would call ``httpx.post``: each
+#: ``httpx.post`` makes a client, and a client loads the CA bundle again (about 23 ms of CPU, more than a
+#: request to a double costs). No connection is kept alive, so every request opens its own as it would
+#: through ``httpx.post`` (a test of closed or limited connections sees the same); the other defaults are
+#: httpx's too (a 5 s timeout, no redirect followed). A double sets no cookie for the jar to keep.
+HTTP = httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
 
 #: The stored-history example: two user turns, one reply with two calls, one reply without calls.
 SECTION_2: dict[str, Any] = {

@@ -30,16 +30,24 @@ _PATTERN = re.compile(
         sorted({re.escape(k[i : i + PIECE]) for k in FAKE_KEYS.values() for i in range(len(k) - PIECE + 1)})
     )
 )
+#: Runs of the characters the keys are made of, long enough to hold a piece: the many-piece pattern runs
+#: only on those, not along the whole text (a match never spans a run's end, so it finds what it would find
+#: in the whole text, in a fraction of the time)
+_RUNS = re.compile(f"[{re.escape(''.join(sorted(set(''.join(FAKE_KEYS.values())))))}]{{{PIECE},}}")
 _ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _seen: list[str] = []  # outputs of commands run by the current test
 
 
 def leaks(text: str, where: str) -> list[str]:
     """``where: piece`` for each fake-key piece in ``text`` (or in its ``\\u``-unescaped form)."""
-    found = {m.group() for m in _PATTERN.finditer(text)}
+    found = _pieces(text)
     if "\\u" in text:
-        found |= {m.group() for m in _PATTERN.finditer(_ESCAPE.sub(lambda e: chr(int(e.group(1), 16)), text))}
+        found |= _pieces(_ESCAPE.sub(lambda e: chr(int(e.group(1), 16)), text))
     return [f"{where}: {p}" for p in sorted(found)]
+
+
+def _pieces(text: str) -> set[str]:
+    return {m.group() for run in _RUNS.finditer(text) for m in _PATTERN.finditer(run.group())}
 
 
 def leaks_in_dir(root: Path) -> list[str]:

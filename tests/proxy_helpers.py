@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 
+from helpers_common import HTTP
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.serve import Running, start
@@ -175,7 +176,7 @@ CASES = (
 def post(base: str, case: WireCase, body: dict[str, Any], stream: bool, **headers: str) -> httpx.Response:
     data = jsonenc.encode(body)
     sent = {"content-type": "application/json", "user-agent": "proxy-test/1", **case.headers, **headers}
-    return httpx.post(base + case.path(stream), content=data, headers=sent, timeout=30)
+    return HTTP.post(base + case.path(stream), content=data, headers=sent, timeout=30)
 
 
 __all__ = ["CASES", "KEY", "WireCase", "post", "proxied", "served_upstreams"]

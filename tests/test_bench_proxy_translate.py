@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from conftest import ROOT
@@ -28,6 +27,7 @@ from bench.proxy import free_port, spawned
 from bench.proxy_translate_body import accumulate, check_answer, request, tool_id
 from bench.proxy_translate_upstream import CALL_ARGS, CALL_NAME, TEXT
 
+from helpers_common import HTTP
 from toolreplay._vessels import get_vessel
 from toolreplay.wires import get_wire
 
@@ -66,8 +66,8 @@ def test_the_upstream_answers_what_the_openai_sdk_reads(upstream: str) -> None:
     openai = pytest.importorskip("openai")
     with openai.OpenAI(base_url=f"{upstream}/v1", api_key="sk-test", max_retries=0) as client:
         _both_answers(client)
-    assert json.loads(httpx.get(f"{upstream}/last").content)["stream"] is True  # the last body it was sent
-    assert httpx.post(f"{upstream}/v1/responses", json={}).status_code == 404  # nothing else is served
+    assert json.loads(HTTP.get(f"{upstream}/last").content)["stream"] is True  # the last body it was sent
+    assert HTTP.post(f"{upstream}/v1/responses", json={}).status_code == 404  # nothing else is served
 
 
 def _both_answers(client: Any) -> None:

@@ -11,9 +11,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 
+from helpers_common import HTTP
 from toolreplay.testing import Call, Calls, CutStream, Error, Hang, ProviderDouble, Text
 from toolreplay.testing.playbook import Echo, Playbook, ScriptError, load_script
 
@@ -65,7 +65,7 @@ def test_echo_repeats_calls_when_asked_and_reports_the_answer() -> None:
 
         def ask(messages: list[dict[str, object]]) -> dict[str, object]:
             body = {"model": "m", "messages": messages, "tools": [COOP_TOOL]}
-            answer: dict[str, object] = httpx.post(url, json=body).json()["choices"][0]["message"]
+            answer: dict[str, object] = HTTP.post(url, json=body).json()["choices"][0]["message"]
             return answer
 
         assert ask([{"role": "user", "content": "hi"}])["content"] == "scripted first"
@@ -89,12 +89,12 @@ def test_echo_reads_every_wire() -> None:
     echo = Echo()
     with ProviderDouble(responder=echo) as double:
         root = double.url
-        out = httpx.post(
+        out = HTTP.post(
             root + "/v1/messages",
             json={"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hey"}]},
         ).json()
         assert out["content"][0]["text"] == "echo: hey"
-        out = httpx.post(
+        out = HTTP.post(
             root + "/v1beta/models/g:generateContent",
             json={"contents": [{"role": "user", "parts": [{"text": "yo"}]}]},
         ).json()

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
+from helpers_common import HTTP
 from toolreplay._audit.validate import rule_problems
 from toolreplay.testing import Call, Calls, ProviderDouble, Text
 from toolreplay.wires.openai_chat.rules import KIMI_REASONING
@@ -29,7 +30,7 @@ def double() -> Iterator[ProviderDouble]:
 
 
 def _chat(double: ProviderDouble, target: str, body: dict[str, Any]) -> httpx.Response:
-    return httpx.post(double.base_url_for(target) + "/chat/completions", json=body, timeout=5)
+    return HTTP.post(double.base_url_for(target) + "/chat/completions", json=body, timeout=5)
 
 
 ASK = [{"role": "user", "content": "Close todo 12."}]
@@ -104,7 +105,7 @@ REMINDER = {"role": "system", "content": "Reminder: the board changed since your
 def test_anthropic_takes_system_entries_inside_messages(double: ProviderDouble, messages: list[Any]) -> None:
     double.script(Text("Done."))
     body = {"model": "claude-sonnet-4-5", "max_tokens": 256, "tools": CLAUDE_TOOLS, "messages": messages}
-    resp = httpx.post(double.base_url_for("anthropic") + "/v1/messages", json=body, timeout=5)
+    resp = HTTP.post(double.base_url_for("anthropic") + "/v1/messages", json=body, timeout=5)
     assert resp.status_code == 200, resp.text
     assert rule_problems("anthropic", body) == []
 
@@ -115,6 +116,6 @@ def test_anthropic_still_refuses_other_roles(double: ProviderDouble) -> None:
         "max_tokens": 256,
         "messages": [*ASK, {"role": "tool", "content": "x"}],
     }
-    resp = httpx.post(double.base_url_for("anthropic") + "/v1/messages", json=body, timeout=5)
+    resp = HTTP.post(double.base_url_for("anthropic") + "/v1/messages", json=body, timeout=5)
     assert resp.status_code == 400
     assert "Input should be 'user' or 'assistant'" in resp.json()["error"]["message"]

@@ -19,6 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from helpers_common import HTTP
 from toolreplay.testing import Limits, ProviderDouble, Text
 
 CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
@@ -69,7 +70,7 @@ def test_a_length_that_is_not_a_number_of_bytes_is_answered_400(
         assert req.rejected == f"Content-Length {length.decode()!r} is not a number of bytes"
         # and the double goes on answering
         assert (
-            httpx.post(double.base_url_for("openai-chat") + "/chat/completions", json=CHAT).status_code == 200
+            HTTP.post(double.base_url_for("openai-chat") + "/chat/completions", json=CHAT).status_code == 200
         )
     assert "Traceback" not in capfd.readouterr().err
 
@@ -113,10 +114,10 @@ def test_a_client_sending_a_body_over_the_limit_reads_the_413() -> None:
     with ProviderDouble(limits=Limits(max_body=100_000)) as double:
         url = double.base_url_for("openai-chat") + "/chat/completions"
         big = {"model": "m", "messages": [{"role": "user", "content": "x" * 3_000_000}]}
-        answer = httpx.post(url, json=big, timeout=10)
+        answer = HTTP.post(url, json=big, timeout=10)
         assert answer.status_code == 413
         assert "3,000,0" in answer.json()["error"]["message"]
-        assert httpx.post(url, json=CHAT).status_code == 200
+        assert HTTP.post(url, json=CHAT).status_code == 200
         assert [r.status for r in double.requests] == [413, 200]
         assert double.requests[0].raw == b""  # the refused body was not kept
 
@@ -125,8 +126,8 @@ def test_a_body_at_the_limit_is_taken() -> None:
     body = json.dumps(CHAT).encode()
     with ProviderDouble(limits=Limits(max_body=len(body))) as double:
         url = double.base_url_for("openai-chat") + "/chat/completions"
-        assert httpx.post(url, content=body).status_code == 200
-        assert httpx.post(url, content=body + b" ").status_code == 413
+        assert HTTP.post(url, content=body).status_code == 200
+        assert HTTP.post(url, content=body + b" ").status_code == 413
 
 
 def test_the_newest_requests_are_kept_and_updated() -> None:
@@ -134,13 +135,13 @@ def test_the_newest_requests_are_kept_and_updated() -> None:
         url = double.base_url_for("openai-chat") + "/chat/completions"
         double.script(*[Text(f"answer {i}") for i in range(5)])
         for i in range(5):
-            httpx.post(url, json={**CHAT, "messages": [{"role": "user", "content": f"q{i}"}]})
+            HTTP.post(url, json={**CHAT, "messages": [{"role": "user", "content": f"q{i}"}]})
         kept = double.requests
         assert [r.index for r in kept] == [2, 3, 4]
         assert [r.body["messages"][0]["content"] for r in kept] == ["q2", "q3", "q4"]
         assert [r.status for r in kept] == [200, 200, 200]
         double.clear()
-        httpx.post(url, json=CHAT)
+        HTTP.post(url, json=CHAT)
         assert [(r.index, r.status) for r in double.requests] == [(5, 200)]
     with pytest.raises(ValueError, match="keep_requests must be at least 1"):
         ProviderDouble(keep_requests=0)
@@ -167,7 +168,7 @@ def test_slow_connections_hold_no_thread_and_a_normal_client_is_answered() -> No
             assert threading.active_count() <= before + 2, threading.active_count()
             started = time.monotonic()
             url = double.base_url_for("openai-chat") + "/chat/completions"
-            answer = httpx.post(url, json=CHAT, timeout=5)
+            answer = HTTP.post(url, json=CHAT, timeout=5)
             assert answer.status_code == 200 and time.monotonic() - started < 2
             assert threading.active_count() <= before + 3
         finally:
@@ -180,9 +181,7 @@ def test_workers_are_bounded_and_requests_beyond_them_wait_their_turn() -> None:
         url = double.base_url_for("openai-chat") + "/chat/completions"
         results: list[int] = []
         clients = [
-            threading.Thread(
-                target=lambda: results.append(httpx.post(url, json=CHAT, timeout=10).status_code)
-            )
+            threading.Thread(target=lambda: results.append(HTTP.post(url, json=CHAT, timeout=10).status_code))
             for _ in range(6)
         ]
         for c in clients:
@@ -251,17 +250,17 @@ def test_the_double_command_memory_stays_bounded() -> None:
     and accepted bodies are let go once the newest ``--keep`` requests no longer hold them."""
     with _double_process("--keep", "2") as (url, pid):
         chat = url + "/v1/chat/completions"
-        httpx.post(chat, json=CHAT)
+        HTTP.post(chat, json=CHAT)
         start = _rss_mb(pid)
         fifty = json.dumps({"model": "m", "messages": [{"role": "user", "content": "x" * 50_000_000}]})
         for _ in range(4):
-            assert httpx.post(chat, content=fifty, timeout=30).status_code == 413
+            assert HTTP.post(chat, content=fifty, timeout=30).status_code == 413
         refused = _rss_mb(pid)
         assert refused - start < 20, (start, refused)
         twenty = {"model": "m", "stream": False, "messages": [{"role": "user", "content": "y" * 20_000_000}]}
         sizes = []
         for _ in range(10):
-            assert httpx.post(chat, json=twenty, timeout=60).status_code == 200
+            assert HTTP.post(chat, json=twenty, timeout=60).status_code == 200
             sizes.append(_rss_mb(pid))
         # Each accepted post holds 20 MB as bytes and 20 MB parsed, its echo as much again while it is
         # answered: the first posts fill the kept two and the allocator's arenas, then the memory stops

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
+from helpers_common import HTTP
 from toolreplay._vessels import Vessel
 from toolreplay.testing import ProviderDouble
 from toolreplay.wires import get_wire
@@ -75,7 +75,7 @@ def double() -> Iterator[ProviderDouble]:
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_double_and_validator_read_one_rule(double: ProviderDouble, case: str) -> None:
     wire, model, body, text = CASES[case]
-    answer = httpx.post(double.url + wire_path(wire, model), json=body, timeout=10)
+    answer = HTTP.post(double.url + wire_path(wire, model), json=body, timeout=10)
     assert answer.status_code == 400
     assert error_message(wire, answer.json(), double=True) == text
     problems: list[str] = []

@@ -8,10 +8,10 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
 from helpers_bridge_sdks import BODY_MODELS, EVENT_MODELS
+from helpers_common import HTTP
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, StreamError, Text
 from wire_helpers import wire_path
 
@@ -46,7 +46,7 @@ def _post(double: ProviderDouble, wire: str, stream: bool) -> list[Any]:
     path = wire_path(wire, body["model"])
     if stream:
         body = {**body, "stream": True, **STREAMED.get(wire, {})}
-    answer = httpx.post(double.url + path, json=body, timeout=10)
+    answer = HTTP.post(double.url + path, json=body, timeout=10)
     assert answer.status_code == 200, answer.text
     if not stream:
         return [answer.json()]
@@ -81,9 +81,9 @@ def test_gemini_sdk_models_accept_every_answer(double: ProviderDouble) -> None:
             double.script(item, item)
             base = f"{double.url}/v1beta/models/{model}"
             # JSON mode: strict validation of python input would refuse enum names as plain strings
-            whole = httpx.post(f"{base}:generateContent", json=body, timeout=10).text
+            whole = HTTP.post(f"{base}:generateContent", json=body, timeout=10).text
             types.GenerateContentResponse.model_validate_json(whole, strict=True)
-            sse = httpx.post(f"{base}:streamGenerateContent?alt=sse", json=body, timeout=10).text
+            sse = HTTP.post(f"{base}:streamGenerateContent?alt=sse", json=body, timeout=10).text
             for line in sse.splitlines():
                 if line.startswith("data: "):
                     types.GenerateContentResponse.model_validate_json(line[6:], strict=True)

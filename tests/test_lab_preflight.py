@@ -53,7 +53,8 @@ def answering(routes: Mapping[str, Any]) -> Iterator[tuple[str, list[str]]]:
             return None
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", seen
     finally:

@@ -11,6 +11,7 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+from helpers_common import HTTP
 from proxy_helpers import CASES, KEY, WireCase, post, proxied
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._store import open_store
@@ -107,13 +108,12 @@ def test_the_key_is_never_stored_logged_or_printed(tmp_path: Path) -> None:
 
 
 def test_probes_and_side_paths(tmp_path: Path) -> None:
-    import httpx
 
     with ProviderDouble() as double, proxied(double, tmp_path) as (proxy, _, _):
-        assert httpx.head(proxy.url + "/").status_code == 200
-        assert httpx.get(proxy.url + "/api/hello").status_code == 200
+        assert HTTP.head(proxy.url + "/").status_code == 200
+        assert HTTP.get(proxy.url + "/api/hello").status_code == 200
         # a side path passes through to its wire's upstream as it is (the double has no /v1/models: 404)
-        got = httpx.get(proxy.url + "/v1/models", headers={"anthropic-version": "2023-06-01"})
+        got = HTTP.get(proxy.url + "/v1/models", headers={"anthropic-version": "2023-06-01"})
         assert got.status_code == 404 and got.json() == {"error": {"message": "no route for GET /v1/models"}}
-        ws = httpx.get(proxy.url + "/v1/responses", headers={"upgrade": "websocket", "connection": "upgrade"})
+        ws = HTTP.get(proxy.url + "/v1/responses", headers={"upgrade": "websocket", "connection": "upgrade"})
         assert ws.status_code == 426 and ws.json()["error"]["message"].endswith("use HTTP")

@@ -13,6 +13,7 @@ import pytest
 pytest.importorskip("starlette")
 zstandard = pytest.importorskip("zstandard")
 
+from helpers_common import HTTP  # noqa: E402
 from proxy_helpers import CASES, post, proxied  # noqa: E402
 from toolreplay import _jsonenc as jsonenc  # noqa: E402
 from toolreplay._store import open_store  # noqa: E402
@@ -24,7 +25,7 @@ LIMIT = 64 * 1024
 
 
 def _raw(url: str, path: str, data: bytes, **headers: str) -> httpx.Response:
-    return httpx.post(
+    return HTTP.post(
         url + path, content=data, headers={"content-type": "application/json", **headers}, timeout=30
     )
 

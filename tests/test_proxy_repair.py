@@ -4,6 +4,11 @@ audit names the cause; with it, the reasoning the store kept goes back as the sm
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +17,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
+from helpers_common import HTTP
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.repair import element_starts, splice
@@ -37,7 +43,7 @@ def _exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, bytes, li
         )
         with start(cfg, say=lines.append) as proxy:
             url = proxy.url + "/v1/chat/completions"
-            answer = httpx.post(url, content=jsonenc.encode(_first())).json()
+            answer = HTTP.post(url, content=jsonenc.encode(_first())).json()
             message = answer["choices"][0]["message"]
             assert message["reasoning_content"] == "The board first."
             follow = _first()
@@ -46,7 +52,7 @@ def _exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, bytes, li
             tool = {"role": "tool", "tool_call_id": message["tool_calls"][0]["id"], "content": "12 open"}
             follow["messages"] += [said, tool]
             sent = jsonenc.encode(follow)
-            got = httpx.post(url, content=sent)
+            got = HTTP.post(url, content=sent)
             assert proxy.drain()
         return got, sent, double.requests[-1].raw, lines
 
@@ -87,7 +93,7 @@ def _gemini_exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, by
         cfg = ProxyConfig(upstreams={"gemini": double.url + "/v1beta"}, db=str(tmp / "g.db"), repair=repair)
         with start(cfg, say=lines.append) as proxy:
             url = proxy.url + "/v1beta/models/gemini-3-pro-preview:generateContent"
-            answer = httpx.post(url, content=jsonenc.encode(first)).json()
+            answer = HTTP.post(url, content=jsonenc.encode(first)).json()
             part = answer["candidates"][0]["content"]["parts"][0]
             assert part["thoughtSignature"]
             follow = dict(first)
@@ -95,7 +101,7 @@ def _gemini_exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, by
             reply = {"functionResponse": {"name": "coop", "response": {"result": "12 open"}}}
             follow["contents"] = [*first["contents"], dropped, {"role": "user", "parts": [reply]}]
             sent = jsonenc.encode(follow)
-            got = httpx.post(url, content=sent)
+            got = HTTP.post(url, content=sent)
             assert proxy.drain()
         return got, sent, double.requests[-1].raw, lines
 
@@ -112,3 +118,83 @@ def test_a_gemini_signature_the_agent_dropped_fails_without_repair_and_goes_back
     end = reached.index(b",", at) + 1
     assert reached[:at] + reached[end:] == sent
     assert any("[repair]" in line and "thoughtSignature put back on coop" in line for line in lines)
+
+
+_HELD_STREAM = [
+    {"delta": {"role": "assistant", "reasoning_content": "The board first."}, "finish_reason": None},
+    {
+        "delta": {"tool_calls": [{"index": 0, "id": "call_1", "type": "function",
+                                  "function": {"name": "coop", "arguments": '{"action":"list"}'}}]},
+        "finish_reason": None,
+    },
+    {"delta": {}, "finish_reason": "tool_calls"},
+]  # fmt: skip
+
+
+@contextmanager
+def _holding_upstream(hold: float) -> Iterator[tuple[str, list[bytes]]]:
+    """A Chat upstream whose first answer is a stream that stays open ``hold`` seconds after its final
+    ``[DONE]`` (a provider may close late); every later request is answered at once. Keeps the bodies."""
+    bodies: list[bytes] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            bodies.append(self.rfile.read(int(self.headers["content-length"])))
+            self.send_response(200)
+            if len(bodies) > 1:
+                answer = b'{"id":"c2","object":"chat.completion","model":"kimi-k2-thinking","choices":[]}'
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+                return
+            self.send_header("content-type", "text/event-stream")
+            self.end_headers()  # HTTP/1.0: the stream ends when the connection closes
+            for choice in _HELD_STREAM:
+                chunk = {"id": "c1", "object": "chat.completion.chunk", "model": "kimi-k2-thinking",
+                         "choices": [{"index": 0, **choice}]}  # fmt: skip
+                self.wfile.write(b"data: " + jsonenc.encode(chunk) + b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+            time.sleep(hold)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1", bodies
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_repair_waits_for_the_answer_the_agent_already_has_whole(tmp_path: Path) -> None:
+    """The agent reads the stream's final ``[DONE]`` and sends its next request while the upstream has
+    not closed the stream yet (so the exchange is not handed to the recorder yet): the repair waits for
+    that answer to be stored, and puts its reasoning back."""
+    lines: list[str] = []
+    with _holding_upstream(0.5) as (base, bodies):
+        cfg = ProxyConfig(upstreams={"openai-chat": base}, db=str(tmp_path / "r.db"), repair=True)
+        with start(cfg, say=lines.append) as proxy:
+            url = proxy.url + "/v1/chat/completions"
+            first = {**_first(), "stream": True}
+            with HTTP.stream("POST", url, content=jsonenc.encode(first)) as streamed:
+                for line in streamed.iter_lines():
+                    if line == "data: [DONE]":
+                        break
+                call = _HELD_STREAM[1]["delta"]["tool_calls"][0]  # type: ignore[index]
+                said = {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [{k: v for k, v in call.items() if k != "index"}],
+                }
+                tool = {"role": "tool", "tool_call_id": "call_1", "content": "12 open"}
+                follow = {**first, "messages": [*first["messages"], said, tool]}
+                got = HTTP.post(url, content=jsonenc.encode(follow))  # the first stream still open
+            assert proxy.drain()
+    assert got.status_code == 200, got.text
+    assert b'"reasoning_content":"The board first.",' in bodies[1]
+    assert any("[repair]" in line and "reasoning_content put back" in line for line in lines), lines

@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
+from helpers_common import HTTP
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.serve import start
@@ -46,10 +47,10 @@ def _run(
         db.parent.mkdir(parents=True, exist_ok=True)
         cfg = ProxyConfig(upstreams={wire: double.url + suffix}, db=str(db), repair=repair)
         with start(cfg, say=lines.append) as proxy:
-            answer = httpx.post(proxy.url + path, content=jsonenc.encode(first), timeout=30)
+            answer = HTTP.post(proxy.url + path, content=jsonenc.encode(first), timeout=30)
             assert answer.status_code == 200, answer.text
             sent = jsonenc.encode(follow(first, answer.json()))
-            got = httpx.post(proxy.url + path, content=sent, timeout=30)
+            got = HTTP.post(proxy.url + path, content=sent, timeout=30)
             assert proxy.drain()
         return got, sent, double.requests[-1].raw, lines
 

@@ -19,6 +19,7 @@ pytest.importorskip("anthropic")
 
 import anthropic
 
+from helpers_common import HTTP
 from proxy_helpers import TOOLS_ANTHROPIC, proxied
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._proxy.model_routes import parse_route
@@ -178,7 +179,8 @@ def _header_recorder() -> Iterator[tuple[str, list[dict[str, str]]]]:
             return None
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
     finally:
@@ -279,11 +281,10 @@ def test_an_unreachable_routed_host_is_a_502_in_the_agents_shape(
 
 
 def test_an_unrouted_model_passes_through_untouched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import httpx
 
     with ProviderDouble() as double, _routed(double, tmp_path, monkeypatch) as (proxy, _, _db):
         raw = b'{"model": "gpt-4.1",  "messages": [{"role": "user", "content": "hi"}]}'
-        got = httpx.post(
+        got = HTTP.post(
             proxy.url + "/v1/chat/completions", content=raw,
             headers={"authorization": f"Bearer {AGENT_KEY}", "content-type": "application/json"},
         )  # fmt: skip

@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("starlette")
 
+from helpers_common import HTTP
 from helpers_raw_server import chat_answer
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.serve import Running, start
@@ -60,7 +61,8 @@ def upstream(state: Upstream, tls: ssl.SSLContext | None = None) -> Iterator[str
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     scheme = "https" if tls is not None else "http"
     try:
@@ -81,7 +83,7 @@ def proxy_to(base: str, tmp: Path, *, record: bool = False) -> Iterator[Running]
 
 
 def _post(url: str, data: bytes) -> httpx.Response:
-    return httpx.post(url + CHAT, content=data, headers={"content-type": "application/json"}, timeout=30)
+    return HTTP.post(url + CHAT, content=data, headers={"content-type": "application/json"}, timeout=30)
 
 
 def _body(extra: str = "") -> bytes:
@@ -147,7 +149,7 @@ def test_a_large_answer_reaches_an_agent_that_reads_slowly_whole(tmp_path: Path)
     with (
         upstream(state) as base,
         proxy_to(base, tmp_path) as proxy,
-        httpx.stream("POST", proxy.url + CHAT, content=_body(), timeout=30) as r,
+        HTTP.stream("POST", proxy.url + CHAT, content=_body(), timeout=30) as r,
     ):
         for chunk in r.iter_raw(256 * 1024):
             got += chunk

@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 
+from helpers_common import HTTP
 from toolreplay._audit.validate import rule_problems
 from toolreplay._vessels import BUILTIN
 from toolreplay.testing import Call, Calls, ProviderDouble
@@ -45,7 +46,7 @@ def _url(double: ProviderDouble, vessel: str, model: str | None = None) -> str:
 
 
 def _post(double: ProviderDouble, vessel: str, body: Any, model: str | None = None) -> httpx.Response:
-    return httpx.post(_url(double, vessel, model), content=json.dumps(body).encode(), timeout=5)
+    return HTTP.post(_url(double, vessel, model), content=json.dumps(body).encode(), timeout=5)
 
 
 def _refusal(double: ProviderDouble, vessel: str, body: Any, model: str | None = None) -> dict[str, Any]:
@@ -132,7 +133,7 @@ def test_anthropic_thinking_goes_back_only_to_the_model_that_wrote_it(double: Pr
         Calls([Call("coop", {"action": "close", "id": 12}, call_id="toolu_1")], reasoning="Close it.")
     )
     first = {**_claude(), "model": "claude-opus-4-5"}
-    answer = httpx.post(_url(double, "anthropic"), json=first, timeout=5).json()
+    answer = HTTP.post(_url(double, "anthropic"), json=first, timeout=5).json()
     assert [b["type"] for b in answer["content"]] == ["thinking", "tool_use"]
     body = {
         **_claude({"role": "assistant", "content": answer["content"]}, RESULT),
@@ -275,7 +276,7 @@ def test_responses_output_items_sent_back_whole_pass_and_without_reasoning_fail(
     double.script(Calls([Call("coop", {"action": "close", "id": 12})], reasoning="Close it."))
     # store: false: the reasoning goes back whole, so the first request asks for its encrypted content
     first = _responses(include=["reasoning.encrypted_content"])
-    output = httpx.post(_url(double, "openai-responses"), json=first, timeout=5).json()["output"]
+    output = HTTP.post(_url(double, "openai-responses"), json=first, timeout=5).json()["output"]
     reasoning, call = output
     assert reasoning["encrypted_content"]
     answer = {"type": "function_call_output", "call_id": call["call_id"], "output": "closed"}
@@ -346,7 +347,7 @@ def test_gemini_as_many_responses_as_calls(double: ProviderDouble) -> None:
 def test_gemini_signature_only_to_the_model_that_issued_it(double: ProviderDouble) -> None:
     double.script(Calls([Call("coop", {"action": "close", "id": 12})]))
     first = _gemini()
-    answer = httpx.post(_url(double, "gemini", "gemini-3-pro"), json=first, timeout=5).json()
+    answer = HTTP.post(_url(double, "gemini", "gemini-3-pro"), json=first, timeout=5).json()
     (part,) = answer["candidates"][0]["content"]["parts"]
     body = _gemini({"role": "model", "parts": [part]}, {"role": "user", "parts": [FRESP]})
     assert _post(double, "gemini", body, "gemini-3-pro").status_code == 200

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-import httpx
 import pytest
 
+from helpers_common import HTTP
 from test_translate import forwards_token
 from toolreplay import jsonenc
 from toolreplay._issuers import host_of
@@ -194,7 +194,7 @@ def _send(v: Vessel, t: Translated) -> Reply:
     wire = get_wire(v.wire)
     assert wire.http is not None
     url = wire.http.endpoint(v.base_url, v.model, False)
-    answer = httpx.post(
+    answer = HTTP.post(
         url,
         content=jsonenc.dumps(t.body).encode(),
         headers={**wire.http.auth_headers(v, "x"), "content-type": "application/json"},

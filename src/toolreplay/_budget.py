@@ -26,7 +26,7 @@ prompt, the current turn, and the newest earlier turns that fit the budget, by t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import InitVar, dataclass
 from typing import Any, NamedTuple
 
@@ -219,37 +219,44 @@ def _with_summary(
     return (*system, Message(SUMMARY_ID, "system", text), *kept)
 
 
-def fit(
+@dataclass(frozen=True, slots=True)
+class Trial:
+    """One start the plan offers: the messages a body rendered from it carries (``sent``), how many it
+    leaves out, and the kept conversation (the warnings name its first message)."""
+
+    sent: tuple[Message, ...]
+    dropped: int
+    kept: Sequence[Message]
+
+    def fitted(self, body: dict[str, Any], tokens: int, budget: int) -> Fitted:
+        """What the budget did, given the body rendered from :attr:`sent` and its estimate: a fit when
+        ``tokens <= budget``; the last start's body is sent anyway, said in the warnings."""
+        fits = tokens <= budget
+        said = _said(self.dropped, self.kept, tokens, budget, fits=fits)
+        return Fitted(self.sent, body, self.dropped, tokens, said)
+
+
+def trials(
     messages: Sequence[Message],
-    render: Callable[[Sequence[Message]], dict[str, Any]],
-    count: Callable[[dict[str, Any], Sequence[Message]], int],
-    budget: int,
     the_plan: Plan,
     *,
     extra: int = 0,
     summary: SummaryHook | None = None,
     offset: int = 0,
-) -> Fitted:
-    """Render the newest whole turns of ``messages`` that fit ``budget`` tokens (``count`` of the body and
-    the messages it was rendered from),
-    trying the starts of ``the_plan`` (``extra``: planning bytes of messages after its end, the reply in
-    progress). ``messages``: the leading system messages, then the conversation from position ``offset``
-    (or from the first non-system message, when later) on: the store reads only the window."""
+) -> Iterator[Trial]:
+    """The starts of ``the_plan`` to try, in order, as the messages each body carries (``extra``: planning
+    bytes of messages after the plan's end, the reply in progress); the caller renders and counts each and
+    stops at the first that fits its budget (:meth:`Trial.fitted`), so the render is the caller's, never
+    called back from here. ``messages``: the leading system messages, then the conversation from position
+    ``offset`` (or from the first non-system message, when later) on: the store reads only the window.
+    There is always one start at least (the current turn)."""
     lead = leading_system(messages)
     system, rest = messages[:lead], messages[lead:]
     first = max(offset, the_plan.head)
-    body: dict[str, Any] = {}
-    tokens = 0
     for start in the_plan.ranked(extra):
         cut = max(0, start - first)
         kept = rest[cut:]
-        sent = _with_summary(system, kept, rest[:cut], summary)
-        body = render(sent)
-        tokens = count(body, sent)
-        dropped = max(0, start - the_plan.head)
-        if tokens <= budget:
-            return Fitted(sent, body, dropped, tokens, _said(dropped, kept, tokens, budget, fits=True))
-    return Fitted(sent, body, dropped, tokens, _said(dropped, kept, tokens, budget, fits=False))
+        yield Trial(_with_summary(system, kept, rest[:cut], summary), max(0, start - the_plan.head), kept)
 
 
 def _said(dropped: int, kept: Sequence[Message], tokens: int, budget: int, *, fits: bool) -> tuple[str, ...]:
@@ -278,7 +285,11 @@ def reserved_bytes(tools: Sequence[ToolSpec], system: str | None) -> int:
     return BODY_FRAME_BYTES + defs + schemas + (len(encode(system)) if system else 0)
 
 
-def body_counter(counter: Counter) -> Callable[[dict[str, Any], Sequence[Message]], int]:
+BodyCounter = Callable[[dict[str, Any], Sequence[Message]], int]
+"""The estimate of a whole body, given it and the messages it was rendered from."""
+
+
+def body_counter(counter: Counter) -> BodyCounter:
     """The estimate of a whole body rendered from ``messages``: ``counter`` over its encoded JSON text,
     each image or document of the messages counted as the tokens a provider counts it as, not as its
     base64 (design 34, :func:`~toolreplay._tokens.estimate`)."""
@@ -293,17 +304,19 @@ __all__ = [
     "OUTPUT_RESERVE",
     "SUMMARY_ID",
     "Accepts",
+    "BodyCounter",
     "ContextBudget",
     "Fitted",
     "Plan",
     "PlanRow",
     "SummaryHook",
+    "Trial",
     "body_counter",
     "first_mark",
-    "fit",
     "leading_system",
     "plan",
     "plan_of",
     "reserved_bytes",
     "rows_of",
+    "trials",
 ]

@@ -5,20 +5,21 @@ nothing cached (design 29). :mod:`toolreplay._api` is the public face of it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from toolreplay._budget import (
     Accepts,
+    BodyCounter,
     ContextBudget,
-    Fitted,
     Plan,
+    Trial,
     body_counter,
-    fit,
     plan_of,
     reserved_bytes,
+    trials,
 )
 from toolreplay._history import History, ToolSpec, load_history
 from toolreplay._render_options import RenderArgs, for_vessel
@@ -98,29 +99,29 @@ def _budgeted(
     budget: int,
     warnings: list[str] | None,
 ) -> dict[str, Any]:
-    """:func:`render` within ``budget``: the warnings of the body returned, then the budget's own."""
-    said: list[str] = []
-
-    def render_sent(sent: History) -> dict[str, Any]:
-        said.clear()
-        return _render(sent, v, mode, args, said)
-
+    """:func:`render` within ``budget``: the warnings of the body returned, then the budget's own. Each
+    start the plan offers is rendered here, on the way down (no renderer handed to the budget to call)."""
     settings = for_vessel(args.settings, v, args.model)
     accepts = settings.audience.accepts if mode == "native" and settings.audience is not None else None
-    got = fit_body(h, v, context, budget, render_sent, args.model, accepts=accepts, tools=args.tools,
-                   system=args.system)  # fmt: skip
+    starts, count = fit_plan(h, v, context, budget, args.model, accepts=accepts, tools=args.tools,
+                             system=args.system)  # fmt: skip
+    for trial in starts:
+        said: list[str] = []
+        body = _render(replace(h, messages=trial.sent), v, mode, args, said)
+        got = trial.fitted(body, count(body, trial.sent), budget)
+        if got.tokens <= budget:
+            break
     if warnings is not None:
         warnings.extend(said)  # those of the body returned: the last one rendered
         warnings.extend(got.warnings)
     return got.body
 
 
-def fit_body(
+def fit_plan(
     h: History,
     v: Vessel,
     context: ContextBudget,
     budget: int,
-    render_sent: Callable[[History], dict[str, Any]],
     model: str | None = None,
     the_plan: Plan | None = None,
     *,
@@ -129,26 +130,19 @@ def fit_body(
     system: str | None = None,
     extra: int = 0,
     offset: int = 0,
-) -> Fitted:
-    """The newest whole turns of ``h`` whose body fits ``budget`` (see :mod:`toolreplay._budget`);
-    ``the_plan`` (default: planned from ``h``, for a vessel that takes back what ``accepts`` says),
-    ``extra`` and ``offset`` when ``h`` holds only the conversation's last part (see ``fit``)."""
+) -> tuple[Iterator[Trial], BodyCounter]:
+    """The starts to try for the newest whole turns of ``h`` whose body fits ``budget``, and the estimate
+    of a body (see :mod:`toolreplay._budget`): the caller renders each start's messages, counts the body
+    and stops at the first that fits (:meth:`Trial.fitted`). ``the_plan`` (default: planned from ``h``,
+    for a vessel that takes back what ``accepts`` says), ``extra`` and ``offset`` when ``h`` holds only
+    the conversation's last part (see :func:`~toolreplay._budget.trials`)."""
     from toolreplay._tokens import counter_for
 
     count = body_counter(counter_for(v.wire, model or v.model))
     if the_plan is None:
         reserved = reserved_bytes(tools if tools is not None else (h.tools or ()), system)
         the_plan = plan_of(h.messages, budget, context.jump, reserved, accepts)
-    return fit(
-        h.messages,
-        lambda sent: render_sent(replace(h, messages=tuple(sent))),
-        count,
-        budget,
-        the_plan,
-        extra=extra,
-        summary=context.summary,
-        offset=offset,
-    )
+    return trials(h.messages, the_plan, extra=extra, summary=context.summary, offset=offset), count
 
 
 def _render(

@@ -49,6 +49,7 @@ def dropped_tools(cell: Cell, config: LabConfig) -> str | None:
     """Why the server of ``cell`` drops the request's tools, or None (kept, or not known)."""
     import httpx
 
+    from toolreplay._transport.tls import ssl_context
     from toolreplay.wires import get_wire
     from toolreplay.wires.capabilities import tool_names
 
@@ -59,7 +60,7 @@ def dropped_tools(cell: Cell, config: LabConfig) -> str | None:
     if probe is None:
         return None
     try:
-        with httpx.Client(timeout=TIMEOUT) as client:
+        with httpx.Client(timeout=TIMEOUT, verify=ssl_context()) as client:
             return probe(client, _origin(url), cell.body, cell.vessel.model)
     except (httpx.HTTPError, OSError):
         return None  # down or not answering: the trials will say so

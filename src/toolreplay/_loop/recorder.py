@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -201,7 +202,7 @@ class Recorder:
         """The body of ``messages`` (the window read, plus the reply in progress) within the context
         budget, by the plan made once for the turn; all of them when no budget is known. Said once per
         turn (:class:`ContextTrimmed`)."""
-        from toolreplay._render import fit_body
+        from toolreplay._render import fit_plan
 
         o, w = self.options, self.window
         budget = o.context.tokens(self.vessel.context_tokens, o.max_tokens)
@@ -209,10 +210,15 @@ class Recorder:
         if budget is None or w.plan is None:
             return render(h)
         extra = sum(size_for(m, w.accepts) for m in messages[len(self.history.messages) :])
-        # the model: the resolved vessel's (--model is folded into it)
-        got = fit_body(
-            h, self.vessel, o.context, budget, render, the_plan=w.plan, extra=extra, offset=w.offset
+        # the model: the resolved vessel's (--model is folded into it); each start rendered here
+        starts, count = fit_plan(
+            h, self.vessel, o.context, budget, the_plan=w.plan, extra=extra, offset=w.offset
         )
+        for trial in starts:
+            body = render(replace(h, messages=trial.sent))
+            got = trial.fitted(body, count(body, trial.sent), budget)
+            if got.tokens <= budget:
+                break
         if got.dropped:
             self.extra_meta["context"] = {"dropped": got.dropped, "tokens": got.tokens, "budget": budget}
         if got.warnings and self.requests <= 1:

@@ -20,7 +20,7 @@ import functools
 import hmac
 import os
 import time
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -347,8 +347,7 @@ class _Relay:
         self.seen: _Seen | None = None
         self.cut: str | None = None
         self.encoding = ""
-        if proxy.recorder is not None:
-            proxy.recorder.expect()
+        self.ticket = proxy.recorder.expect() if proxy.recorder is not None else 0
 
     async def relay(self, resp: httpx.Response) -> AsyncIterator[bytes]:
         """The answer's chunks as they come, then the wire's error event when its stream broke off."""
@@ -356,9 +355,13 @@ class _Relay:
         streamed = resp.headers.get("content-type", "").startswith(_STREAM_TYPES)
         keep = self.proxy.keep and self.route.kind == "generate"
         self.seen = seen = _Seen(keep, streamed, self.proxy.config.max_body)
+        recorder, whole = self.proxy.recorder, self._whole_test(resp, streamed, encoding)
         try:
             async for chunk in resp.aiter_raw():
                 seen.took(chunk)
+                if whole is not None and recorder is not None and whole(seen):
+                    whole = None
+                    recorder.answered(self.ticket)  # before the agent can have it whole
                 yield chunk
         except httpx.HTTPError as exc:
             self.cut = f"the upstream's answer broke off ({type(exc).__name__})"
@@ -380,6 +383,23 @@ class _Relay:
             resp.status_code, answer=b"".join(seen.chunks), encoding=self.encoding, answer_bytes=seen.size,
             streamed=seen.streamed, cut=self.cut, added_ms=added * 1000 if seen.first else 0.0,
         )  # fmt: skip
+
+    def _whole_test(
+        self, resp: httpx.Response, streamed: bool, encoding: str
+    ) -> Callable[[_Seen], bool] | None:
+        """How to tell, before the last chunk is sent on, that it completes the answer (its length, or the
+        stream's final event); None when nothing waits on it (no repair) or it cannot be told (a stream
+        compressed, a length not given): the exchange is handed over when the answer closes, as always."""
+        http = self.route.wire.http
+        if self.proxy.repairer is None or self.proxy.recorder is None or http is None:
+            return None
+        length = resp.headers.get("content-length", "")
+        if length.isdigit():
+            return lambda seen: seen.size >= int(length)
+        if streamed and not encoding and http.stream_end is not None:
+            end = http.stream_end
+            return lambda seen: end(seen.tail)
+        return None
 
     def _ended_early(self, status: int, streamed: bool, encoding: str, tail: bytes) -> str | None:
         """Why a stream that ended cleanly was still cut short: its last bytes lack the wire's final event
@@ -426,7 +446,8 @@ class _Relay:
                 status=status, answer=answer, answer_encoding=encoding, answer_bytes=answer_bytes,
                 streamed=streamed, cut=cut, added_ms=added_ms, refused=refused, repairs=self.repairs,
                 received=self.received, request_encoding=headers.get("content-encoding", ""),
-            )
+            ),
+            self.ticket,
         )  # fmt: skip
 
 

@@ -21,6 +21,8 @@ from typing import Any, cast
 import httpcore
 import httpx
 
+from toolreplay._transport.tls import ssl_context
+
 #: Written on at once past this many bytes kept (a large body does not wait whole in memory twice).
 _FLUSH_AT = 256 * 1024
 #: Seconds a closing connection may take (a TLS close_notify) before it is cut.
@@ -262,12 +264,13 @@ class LoopTransport(httpx.AsyncHTTPTransport):
     request and response models, the exceptions, the pool's keep-alive rules)."""
 
     def __init__(self, limits: httpx.Limits) -> None:
-        super().__init__(limits=limits)
+        tls = ssl_context()  # shared: loading the CA bundle again would cost more than a request
+        super().__init__(verify=tls, limits=limits)
         # TCP_NODELAY (the loop sets it on its TCP connections, said here so it holds on any loop): a
         # request's head and body go out as one write, and an answer's events must not wait on an ACK
         nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
         self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=httpx.create_ssl_context(),
+            ssl_context=tls,
             max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections,
             keepalive_expiry=limits.keepalive_expiry,

@@ -129,6 +129,9 @@ class RecorderThread:
         self._urgent = 0
         self._opaque = 0
         self._busy_at = time.monotonic()
+        #: requests (by their :meth:`expect` number) whose answer the agent has whole while their exchange
+        #: is not handled yet
+        self._answered: set[int] = set()
         self.records: int = 0
         self.failures: int = 0
         self._noted: set[str] = set()
@@ -137,14 +140,22 @@ class RecorderThread:
         self._thread.start()
         return self
 
-    def expect(self) -> None:
+    def expect(self) -> int:
         """A request is on its way: :meth:`drain` waits for its exchange too (its answer may reach the
-        agent a moment before the exchange is handed over)."""
+        agent a moment before the exchange is handed over). Its number, for :meth:`answered`."""
         with self._idle:
             self._pending += 1
             self._expected += 1
+            return self._expected
 
-    def submit(self, ex: Exchange) -> None:
+    def answered(self, ticket: int) -> None:
+        """The answer to request ``ticket`` is whole on its way to the agent, its exchange handed over in a
+        moment: :meth:`settle` waits for it (the agent may send its next request first, and a repair of
+        that one reads back what this answer stored)."""
+        with self._idle:
+            self._answered.add(ticket)
+
+    def submit(self, ex: Exchange, ticket: int = 0) -> None:
         """Queue the exchange of a request :meth:`expect` announced (never blocks: the caller is the
         event loop)."""
         opaque = ex.kind == "generate" and ex.history is None and ex.refused is None
@@ -152,7 +163,7 @@ class RecorderThread:
             self._submitted += 1
             self._opaque += opaque
             self._busy_at = time.monotonic()
-        self._queue.put((ex, time.monotonic(), opaque))
+        self._queue.put((ex, time.monotonic(), opaque, ticket))
 
     @contextmanager
     def serving(self) -> Iterator[None]:
@@ -174,11 +185,14 @@ class RecorderThread:
             return self._opaque
 
     def settle(self, timeout: float = 10.0) -> bool:
-        """Wait until every exchange submitted so far is handled (not those still on their way): a
-        repair reads back what the answers before it stored."""
+        """Wait until every exchange submitted so far is handled, and those of the answers already whole
+        (:meth:`answered`), not those still coming: a repair reads back what the answers before it
+        stored."""
         with self._idle:
-            target = self._submitted
-            return self._urgently(lambda: self._handled >= target, timeout)
+            target, whole = self._submitted, set(self._answered)
+            return self._urgently(
+                lambda: self._handled >= target and whole.isdisjoint(self._answered), timeout
+            )
 
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until every queued exchange is handled (tests, shutdown); False on timeout."""
@@ -221,7 +235,7 @@ class RecorderThread:
         out: IO[str] | None = self._log_path.open("a", encoding="utf-8") if self._log_path else None
         try:
             while (item := self._queue.get()) is not _STOP:
-                ex, since, opaque = item
+                ex, since, opaque, ticket = item
                 self._quiet(since)
                 try:
                     self._handle(ex, store, out)
@@ -230,6 +244,7 @@ class RecorderThread:
                         self._pending -= 1
                         self._handled += 1
                         self._opaque -= opaque
+                        self._answered.discard(ticket)
                         self._idle.notify_all()
         finally:
             if out is not None:

@@ -24,11 +24,9 @@ latency, attempts and request size (for the lab); :meth:`Transport.send` returns
 from __future__ import annotations
 
 import asyncio
-import functools
 import json
 import logging
 import re
-import ssl
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -51,6 +49,7 @@ from toolreplay._transport.request import (
     prepare,
     resolve_key,
 )
+from toolreplay._transport.tls import ssl_context
 from toolreplay._vessels import Vessel
 from toolreplay.wires import get_wire
 from toolreplay.wires.reply import Reply
@@ -166,13 +165,6 @@ def _name_vessel(err: ProviderError, name: str) -> None:
         err.args = (text if text.startswith(f"{name}: ") else f"{name}: {text}", *err.args[1:])
 
 
-@functools.cache
-def _ssl_context() -> ssl.SSLContext:
-    """One verifying SSL context (httpx's default: certifi, or $SSL_CERT_FILE / $SSL_CERT_DIR) shared by
-    every own client: loading the CA bundle costs ~50 ms, paid once per process instead of per client."""
-    return httpx.create_ssl_context()
-
-
 # ---------------------------------------------------------------------------------------------------
 
 
@@ -217,7 +209,7 @@ class Transport:
         loop = asyncio.get_running_loop()
         if self._own is None:
             self._own = httpx.AsyncClient(
-                timeout=self._timeouts, verify=_ssl_context(), follow_redirects=False
+                timeout=self._timeouts, verify=ssl_context(), follow_redirects=False
             )
             self._own_loop = loop
         elif self._own_loop is not loop:

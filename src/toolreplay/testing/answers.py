@@ -3,7 +3,9 @@ double (``Wire.double``).
 
 What the doubles' answers share (the answer before any wire shape, stream cuts, signatures, errors)
 lives in :mod:`toolreplay.wires.doubles`, so the wires never import this package; it is re-exported
-here for the double's server and for tests.
+here for the double's server and for tests. A wire's own shapes are reached only through its contract
+(``get_wire(name).double``), never inside the wire's package: OpenAI's error object is
+``error_body("openai-chat", status, message)``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from toolreplay.wires.doubles import (
     usage_counts,
     whole,
 )
-from toolreplay.wires.openai_chat.errors import error_body as openai_error_body
 
 if TYPE_CHECKING:
     from toolreplay.wires.contract import Double
@@ -74,7 +75,6 @@ __all__ = [
     "empty_first",
     "error_body",
     "error_event",
-    "openai_error_body",
     "pieces",
     "seeded",
     "signature_for",

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_loader import Exchange, exchanges
+from helpers_common import HTTP
 from toolreplay.model import Issuer, Reasoning, ServerTool, Text, Usage
 from toolreplay.wires.bridge import (
     CallBegin,
@@ -151,7 +152,6 @@ def test_the_double_s_stream_reads_as_its_answer(model: str, seed: int) -> None:
 
 
 def test_the_double_served_over_http_streams_what_the_reader_reads_as_its_script() -> None:
-    httpx = pytest.importorskip("httpx")
     from toolreplay.testing import Call, Calls, ProviderDouble
     from toolreplay.testing import Text as Said
     from toolreplay.testing import Usage as Counts
@@ -165,7 +165,7 @@ def test_the_double_served_over_http_streams_what_the_reader_reads_as_its_script
         url = double.base_url_for("gemini") + "/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
         replies = []
         for _ in range(2):
-            with httpx.stream("POST", url, json=body, headers={"x-goog-api-key": "k"}) as r:
+            with HTTP.stream("POST", url, json=body, headers={"x-goog-api-key": "k"}) as r:
                 lines = [ln for ln in r.iter_lines() if ln.startswith("data: ")]
             replies.append(collect(_read([json.loads(ln[6:]) for ln in lines])))
     calls, done = replies
@@ -237,7 +237,8 @@ def _serving(stream: bytes, whole: bytes) -> Iterator[tuple[str, list[Any]]]:
             return None
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", got
     finally:

@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import httpx
 import pytest
 
+from helpers_common import HTTP
 from toolreplay import _jsonenc as jsonenc
 from toolreplay.testing import Call, Calls, Error, ProviderDouble, StreamError, Text
 
@@ -64,7 +64,7 @@ def double() -> Iterator[ProviderDouble]:
 
 def _raw(double: ProviderDouble, stream: bool) -> list[Any]:
     body = {"model": "qwen3", "messages": HI, "tools": TOOLS, "stream": stream}
-    answer = httpx.post(double.url + "/api/chat", json=body, timeout=10)
+    answer = HTTP.post(double.url + "/api/chat", json=body, timeout=10)
     assert answer.status_code == 200, answer.text
     if stream:
         assert answer.headers["content-type"].startswith("application/x-ndjson")

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from corpus_loader import DONE, exchanges
+from helpers_common import HTTP
 from toolreplay.testing import Call, Calls, ProviderDouble
 from toolreplay.testing.answers import Answer, answer_body, answer_events
 from toolreplay.wires import get_wire
@@ -32,7 +33,7 @@ def double() -> Iterator[ProviderDouble]:
 
 def _post(double: ProviderDouble, asks: dict[str, Any], stream: bool) -> list[Any]:
     body = {"model": "gpt-5", "input": "hi", "stream": stream, **asks}
-    answer = httpx.post(double.url + "/v1/responses", json=body, timeout=10)
+    answer = HTTP.post(double.url + "/v1/responses", json=body, timeout=10)
     assert answer.status_code == 200, answer.text
     if not stream:
         return [answer.json()]
