@@ -53,6 +53,10 @@ class Store(Protocol):
 
     def exists(self, conversation_id: str) -> bool: ...
 
+    def existing(self, conversation_ids: Sequence[str]) -> set[str]:
+        """Which of ``conversation_ids`` are stored conversations (one query for them all)."""
+        ...
+
     def load(self, conversation_id: str) -> History:
         """The whole conversation in stored order; raises StoreError when there is none."""
         ...
