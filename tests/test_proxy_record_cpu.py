@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -95,6 +96,11 @@ def _flattened() -> list[Exchange]:
     return out
 
 
+def _shape(h: History) -> tuple[Any, ...]:
+    """A stored conversation but for the times its messages were written at."""
+    return (h.id, h.tools, tuple(replace(m, created_at=None) for m in h.messages))
+
+
 def _exchanges() -> list[Exchange]:
     return [*_flattened(), *passthrough(8), *routed(3)]
 
@@ -158,10 +164,24 @@ def test_sessions_store_and_audit_what_the_former_recorder_did(
     new_db, old_db = two_stores
     exchanges = _exchanges()
     monkeypatch.setattr(record, "datetime", _Clock)
+    recalled: list[str] = []
+    real_recall = record.Written.recall
+
+    def checked(self: record.Written, store: Store, cid: str) -> History | None:
+        """The writer's memory of a conversation is what the store loads of it (but for the times)."""
+        got = real_recall(self, store, cid)
+        if got is not None:
+            assert _shape(got) == _shape(store.load(cid))
+            recalled.append(cid)
+        return got
+
+    monkeypatch.setattr(record.Written, "recall", checked)
     rows, audits = _record(new_db, exchanges)
+    assert len(recalled) >= 8, recalled  # the growing sessions were extended from memory
     with monkeypatch.context() as m:
         m.setattr(record, "_new_id", _old_new_id)
         m.setattr("toolreplay._audit.report.stored_fates", _old_fates)
+        m.setattr(record.Written, "recall", lambda self, store, cid: None)  # loaded back each time
         old_rows, old_audits = _record(old_db, exchanges)
     assert [len(rows[t]) for t in rows] == [len(old_rows[t]) for t in old_rows]
     for table in rows:
@@ -215,3 +235,41 @@ def test_the_live_audit_parses_a_long_request_once(monkeypatch: pytest.MonkeyPat
     store.close()
     assert got and got[0] is not None and got[0].audit.counts["as_call"] > 20, got
     assert len(parsed) == 1, parsed  # the recorder's own parse: before, one per prefix of the body too
+
+
+def test_an_exchange_that_fails_after_the_memory_kept_it_leaves_the_store_and_the_next_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolreplay._errors import StoreError
+
+    monkeypatch.setattr(record, "datetime", _Clock)
+    real_keep = record.Written.keep
+    fail = [False]
+
+    def keep_then_fail(self: record.Written, store: Store, cid: str, state: History) -> None:
+        real_keep(self, store, cid, state)
+        if fail[0]:
+            fail[0] = False
+            raise StoreError("the disk went away before the commit")
+
+    monkeypatch.setattr(record.Written, "keep", keep_then_fail)
+    ex = list(passthrough(4))
+
+    def run(db: str, recall: bool) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+        store = open_store(db)
+        rec = RecorderThread(None)
+        with monkeypatch.context() as m:
+            if not recall:
+                m.setattr(record.Written, "recall", lambda self, store, cid: None)
+            rec._handle(ex[0], store, None)
+            before = _rows(store)
+            fail[0] = True
+            rec._handle(ex[1], store, None)  # written, remembered, then the transaction fails
+            assert rec.failures == 1 and _rows(store) == before  # nothing half-written
+            for e in (ex[1], ex[2], ex[3]):  # the agent's retry, then the session goes on
+                rec._handle(e, store, None)
+            assert rec.failures == 1
+            return before, _rows(store)
+
+    got, want = run(str(tmp_path / "mem.db"), True), run(str(tmp_path / "load.db"), False)
+    assert got == want

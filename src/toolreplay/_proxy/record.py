@@ -6,6 +6,7 @@ Runs on the recorder's thread only (design 44), never on the event loop that ser
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -116,17 +117,52 @@ def _fill_answers(store: Store, cid: str, stored: Message, sent: Message) -> Non
             )
 
 
+class Written:
+    """What the writer left in the conversations it wrote lately (design 54): each one's state as the
+    store will load it (:func:`recorded_state`), so that the next exchange continuing it is written
+    without loading it back. A state is recalled only while the store holds the conversation as this
+    writer left it: the same head and the same time of the proxy's last write (another process, or this
+    one, writing it again moves that), and as many messages and calls (a writer other than the proxy)."""
+
+    LIMIT = 16
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[str, tuple[tuple[str, str], tuple[int, int], History]] = OrderedDict()
+
+    def recall(self, store: Store, cid: str) -> History | None:
+        got = self._held.pop(cid, None)
+        if got is None:
+            return None
+        mark, counts, state = got
+        if store.written(cid) != mark or store.counts(cid) != counts:
+            return None
+        return state
+
+    def keep(self, store: Store, cid: str, state: History) -> None:
+        """``state``, worked out for the exchange just written into ``cid`` (inside its transaction),
+        kept when the store holds as many messages and calls (else it is not foreseen here)."""
+        mark = store.written(cid)
+        counts = (len(state.messages), sum(len(m.tool_uses) for m in state.messages))
+        if mark is None or store.counts(cid) != counts:
+            return
+        self._held[cid] = (mark, counts, replace(state, id=cid))
+        while len(self._held) > self.LIMIT:
+            self._held.popitem(last=False)
+
+
 class Writer:
     """Records exchanges into one store (see the module docstring)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, written: Written | None = None) -> None:
         self.store = store
+        self.written = written
 
     def record(
         self, ex: Exchange, request: History, answer: AnswerRead | None, known: Known | None = None
     ) -> Recorded:
-        store = self.store
-        held = find_continued(store, request.messages, ex.session, ex.heads, known)
+        store, mem = self.store, self.written
+        recall = (lambda cid: mem.recall(store, cid)) if mem is not None else None
+        held = find_continued(store, request.messages, ex.session, ex.heads, known, recall)
         heads, cont, stored = held.heads, held.continued, held.stored
         issuer = issuer_of(ex, answer.reply if answer is not None else None)
         # a translated request is the proxy's own rendering (design 47): the audit is of agents' bodies
@@ -151,6 +187,9 @@ class Writer:
                 store.set_answer_id(cid, reply_id, ex.answer_id)
         head = _head(heads, messages, len(request.messages), _aligned(stored, cont))
         store.set_head(cid, head, ex.session)
+        if mem is not None:
+            mem.keep(store, cid, recorded_state(None if new else stored, cont.holds if cont else 0, request,
+                                                ex, answer))  # fmt: skip
         return Recorded(cid, reply_id, found, new, head, heads[cont.holds - 1] if cont else None)
 
     def _start(self, ex: Exchange, request: History, heads: Sequence[str]) -> tuple[str, list[Message]]:
@@ -248,8 +287,11 @@ def recorded_state(
             else _free(_wanted(["assistant"], len(every)), {m.id for m in every})[0]
         )
         done = reply_message(rid, extend, ex, answer, issuer_of(ex, answer.reply))
-        if extend is not None:
-            every[seen[-1]] = done
+        if extend is not None:  # its row keeps what finish_reply does not write (as sent, vessel, times)
+            every[seen[-1]] = replace(
+                extend, text=done.text, tool_uses=done.tool_uses, provider_data=done.provider_data,
+                status=done.status, meta=done.meta, steps=done.steps,
+            )  # fmt: skip
         else:
             every.append(done)
     tools = stored.tools if stored is not None else request.tools
@@ -360,4 +402,4 @@ def _merged(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> Mapping
     return merge_provider_data(a, b)
 
 
-__all__ = ["Recorded", "Writer", "issuer_of", "recorded_state", "reply_message", "upstream_label"]
+__all__ = ["Recorded", "Writer", "Written", "issuer_of", "recorded_state", "reply_message", "upstream_label"]

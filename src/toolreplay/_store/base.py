@@ -197,6 +197,11 @@ class Store(Protocol):
         the conversation had none)."""
         ...
 
+    def written(self, conversation_id: str) -> tuple[str, str] | None:
+        """``(head, seen)`` of a proxy conversation: its head and when the proxy last wrote it (to the
+        microsecond); None for a conversation the proxy did not make."""
+        ...
+
     def find_heads(self, heads: Sequence[str], session: str | None = None) -> list[tuple[str, str]]:
         """``(conversation id, head)`` of every conversation whose head is one of ``heads`` (and whose
         session is ``session`` or none, when given), newest first."""
