@@ -41,7 +41,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 #: The recorder before this work: a new conversation's id checked one query at a time, every message and
 #: call written by a statement of its own.
-BEFORE = "f8d3e4b"
+BEFORE = "da8f6dd"
 MARK_START = "<!-- recorder results: start -->"
 MARK_END = "<!-- recorder results: end -->"
 KINDS = ("pass-through, continued", "routed, new")

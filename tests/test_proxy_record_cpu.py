@@ -182,6 +182,7 @@ def test_sessions_store_and_audit_what_the_former_recorder_did(
         m.setattr(record, "_new_id", _old_new_id)
         m.setattr("toolreplay._audit.report.stored_fates", _old_fates)
         m.setattr(record.Written, "recall", lambda self, store, cid: None)  # loaded back each time
+        m.setattr(record, "collapses", lambda calls: True)  # a new reply begun, its calls, finished
         old_rows, old_audits = _record(old_db, exchanges)
     assert [len(rows[t]) for t in rows] == [len(old_rows[t]) for t in old_rows]
     for table in rows:
@@ -273,3 +274,14 @@ def test_an_exchange_that_fails_after_the_memory_kept_it_leaves_the_store_and_th
 
     got, want = run(str(tmp_path / "mem.db"), True), run(str(tmp_path / "load.db"), False)
     assert got == want
+
+
+def test_a_new_reply_is_written_as_a_live_turn_writes_it_where_the_store_would_merge_two_calls() -> None:
+    from toolreplay._history import ToolCall
+
+    read, other = ToolCall("read", {"path": "a"}), ToolCall("read", {"path": "b"})
+    assert not record.collapses([read, other])
+    assert record.collapses([read, ToolCall("read", {"path": "a"})])  # Gemini's id-less calls, twice
+    assert not record.collapses([read, ToolCall("read", {"path": "a"}, call_id="c1")])
+    assert record.collapses([ToolCall("x", {}, call_id="c1"), other, ToolCall("x", {}, call_id="c1")])
+    assert not record.collapses([ToolCall("x", {}, call_id="c1"), ToolCall("x", {}, call_id="c2")])

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, Status, Step, ToolCall
 from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
@@ -115,6 +116,25 @@ def _fill_answers(store: Store, cid: str, stored: Message, sent: Message) -> Non
             store.record_call(
                 cid, stored.id, replace(old, answer=new.answer, is_error=new.is_error, parts=new.parts)
             )
+
+
+def collapses(calls: Sequence[ToolCall]) -> bool:
+    """Whether :meth:`Store.record_call`, given ``calls`` one by one on a new reply, would take one for
+    the answer of another (the latest call of its id, or an id-less latest call, unanswered, of the same
+    name and input): then they are written so, not as one message."""
+    for i, c in enumerate(calls):
+        if c.call_id is not None:
+            prev = next((p for p in reversed(calls[:i]) if p.call_id == c.call_id), None)
+        else:
+            prev = calls[i - 1] if i and calls[i - 1].call_id is None else None
+        # the store compares the inputs' stored text (``rows.input_text``)
+        if prev is not None and prev.answer is None and prev.name == c.name and _same_text(prev, c):
+            return True
+    return False
+
+
+def _same_text(a: ToolCall, b: ToolCall) -> bool:
+    return jsonenc.dumps(a.input) == jsonenc.dumps(b.input)
 
 
 class Written:
@@ -237,20 +257,25 @@ class Writer:
         """Store the answer: the next step of the reply in progress the request ends with, or a new reply."""
         store = self.store
         extend = _in_progress(messages)
-        if extend is not None:
-            rid = extend.id
-        else:
-            rid = _fresh_ids(store, cid, ["assistant"], store.counts(cid)[0])[0]
-            store.begin_reply(cid, rid, vessel=None, created_at=_stamp())
+        rid = (
+            extend.id
+            if extend is not None
+            else _fresh_ids(store, cid, ["assistant"], store.counts(cid)[0])[0]
+        )
         reply = answer.reply
         done = reply_message(rid, extend, ex, answer, issuer)
         meta = dict(done.meta or {})
-        for c in done.tool_uses[len(extend.tool_uses) if extend is not None else 0 :]:
-            store.record_call(cid, rid, c)
-        store.finish_reply(
-            cid, rid, text=done.text, status=done.status, provider_data=done.provider_data, meta=meta,
-            steps=done.steps,
-        )  # fmt: skip
+        if extend is None and not collapses(done.tool_uses):  # a new reply: one row and its calls at once
+            store.append_message(cid, replace(done, meta=meta, created_at=_stamp()))
+        else:  # as a live turn writes it: begun, its calls, finished (the same rows, a statement each)
+            if extend is None:
+                store.begin_reply(cid, rid, vessel=None, created_at=_stamp())
+            for c in done.tool_uses[len(extend.tool_uses) if extend is not None else 0 :]:
+                store.record_call(cid, rid, c)
+            store.finish_reply(
+                cid, rid, text=done.text, status=done.status, provider_data=done.provider_data, meta=meta,
+                steps=done.steps,
+            )  # fmt: skip
         if reply is not None and usage_json(reply.usage):  # step n of the reply: the n-th answer it took
             before = len(extend.step_calls()) if extend is not None else 0
             store.record_usage(cid, rid, before + 1, reply.usage, reply.model)
@@ -280,22 +305,28 @@ def recorded_state(
             seen.append(len(every))
             every.append(replace(m, id=mid))
     if answer is not None and (answer.reply is not None or ex.cut):
-        extend = _in_progress([every[seen[-1]]] if seen else [])
-        rid = (
-            extend.id
-            if extend is not None
-            else _free(_wanted(["assistant"], len(every)), {m.id for m in every})[0]
-        )
-        done = reply_message(rid, extend, ex, answer, issuer_of(ex, answer.reply))
-        if extend is not None:  # its row keeps what finish_reply does not write (as sent, vessel, times)
-            every[seen[-1]] = replace(
-                extend, text=done.text, tool_uses=done.tool_uses, provider_data=done.provider_data,
-                status=done.status, meta=done.meta, steps=done.steps,
-            )  # fmt: skip
-        else:
-            every.append(done)
+        _with_answer(every, seen, ex, answer)
     tools = stored.tools if stored is not None else request.tools
     return History(stored.id if stored is not None else "", tuple(every), tools)
+
+
+def _with_answer(every: list[Message], seen: list[int], ex: Exchange, answer: AnswerRead) -> None:
+    """``every`` (the conversation's messages, ``seen`` the agent's) with the answer as the writer stores
+    it: the next step of the reply in progress they end with, or a reply of its own."""
+    extend = _in_progress([every[seen[-1]]] if seen else [])
+    rid = (
+        extend.id
+        if extend is not None
+        else _free(_wanted(["assistant"], len(every)), {m.id for m in every})[0]
+    )
+    done = reply_message(rid, extend, ex, answer, issuer_of(ex, answer.reply))
+    if extend is None:
+        every.append(done)
+        return
+    every[seen[-1]] = replace(  # its row keeps what finish_reply does not write (as sent, vessel, times)
+        extend, text=done.text, tool_uses=done.tool_uses, provider_data=done.provider_data,
+        status=done.status, meta=done.meta, steps=done.steps,
+    )  # fmt: skip
 
 
 def _filled(stored: Message, sent: Message) -> tuple[ToolCall, ...]:
