@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -197,10 +197,15 @@ def _own_calls(found: Sequence[FoundCall]) -> dict[int, list[dict[str, Any]]]:
     return out
 
 
-def _parsed(request: RequestBody) -> tuple[list[FoundCall], list[MessageText], History]:
+def _parsed(
+    request: RequestBody, history: History | None = None
+) -> tuple[list[FoundCall], list[MessageText], History]:
+    """The calls and texts of ``request`` as its wire's parser reads it (``history``: that parse, when the
+    caller has it already)."""
     from toolreplay.wires import parse_request
 
-    history: History = parse_request(request.wire, dict(request.body))
+    if history is None:
+        history = parse_request(request.wire, dict(request.body))
     found = []
     texts = []
     for i, m in enumerate(history.messages):
@@ -319,8 +324,12 @@ def _fates(
     found: Sequence[FoundCall],
     texts: Sequence[MessageText],
     settings: ReplaySettings,
-    paths: Sequence[str],
+    at: Callable[[int], str],
+    place_calls: bool = True,
 ) -> list[StoredCallFate]:
+    """What became of each of ``history``'s calls; ``at`` names a parsed message by its body path. Without
+    ``place_calls`` a call carried as a call is not placed (its ``where`` is empty): ``at`` is then called
+    only for a call found as text."""
     used: set[int] = set()
     out: list[StoredCallFate] = []
     for m in history.messages:
@@ -334,7 +343,7 @@ def _fates(
             if hit is not None and found[hit].answer is not None:
                 used.add(hit)
                 f = found[hit]
-                where = f"{paths[f.message]}, call {f.position}"
+                where = f"{at(f.message)}, call {f.position}" if place_calls else ""
                 out.append(
                     StoredCallFate(m.id, pos, call.name, shown, "as call", where, _stored_patches(call, f))
                 )
@@ -348,7 +357,7 @@ def _fates(
                         call.name,
                         shown,
                         "as text",
-                        f"text of {paths[t.message]} ({t.role})",
+                        f"text of {at(t.message)} ({t.role})",
                     )
                 )
                 continue
@@ -374,7 +383,7 @@ def audit_request(
     warnings = list(parsed.warnings)
     found = _call_patches(found, request, warnings)
     paths = body_paths(request.wire, request.body, len(parsed.messages))
-    stored = None if history is None else tuple(_fates(history, found, texts, settings, paths))
+    stored = None if history is None else tuple(_fates(history, found, texts, settings, paths.__getitem__))
     from toolreplay.wires import get_wire
 
     wire = get_wire(request.wire)
@@ -405,6 +414,26 @@ def audit_request(
         notes=tuple(notes),
         reasoning=reasoning_pieces(parsed),
     )
+
+
+def stored_fates(
+    request: RequestBody, parsed: History, history: History, settings: ReplaySettings
+) -> tuple[StoredCallFate, ...]:
+    """What became of each of ``history``'s calls in ``request``, whose parse ``parsed`` the caller has
+    (the proxy's live audit, design 44): as :func:`audit_request` finds them, but a call carried as a call
+    is not placed (its ``where`` is empty) and the body paths, a parse of every prefix of the body, are
+    worked out only when a call is found as text."""
+    from toolreplay._audit.positions import body_paths
+
+    found, texts, _ = _parsed(request, parsed)
+    paths: list[str] = []
+
+    def at(message: int) -> str:
+        if not paths:
+            paths.extend(body_paths(request.wire, request.body, len(parsed.messages)))
+        return paths[message]
+
+    return tuple(_fates(history, found, texts, settings, at, place_calls=False))
 
 
 def _short(value: Any, limit: int = 60) -> str:

@@ -12,7 +12,7 @@ match wins (:func:`continued`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -137,17 +137,20 @@ def find_continued(
     session: str | None,
     heads: Sequence[str] | None = None,
     known: Known | None = None,
+    recall: Callable[[str], History | None] | None = None,
 ) -> Found:
     """The stored conversation ``messages`` continue (design 45), loaded: one index lookup and one load.
     ``heads``: their :func:`prefix_heads`, when the caller has them already; ``known``: a conversation
-    whose messages are known, not loaded when it is the one found."""
+    whose messages are known, not loaded when it is the one found; ``recall``: the messages of the
+    conversation found when the caller knows them as the store holds them (else None: it is loaded)."""
     heads = list(heads) if heads is not None else prefix_heads(messages)
     cont = continued(store.find_heads(heads, session), heads)
     if cont is None:
         return Found(heads, None, None)
     if known is not None and known.conversation_id == cont.conversation_id:
         return Found(heads, cont, known.history)
-    return Found(heads, cont, store.load(cont.conversation_id))
+    held = recall(cont.conversation_id) if recall is not None else None
+    return Found(heads, cont, held if held is not None else store.load(cont.conversation_id))
 
 
 __all__ = [

@@ -6,12 +6,14 @@ Runs on the recorder's thread only (design 44), never on the event loop that ser
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, Status, Step, ToolCall
 from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
@@ -58,11 +60,18 @@ def _stamp() -> str:
 
 
 def _new_id(store: Store, heads: Sequence[str]) -> str:
+    """``proxy-<time>-<head>``, or the first of ``...-2``, ``...-3``... no conversation has: the
+    candidates asked for in one query, 16 then twice as many each time (dozens of conversations a
+    second, each asked one query at a time, cost 1.5 ms of an exchange)."""
     base = f"proxy-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{(heads[-1] if heads else '0')[:6]}"
-    cid, n = base, 2
-    while store.exists(cid):
-        cid, n = f"{base}-{n}", n + 1
-    return cid
+    start, size = 0, 16
+    while True:
+        batch = [f"{base}-{i + 1}" if i else base for i in range(start, start + size)]
+        taken = store.existing(batch)
+        free = next((cid for cid in batch if cid not in taken), None)
+        if free is not None:
+            return free
+        start, size = start + size, size * 2
 
 
 def _fresh_ids(store: Store, cid: str, roles: Sequence[str], start: int) -> list[str]:
@@ -109,17 +118,71 @@ def _fill_answers(store: Store, cid: str, stored: Message, sent: Message) -> Non
             )
 
 
+def collapses(calls: Sequence[ToolCall]) -> bool:
+    """Whether :meth:`Store.record_call`, given ``calls`` one by one on a new reply, would take one for
+    the answer of another (the latest call of its id, or an id-less latest call, unanswered, of the same
+    name and input): then they are written so, not as one message."""
+    for i, c in enumerate(calls):
+        if c.call_id is not None:
+            prev = next((p for p in reversed(calls[:i]) if p.call_id == c.call_id), None)
+        else:
+            prev = calls[i - 1] if i and calls[i - 1].call_id is None else None
+        # the store compares the inputs' stored text (``rows.input_text``)
+        if prev is not None and prev.answer is None and prev.name == c.name and _same_text(prev, c):
+            return True
+    return False
+
+
+def _same_text(a: ToolCall, b: ToolCall) -> bool:
+    return jsonenc.dumps(a.input) == jsonenc.dumps(b.input)
+
+
+class Written:
+    """What the writer left in the conversations it wrote lately (design 54): each one's state as the
+    store will load it (:func:`recorded_state`), so that the next exchange continuing it is written
+    without loading it back. A state is recalled only while the store holds the conversation as this
+    writer left it: the same head and the same time of the proxy's last write (another process, or this
+    one, writing it again moves that), and as many messages and calls (a writer other than the proxy)."""
+
+    LIMIT = 16
+
+    def __init__(self) -> None:
+        self._held: OrderedDict[str, tuple[tuple[str, str], tuple[int, int], History]] = OrderedDict()
+
+    def recall(self, store: Store, cid: str) -> History | None:
+        got = self._held.pop(cid, None)
+        if got is None:
+            return None
+        mark, counts, state = got
+        if store.written(cid) != mark or store.counts(cid) != counts:
+            return None
+        return state
+
+    def keep(self, store: Store, cid: str, state: History) -> None:
+        """``state``, worked out for the exchange just written into ``cid`` (inside its transaction),
+        kept when the store holds as many messages and calls (else it is not foreseen here)."""
+        mark = store.written(cid)
+        counts = (len(state.messages), sum(len(m.tool_uses) for m in state.messages))
+        if mark is None or store.counts(cid) != counts:
+            return
+        self._held[cid] = (mark, counts, replace(state, id=cid))
+        while len(self._held) > self.LIMIT:
+            self._held.popitem(last=False)
+
+
 class Writer:
     """Records exchanges into one store (see the module docstring)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, written: Written | None = None) -> None:
         self.store = store
+        self.written = written
 
     def record(
         self, ex: Exchange, request: History, answer: AnswerRead | None, known: Known | None = None
     ) -> Recorded:
-        store = self.store
-        held = find_continued(store, request.messages, ex.session, ex.heads, known)
+        store, mem = self.store, self.written
+        recall = (lambda cid: mem.recall(store, cid)) if mem is not None else None
+        held = find_continued(store, request.messages, ex.session, ex.heads, known, recall)
         heads, cont, stored = held.heads, held.continued, held.stored
         issuer = issuer_of(ex, answer.reply if answer is not None else None)
         # a translated request is the proxy's own rendering (design 47): the audit is of agents' bodies
@@ -144,6 +207,9 @@ class Writer:
                 store.set_answer_id(cid, reply_id, ex.answer_id)
         head = _head(heads, messages, len(request.messages), _aligned(stored, cont))
         store.set_head(cid, head, ex.session)
+        if mem is not None:
+            mem.keep(store, cid, recorded_state(None if new else stored, cont.holds if cont else 0, request,
+                                                ex, answer))  # fmt: skip
         return Recorded(cid, reply_id, found, new, head, heads[cont.holds - 1] if cont else None)
 
     def _start(self, ex: Exchange, request: History, heads: Sequence[str]) -> tuple[str, list[Message]]:
@@ -191,20 +257,25 @@ class Writer:
         """Store the answer: the next step of the reply in progress the request ends with, or a new reply."""
         store = self.store
         extend = _in_progress(messages)
-        if extend is not None:
-            rid = extend.id
-        else:
-            rid = _fresh_ids(store, cid, ["assistant"], store.counts(cid)[0])[0]
-            store.begin_reply(cid, rid, vessel=None, created_at=_stamp())
+        rid = (
+            extend.id
+            if extend is not None
+            else _fresh_ids(store, cid, ["assistant"], store.counts(cid)[0])[0]
+        )
         reply = answer.reply
         done = reply_message(rid, extend, ex, answer, issuer)
         meta = dict(done.meta or {})
-        for c in done.tool_uses[len(extend.tool_uses) if extend is not None else 0 :]:
-            store.record_call(cid, rid, c)
-        store.finish_reply(
-            cid, rid, text=done.text, status=done.status, provider_data=done.provider_data, meta=meta,
-            steps=done.steps,
-        )  # fmt: skip
+        if extend is None and not collapses(done.tool_uses):  # a new reply: one row and its calls at once
+            store.append_message(cid, replace(done, meta=meta, created_at=_stamp()))
+        else:  # as a live turn writes it: begun, its calls, finished (the same rows, a statement each)
+            if extend is None:
+                store.begin_reply(cid, rid, vessel=None, created_at=_stamp())
+            for c in done.tool_uses[len(extend.tool_uses) if extend is not None else 0 :]:
+                store.record_call(cid, rid, c)
+            store.finish_reply(
+                cid, rid, text=done.text, status=done.status, provider_data=done.provider_data, meta=meta,
+                steps=done.steps,
+            )  # fmt: skip
         if reply is not None and usage_json(reply.usage):  # step n of the reply: the n-th answer it took
             before = len(extend.step_calls()) if extend is not None else 0
             store.record_usage(cid, rid, before + 1, reply.usage, reply.model)
@@ -234,19 +305,28 @@ def recorded_state(
             seen.append(len(every))
             every.append(replace(m, id=mid))
     if answer is not None and (answer.reply is not None or ex.cut):
-        extend = _in_progress([every[seen[-1]]] if seen else [])
-        rid = (
-            extend.id
-            if extend is not None
-            else _free(_wanted(["assistant"], len(every)), {m.id for m in every})[0]
-        )
-        done = reply_message(rid, extend, ex, answer, issuer_of(ex, answer.reply))
-        if extend is not None:
-            every[seen[-1]] = done
-        else:
-            every.append(done)
+        _with_answer(every, seen, ex, answer)
     tools = stored.tools if stored is not None else request.tools
     return History(stored.id if stored is not None else "", tuple(every), tools)
+
+
+def _with_answer(every: list[Message], seen: list[int], ex: Exchange, answer: AnswerRead) -> None:
+    """``every`` (the conversation's messages, ``seen`` the agent's) with the answer as the writer stores
+    it: the next step of the reply in progress they end with, or a reply of its own."""
+    extend = _in_progress([every[seen[-1]]] if seen else [])
+    rid = (
+        extend.id
+        if extend is not None
+        else _free(_wanted(["assistant"], len(every)), {m.id for m in every})[0]
+    )
+    done = reply_message(rid, extend, ex, answer, issuer_of(ex, answer.reply))
+    if extend is None:
+        every.append(done)
+        return
+    every[seen[-1]] = replace(  # its row keeps what finish_reply does not write (as sent, vessel, times)
+        extend, text=done.text, tool_uses=done.tool_uses, provider_data=done.provider_data,
+        status=done.status, meta=done.meta, steps=done.steps,
+    )  # fmt: skip
 
 
 def _filled(stored: Message, sent: Message) -> tuple[ToolCall, ...]:
@@ -353,4 +433,4 @@ def _merged(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> Mapping
     return merge_provider_data(a, b)
 
 
-__all__ = ["Recorded", "Writer", "issuer_of", "recorded_state", "reply_message", "upstream_label"]
+__all__ = ["Recorded", "Writer", "Written", "issuer_of", "recorded_state", "reply_message", "upstream_label"]

@@ -32,7 +32,7 @@ from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.bodies import BodyError, json_body
 from toolreplay._proxy.exchange import Exchange, model_of, read_answer, translated_answer
 from toolreplay._proxy.matching import Known
-from toolreplay._proxy.record import Recorded, Writer, upstream_label
+from toolreplay._proxy.record import Recorded, Writer, Written, upstream_label
 from toolreplay._transport.dump import redact
 from toolreplay.wires import get_wire
 
@@ -135,6 +135,8 @@ class RecorderThread:
         self.records: int = 0
         self.failures: int = 0
         self._noted: set[str] = set()
+        #: what the recorder left in the conversations it wrote lately (not loaded back to extend them)
+        self._written = Written()
 
     def start(self) -> RecorderThread:
         self._thread.start()
@@ -303,7 +305,7 @@ class RecorderThread:
             if ex.status == 200 and ex.answer:
                 answer = read_answer(ex, answer_bytes(ex.answer, ex.answer_encoding, self._max))
         with store.batch():  # one exchange, one commit: nothing half-written
-            return Writer(store).record(ex, request, answer, known)
+            return Writer(store, self._written).record(ex, request, answer, known)
 
     def _speak(self, ex: Exchange, outcome: Outcome) -> None:
         if self._say is None:

@@ -53,6 +53,10 @@ class Store(Protocol):
 
     def exists(self, conversation_id: str) -> bool: ...
 
+    def existing(self, conversation_ids: Sequence[str]) -> set[str]:
+        """Which of ``conversation_ids`` are stored conversations (one query for them all)."""
+        ...
+
     def load(self, conversation_id: str) -> History:
         """The whole conversation in stored order; raises StoreError when there is none."""
         ...
@@ -191,6 +195,11 @@ class Store(Protocol):
     def set_head(self, conversation_id: str, head: str, session: str | None = None) -> None:
         """The digest of a proxy conversation's messages, after a write (and the agent's session, when
         the conversation had none)."""
+        ...
+
+    def written(self, conversation_id: str) -> tuple[str, str] | None:
+        """``(head, seen)`` of a proxy conversation: its head and when the proxy last wrote it (to the
+        microsecond); None for a conversation the proxy did not make."""
         ...
 
     def find_heads(self, heads: Sequence[str], session: str | None = None) -> list[tuple[str, str]]:

@@ -114,6 +114,13 @@ class SQLStore(LiveReplies, Origins, W.WindowView, ABC):
         q = self.queries.conversation_exists
         return self._read(lambda c: c.execute(q, (conversation_id,)).fetchone() is not None)
 
+    def existing(self, conversation_ids: Sequence[str]) -> set[str]:
+        wanted = list(dict.fromkeys(conversation_ids))
+        if not wanted:
+            return set()
+        q = self.dialect.sql(f"SELECT id FROM conversations WHERE id IN ({', '.join('?' * len(wanted))})")
+        return self._read(lambda c: {r[0] for r in c.execute(q, wanted).fetchall()})
+
     def _load(self, c: Tx, conversation_id: str) -> History | None:
         q = self.queries
         row = c.execute(q.conversation_exists, (conversation_id,)).fetchone()

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 _SET_ORIGIN = "UPDATE conversations SET origin = ?, session = ?, head = ?, seen = ? WHERE id = ?"
 _SET_HEAD = "UPDATE conversations SET head = ?, seen = ?, session = COALESCE(session, ?) WHERE id = ?"
+_WRITTEN = "SELECT head, seen FROM conversations WHERE id = ?"
 _SESSION = "SELECT id FROM conversations WHERE session = ? ORDER BY seen DESC, id"
 _SET_ANSWER = "UPDATE messages SET answer_id = ? WHERE conversation_id = ? AND id = ?"
 _FIND_ANSWER = (
@@ -105,6 +106,13 @@ class Origins:
 
         rows = self.transact(run, "the read failed", read=True)
         return [(r[0], r[1]) for r in rows]
+
+    def written(self, conversation_id: str) -> tuple[str, str] | None:
+        sql = self.dialect.sql(_WRITTEN)
+        row = self.transact(
+            lambda c: c.execute(sql, (conversation_id,)).fetchone(), "the read failed", read=True
+        )
+        return (row[0], row[1]) if row is not None and row[0] is not None else None
 
     def set_answer_id(self, conversation_id: str, message_id: str, answer_id: str) -> None:
         sql = self.dialect.sql(_SET_ANSWER)
