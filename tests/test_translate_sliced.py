@@ -168,3 +168,26 @@ def test_what_is_not_surely_an_object_is_left_to_the_whole_parse() -> None:
         json_value(b'{"a":')
     top = sliced(b'{"model":"claude-x","stream":true}')
     assert top is not None and top.get("model") == "claude-x" and top["stream"] is True and len(top) == 2
+
+
+def test_a_message_changed_in_the_middle_is_read_again() -> None:
+    # the same length and the same ends (what the lookup key holds), a different byte in between: the
+    # earlier request's entry at that index is not taken, in place or by lookup
+    READ_MEMO.clear()
+    body = _long_body()
+    at, k = next(
+        (i, k)
+        for i, m in enumerate(body["messages"])
+        if isinstance(m["content"], list)
+        for k, b in enumerate(m["content"])
+        if b.get("type") == "text" and len(b["text"]) > 200
+    )
+    _read(orjson.dumps(body))
+    edited = copy.deepcopy(body)
+    block = edited["messages"][at]["content"][k]
+    middle = len(block["text"]) // 2
+    swapped = "#" if block["text"][middle] != "#" else "%"
+    block["text"] = block["text"][:middle] + swapped + block["text"][middle + 1 :]
+    got, history = _read(orjson.dumps(edited))
+    assert got == edited and history == parse_request(copy.deepcopy(edited))
+    assert history != parse_request(copy.deepcopy(body))

@@ -203,6 +203,9 @@ class ReadMemo:
         self.groups: Bounded[Group] = Bounded(budget)
         self.turns: Bounded[_Segment] = Bounded(budget)
         self.values: Bounded[Any] = Bounded(budget // 8)
+        #: the last list read from bytes per opening entry: request N+1's entries are compared in place
+        #: with request N's (equal bytes at an equal index: the same group) before any lookup
+        self.lists: Bounded[Slices] = Bounded(budget)
 
     def events(
         self, place: Hashable, value: Any, read: Callable[[list[str]], list[Event]], raw: bytes | None = None
@@ -251,17 +254,27 @@ class ReadMemo:
                 if raw is not None:
                     self.groups.put(_fingerprint(place, raw), hit, hit.cost)
             out.append(hit)
+        if isinstance(given, Slices) and given.raws:  # what the next request of it is compared with
+            self.lists.put(
+                _fingerprint(0, given.raws[0]), Slices(given.raws, tuple(out)), sum(map(len, given.raws))
+            )
         return out
 
     def loaded_items(self, raws: Sequence[bytes], load: Callable[[bytes], Any]) -> tuple[list[Any], Slices]:
         """The value of each entry of a body list given as its exact bytes (``load``: ``orjson.loads``):
         an entry whose bytes the memo holds at its index is the value read from them before, not read
         again (equal bytes, equal value). With the lookups' groups, for :meth:`listed` to take."""
-        keys = [_fingerprint(i, raw) for i, raw in enumerate(raws)]
-        found = [
-            hit if hit is not None and hit.raw == raw else None
-            for raw, hit in zip(raws, self.groups.get_many(keys), strict=True)
-        ]
+        last = self.lists.get(_fingerprint(0, raws[0])) if raws else None
+        found: list[Group | None] = [None] * len(raws)
+        if last is not None:
+            for i, (was, raw) in enumerate(zip(last.raws, raws, strict=False)):
+                if was == raw:
+                    found[i] = last.found[i]
+        misses = [i for i, hit in enumerate(found) if hit is None]
+        if misses:
+            hits = self.groups.get_many([_fingerprint(i, raws[i]) for i in misses])
+            for i, hit in zip(misses, hits, strict=True):
+                found[i] = hit if hit is not None and hit.raw == raws[i] else None
         values = [load(raw) if hit is None else hit.value for raw, hit in zip(raws, found, strict=True)]
         return values, Slices(tuple(raws), tuple(found))
 
@@ -293,6 +306,7 @@ class ReadMemo:
         self.groups.clear()
         self.turns.clear()
         self.values.clear()
+        self.lists.clear()
 
 
 def _fresh(ev: Event) -> Event:
