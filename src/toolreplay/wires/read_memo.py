@@ -276,7 +276,8 @@ class ReadMemo:
             for i, hit in zip(misses, hits, strict=True):
                 found[i] = hit if hit is not None and hit.raw == raws[i] else None
         values = [load(raw) if hit is None else hit.value for raw, hit in zip(raws, found, strict=True)]
-        return values, Slices(tuple(raws), tuple(found))
+        kept = tuple(raw if hit is None else hit.raw for raw, hit in zip(raws, found, strict=True))
+        return values, Slices(kept, tuple(found))  # the bytes the memo holds already, not a copy
 
     def loaded(self, place: Hashable, raw: bytes, load: Callable[[bytes], Any]) -> Any:
         """``load(raw)`` (a body's system prompt or tool list as its bytes), once for each exact bytes at
