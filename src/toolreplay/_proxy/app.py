@@ -33,7 +33,7 @@ from toolreplay._errors import ToolreplayError
 from toolreplay._limits import PROXY_CONNECT_TIMEOUT
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.answers import Relayed, error_response
-from toolreplay._proxy.bodies import BodyError, decoded, is_json_object, json_value
+from toolreplay._proxy.bodies import BodyError, Sliced, decoded, is_json_object, json_value, sliced
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.exchange import Exchange, model_of
 from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
@@ -141,6 +141,7 @@ class Proxy:
         if self.translator is not None and (picked := self.translator.pick(request, route, raw, body)):
             return await self.translator.answer(request, picked, t0, started)  # a model route (design 47)
         repairs: tuple[str, ...] = ()
+        body = None if isinstance(body, Sliced) else body  # unrouted: the recorder reads its bytes
         received = raw  # the agent's bytes, for the log's digest (hashed on the recorder's thread)
         if self.repairer is not None and isinstance(body, dict):
             raw, repairs = await self._repaired(route, raw, body, headers)
@@ -213,7 +214,9 @@ class Proxy:
 
     def _check(self, route: Route, method: str, raw: bytes, encoding: str) -> Any:
         """The request's JSON for a model request (refused when it is not an object); None otherwise, and
-        None when nothing reads it here (no repairs: the recorder's thread reads it from the bytes)."""
+        None when nothing reads it here (no repairs: the recorder's thread reads it from the bytes). With
+        routes and no repairs, its top-level slices (``Sliced``): a route needs only its model to be
+        picked (design 53)."""
         if route.kind != "generate":
             return None
         if method != "POST":
@@ -221,6 +224,8 @@ class Proxy:
         plain = decoded(raw, encoding, self.config.max_body)
         if not self.reads_body and is_json_object(plain):
             return None  # pass-through: nothing reads the body, it is only checked
+        if self.repairer is None and (top := sliced(plain)) is not None:
+            return top  # a route needs its model; a routed body is read on the translation thread
         body = json_value(plain)
         if not isinstance(body, dict):
             raise BodyError(400, f"the request body is a JSON {type(body).__name__}, not an object")

@@ -8,6 +8,7 @@ request goes upstream, and the recording after it).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
@@ -20,8 +21,9 @@ try:  # the proxy extra brings it: a JSON object checked without building it
     _OBJECT: msgspec.json.Decoder[dict[str, msgspec.Raw]] | None = msgspec.json.Decoder(
         dict[str, msgspec.Raw]
     )
+    _LIST: msgspec.json.Decoder[list[msgspec.Raw]] | None = msgspec.json.Decoder(list[msgspec.Raw])
 except ImportError:  # pragma: no cover - without it every body is parsed whole
-    _OBJECT = None
+    _OBJECT = _LIST = None
 
 
 class BodyError(ValueError):
@@ -127,9 +129,82 @@ def json_value(plain: bytes) -> Any:
         raise BodyError(400, f"the request body is not valid JSON ({problem})") from None
 
 
+class Sliced(Mapping[str, Any]):
+    """A request body that is surely a JSON object (:func:`sliced`), read at its top level only: each
+    value kept as its exact bytes and read when asked for (design 53). A routed request needs its model
+    to be picked; its messages are read on the translation thread, each unchanged one taken from the
+    memo by its bytes rather than parsed again.
+
+    A value reads as ``orjson`` reads it within the whole body (the same parser on the same bytes); where
+    ``orjson`` refuses one (a number past a double's range), :meth:`whole` reads the whole body as
+    :func:`json_value` does, so the body is always the one the proxy read before.
+    """
+
+    __slots__ = ("plain", "raws")
+
+    def __init__(self, plain: bytes, raws: dict[str, bytes]) -> None:
+        self.plain, self.raws = plain, raws
+
+    def __getitem__(self, key: str) -> Any:
+        return json_value(self.raws[key])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.raws)
+
+    def __len__(self) -> int:
+        return len(self.raws)
+
+    def whole(self) -> dict[str, Any]:
+        """The body as :func:`json_value` reads it."""
+        try:
+            return {k: orjson.loads(v) for k, v in self.raws.items()}
+        except orjson.JSONDecodeError:
+            return self.exact()
+
+    def exact(self) -> dict[str, Any]:
+        """The whole body read by :func:`json_value` (what :meth:`whole` falls back to)."""
+        body = json_value(self.plain)
+        assert isinstance(body, dict)  # msgspec read it as an object
+        return body
+
+
+def sliced(plain: bytes) -> Sliced | None:
+    """``plain`` (decompressed) as a :class:`Sliced` body, or None when it is not surely a JSON object
+    (:func:`is_json_object`'s rule: the exact readers decide then, and name what is wrong)."""
+    if _OBJECT is None:
+        return None
+    try:
+        raws = _OBJECT.decode(plain)
+        plain.decode("utf-8")
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    return Sliced(plain, {k: bytes(v) for k, v in raws.items()})
+
+
+def items(raw: bytes) -> list[bytes] | None:
+    """Each element's exact bytes of the JSON list ``raw`` (a slice :func:`sliced` checked), or None when
+    it is not a list."""
+    if _LIST is None:
+        return None
+    try:
+        return [bytes(v) for v in _LIST.decode(raw)]
+    except msgspec.ValidationError:
+        return None
+
+
 def answer_bytes(data: bytes, encoding: str, limit: int) -> bytes:
     """An upstream answer decompressed for recording (brotli, which the proxy cannot read, raises)."""
     return decoded(data, encoding, limit)
 
 
-__all__ = ["BodyError", "answer_bytes", "decoded", "is_json_object", "json_body", "json_value"]
+__all__ = [
+    "BodyError",
+    "Sliced",
+    "answer_bytes",
+    "decoded",
+    "is_json_object",
+    "items",
+    "json_body",
+    "json_value",
+    "sliced",
+]

@@ -22,6 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import orjson
+
+from toolreplay._proxy.bodies import Sliced, items
 from toolreplay._proxy.translate_ids import agent_call_ids, answer_id, history_digest, upstream_ids
 from toolreplay._proxy.translate_merge import merge
 from toolreplay._proxy.translate_renders import Renders
@@ -103,16 +106,60 @@ class Translated:
 #: The wires whose requests are read through the process's memo (design 53): an agent's next request
 #: repeats its last one, and each message and each turn of it is read once.
 _MEMOIZED: dict[str, Callable[..., History]] = {"anthropic": anthropic_request.parse_request}
+#: What a memoized wire's reader keys by the bytes the agent sent (design 53): its body's message list
+#: (each entry's bytes), and the values it reads whole.
+_SLICED: dict[str, tuple[str, tuple[str, ...]]] = {"anthropic": ("messages", ("system", "tools"))}
 
 
-def read_inbound(inbound: Wire, body: Mapping[str, Any], *, path_model: str | None = None) -> History:
+@dataclass(frozen=True, slots=True)
+class Unsliced:
+    """A body read from its top-level slices (:class:`~toolreplay._proxy.bodies.Sliced`): the body, and
+    the exact bytes its memoized values were read from (empty: none)."""
+
+    body: dict[str, Any]
+    raws: Mapping[str, Any] = field(default_factory=lambda: {})
+
+
+def unsliced(inbound: Wire, body: Mapping[str, Any]) -> Unsliced:
+    """The whole body (as :func:`~toolreplay._proxy.bodies.json_value` reads it): a body message whose
+    bytes the memo holds at its index is the value read from them before, the system prompt and the tool
+    list likewise; a body already read is itself."""
+    if not isinstance(body, Sliced):
+        return Unsliced(dict(body))
+    shape = _SLICED.get(inbound.name)
+    listed = body.raws.get(shape[0]) if shape is not None else None
+    entries = items(listed) if listed is not None else None
+    if shape is None or entries is None:
+        return Unsliced(body.whole())
+    key, whole = shape
+    try:
+        values, slices = READ_MEMO.loaded_items(entries, orjson.loads)
+        out = {k: values if k == key else _value(k, raw, whole) for k, raw in body.raws.items()}
+    except orjson.JSONDecodeError:
+        return Unsliced(body.exact())
+    raws = {k: body.raws[k] for k in whole if k in body.raws}
+    return Unsliced(out, {**raws, key: slices})
+
+
+def _value(key: str, raw: bytes, kept: tuple[str, ...]) -> Any:
+    return READ_MEMO.loaded(key, raw, orjson.loads) if key in kept else orjson.loads(raw)
+
+
+def read_inbound(
+    inbound: Wire,
+    body: Mapping[str, Any],
+    *,
+    path_model: str | None = None,
+    raws: Mapping[str, Any] | None = None,
+) -> History:
     """The agent's request as the neutral history (``inbound.parse_request``), nothing dropped.
     ``path_model``: the model the request's path names (Gemini's URL), recorded as the issuer's model of
-    what the agent's replies carry when the body names none."""
+    what the agent's replies carry when the body names none. ``raws``: the bytes the body's values were
+    read from (:func:`unsliced`), which key the read memo."""
     if inbound.parse_request is None:
         raise ConfigError(f"wire {inbound.name} cannot read request bodies: it cannot be translated")
     memoized = _MEMOIZED.get(inbound.name)
-    h = memoized(dict(body), memo=READ_MEMO) if memoized else inbound.parse_request(dict(body))
+    h = memoized(dict(body), memo=READ_MEMO, raws=raws) if memoized else inbound.parse_request(dict(body))
     if not path_model or isinstance(body.get("model"), str):
         return h
     return replace(h, messages=tuple(_with_model(m, path_model) for m in h.messages))

@@ -22,11 +22,10 @@ A routed model's token count (``count_tokens``, ``:countTokens``) is answered he
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ from toolreplay._errors import ToolreplayError
 from toolreplay._history import History
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.answers import Relayed, error_response
-from toolreplay._proxy.bodies import BodyError, json_body
+from toolreplay._proxy.bodies import BodyError, Sliced, json_body
 from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import continued, prefix_heads
 from toolreplay._proxy.model_routes import ModelRoute, pick
@@ -89,7 +88,8 @@ class Picked:
 
     route: Route
     model_route: ModelRoute
-    body: dict[str, Any]
+    #: the body; a generation's as its top-level slices (read whole on the translation thread, design 53)
+    body: Mapping[str, Any]
     #: The request's bytes as the agent sent them.
     size: int
     count: bool = False
@@ -159,11 +159,10 @@ class Translator:
     def pick(self, request: Request, route: Route, raw: bytes, body: Any) -> Picked | None:
         """The route that takes this request, or None (it passes through)."""
         if route.kind == "generate":
-            model = route.model or (body.get("model") if isinstance(body, dict) else None)
+            readable = isinstance(body, (dict, Sliced))
+            model = route.model or (body.get("model") if readable else None)
             found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
-            return (
-                Picked(route, found, body, len(raw)) if found is not None and isinstance(body, dict) else None
-            )
+            return Picked(route, found, body, len(raw)) if found is not None and readable else None
         http = route.wire.http
         hit = http.count_path.match(request.url.path) if http and http.count_path else None
         if hit is None or request.method != "POST":
@@ -253,14 +252,21 @@ class Translator:
             self.recorder.drain(10.0)
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
-        from toolreplay._proxy.translate import read_inbound, translate_request
+        from toolreplay._proxy.translate import read_inbound, translate_request, unsliced
         from toolreplay._proxy.translate_renders import RENDERS
 
         inbound, vessel = picked.route.wire, picked.model_route.vessel
-        read = functools.partial(read_inbound, inbound, path_model=picked.route.model)
-        found = rebuilt(inbound, picked.body, self._store(), read, self._settled)  # design 55
+        whole = unsliced(inbound, picked.body)
+        body = whole.body
+
+        def read(b: Mapping[str, Any]) -> History:  # the slices key the memo only for their own body
+            return read_inbound(
+                inbound, b, path_model=picked.route.model, raws=whole.raws if b is body else None
+            )
+
+        found = rebuilt(inbound, body, self._store(), read, self._settled)  # design 55
         if found is None:
-            history = read(picked.body)
+            history = read(body)
             base = self._stored(history, session)
         else:  # what it continues is the store's (design 55): its exchange is not foreseen (design 54)
             history, stored = found
@@ -276,7 +282,7 @@ class Translator:
             renders=RENDERS,
         )
         prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
-        asked = picked.route.model or picked.body.get("model")
+        asked = picked.route.model or body.get("model")
         out = Outbound(
             model=asked if isinstance(asked, str) else vessel.model, answer_id=done.answer_id,
             thinking=done.thinking, seal=done.seal, call_id=done.call_id, created=int(time.time()),

@@ -6,9 +6,10 @@ audit) reads as before.
 Two levels, each a pure function of its key:
 
 * **a body message's events** (:meth:`ReadMemo.events`), keyed by the message's place (its index, or
-  ``system``) and its exact JSON bytes (``orjson``: equal bytes are equal values, the ``where`` of its
-  events and warnings is its place). A value that would not encode exactly (an integer past 64 bits, a
-  lone surrogate, NaN) is not memoized: it is read as before;
+  ``system``) and its exact JSON bytes: the bytes the agent sent, where the caller has them (``raws``:
+  the proxy's body read at its top level only), else ``orjson``'s (equal bytes are equal values, the
+  ``where`` of its events and warnings is its place). A value that would not encode exactly (an integer
+  past 64 bits, a lone surrogate, NaN) has no ``orjson`` key and is read every time;
 * **a turn's drafts** (:func:`assemble_memo`), keyed by the identity of its events (the memo keeps them,
   so an identity names the same events while the entry lives) and whether it ends the body. A turn is
   what :func:`~toolreplay.wires.turns.assemble` folds between two user or system messages: pairing,
@@ -158,6 +159,16 @@ class Group:
     warnings: tuple[str, ...]
     cost: int
     raw: bytes = b""
+    #: the value ``raw`` reads as (``orjson``), which a body read from bytes takes again on a hit
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class Slices:
+    """A body list's entries as their exact bytes, and the group the memo holds for each (None: none)."""
+
+    raws: tuple[bytes, ...]
+    found: tuple[Group | None, ...]
 
 
 #: How much of each end of a message's bytes its lookup key holds (the whole is compared on a hit).
@@ -192,40 +203,97 @@ class ReadMemo:
         self.groups: Bounded[Group] = Bounded(budget)
         self.turns: Bounded[_Segment] = Bounded(budget)
         self.values: Bounded[Any] = Bounded(budget // 8)
+        #: the last list read from bytes per opening entry: request N+1's entries are compared in place
+        #: with request N's (equal bytes at an equal index: the same group) before any lookup
+        self.lists: Bounded[Slices] = Bounded(budget)
 
-    def events(self, place: Hashable, value: Any, read: Callable[[list[str]], list[Event]]) -> Group:
-        """The events ``read`` gives for the body value ``value`` at ``place`` (and its warnings)."""
-        return self._groups([place], [value], lambda _, w: read(w))[0]
+    def events(
+        self, place: Hashable, value: Any, read: Callable[[list[str]], list[Event]], raw: bytes | None = None
+    ) -> Group:
+        """The events ``read`` gives for the body value ``value`` at ``place`` (and its warnings); ``raw``:
+        its exact bytes, when the caller has them."""
+        return self._groups([place], [value], lambda _, w: read(w), None if raw is None else [raw])[0]
 
     def listed(
-        self, entries: Sequence[Mapping[str, Any]], read: EntryReader, key: str, skip: int = -1
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        read: EntryReader,
+        key: str,
+        skip: int = -1,
+        raws: Sequence[bytes] | Slices | None = None,
     ) -> list[Group]:
         """The groups of each entry of the body's ``key`` list (``read(entry, where, warnings)``), but
-        entry ``skip``; each entry already an object."""
-        groups = self._groups(range(len(entries)), entries, lambda i, w: read(entries[i], f"{key}[{i}]", w))
+        entry ``skip``; each entry already an object. ``raws``: each entry's exact bytes, when the caller
+        has them (they key the memo instead of an encoding of the entry)."""
+        groups = self._groups(
+            range(len(entries)), entries, lambda i, w: read(entries[i], f"{key}[{i}]", w), raws
+        )
         return groups if skip < 0 else groups[:skip] + groups[skip + 1 :]
 
     def _groups(
-        self, places: Sequence[Any], values: Sequence[Any], read: Callable[[Any, list[str]], list[Event]]
+        self,
+        places: Sequence[Any],
+        values: Sequence[Any],
+        read: Callable[[Any, list[str]], list[Event]],
+        given: Sequence[bytes] | Slices | None = None,
     ) -> list[Group]:
-        raws = [json_key(v) for v in values]
-        keys = [
-            _fingerprint(p, raw) if raw is not None else None for p, raw in zip(places, raws, strict=True)
-        ]
+        if isinstance(given, Slices):  # looked up already (loaded_items): only the misses are read
+            raws: Sequence[bytes | None] = given.raws
+            hits: Sequence[Group | None] = given.found
+        else:
+            raws = [json_key(v) for v in values] if given is None else given
+            hits = self.groups.get_many(
+                [_fingerprint(p, r) if r is not None else None for p, r in zip(places, raws, strict=True)]
+            )
         out: list[Group] = []
-        for place, raw, k, hit in zip(places, raws, keys, self.groups.get_many(keys), strict=True):
+        for place, value, raw, hit in zip(places, values, raws, hits, strict=True):
             if hit is None or hit.raw != raw:
                 warnings: list[str] = []
                 events = read(place, warnings)
-                hit = Group(tuple(events), tuple(warnings), len(raw or b""), raw or b"")
-                if k is not None:
-                    self.groups.put(k, hit, hit.cost)
+                hit = Group(tuple(events), tuple(warnings), len(raw or b""), raw or b"", value)
+                if raw is not None:
+                    self.groups.put(_fingerprint(place, raw), hit, hit.cost)
             out.append(hit)
+        if isinstance(given, Slices) and given.raws:  # what the next request of it is compared with
+            self.lists.put(
+                _fingerprint(0, given.raws[0]), Slices(given.raws, tuple(out)), sum(map(len, given.raws))
+            )
         return out
 
-    def parsed(self, place: Hashable, value: Any, parse: Callable[[Any], V]) -> V:
-        """``parse(value)``, once for each exact value at ``place`` (a body's tool list)."""
-        raw = json_key(value)
+    def loaded_items(self, raws: Sequence[bytes], load: Callable[[bytes], Any]) -> tuple[list[Any], Slices]:
+        """The value of each entry of a body list given as its exact bytes (``load``: ``orjson.loads``):
+        an entry whose bytes the memo holds at its index is the value read from them before, not read
+        again (equal bytes, equal value). With the lookups' groups, for :meth:`listed` to take."""
+        last = self.lists.get(_fingerprint(0, raws[0])) if raws else None
+        found: list[Group | None] = [None] * len(raws)
+        if last is not None:
+            for i, (was, raw) in enumerate(zip(last.raws, raws, strict=False)):
+                if was == raw:
+                    found[i] = last.found[i]
+        misses = [i for i, hit in enumerate(found) if hit is None]
+        if misses:
+            hits = self.groups.get_many([_fingerprint(i, raws[i]) for i in misses])
+            for i, hit in zip(misses, hits, strict=True):
+                found[i] = hit if hit is not None and hit.raw == raws[i] else None
+        values = [load(raw) if hit is None else hit.value for raw, hit in zip(raws, found, strict=True)]
+        kept = tuple(raw if hit is None else hit.raw for raw, hit in zip(raws, found, strict=True))
+        return values, Slices(kept, tuple(found))  # the bytes the memo holds already, not a copy
+
+    def loaded(self, place: Hashable, raw: bytes, load: Callable[[bytes], Any]) -> Any:
+        """``load(raw)`` (a body's system prompt or tool list as its bytes), once for each exact bytes at
+        ``place``."""
+        key = ("loaded", place, len(raw), raw[:_ENDS], raw[-_ENDS:])
+        hit = self.values.get(key)
+        if hit is not None and hit[0] == raw:
+            return hit[1]
+        value = load(raw)
+        self.values.put(key, (raw, value), len(raw))
+        return value
+
+    def parsed(self, place: Hashable, value: Any, parse: Callable[[Any], V], raw: bytes | None = None) -> V:
+        """``parse(value)``, once for each exact value at ``place`` (a body's tool list); ``raw``: its
+        exact bytes, when the caller has them."""
+        raw = json_key(value) if raw is None else raw
         if raw is None:
             return parse(value)
         key = (place, raw)
@@ -239,6 +307,7 @@ class ReadMemo:
         self.groups.clear()
         self.turns.clear()
         self.values.clear()
+        self.lists.clear()
 
 
 def _fresh(ev: Event) -> Event:
@@ -347,4 +416,14 @@ def assemble_memo(
 #: The proxy's memo (one per process).
 READ_MEMO = ReadMemo()
 
-__all__ = ["BUDGET", "READ_MEMO", "Bounded", "ByIdentity", "Group", "ReadMemo", "assemble_memo", "json_key"]
+__all__ = [
+    "BUDGET",
+    "READ_MEMO",
+    "Bounded",
+    "ByIdentity",
+    "Group",
+    "ReadMemo",
+    "Slices",
+    "assemble_memo",
+    "json_key",
+]

@@ -348,15 +348,24 @@ def _is_separator(msgs: Sequence[Any], i: int) -> bool:
     )
 
 
-def parse_request(body: Any, *, conversation_id: str = "request", memo: ReadMemo | None = None) -> History:
+def parse_request(
+    body: Any,
+    *,
+    conversation_id: str = "request",
+    memo: ReadMemo | None = None,
+    raws: Mapping[str, Any] | None = None,
+) -> History:
     """An Anthropic Messages body (or its ``messages`` list) as a stored history. Pure.
 
     Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
     shape; what it cannot represent is listed in the history's ``warnings``. ``memo``: each message read
     and each turn assembled once (the proxy's, design 53); the history is the same with or without.
+    ``raws``: the exact bytes the body's ``system`` and ``tools`` were read from, and of each of its
+    ``messages`` (a list of them), which key the memo instead of an encoding of the values.
     """
     msgs, rest = split_body(body)
     system = rest.get("system")
+    raws = raws or {}
     if memo is None:
         warnings: list[str] = []
         events = _system_events(system, warnings)
@@ -365,16 +374,21 @@ def parse_request(body: Any, *, conversation_id: str = "request", memo: ReadMemo
                 events.extend(message_events(msg, where, warnings))
         groups = [Group(tuple(events), tuple(warnings), 0)]
     else:
-        groups = [memo.events("system", system, lambda w: _system_events(system, w))]
+        groups = [memo.events("system", system, lambda w: _system_events(system, w), raws.get("system"))]
         entries = (
             msgs
             if all(type(m) is dict for m in msgs)
             else [m for _, _, m in objects(msgs, "messages", _fail)]
         )
-        groups += memo.listed(entries, message_events, "messages", 0 if _is_separator(msgs, 0) else -1)
+        skip = 0 if _is_separator(msgs, 0) else -1
+        groups += memo.listed(entries, message_events, "messages", skip, raws.get("messages"))
         events = [e for g in groups for e in g.events]
     raw_tools = rest.get("tools")
-    tools = parse_tools(raw_tools) if memo is None else memo.parsed("tools", raw_tools, parse_tools)
+    tools = (
+        parse_tools(raw_tools)
+        if memo is None
+        else memo.parsed("tools", raw_tools, parse_tools, raws.get("tools"))
+    )
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     settings = request_settings(WIRE, body, CONVERSATION_KEYS)
     if settings is not None:
