@@ -62,4 +62,21 @@ class Relayed(Response):
                 await self._on_end()
 
 
-__all__ = ["Relayed", "error_response"]
+def upstream_message(data: bytes) -> str:
+    """The message of a provider's error body (``{"error": {"message"}}``, ``{"error": "..."}``,
+    ``{"message"}``), else its text."""
+    try:
+        body = jsonenc.loads(data)
+    except ValueError:
+        return data.decode("utf-8", "replace").strip()[:500] or "(no message)"
+    err = body.get("error") if isinstance(body, dict) else None
+    for found in (
+        err.get("message") if isinstance(err, dict) else err,
+        body.get("message") if isinstance(body, dict) else None,
+    ):
+        if isinstance(found, str) and found:
+            return found
+    return data.decode("utf-8", "replace").strip()[:500]
+
+
+__all__ = ["Relayed", "error_response", "upstream_message"]

@@ -35,7 +35,6 @@ from toolreplay._vessels import Vessel
 from toolreplay.errors import ConfigError
 from toolreplay.model import History, Issuer, Message, Reasoning, ToolSpec
 from toolreplay.wires import get_wire, render_wire
-from toolreplay.wires.anthropic import request as anthropic_request
 from toolreplay.wires.bridge import seal
 from toolreplay.wires.common import RenderOptions, declared_tools, wire_tool_name
 from toolreplay.wires.contract import Refused, Wire
@@ -103,14 +102,6 @@ class Translated:
         return replace(reply, calls=tuple(self.agent_call(i, c) for i, c in enumerate(reply.calls)))
 
 
-#: The wires whose requests are read through the process's memo (design 53): an agent's next request
-#: repeats its last one, and each message and each turn of it is read once.
-_MEMOIZED: dict[str, Callable[..., History]] = {"anthropic": anthropic_request.parse_request}
-#: What a memoized wire's reader keys by the bytes the agent sent (design 53): its body's message list
-#: (each entry's bytes), and the values it reads whole.
-_SLICED: dict[str, tuple[str, tuple[str, ...]]] = {"anthropic": ("messages", ("system", "tools"))}
-
-
 @dataclass(frozen=True, slots=True)
 class Unsliced:
     """A body read from its top-level slices (:class:`~toolreplay._proxy.bodies.Sliced`): the body, and
@@ -126,12 +117,12 @@ def unsliced(inbound: Wire, body: Mapping[str, Any]) -> Unsliced:
     list likewise; a body already read is itself."""
     if not isinstance(body, Sliced):
         return Unsliced(dict(body))
-    shape = _SLICED.get(inbound.name)
-    listed = body.raws.get(shape[0]) if shape is not None else None
+    memoized = inbound.translation.memoized if inbound.translation else None
+    listed = body.raws.get(inbound.list_key) if memoized is not None else None
     entries = items(listed) if listed is not None else None
-    if shape is None or entries is None:
+    if memoized is None or entries is None:
         return Unsliced(body.whole())
-    key, whole = shape
+    key, whole = inbound.list_key, memoized.whole
     try:
         values, slices = READ_MEMO.loaded_items(entries, orjson.loads)
         out = {k: values if k == key else _value(k, raw, whole) for k, raw in body.raws.items()}
@@ -158,8 +149,11 @@ def read_inbound(
     read from (:func:`unsliced`), which key the read memo."""
     if inbound.parse_request is None:
         raise ConfigError(f"wire {inbound.name} cannot read request bodies: it cannot be translated")
-    memoized = _MEMOIZED.get(inbound.name)
-    h = memoized(dict(body), memo=READ_MEMO, raws=raws) if memoized else inbound.parse_request(dict(body))
+    memoized = inbound.translation.memoized if inbound.translation else None
+    if memoized is not None:
+        h = memoized.parse(dict(body), memo=READ_MEMO, raws=raws)
+    else:
+        h = inbound.parse_request(dict(body))
     if not path_model or isinstance(body.get("model"), str):
         return h
     return replace(h, messages=tuple(_with_model(m, path_model) for m in h.messages))

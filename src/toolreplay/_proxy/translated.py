@@ -39,7 +39,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ToolreplayError
 from toolreplay._history import History
 from toolreplay._proxy.agents import session_of
-from toolreplay._proxy.answers import Relayed, error_response
+from toolreplay._proxy.answers import Relayed, error_response, upstream_message
 from toolreplay._proxy.bodies import BodyError, Sliced, json_body
 from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import continued, prefix_heads
@@ -105,23 +105,6 @@ class Ready:
     outbound: Outbound
     #: the stored conversation it was translated over (design 54)
     base: Base
-
-
-def upstream_message(data: bytes) -> str:
-    """The message of a provider's error body (``{"error": {"message"}}``, ``{"error": "..."}``,
-    ``{"message"}``), else its text."""
-    try:
-        body = jsonenc.loads(data)
-    except ValueError:
-        return data.decode("utf-8", "replace").strip()[:500] or "(no message)"
-    err = body.get("error") if isinstance(body, dict) else None
-    for found in (
-        err.get("message") if isinstance(err, dict) else err,
-        body.get("message") if isinstance(body, dict) else None,
-    ):
-        if isinstance(found, str) and found:
-            return found
-    return data.decode("utf-8", "replace").strip()[:500]
 
 
 class Translator:
@@ -506,4 +489,4 @@ class _Sink:
         return []
 
 
-__all__ = ["Picked", "Translator", "upstream_message"]
+__all__ = ["Picked", "Translator"]

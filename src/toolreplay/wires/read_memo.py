@@ -37,15 +37,15 @@ from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
     Call,
+    Draft,
     Event,
     SystemText,
+    TurnDraft,
     UserText,
-    _assign_ids,
-    _Draft,
-    _issued,
-    _message,
-    _no_answers,
-    _Turn,
+    assign_ids,
+    drafted_message,
+    warn_unanswered,
+    with_issuer,
 )
 
 V = TypeVar("V")
@@ -187,7 +187,7 @@ class _Segment:
     (position in the turn, id, issuer)."""
 
     events: tuple[Event, ...]
-    drafts: tuple[_Draft, ...]
+    drafts: tuple[Draft, ...]
     warnings: tuple[str, ...]
     made: dict[tuple[int, str, Issuer | None], Message] = field(default_factory=lambda: {})
 
@@ -321,15 +321,15 @@ def _fresh(ev: Event) -> Event:
     return AgentSaid(parts, ev.where, ev.provider_data, ev.created_at, ev.sent)
 
 
-def _read_segment(run: Sequence[Event], at_end: bool) -> tuple[tuple[_Draft, ...], tuple[str, ...]]:
+def _read_segment(run: Sequence[Event], at_end: bool) -> tuple[tuple[Draft, ...], tuple[str, ...]]:
     """What :func:`~toolreplay.wires.turns.assemble` makes of one turn (or one user or system message)."""
     warns: list[str] = []
     if len(run) == 1 and isinstance(run[0], SystemText):
-        return (_Draft("system", run[0].text, sent=run[0].sent),), ()
+        return (Draft("system", run[0].text, sent=run[0].sent),), ()
     if len(run) == 1 and isinstance(user := run[0], UserText):
-        return (_Draft("user", user.text, created_at=user.created_at, meta=user.meta, parts=user.parts,
+        return (Draft("user", user.text, created_at=user.created_at, meta=user.meta, parts=user.parts,
                        sent=user.sent),), ()  # fmt: skip
-    turn = _Turn(warns)
+    turn = TurnDraft(warns)
     for ev in map(_fresh, run):
         if isinstance(ev, AgentSaid):
             turn.said(ev)
@@ -394,18 +394,18 @@ def assemble_memo(
     for s in segments:
         warns.extend(s.warnings)
     placed = [(s, j, d) for s in segments for j, d in enumerate(s.drafts)]
-    ids = _assign_ids([d for _, _, d in placed], id_prefix)
+    ids = assign_ids([d for _, _, d in placed], id_prefix)
     out: list[Message] = []
     for mid, (s, j, d) in zip(ids, placed, strict=True):
         m = s.made.get((j, mid, issuer))
         if m is None:
-            m = _message(mid, d)
-            m = _issued(m, issuer) if issuer is not None else m
+            m = drafted_message(mid, d)
+            m = with_issuer(m, issuer) if issuer is not None else m
             if len(s.made) < _MADE:
                 s.made[(j, mid, issuer)] = m
         out.append(m)
     messages = tuple(out)
-    _no_answers(messages, warns)
+    warn_unanswered(messages, warns)
     requests: tuple[RequestSettings, ...] = ()
     if settings is not None:
         requests = (RequestSettings(settings.wire, settings.fields, messages[-1].id if messages else None),)

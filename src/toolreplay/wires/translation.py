@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from toolreplay.model import Message, ToolCall
+from toolreplay.model import History, Message, ToolCall
 from toolreplay.wires.vessel import VesselProfile
 
 Choice = Literal["auto", "none", "required", "tool"]
@@ -132,6 +132,17 @@ class Earlier:
     carried: Callable[[Message], bool] = lambda m: True
 
 
+@dataclass(frozen=True, slots=True)
+class Memoized:
+    """How a wire's request reader takes the proxy's read memo (design 53): ``parse(body, memo=...,
+    raws=...)`` gives the history ``parse_request`` gives, each message of the body's list (its
+    ``list_key``) and each value of ``whole`` read once per exact bytes."""
+
+    parse: Callable[..., History]
+    #: Top-level keys read whole and keyed by their bytes (Anthropic's ``system`` and ``tools``).
+    whole: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Translation:
     """A wire's side of request translation (design 48-49)."""
@@ -143,6 +154,8 @@ class Translation:
     stream_default: bool = False
     #: Whether and how its bodies name earlier turns the server keeps (design 55).
     earlier: Earlier | None = None
+    #: How its requests are read through the proxy's memo (design 53); None: read whole every time.
+    memoized: Memoized | None = None
 
 
 # -- what the wires' readers share ------------------------------------------------------------------
@@ -184,6 +197,7 @@ __all__ = [
     "Effort",
     "Fields",
     "IdRule",
+    "Memoized",
     "ReadSettings",
     "Translation",
     "WriteSettings",

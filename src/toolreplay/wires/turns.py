@@ -208,7 +208,7 @@ class _Piece:
 
 
 @dataclass(slots=True)
-class _Draft:
+class Draft:
     """A stored message before its id is known."""
 
     role: Literal["system", "user", "assistant"]
@@ -223,7 +223,7 @@ class _Draft:
     sent: Sent | None = None
 
 
-class _Turn:
+class TurnDraft:
     """The agent's side between two user messages: its pieces and the pairing of answers to calls."""
 
     def __init__(self, warnings: list[str]) -> None:
@@ -291,8 +291,8 @@ class _Turn:
         self.warnings.append(f"{r.where}: an answer with no unanswered call before it; not replayed")
         return None
 
-    def finish(self, at_end: bool) -> list[_Draft]:
-        out: list[_Draft] = []
+    def finish(self, at_end: bool) -> list[Draft]:
+        out: list[Draft] = []
         for p in self.pieces:
             if not (p.calls or p.has_text or p.provider_data or p.closing):
                 continue
@@ -311,7 +311,7 @@ def _steps_of(p: _Piece) -> tuple[Step, ...]:
     return (*p.steps, Step(p.closing, 0)) if p.closing else tuple(p.steps)
 
 
-def _draft(p: _Piece) -> _Draft:
+def _draft(p: _Piece) -> Draft:
     steps = _steps_of(p)
     joined = "\n\n".join(p.final)
     calls = tuple(
@@ -329,7 +329,7 @@ def _draft(p: _Piece) -> _Draft:
         for oc in p.calls
     )
     sent = _messages_sent(p.sents)
-    return _Draft("assistant", joined, calls, p.created_at, p.provider_data or None, steps=steps, sent=sent)
+    return Draft("assistant", joined, calls, p.created_at, p.provider_data or None, steps=steps, sent=sent)
 
 
 def _messages_sent(sents: Sequence[Sent | None]) -> Sent | None:
@@ -350,7 +350,7 @@ def merge_sent(a: Sent | None, b: Sent | None) -> Sent | None:
     return out
 
 
-def _recovered_id(d: _Draft) -> str | None:
+def _recovered_id(d: Draft) -> str | None:
     """The stored message id a reply's derived call ids name, when they all name the same one."""
     if d.role != "assistant" or not d.calls:
         return None
@@ -366,7 +366,7 @@ def _recovered_id(d: _Draft) -> str | None:
     return stem if message_stem(stem) == stem else None
 
 
-def _assign_ids(drafts: Sequence[_Draft], prefix: str) -> list[str]:
+def assign_ids(drafts: Sequence[Draft], prefix: str) -> list[str]:
     ids: list[str | None] = [None] * len(drafts)
     taken: set[str] = set()
     for i, d in enumerate(drafts):
@@ -386,13 +386,13 @@ def _assign_ids(drafts: Sequence[_Draft], prefix: str) -> list[str]:
     return out
 
 
-def _message(mid: str, d: _Draft) -> Message:
+def drafted_message(mid: str, d: Draft) -> Message:
     return Message(id=mid, role=d.role, text=d.text, tool_uses=d.calls, created_at=d.created_at,
                    provider_data=d.provider_data, status=d.status, meta=d.meta, steps=d.steps,
                    parts=d.parts, sent=d.sent)  # fmt: skip
 
 
-def _no_answers(messages: Sequence[Message], warns: list[str]) -> None:
+def warn_unanswered(messages: Sequence[Message], warns: list[str]) -> None:
     """An unanswered call of a finished reply is reported."""
     for m in messages:
         for k, c in enumerate(m.tool_uses):
@@ -400,15 +400,15 @@ def _no_answers(messages: Sequence[Message], warns: list[str]) -> None:
                 warns.append(f"message {m.id}: call {k} ({c.name}) has no answer in the body")
 
 
-def _messages(drafts: Sequence[_Draft], id_prefix: str, warns: list[str]) -> tuple[Message, ...]:
-    """The drafts as stored messages with their ids (:func:`_no_answers` reports)."""
-    ids = _assign_ids(drafts, id_prefix)
-    messages = tuple(_message(mid, d) for mid, d in zip(ids, drafts, strict=True))
-    _no_answers(messages, warns)
+def _messages(drafts: Sequence[Draft], id_prefix: str, warns: list[str]) -> tuple[Message, ...]:
+    """The drafts as stored messages with their ids (:func:`warn_unanswered` reports)."""
+    ids = assign_ids(drafts, id_prefix)
+    messages = tuple(drafted_message(mid, d) for mid, d in zip(ids, drafts, strict=True))
+    warn_unanswered(messages, warns)
     return messages
 
 
-def _issued(m: Message, issuer: Issuer) -> Message:
+def with_issuer(m: Message, issuer: Issuer) -> Message:
     """``m`` with its issuer on every step, when it carries anything its issuer alone may get back (a
     reply without a step record but with provider data gets one step of all its calls)."""
     if m.role != "assistant":
@@ -438,19 +438,19 @@ def assemble(
     recorded as the history's one request, ``after`` its last message.
     """
     warns = list(warnings)
-    drafts: list[_Draft] = []
-    turn = _Turn(warns)
+    drafts: list[Draft] = []
+    turn = TurnDraft(warns)
     for ev in events:
         if isinstance(ev, SystemText):
             # kept where it stood: the system prompt's blocks first, a later one in place (a wire that
             # takes no system message there sends it as a user message, and says so)
             drafts.extend(turn.finish(at_end=False))
-            turn = _Turn(warns)
-            drafts.append(_Draft("system", ev.text, sent=ev.sent))
+            turn = TurnDraft(warns)
+            drafts.append(Draft("system", ev.text, sent=ev.sent))
         elif isinstance(ev, UserText):
             drafts.extend(turn.finish(at_end=False))
-            turn = _Turn(warns)
-            drafts.append(_Draft("user", ev.text, created_at=ev.created_at, meta=ev.meta, parts=ev.parts,
+            turn = TurnDraft(warns)
+            drafts.append(Draft("user", ev.text, created_at=ev.created_at, meta=ev.meta, parts=ev.parts,
                                  sent=ev.sent))  # fmt: skip
         elif isinstance(ev, AgentSaid):
             turn.said(ev)
@@ -463,7 +463,7 @@ def assemble(
     drafts.extend(turn.finish(at_end=True))
     messages = _messages(drafts, id_prefix, warns)
     if issuer is not None:
-        messages = tuple(_issued(m, issuer) for m in messages)
+        messages = tuple(with_issuer(m, issuer) for m in messages)
     requests: tuple[RequestSettings, ...] = ()
     if settings is not None:
         requests = (RequestSettings(settings.wire, settings.fields, messages[-1].id if messages else None),)

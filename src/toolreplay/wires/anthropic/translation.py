@@ -6,8 +6,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay.wires.anthropic.request import parse_request
 from toolreplay.wires.common import ID_SAFE
-from toolreplay.wires.translation import Asked, Fields, IdRule, Translation, asked, integer, num, obj, stops
+from toolreplay.wires.translation import (
+    Asked,
+    Fields,
+    IdRule,
+    Memoized,
+    Translation,
+    asked,
+    integer,
+    num,
+    obj,
+    stops,
+)
 from toolreplay.wires.vessel import VesselProfile
 
 #: Anthropic's own output limit when the agent named none (its API requires one).
@@ -90,4 +102,10 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
 
 
 #: tool_use ids match ``^[a-zA-Z0-9_-]+$`` (the API refuses others; the SDK's own answers use ``toolu_``).
-TRANSLATION = Translation(read=read, write=write, ids=IdRule(ID_SAFE, 64, "toolu_", "msg_"))
+TRANSLATION = Translation(
+    read=read,
+    write=write,
+    ids=IdRule(ID_SAFE, 64, "toolu_", "msg_"),
+    # a Claude Code request repeats its last one: each message, the system prompt and the tools read once
+    memoized=Memoized(parse_request, ("system", "tools")),
+)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from helpers_common import TESTS
 from test_translate import VESSELS, _issuer, vessel_of
 from toolreplay import jsonenc
 from toolreplay._proxy.translate import Translated, read_inbound, translate_request
@@ -23,8 +24,7 @@ from toolreplay.wires import get_wire
 from toolreplay.wires.anthropic.request import parse_request
 from toolreplay.wires.read_memo import READ_MEMO, ReadMemo, json_key
 
-ROOT = Path(__file__).resolve().parent.parent
-AGENTS = ROOT / "tests" / "data" / "agents"
+AGENTS = TESTS / "data" / "agents"
 WIRE = get_wire("anthropic")
 
 

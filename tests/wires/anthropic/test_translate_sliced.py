@@ -12,9 +12,9 @@ from typing import Any
 
 import orjson
 import pytest
+from test_translate_memo import _claude_bodies, _corpus_bodies, _grown, _long_body, _same, _uncached
 
 from test_translate import _issuer, vessel_of
-from test_translate_memo import _claude_bodies, _corpus_bodies, _grown, _long_body, _same, _uncached
 from toolreplay._proxy.bodies import BodyError, Sliced, json_value, sliced
 from toolreplay._proxy.translate import read_inbound, translate_request, unsliced
 from toolreplay._proxy.translate_renders import Renders
