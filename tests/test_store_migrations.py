@@ -4,6 +4,8 @@ stored render fragments, opens, drops their tables and reads, writes and removes
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from store_fixtures import store_url  # noqa: F401
@@ -81,3 +83,31 @@ def test_a_database_with_render_fragments_drops_them_and_reads_as_before(
         assert reopened.migrate() == []  # type: ignore[attr-defined]
     finally:
         reopened.close()
+
+
+def test_connections_opening_a_new_sqlite_file_at_once_all_open_it(tmp_path: Path) -> None:
+    """The proxy's recorder and its routed path open a new file at the same moment: the one switching to
+    WAL while another creates the schema was told "database is locked" at once (no busy handler for that
+    switch), and the recorder's thread died. Each of three connections, 40 times over, opens the file."""
+    import threading
+
+    from toolreplay._store.sqlite import SQLiteStore
+
+    failed: list[str] = []
+    for n in range(40):
+        path = str(tmp_path / f"race-{n}.db")
+        start = threading.Barrier(3)
+
+        def open_it(path: str = path, start: threading.Barrier = start) -> None:
+            start.wait()
+            try:
+                SQLiteStore(path).close()
+            except Exception as exc:
+                failed.append(repr(exc))
+
+        threads = [threading.Thread(target=open_it) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert not failed, failed[:3]

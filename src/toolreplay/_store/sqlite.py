@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -151,18 +152,31 @@ class SQLiteStore(SQLStore):
     # connection and migrations
 
     def _setup(self) -> None:
-        c = self._conn
-        try:
-            c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._refuse_foreign()  # before WAL mode: that setting would persist in another's file
-            mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
-            if self.path != ":memory:" and str(mode).lower() != "wal":
-                raise StoreError(f"{self.path}: cannot switch the database to WAL mode (got {mode})")
-            c.execute("PRAGMA synchronous = FULL")
-            c.execute("PRAGMA foreign_keys = ON")
-        except sqlite3.DatabaseError as exc:
-            raise _open_problem(self.path, exc) from None
+        # Two connections opening a new file at once (the proxy's recorder and its routed path, two
+        # processes): switching to WAL while the other connection creates the schema answers "database
+        # is locked" at once, without the busy handler, so the switch is tried again until the timeout.
+        deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+        while True:
+            try:
+                self._pragmas()
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise _open_problem(self.path, exc) from None
+                time.sleep(0.01)
+            except sqlite3.DatabaseError as exc:
+                raise _open_problem(self.path, exc) from None
         self.migrate()
+
+    def _pragmas(self) -> None:
+        c = self._conn
+        c.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        self._refuse_foreign()  # before WAL mode: that setting would persist in another's file
+        mode = c.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if self.path != ":memory:" and str(mode).lower() != "wal":
+            raise StoreError(f"{self.path}: cannot switch the database to WAL mode (got {mode})")
+        c.execute("PRAGMA synchronous = FULL")
+        c.execute("PRAGMA foreign_keys = ON")
 
     def _refuse_foreign(self) -> None:
         """Refuse another program's SQLite file (llm's logs.db has a ``conversations`` table too):
