@@ -261,3 +261,29 @@ def test_the_same_history_sent_again_and_again_is_left_to_the_store_and_not_kept
     for n in range(1, 3 * CROWD):
         recent.heard(_asked(n, history, heads), None)
     assert not recent.touched(heads) and not recent._pending
+
+
+def test_a_store_the_recorder_cannot_open_is_said_and_the_exchanges_still_count_off(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A recorder whose store fails to open used to die with its thread, and every drain and settle after
+    it waited out its timeout while the queue grew; now it says why once and goes on, recording nothing."""
+    from toolreplay.errors import StoreError
+
+    monkeypatch.setattr(worker, "QUIET", 0.0)
+
+    def cannot_open() -> Any:
+        raise StoreError("proxy.db: not a usable SQLite database (database is locked)")
+
+    with caplog.at_level("ERROR", logger="toolreplay.proxy"):
+        rec = worker.RecorderThread(cannot_open).start()
+        try:
+            for n in (1, 2):
+                rec.expect()  # as the proxy does when a request arrives
+                rec.submit(_refused(n))
+            assert rec.drain(5.0)  # the thread is alive and counted both off
+        finally:
+            rec.close()
+    assert [r.getMessage() for r in caplog.records] == [
+        "toolreplay proxy: nothing is recorded: proxy.db: not a usable SQLite database (database is locked)"
+    ]

@@ -232,8 +232,19 @@ class RecorderThread:
         self._queue.put(_STOP)
         self._thread.join(timeout=30)
 
+    def _opened(self) -> Store | None:
+        """The recorder's store; one it cannot open is said once and the exchanges go on unrecorded, so
+        the thread still counts them off (``drain`` and ``settle`` return; the queue does not grow)."""
+        if self._open_store is None:
+            return None
+        try:
+            return self._open_store()
+        except ToolreplayError as exc:
+            log.error("toolreplay proxy: nothing is recorded: %s", exc)
+            return None
+
     def _run(self) -> None:
-        store = self._open_store() if self._open_store is not None else None
+        store = self._opened()
         out: IO[str] | None = self._log_path.open("a", encoding="utf-8") if self._log_path else None
         try:
             while (item := self._queue.get()) is not _STOP:
