@@ -66,11 +66,13 @@ def _with_database(url: str, name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, f"/{name}", parts.query, parts.fragment))
 
 
-def _fresh_pg_database(request: pytest.FixtureRequest, *, need_backend: bool = True) -> Iterator[str]:
+def _fresh_pg_database(
+    request: pytest.FixtureRequest, *, need_backend: bool = True, suffix: str = ""
+) -> Iterator[str]:
     admin = _pg_admin_url(need_backend=need_backend)
     import psycopg
 
-    name = _database_name(request.node.nodeid)
+    name = _database_name(request.node.nodeid + suffix)
     try:
         conn = psycopg.connect(admin, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
@@ -93,6 +95,18 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield str(tmp_path / "store" / "toolreplay.db")
         return
     yield from _fresh_pg_database(request)
+
+
+@pytest.fixture(params=_BACKEND_PARAMS)
+def two_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """Two fresh, empty databases of one backend: a run and the run it is compared with."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "first.db"), str(tmp_path / "second.db")
+        return
+    first, second = _fresh_pg_database(request, suffix="first"), _fresh_pg_database(request, suffix="second")
+    yield next(first), next(second)
+    for made in (second, first):
+        next(made, None)  # its database dropped
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ on the same store, both continue from the store. On SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ import anthropic
 from bench.proxy import free_port
 
 from proxy_helpers import TOOLS_ANTHROPIC, served_upstreams
+from store_fixtures import two_stores  # noqa: F401
 from toolreplay._history import History
 from toolreplay._proxy import worker
 from toolreplay._proxy.config import ProxyConfig
@@ -141,33 +141,11 @@ def _dump(db: str) -> list[tuple[Any, ...]]:
         store.close()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=[pytest.mark.postgres, pytest.mark.slow])])
-def two_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """Two fresh, empty stores of one backend."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "memory.db"), str(tmp_path / "store.db")
-        return
-    import psycopg
-
-    from store_fixtures import _pg_admin_url, _with_database
-
-    admin = _pg_admin_url()
-    names = [f"tr_recent_{k}_{os.getpid()}" for k in ("memory", "store")]
-    with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
-        for n in names:
-            conn.execute(f'DROP DATABASE IF EXISTS "{n}"')
-            conn.execute(f'CREATE DATABASE "{n}"')
-    try:
-        yield _with_database(admin, names[0]), _with_database(admin, names[1])
-    finally:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
-            for n in names:
-                conn.execute(f'DROP DATABASE IF EXISTS "{n}" WITH (FORCE)')
-
-
 @pytest.mark.slow
 def test_a_routed_session_from_memory_stores_and_sends_what_it_does_from_the_store(
-    two_stores: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    two_stores: tuple[str, str],  # noqa: F811 - the fixture from store_fixtures
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # the recorder writes only when asked to: every request before a drain finds its exchange unwritten
     monkeypatch.setattr(worker, "QUIET", 60.0)

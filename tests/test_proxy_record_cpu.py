@@ -10,8 +10,6 @@ former one (its id search and its audit, in this file), on SQLite and PostgreSQL
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any
 import pytest
 from bench.recorder import passthrough, routed
 
+from store_fixtures import two_stores  # noqa: F401
 from toolreplay._audit.body import RequestBody
 from toolreplay._audit.report import StoredCallFate, audit_request
 from toolreplay._history import History
@@ -133,33 +132,10 @@ def _record(db: str, exchanges: list[Exchange]) -> tuple[dict[str, list[Any]], l
         store.close()
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=[pytest.mark.postgres, pytest.mark.slow])])
-def two_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
-    """Two fresh, empty stores of one backend."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "new.db"), str(tmp_path / "old.db")
-        return
-    import psycopg
-
-    from store_fixtures import _pg_admin_url, _with_database
-
-    admin = _pg_admin_url()
-    names = [f"tr_record_cpu_{k}_{os.getpid()}" for k in ("new", "old")]
-    with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
-        for n in names:
-            conn.execute(f'DROP DATABASE IF EXISTS "{n}"')
-            conn.execute(f'CREATE DATABASE "{n}"')
-    try:
-        yield _with_database(admin, names[0]), _with_database(admin, names[1])
-    finally:
-        with psycopg.connect(admin, autocommit=True, connect_timeout=5) as conn:
-            for n in names:
-                conn.execute(f'DROP DATABASE IF EXISTS "{n}" WITH (FORCE)')
-
-
 @pytest.mark.slow
 def test_sessions_store_and_audit_what_the_former_recorder_did(
-    two_stores: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+    two_stores: tuple[str, str],  # noqa: F811 - the fixture from store_fixtures
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     new_db, old_db = two_stores
     exchanges = _exchanges()
