@@ -5,13 +5,13 @@ writer's output over real HTTP."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Literal
 
+from helpers_common import loopback_server
 from toolreplay.wires import all_wires
 from toolreplay.wires.bridge import Bridge, Delta, Event, Outbound
 
@@ -94,14 +94,8 @@ def relaying(relay: Relay) -> Iterator[str]:
         def log_message(self, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(Handler) as base:
+        yield f"{base}"
 
 
 @contextmanager

@@ -5,6 +5,10 @@ Read-only: tests that need to change SECTION_2 copy it first (it is shared acros
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,20 @@ DEMO = ROOT / "src" / "toolreplay" / "data" / "demo.json"
 #: through ``httpx.post`` (a test of closed or limited connections sees the same); the other defaults are
 #: httpx's too (a 5 s timeout, no redirect followed). A double sets no cookie for the jar to keep.
 HTTP = httpx.Client(limits=httpx.Limits(max_keepalive_connections=0))
+
+
+@contextmanager
+def loopback_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """``handler`` served on a free loopback port, threaded, until the block ends: its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
+    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
 
 #: The stored-history example: two user turns, one reply with two calls, one reply without calls.
 SECTION_2: dict[str, Any] = {

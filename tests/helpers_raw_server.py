@@ -6,7 +6,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from helpers_common import loopback_server
 
 
 class RawAnswers:
@@ -41,15 +43,8 @@ def raw_server(answers: list[bytes]) -> Iterator[tuple[str, RawAnswers]]:
         def log_message(self, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(Handler) as base:
+        yield f"{base}/v1", state
 
 
 def chat_answer(content_json: str) -> bytes:

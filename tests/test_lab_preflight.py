@@ -8,16 +8,16 @@ and as Ollama (``/api/version``, ``/api/show``) do, and a paid provider's addres
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers_cli import one_line_error, run
+from helpers_common import loopback_server
 from toolreplay._errors import ConfigError
 from toolreplay._history import load_history
 from toolreplay._lab.plan import LabConfig
@@ -52,14 +52,8 @@ def answering(routes: Mapping[str, Any]) -> Iterator[tuple[str, list[str]]]:
         def log_message(self, *args: Any) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
-    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(Handler) as base:
+        yield f"{base}", seen
 
 
 def lab_config(demo: Path, vessel: str, base_url: str, **kw: Any) -> LabConfig:

@@ -4,16 +4,17 @@ audit names the cause; with it, the reasoning the store kept goes back as the sm
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+
+from helpers_common import loopback_server
 
 pytest.importorskip("starlette")
 
@@ -161,14 +162,8 @@ def _holding_upstream(hold: float) -> Iterator[tuple[str, list[bytes]]]:
         def log_message(self, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
-    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", bodies
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(Handler) as base:
+        yield f"{base}/v1", bodies
 
 
 def test_a_repair_waits_for_the_answer_the_agent_already_has_whole(tmp_path: Path) -> None:

@@ -5,14 +5,15 @@ the agent's key never reaching the routed host; the store holding the upstream's
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from helpers_common import loopback_server
 
 pytest.importorskip("starlette")
 pytest.importorskip("anthropic")
@@ -178,14 +179,8 @@ def _header_recorder() -> Iterator[tuple[str, list[dict[str, str]]]]:
         def log_message(self, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
-    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", seen
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(Handler) as base:
+        yield f"{base}/v1", seen
 
 
 def test_the_agents_key_never_reaches_the_routed_host_the_vessels_does(

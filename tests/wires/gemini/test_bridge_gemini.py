@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import base64
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from corpus_loader import Exchange, exchanges
-from helpers_common import HTTP
+from helpers_common import HTTP, loopback_server
 from toolreplay.model import Issuer, Reasoning, ServerTool, Text, Usage
 from toolreplay.wires.bridge import (
     CallBegin,
@@ -236,14 +235,8 @@ def _serving(stream: bytes, whole: bytes) -> Iterator[tuple[str, list[Any]]]:
         def log_message(self, *args: object) -> None:
             return None
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    # shutdown() waits for the loop's next poll: every 20 ms, not 0.5 s
-    threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", got
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback_server(Handler) as base:
+        yield f"{base}", got
 
 
 def _written(deltas: list[Delta], out: Outbound) -> list[Event]:
