@@ -6,7 +6,6 @@ Runs on the recorder's thread only (design 44), never on the event loop that ser
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -19,6 +18,7 @@ from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
 from toolreplay._proxy.matching import Continued, Known, find_continued, head_of, last_head, next_head, unseen
 from toolreplay._steps import Issuer, Text, closing_pieces, host_of
+from toolreplay.wires.read_memo import Bounded
 from toolreplay.wires.reply import Reply, usage_json
 
 if TYPE_CHECKING:
@@ -147,10 +147,10 @@ class Written:
     LIMIT = 16
 
     def __init__(self) -> None:
-        self._held: OrderedDict[str, tuple[tuple[str, str], tuple[int, int], History]] = OrderedDict()
+        self._held: Bounded[tuple[tuple[str, str], tuple[int, int], History]] = Bounded(self.LIMIT)
 
     def recall(self, store: Store, cid: str) -> History | None:
-        got = self._held.pop(cid, None)
+        got = self._held.pop(cid)
         if got is None:
             return None
         mark, counts, state = got
@@ -165,9 +165,7 @@ class Written:
         counts = (len(state.messages), sum(len(m.tool_uses) for m in state.messages))
         if mark is None or store.counts(cid) != counts:
             return
-        self._held[cid] = (mark, counts, replace(state, id=cid))
-        while len(self._held) > self.LIMIT:
-            self._held.popitem(last=False)
+        self._held.put(cid, (mark, counts, replace(state, id=cid)), 1)
 
 
 class Writer:

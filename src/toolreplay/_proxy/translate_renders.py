@@ -10,7 +10,6 @@ Two sessions that open alike share one cache, which then resumes where they part
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from toolreplay._render_cache import RenderCache
 from toolreplay._replay import ReplaySettings, TurnMessage
 from toolreplay.model import Message
 from toolreplay.wires.common import RenderOptions
+from toolreplay.wires.read_memo import Bounded
 
 #: The conversations kept (each cache keeps at most four renders of its own, by vessel and options).
 CONVERSATIONS = 16
@@ -38,7 +38,7 @@ class Renders:
 
     def __init__(self, size: int = CONVERSATIONS) -> None:
         self.size = size
-        self._caches: OrderedDict[tuple[tuple[str, str], ...], RenderCache] = OrderedDict()
+        self._caches: Bounded[RenderCache] = Bounded(size)  # each conversation's cache costs 1
         self._lock = threading.Lock()  # a RenderCache is not thread-safe: one render at a time
 
     def render(
@@ -47,15 +47,14 @@ class Renders:
         """``render_wire(wire, turns, opts)`` of the native replay's turns, and the turns."""
         key = opening(messages)
         with self._lock:
-            cache = self._caches.pop(key, None) or RenderCache()
-            self._caches[key] = cache
-            while len(self._caches) > self.size:
-                self._caches.popitem(last=False)
+            cache = self._caches.get(key)
+            if cache is None:
+                cache = RenderCache()
+                self._caches.put(key, cache, 1)
             return cache.render_turns(messages, wire, opts, settings=settings)
 
     def clear(self) -> None:
-        with self._lock:
-            self._caches.clear()
+        self._caches.clear()
 
 
 #: The proxy's (one per process).

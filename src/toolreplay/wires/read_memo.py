@@ -100,6 +100,15 @@ class Bounded(Generic[V]):
                 _, (_, c) = self._items.popitem(last=False)
                 self.cost -= c
 
+    def pop(self, key: Hashable) -> V | None:
+        """The entry of ``key``, taken out (None: none)."""
+        with self._lock:
+            hit = self._items.pop(key, None)
+            if hit is None:
+                return None
+            self.cost -= hit[1]
+            return hit[0]
+
     def __len__(self) -> int:
         return len(self._items)
 
