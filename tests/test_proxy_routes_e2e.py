@@ -5,6 +5,7 @@ the agent's key never reaching the routed host; the store holding the upstream's
 
 from __future__ import annotations
 
+import gzip
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
@@ -170,11 +171,15 @@ def _header_recorder() -> Iterator[tuple[str, list[dict[str, str]]]]:
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers.get("content-length") or 0))
             seen.append({k.lower(): v for k, v in self.headers.items()})
+            zipped = "gzip" in self.headers.get("accept-encoding", "")  # as a provider answers it
+            data = gzip.compress(answer) if zipped else answer
             self.send_response(200)
             self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(answer)))
+            if zipped:
+                self.send_header("content-encoding", "gzip")
+            self.send_header("content-length", str(len(data)))
             self.end_headers()
-            self.wfile.write(answer)
+            self.wfile.write(data)
 
         def log_message(self, *args: object) -> None:
             return None
@@ -205,6 +210,29 @@ def test_the_agents_key_never_reaches_the_routed_host_the_vessels_does(
     assert AGENT_KEY not in flat
     assert not {"x-api-key", "anthropic-version", "anthropic-beta", "x-claude-code-session-id"} & set(headers)
     assert not {h for h in headers if h.startswith("x-stainless")}  # the agent's SDK headers stay behind
+    # the vessel's request's headers and the HTTP framing, nothing else; a whole answer may come gzipped
+    assert set(headers) == {
+        "host", "content-length", "content-type", "accept", "user-agent", "authorization", "accept-encoding"
+    }  # fmt: skip
+    assert headers["accept-encoding"] == "gzip"
+
+
+def test_a_routed_stream_is_asked_for_uncompressed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compressing server may hold a stream's events back to fill a block: a stream is asked for as it
+    is made (here the upstream answers whole though asked to stream: the agent still gets its stream)."""
+    with _header_recorder() as (base, seen), ProviderDouble() as double:
+        _kimi_on(tmp_path, monkeypatch, base)
+        with proxied(double, tmp_path, routes=(parse_route("claude-*=kimi"),)) as (proxy, _, _db):
+            client = _client(proxy.url)
+            with (
+                client,
+                client.messages.stream(model="claude-sonnet-4-5", max_tokens=50, messages=_first()) as s,
+            ):
+                got = s.get_final_message()
+            assert proxy.drain()
+    assert [b.text for b in got.content if b.type == "text"] == ["ok"]
+    (headers,) = seen
+    assert headers["accept-encoding"] == "identity" and headers["accept"] == "text/event-stream"
 
 
 @pytest.mark.slow

@@ -98,13 +98,12 @@ class Proxy:
         timeout = httpx.Timeout(config.timeout, connect=PROXY_CONNECT_TIMEOUT)
         self.extensions = {"timeout": timeout.as_dict()}
         self._routes: dict[tuple[str, str], Route] = {}
-        self.client = httpx.AsyncClient(
-            timeout=timeout, transport=self.transport, follow_redirects=False, trust_env=False
+        self.translator = (
+            Translator(config, self.transport, self.extensions, recorder) if config.routes else None
         )
-        self.translator = Translator(config, self.client, recorder) if config.routes else None
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        await self.transport.aclose()
         if self.translator is not None:
             self.translator.close()
 

@@ -41,6 +41,7 @@ from toolreplay._history import History
 from toolreplay._proxy.agents import session_of
 from toolreplay._proxy.answers import Relayed, error_response, upstream_message
 from toolreplay._proxy.bodies import BodyError, Sliced, json_body
+from toolreplay._proxy.counted import counted
 from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import continued, prefix_heads
 from toolreplay._proxy.model_routes import ModelRoute, pick
@@ -50,6 +51,8 @@ from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, rebuil
 from toolreplay._proxy.translated_stream import (
     AgentNames,
     Carried,
+    Sink,
+    answer_chunks,
     as_array,
     frame,
     translated_events,
@@ -111,9 +114,16 @@ class Translator:
     """The routed requests of one proxy: its routes, its upstream client, a thread for the store."""
 
     def __init__(
-        self, config: ProxyConfig, client: httpx.AsyncClient, recorder: RecorderThread | None
+        self,
+        config: ProxyConfig,
+        transport: httpx.AsyncBaseTransport,
+        extensions: Mapping[str, Any],
+        recorder: RecorderThread | None,
     ) -> None:
-        self.config, self.client, self.recorder = config, client, recorder
+        self.config, self.recorder = config, recorder
+        #: the proxy's own transport and timeouts: a routed request is sent as pass-through ones are, with
+        #: none of a client's layers (its headers are all the vessel's request's)
+        self.transport, self.extensions = transport, dict(extensions)
         self.routes = tuple(config.routes)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-translate")
         self._local = threading.local()
@@ -167,7 +177,7 @@ class Translator:
     async def answer(self, request: Request, picked: Picked, t0: float, started: float) -> Response:
         inbound = picked.route.wire
         if picked.count:
-            return self._count(picked)
+            return counted(picked.route.wire, picked.model_route.vessel, picked.body)
         if inbound.bridge is None:
             return error_response(
                 inbound,
@@ -272,22 +282,6 @@ class Translator:
         )  # fmt: skip
         return Ready(done, prepared, issuer, out, base)
 
-    def _count(self, picked: Picked) -> Response:
-        """A routed model's token count, by the estimate (the provider of the agent's wire is not asked)."""
-        from toolreplay._tokens import counter_for, estimate, media_of
-
-        inbound, vessel = picked.route.wire, picked.model_route.vessel
-        try:
-            messages = inbound.parse_request(picked.body).messages if inbound.parse_request else ()
-        except (ToolreplayError, ValueError, TypeError, KeyError):
-            messages = ()  # counted as its bytes
-        tokens = estimate(
-            jsonenc.encode(picked.body), media_of(messages), counter_for(vessel.wire, vessel.model)
-        )
-        http = inbound.http
-        assert http is not None and http.count_answer is not None
-        return Response(jsonenc.encode(http.count_answer(tokens)), 200, media_type="application/json")
-
     def close(self) -> None:
         """The store closed on its own thread (SQLite's connection belongs to it), then the thread."""
         self._pool.submit(self._close_store)
@@ -321,11 +315,15 @@ class _Pending:
 
     async def send(self) -> Response:
         p = self.ready.prepared
-        sent = self.tr.client.build_request("POST", p.url, headers=dict(p.headers), content=p.content)
-        host = httpx.URL(p.url).netloc.decode("ascii", "replace")
+        # a stream is asked for uncompressed: a compressing server may hold its events back to fill a block
+        coding = (b"accept-encoding", b"identity" if p.stream else b"gzip")
+        head = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in p.headers.items()]
+        sent = httpx.Request("POST", p.url, headers=[*head, coding], content=p.content,
+                             extensions=self.tr.extensions)  # fmt: skip
+        host = sent.url.netloc.decode("ascii", "replace")
         self.t_send = time.perf_counter()
         try:
-            resp = await self.tr.client.send(sent, stream=True)
+            resp = await self.tr.transport.handle_async_request(sent)
             self.t_answer = time.perf_counter()
         except httpx.TimeoutException:
             return self._refused(504, f"toolreplay proxy: {host} did not answer in time")
@@ -372,7 +370,7 @@ class _Pending:
             if streamed:  # a vessel that only streams (Codex), for an agent that asked for a whole answer
                 carried = Carried()
                 events = translated_events(
-                    resp.aiter_bytes(), self._framing(self.upstream), up.reader(), _Sink(), "sse", carried,
+                    answer_chunks(resp), self._framing(self.upstream), up.reader(), Sink(), "sse", carried,
                     self.names, time.perf_counter,
                 )  # fmt: skip
                 async for _ in events:
@@ -415,7 +413,7 @@ class _Pending:
         try:
             if streamed:
                 events = translated_events(
-                    resp.aiter_bytes(), self._framing(self.upstream), up.reader(), writer, framing, carried,
+                    answer_chunks(resp), self._framing(self.upstream), up.reader(), writer, framing, carried,
                     self.names, time.perf_counter,
                 )  # fmt: skip
                 async for out in events:
@@ -474,19 +472,6 @@ class _Pending:
         if recent is not None and ticket is not None:
             recent.remember(ticket, r.base, ex)  # before the recorder can have written it
         recorder.submit(ex)
-
-
-class _Sink:
-    """A writer that writes nothing: the deltas of a stream collected into a whole answer."""
-
-    def __init__(self) -> None:
-        self.notes: list[str] = []
-
-    def write(self, delta: Any) -> list[Any]:
-        return []
-
-    def close(self) -> list[Any]:
-        return []
 
 
 __all__ = ["Picked", "Translator"]

@@ -180,6 +180,25 @@ async def translated_events(
     yield b"".join(frame(agent, e) for e in writer.close())
 
 
+def answer_chunks(resp: httpx.Response) -> AsyncIterator[bytes]:
+    """The upstream answer's bytes as they come: as received when nothing encoded them (no decoder to
+    pass on the way), else decoded."""
+    return resp.aiter_bytes() if resp.headers.get("content-encoding") else resp.aiter_raw()
+
+
+class Sink:
+    """A writer that writes nothing: the deltas of a stream collected into a whole answer."""
+
+    def __init__(self) -> None:
+        self.notes: list[str] = []
+
+    def write(self, delta: Delta) -> list[Event]:
+        return []
+
+    def close(self) -> list[Event]:
+        return []
+
+
 async def as_array(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     """A stream framed ``json-array`` as the one JSON array it is (Gemini's REST streaming): the first
     element's separator becomes the array's ``[``, and ``]`` follows the last."""
@@ -200,6 +219,8 @@ __all__ = [
     "AgentNames",
     "Carried",
     "Payloads",
+    "Sink",
+    "answer_chunks",
     "as_array",
     "decoded",
     "frame",
