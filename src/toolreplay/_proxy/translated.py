@@ -4,9 +4,10 @@ sent with that vessel's key (never the agent's), and its answer written back in 
 ``Proxy.handle`` asks :meth:`Translator.pick` once the request's path and body are checked; a request no
 route takes passes through as before, its bytes untouched. For one a route takes:
 
-1. on a thread of its own (the event loop never waits on the store): the body is read into the neutral
-   history, the stored conversation it continues found, and the request translated for the vessel
-   (``translate``), then prepared as the vessel's request (its endpoint, its key by the key-host rule);
+1. on a thread of its own (the event loop never waits on the store; without a store, on the loop): the
+   body is read into the neutral history, the stored conversation it continues found, and the request
+   translated for the vessel (``translate``), then prepared as the vessel's request (its endpoint, its
+   key by the key-host rule);
 2. the request goes to the vessel's endpoint with only that request's headers (content type, accept, the
    vessel's key and version headers, toolreplay's user agent): nothing the agent sent goes there;
 3. a whole answer is read by the vessel's wire and written whole by the agent's wire's bridge; a stream
@@ -185,10 +186,9 @@ class Translator:
                 f"toolreplay proxy: answers cannot be translated into the {inbound.name} wire yet",
             )
         session = session_of(request.headers, picked.body, inbound.http.session_field if inbound.http else "")
-        loop = asyncio.get_running_loop()
         try:
             with self.recorder.serving() if self.recorder is not None else nullcontext():
-                ready = await loop.run_in_executor(self._pool, self._ready, picked, session)
+                ready = await self._readied(picked, session)
         except Unanswerable as exc:  # the earlier turns it names are not kept: the wire's own refusal
             return Response(jsonenc.encode(exc.body), exc.status, media_type="application/json")
         except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
@@ -199,6 +199,14 @@ class Translator:
             return self._failed(picked, exc)
         ex = _Pending(self, picked, request, ready, session, started, t0)
         return await ex.send()
+
+    async def _readied(self, picked: Picked, session: str | None) -> Ready:
+        """:meth:`_ready` on the translation thread when it may wait on the store; without a store it
+        waits on nothing, and a hop to a thread and back would only add to the request's time (the
+        interpreter runs one thread at a time: the loop is no freer while a thread translates)."""
+        if not self.config.record:
+            return self._ready(picked, session)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, self._ready, picked, session)
 
     def _failed(self, picked: Picked, exc: Exception) -> Response:
         """An unexpected failure preparing the request: logged once (with where it failed) and answered
