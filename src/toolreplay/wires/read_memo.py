@@ -52,6 +52,8 @@ V = TypeVar("V")
 #: A wire's reader of one body list entry: ``(entry, where, warnings) -> events``.
 EntryReader = Callable[[Mapping[str, Any], str, list[str]], list[Event]]
 
+#: The events that open a turn of their own.
+_RESETS = (SystemText, UserText)
 #: Each level's budget, in bytes of the body messages its entries cover (a 200-message Claude Code
 #: request is about 200 KB, one near its context limit about 1 MB: some ten such conversations).
 BUDGET = 8 << 20
@@ -170,6 +172,12 @@ class Group:
     raw: bytes = b""
     #: the value ``raw`` reads as (``orjson``), which a body read from bytes takes again on a hit
     value: Any = None
+    #: whether an event of it opens a turn of its own (a user's words, a system prompt): the others are
+    #: taken into the turn in hand whole
+    resets: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "resets", any(isinstance(e, _RESETS) for e in self.events))
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,10 +186,29 @@ class Slices:
 
     raws: tuple[bytes, ...]
     found: tuple[Group | None, ...]
+    #: each entry's value (what its bytes read as), and how many leading entries are the last list's
+    values: tuple[Any, ...] = ()
+    same: int = 0
 
 
 #: How much of each end of a message's bytes its lookup key holds (the whole is compared on a hit).
 _ENDS = 64
+
+
+def _common(a: Sequence[bytes], b: Sequence[bytes]) -> int:
+    """How many leading entries ``a`` and ``b`` share (a binary search of slice comparisons, each at C
+    speed: request N+1's list mostly opens with all of request N's)."""
+    n = min(len(a), len(b))
+    if tuple(a[:n]) == tuple(b[:n]):
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo]; a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if tuple(a[lo:mid]) == tuple(b[lo:mid]):
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _fingerprint(place: Hashable, raw: bytes) -> Hashable:
@@ -254,8 +281,11 @@ class ReadMemo:
             hits = self.groups.get_many(
                 [_fingerprint(p, r) if r is not None else None for p, r in zip(places, raws, strict=True)]
             )
-        out: list[Group] = []
-        for place, value, raw, hit in zip(places, values, raws, hits, strict=True):
+        same = given.same if isinstance(given, Slices) else 0
+        out = cast(list[Group], list(hits[:same]))  # the last list's groups, as they were
+        for place, value, raw, hit in zip(
+            places[same:], values[same:], raws[same:], hits[same:], strict=True
+        ):
             if hit is None or hit.raw != raw:
                 warnings: list[str] = []
                 events = read(place, warnings)
@@ -264,9 +294,8 @@ class ReadMemo:
                     self.groups.put(_fingerprint(place, raw), hit, hit.cost)
             out.append(hit)
         if isinstance(given, Slices) and given.raws:  # what the next request of it is compared with
-            self.lists.put(
-                _fingerprint(0, given.raws[0]), Slices(given.raws, tuple(out)), sum(map(len, given.raws))
-            )
+            kept = Slices(given.raws, tuple(out), tuple(values))
+            self.lists.put(_fingerprint(0, given.raws[0]), kept, sum(map(len, given.raws)))
         return out
 
     def loaded_items(self, raws: Sequence[bytes], load: Callable[[bytes], Any]) -> tuple[list[Any], Slices]:
@@ -274,18 +303,26 @@ class ReadMemo:
         an entry whose bytes the memo holds at its index is the value read from them before, not read
         again (equal bytes, equal value). With the lookups' groups, for :meth:`listed` to take."""
         last = self.lists.get(_fingerprint(0, raws[0])) if raws else None
-        found: list[Group | None] = [None] * len(raws)
+        n = len(raws)
+        # request N's list mostly opens request N+1's: those entries are compared at C speed and taken
+        # as they were (their groups, values and bytes), the rest looked up one by one
+        same = _common(last.raws, raws) if last is not None and len(last.values) == len(last.raws) else 0
+        found: list[Group | None] = [None] * (n - same)
         if last is not None:
-            for i, (was, raw) in enumerate(zip(last.raws, raws, strict=False)):
-                if was == raw:
-                    found[i] = last.found[i]
+            for i in range(same, min(n, len(last.raws))):
+                if last.raws[i] == raws[i]:
+                    found[i - same] = last.found[i]
         misses = [i for i, hit in enumerate(found) if hit is None]
         if misses:
-            hits = self.groups.get_many([_fingerprint(i, raws[i]) for i in misses])
+            hits = self.groups.get_many([_fingerprint(same + i, raws[same + i]) for i in misses])
             for i, hit in zip(misses, hits, strict=True):
-                found[i] = hit if hit is not None and hit.raw == raws[i] else None
-        values = [load(raw) if hit is None else hit.value for raw, hit in zip(raws, found, strict=True)]
-        kept = tuple(raw if hit is None else hit.raw for raw, hit in zip(raws, found, strict=True))
+                found[i] = hit if hit is not None and hit.raw == raws[same + i] else None
+        tail = raws[same:]
+        values = [load(raw) if hit is None else hit.value for raw, hit in zip(tail, found, strict=True)]
+        kept = tuple(raw if hit is None else hit.raw for raw, hit in zip(tail, found, strict=True))
+        if last is not None and same:
+            values[:0] = last.values[:same]
+            return values, Slices(last.raws[:same] + kept, last.found[:same] + tuple(found), same=same)
         return values, Slices(kept, tuple(found))  # the bytes the memo holds already, not a copy
 
     def loaded(self, place: Hashable, raw: bytes, load: Callable[[bytes], Any]) -> Any:
@@ -353,35 +390,40 @@ def _read_segment(run: Sequence[Event], at_end: bool) -> tuple[tuple[Draft, ...]
     return tuple(turn.finish(at_end=at_end)), tuple(warns)
 
 
-def _segment(memo: ReadMemo, run: Sequence[Event], at_end: bool, groups: Sequence[Group]) -> _Segment:
+def _segment(memo: ReadMemo, run: Sequence[Event], at_end: bool, cost: int) -> _Segment:
+    """The turn ``run`` through the memo; ``cost``: the bytes of the body messages that open in it."""
     key = (tuple(map(id, run)), at_end)
     hit = memo.turns.get(key)
     if hit is None:
         drafts, warns = _read_segment(run, at_end)
         hit = _Segment(tuple(run), drafts, warns)
-        mine = set(key[0])
-        memo.turns.put(key, hit, sum(g.cost for g in groups if g.events and id(g.events[0]) in mine))
+        memo.turns.put(key, hit, cost)
     return hit
 
 
-_RESETS = (SystemText, UserText)
-
-
 def _segments(memo: ReadMemo, groups: Sequence[Group]) -> list[_Segment]:
-    """The body's turns, in order: each user or system message alone, the agent's side between them."""
+    """The body's turns, in order: each user or system message alone, the agent's side between them. A
+    turn's cost is the bytes of the body messages whose first event is in it."""
     out: list[_Segment] = []
     run: list[Event] = []
+    cost = 0
     for g in groups:
-        for ev in g.events:
+        if not g.resets:  # the common case: a message wholly of the turn in hand
+            if g.events:
+                run.extend(g.events)
+                cost += g.cost
+            continue
+        for k, ev in enumerate(g.events):
             if isinstance(ev, _RESETS):
                 if run:
-                    out.append(_segment(memo, run, False, groups))
-                    run = []
-                out.append(_segment(memo, [ev], False, groups))
+                    out.append(_segment(memo, run, False, cost))
+                    run, cost = [], 0
+                out.append(_segment(memo, [ev], False, g.cost if k == 0 else 0))
             else:
                 run.append(ev)
+                cost += g.cost if k == 0 else 0
     if run:
-        out.append(_segment(memo, run, True, groups))
+        out.append(_segment(memo, run, True, cost))
     return out
 
 

@@ -230,6 +230,11 @@ class TurnDraft:
         self.pieces: list[_Piece] = []
         self.open: list[_OpenCall] = []
         self.warnings = warnings
+        # the pairing's indexes, so a turn of many calls pairs in time proportional to them: the calls of
+        # each id in order, whether any call has an id, and the first call that may still be unanswered
+        self._by_id: dict[str, list[_OpenCall]] = {}
+        self._any_ids = False
+        self._first = 0
 
     def said(self, ev: AgentSaid) -> None:
         # a message with neither calls nor words (only reasoning or server-tool pieces) after the agent's
@@ -243,6 +248,9 @@ class TurnDraft:
         for oc in map(_OpenCall, calls):
             piece.calls.append(oc)
             self.open.append(oc)
+            if oc.call.call_id is not None:
+                self._any_ids = True
+                self._by_id.setdefault(oc.call.call_id, []).append(oc)
         if calls:
             piece.steps.append(Step(ev.said(), len(calls)))
             # Message-level data of a message that called (other blocks a wire keeps whole) travels with
@@ -261,7 +269,7 @@ class TurnDraft:
                 piece.closed = True  # an answer without calls ends the agent's turn
 
     def answers(self, ev: Answers) -> None:
-        any_ids = any(oc.call.call_id is not None for oc in self.open)
+        any_ids = self._any_ids
         for r in ev.results:
             target = self._target(r, any_ids)
             if target is None:
@@ -278,16 +286,18 @@ class TurnDraft:
 
     def _target(self, r: Result, any_ids: bool) -> _OpenCall | None:
         if r.call_id is not None and any_ids:
-            same = [oc for oc in self.open if oc.call.call_id == r.call_id]
+            same = self._by_id.get(r.call_id, ())
             for oc in reversed(same):
                 if oc.answer is None:
                     return oc
             problem = "a second answer for call" if same else "an answer for unknown call id"
             self.warnings.append(f"{r.where}: {problem} {r.call_id!r}; not replayed")
             return None
-        for oc in self.open:
-            if oc.answer is None:
-                return oc
+        opened = self.open
+        while self._first < len(opened) and opened[self._first].answer is not None:
+            self._first += 1  # an answer is never taken back: the calls before stay answered
+        if self._first < len(opened):
+            return opened[self._first]
         self.warnings.append(f"{r.where}: an answer with no unanswered call before it; not replayed")
         return None
 

@@ -1,0 +1,85 @@
+"""A turn pairs each answer with its call through indexes (by id, and the first call still open), so a
+turn of many calls pairs in time proportional to them. This checks the indexed pairing against the
+plain reading of the rule, on made-up turns: calls with and without ids, ids repeated, answers by id, by
+position, for unknown ids and second answers, in any order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from toolreplay.wires.turns import AgentSaid, Answers, Call, Result, TurnDraft
+
+
+@dataclass
+class _Open:
+    call_id: str | None
+    answer: str | None = None
+
+
+def _reference(events: list[tuple[str, list[str | None]]]) -> tuple[list[str | None], list[str]]:
+    """The rule read plainly: an answer with an id (when any call has one) goes to the last open call of
+    that id; otherwise to the first open call; else a warning."""
+    opened: list[_Open] = []
+    warnings: list[str] = []
+    for kind, ids in events:
+        if kind == "said":
+            opened += [_Open(i) for i in ids]
+            continue
+        any_ids = any(o.call_id is not None for o in opened)
+        for k, rid in enumerate(ids):
+            where = f"answers[{k}]"
+            target = None
+            if rid is not None and any_ids:
+                same = [o for o in opened if o.call_id == rid]
+                target = next((o for o in reversed(same) if o.answer is None), None)
+                if target is None:
+                    problem = "a second answer for call" if same else "an answer for unknown call id"
+                    warnings.append(f"{where}: {problem} {rid!r}; not replayed")
+                    continue
+            else:
+                target = next((o for o in opened if o.answer is None), None)
+                if target is None:
+                    warnings.append(f"{where}: an answer with no unanswered call before it; not replayed")
+                    continue
+            target.answer = f"answer {where} {rid}"
+    return [o.answer for o in opened], warnings
+
+
+_IDS = st.one_of(st.none(), st.sampled_from(["a", "b", "c", "d"]))
+_EVENTS = st.lists(
+    st.tuples(st.sampled_from(["said", "answers"]), st.lists(_IDS, min_size=1, max_size=4)), max_size=12
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_EVENTS)
+def test_the_indexed_pairing_is_the_plain_rule(events: list[tuple[str, list[str | None]]]) -> None:
+    warnings: list[str] = []
+    turn = TurnDraft(warnings)
+    calls: list[Call] = []
+    for kind, ids in events:
+        if kind == "said":
+            made = [Call("tool", {}, call_id=i) for i in ids]
+            calls += made
+            turn.said(AgentSaid(list(made)))
+        else:
+            results = [
+                Result(f"answer answers[{k}] {i}", call_id=i, where=f"answers[{k}]")
+                for k, i in enumerate(ids)
+            ]
+            turn.answers(Answers(results))
+    answers, expected = _reference(events)
+    assert [oc.answer for oc in turn.open] == answers
+    assert warnings == expected
+
+
+def test_a_turn_of_many_calls_answered_by_position_pairs_each_once() -> None:
+    warnings: list[str] = []
+    turn = TurnDraft(warnings)
+    for k in range(2000):
+        turn.said(AgentSaid([Call("tool", {"k": k})]))
+        turn.answers(Answers([Result(f"done {k}")]))
+    assert [oc.answer for oc in turn.open] == [f"done {k}" for k in range(2000)] and not warnings
