@@ -28,6 +28,7 @@ from toolreplay._errors import ImportFormatError
 from toolreplay._history import History
 from toolreplay._importers._source import Document, Format, Reading, broken_warnings, kind_of, pick
 from toolreplay._steps import Part, PartKind, with_words
+from toolreplay.wires.common import merge_data
 from toolreplay.wires.request_common import read_call
 from toolreplay.wires.turns import (
     AgentSaid,
@@ -38,7 +39,6 @@ from toolreplay.wires.turns import (
     SystemText,
     UserText,
     assemble,
-    merge_data,
 )
 
 NAME = "pydantic-ai"

@@ -335,3 +335,21 @@ def declared_tools(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> t
 
 #: The description of a tool declared only because the replayed calls use it.
 INFERRED = "Inferred from earlier calls in this conversation."
+
+
+def merge_data(a: dict[str, Any] | None, b: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """Namespaced provider data merged: ``b``'s namespaces added to ``a``'s (lists extended)."""
+    if not b:
+        return a
+    out = dict(a or {})
+    for ns, value in b.items():
+        old = out.get(ns)
+        if isinstance(old, dict) and isinstance(value, Mapping):
+            merged = dict(old)
+            for k, v in value.items():
+                prev = merged.get(k)
+                merged[k] = prev + list(v) if isinstance(prev, list) and isinstance(v, list) else v
+            out[ns] = merged
+        else:
+            out[ns] = dict(value) if isinstance(value, Mapping) else value
+    return out

@@ -33,7 +33,7 @@ body field.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -56,6 +56,7 @@ from toolreplay.model import (
     ToolSpec,
     closing_pieces,
 )
+from toolreplay.wires.common import merge_data
 from toolreplay.wires.readers import answer_text, arguments_input, kind_of, tool_spec
 
 #: A derived replay id (see :mod:`toolreplay.ids`): ``replay_<stem>_<position>``.
@@ -158,24 +159,6 @@ Event = SystemText | UserText | AgentSaid | Answers
 SaidPart = str | Call | Reasoning | ServerTool | Text
 
 
-def merge_data(a: dict[str, Any] | None, b: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Namespaced provider data merged: ``b``'s namespaces added to ``a``'s (lists extended)."""
-    if not b:
-        return a
-    out = dict(a or {})
-    for ns, value in b.items():
-        old = out.get(ns)
-        if isinstance(old, dict) and isinstance(value, Mapping):
-            merged = dict(old)
-            for k, v in value.items():
-                prev = merged.get(k)
-                merged[k] = prev + list(v) if isinstance(prev, list) and isinstance(v, list) else v
-            out[ns] = merged
-        else:
-            out[ns] = dict(value) if isinstance(value, Mapping) else value
-    return out
-
-
 # --------------------------------------------------------------------------------------------------
 # assembling
 
@@ -230,11 +213,10 @@ class TurnDraft:
         self.pieces: list[_Piece] = []
         self.open: list[_OpenCall] = []
         self.warnings = warnings
-        # the pairing's indexes, so a turn of many calls pairs in time proportional to them: the calls of
-        # each id in order, whether any call has an id, and the first call that may still be unanswered
+        # the pairing's indexes (a turn of many calls pairs in time proportional to them): each id's calls
+        # in order, whether any call has an id, and the first call that may still be unanswered
         self._by_id: dict[str, list[_OpenCall]] = {}
-        self._any_ids = False
-        self._first = 0
+        self._any_ids, self._first = False, 0
 
     def said(self, ev: AgentSaid) -> None:
         # a message with neither calls nor words (only reasoning or server-tool pieces) after the agent's
@@ -269,9 +251,8 @@ class TurnDraft:
                 piece.closed = True  # an answer without calls ends the agent's turn
 
     def answers(self, ev: Answers) -> None:
-        any_ids = self._any_ids
         for r in ev.results:
-            target = self._target(r, any_ids)
+            target = self._target(r, self._any_ids)
             if target is None:
                 continue
             target.answer = r.answer
@@ -293,11 +274,12 @@ class TurnDraft:
             problem = "a second answer for call" if same else "an answer for unknown call id"
             self.warnings.append(f"{r.where}: {problem} {r.call_id!r}; not replayed")
             return None
-        opened = self.open
-        while self._first < len(opened) and opened[self._first].answer is not None:
-            self._first += 1  # an answer is never taken back: the calls before stay answered
-        if self._first < len(opened):
-            return opened[self._first]
+        opened, k = self.open, self._first
+        while k < len(opened) and opened[k].answer is not None:
+            k += 1  # an answer is never taken back: the calls before stay answered
+        self._first = k
+        if k < len(opened):
+            return opened[k]
         self.warnings.append(f"{r.where}: an answer with no unanswered call before it; not replayed")
         return None
 
@@ -498,7 +480,6 @@ __all__ = [
     "arguments_input",
     "assemble",
     "kind_of",
-    "merge_data",
     "merge_sent",
     "tool_spec",
 ]

@@ -31,7 +31,7 @@ from toolreplay.errors import WireError
 from toolreplay.model import History, Part, PartKind, Reasoning, Sent, ServerTool, Text, ToolSpec, with_words
 from toolreplay.model import answer_text as model_answer_text
 from toolreplay.wires.anthropic.layout import TEXT_KEYS, WIRE, extras, text_layout
-from toolreplay.wires.common import SEPARATOR, body_issuer, request_settings
+from toolreplay.wires.common import SEPARATOR, body_issuer, merge_data, request_settings
 from toolreplay.wires.read_memo import Group, ReadMemo, assemble_memo
 from toolreplay.wires.request_common import (
     listed,
@@ -52,7 +52,6 @@ from toolreplay.wires.turns import (
     UserText,
     answer_text,
     assemble,
-    merge_data,
 )
 
 #: The host of the wire's public API: the issuer of an imported body's replies (design 17) unless the
