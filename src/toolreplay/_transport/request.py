@@ -25,11 +25,12 @@ the variable is unset, a loopback base URL gets no key and any other URL is refu
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ConfigError
@@ -50,6 +51,7 @@ class Prepared:
     stream: bool
 
 
+@functools.lru_cache(maxsize=256)
 def is_loopback(url: str) -> bool:
     """True for http(s) URLs on localhost, 127.0.0.0/8 or ::1 (False for a URL that does not parse)."""
     try:
@@ -67,12 +69,20 @@ def is_loopback(url: str) -> bool:
 def check_base_url(vessel: Vessel, base_url: str) -> None:
     """ConfigError naming ``base_url`` when it is not an http(s) URL with a host (and a valid port)."""
     try:
-        parts = urlsplit(base_url.rstrip("/"))
-        _ = parts.port  # a port that is not a number in range raises here, not at send time
+        parts = _checked(base_url.rstrip("/"))
     except ValueError as exc:
         raise ConfigError(f"{vessel.name}: base URL {base_url!r} is not a valid URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"{vessel.name}: base URL {base_url!r} is not an http(s) URL")
+
+
+@functools.lru_cache(maxsize=256)
+def _checked(url: str) -> SplitResult:
+    """``url`` split, its port read (a port that is not a number in range raises here, not at send
+    time). Pure: a proxy asks it of the same few URLs on every request."""
+    parts = urlsplit(url)
+    _ = parts.port
+    return parts
 
 
 def _configured_url(vessel: Vessel) -> str:
@@ -81,6 +91,7 @@ def _configured_url(vessel: Vessel) -> str:
     return vessel.home_url
 
 
+@functools.lru_cache(maxsize=256)
 def _origin(url: str) -> tuple[str, str, int | None]:
     """Scheme, host and port: what decides which server a request (and a key) reaches."""
     try:
