@@ -92,9 +92,15 @@ def upstream_ids(h: History, wire: str) -> History:
     id policy fits it further when rendered. Calls without an id keep none (the replay derives one)."""
     seen: set[str] = set()
     out: list[Message] = []
+    known = _SENT.setdefault(wire, ByIdentity(4096))
     for m in h.messages:
         if not m.tool_uses:
             out.append(m)
+            continue
+        wanted, sent = known.get(m, functools.partial(_as_sent, m, wire))
+        if seen.isdisjoint(wanted) and len(set(wanted)) == len(wanted):  # no id taken twice: as it is
+            seen.update(wanted)
+            out.append(sent)
             continue
         calls = []
         for c in m.tool_uses:
@@ -102,10 +108,27 @@ def upstream_ids(h: History, wire: str) -> History:
             if cid is not None:
                 cid = _unique(cid, seen)
             calls.append(c if cid == c.call_id else replace(c, call_id=cid))
-        # unchanged, the same message (an incremental render knows it by its identity, design 53)
-        same = all(a is b for a, b in zip(calls, m.tool_uses, strict=True))
-        out.append(m if same else replace(m, tool_uses=tuple(calls)))
+        out.append(_with_calls(m, calls))
     return replace(h, messages=tuple(out))
+
+
+#: Per upstream wire, each message's ids as it would go upstream alone and the message under them (the
+#: read memo gives a conversation's messages again: design 53).
+_SENT: dict[str, ByIdentity[tuple[tuple[str, ...], Message]]] = {}
+
+
+def _as_sent(m: Message, wire: str) -> tuple[tuple[str, ...], Message]:
+    cids = [own_id(c, wire) or c.call_id for c in m.tool_uses]
+    calls = [
+        c if cid == c.call_id else replace(c, call_id=cid) for c, cid in zip(m.tool_uses, cids, strict=True)
+    ]
+    return tuple(cid for cid in cids if cid is not None), _with_calls(m, calls)
+
+
+def _with_calls(m: Message, calls: list[ToolCall]) -> Message:
+    # unchanged, the same message (an incremental render knows it by its identity, design 53)
+    same = all(a is b for a, b in zip(calls, m.tool_uses, strict=True))
+    return m if same else replace(m, tool_uses=tuple(calls))
 
 
 def _unique(cid: str, seen: set[str]) -> str:
