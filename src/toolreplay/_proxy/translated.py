@@ -40,7 +40,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ToolreplayError
 from toolreplay._history import History
 from toolreplay._proxy.agents import session_of
-from toolreplay._proxy.answers import Relayed, error_response, upstream_message
+from toolreplay._proxy.answers import Relayed, Said, error_response, upstream_message
 from toolreplay._proxy.bodies import BodyError, Sliced, json_body
 from toolreplay._proxy.counted import counted
 from toolreplay._proxy.exchange import Exchange
@@ -177,26 +177,24 @@ class Translator:
 
     async def answer(self, request: Request, picked: Picked, t0: float, started: float) -> Response:
         inbound = picked.route.wire
+        said = Said(request, picked, started, self.recorder)  # what the proxy answers itself is logged
         if picked.count:
-            return counted(picked.route.wire, picked.model_route.vessel, picked.body)
+            return said(counted(picked.route.wire, picked.model_route.vessel, picked.body), None)
         if inbound.bridge is None:
-            return error_response(
-                inbound,
-                501,
-                f"toolreplay proxy: answers cannot be translated into the {inbound.name} wire yet",
-            )
+            why = f"toolreplay proxy: answers cannot be translated into the {inbound.name} wire yet"
+            return said(error_response(inbound, 501, why), why)
         session = session_of(request.headers, picked.body, inbound.http.session_field if inbound.http else "")
         try:
             with self.recorder.serving() if self.recorder is not None else nullcontext():
                 ready = await self._readied(picked, session)
         except Unanswerable as exc:  # the earlier turns it names are not kept: the wire's own refusal
-            return Response(jsonenc.encode(exc.body), exc.status, media_type="application/json")
+            data = jsonenc.encode(exc.body)
+            return said(Response(data, exc.status, media_type="application/json"), upstream_message(data))
         except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
-            return error_response(
-                inbound, 400, f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
-            )
+            why = f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
+            return said(error_response(inbound, 400, why), why)
         except Exception as exc:  # a fault of the proxy's own: said in the agent's wire, not a bare 500
-            return self._failed(picked, exc)
+            return said(*self._failed(picked, exc))
         ex = _Pending(self, picked, request, ready, session, started, t0)
         return await ex.send()
 
@@ -208,14 +206,14 @@ class Translator:
             return self._ready(picked, session)
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._ready, picked, session)
 
-    def _failed(self, picked: Picked, exc: Exception) -> Response:
+    def _failed(self, picked: Picked, exc: Exception) -> tuple[Response, str]:
         """An unexpected failure preparing the request: logged once (with where it failed) and answered
         as a 500 in the agent's wire's error shape, naming the route and what failed."""
         label = picked.model_route.label()
         what = f"{type(exc).__name__}: {exc}"[:300]
         log.error("toolreplay proxy: %s: the request could not be prepared: %s", label, what, exc_info=exc)
         why = f"toolreplay proxy: {label}: the request could not be prepared for the upstream ({what})"
-        return error_response(picked.route.wire, 500, why)
+        return error_response(picked.route.wire, 500, why), why
 
     def _store(self) -> Store | None:
         if not self.config.record:
