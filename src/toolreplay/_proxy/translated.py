@@ -9,7 +9,8 @@ route takes passes through as before, its bytes untouched. For one a route takes
    translated for the vessel (``translate``), then prepared as the vessel's request (its endpoint, its
    key by the key-host rule);
 2. the request goes to the vessel's endpoint with only that request's headers (content type, accept, the
-   vessel's key and version headers, toolreplay's user agent): nothing the agent sent goes there;
+   vessel's key and version headers, toolreplay's user agent): of the agent's, only the flags its
+   wire carries on to an upstream of that same wire (Anthropic's ``anthropic-beta``, design 56);
 3. a whole answer is read by the vessel's wire and written whole by the agent's wire's bridge; a stream
    is translated event by event as it arrives (:mod:`.translated_stream`);
 4. an upstream error becomes the agent's wire's error shape with the provider's status and message; a
@@ -29,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx
@@ -97,6 +98,8 @@ class Picked:
     #: The request's bytes as the agent sent them.
     size: int
     count: bool = False
+    #: the agent's request headers (some go on to an upstream of the agent's own wire, design 56)
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +159,9 @@ class Translator:
             readable = isinstance(body, (dict, Sliced))
             model = route.model or (body.get("model") if readable else None)
             found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
-            return Picked(route, found, body, len(raw)) if found is not None and readable else None
+            if found is None or not readable:
+                return None
+            return Picked(route, found, body, len(raw), headers=request.headers)
         http = route.wire.http
         hit = http.count_path.match(request.url.path) if http and http.count_path else None
         if hit is None or request.method != "POST":
@@ -253,6 +258,7 @@ class Translator:
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         from toolreplay._proxy.translate import read_inbound, translate_request, unsliced
         from toolreplay._proxy.translate_renders import RENDERS
+        from toolreplay._proxy.translate_settings import agent_headers
 
         inbound, vessel = picked.route.wire, picked.model_route.vessel
         whole = unsliced(inbound, picked.body)
@@ -281,6 +287,8 @@ class Translator:
             renders=RENDERS,
         )
         prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
+        sent, said = agent_headers(inbound, vessel.wire, picked.headers, prepared.headers)
+        prepared, done = replace(prepared, headers=sent), replace(done, notes=(*done.notes, *said))
         asked = picked.route.model or body.get("model")
         out = Outbound(
             model=asked if isinstance(asked, str) else vessel.model, answer_id=done.answer_id,

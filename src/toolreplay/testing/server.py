@@ -326,7 +326,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._reject(req, wire, "We could not parse the JSON body of your request.")
             return
         named = model or (body.get("model") if isinstance(body.get("model"), str) else None)
-        problem = check_request(wire, body, _rules(self.double, wire, vessel, named))
+        problem = double_of(wire).refuse_headers(headers, body) or check_request(
+            wire, body, _rules(self.double, wire, vessel, named)
+        )
         if problem:
             self._reject(req, wire, problem)
             return
