@@ -251,9 +251,10 @@ class Translator:
         return Base(store.load(found.conversation_id), found.holds, heads, session, session is not None)
 
     def _settled(self) -> None:
-        """Every answer already on its way is stored (an answer the agent names may be one of them)."""
+        """Every answer already handed to the recorder is stored (the one the agent names may be among
+        them); not the answers still being made (design 55): nothing waits when none is queued."""
         if self.recorder is not None:
-            self.recorder.drain(10.0)
+            self.recorder.settle(10.0)
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         from toolreplay._proxy.translate import read_inbound, translate_request, unsliced
