@@ -7,6 +7,8 @@ the proxy never gave out, or one it cannot look up (not recording), is refused a
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +97,44 @@ def test_previous_response_id_continues_the_stored_conversation_on_another_wire(
         kept.close()
 
 
+def test_an_answer_a_later_step_superseded_is_continued_as_the_conversation_stood_then(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent goes back to the answer that called (its reply has since taken another step, which
+    answered) and gives that call another output: the conversation is rebuilt as it stood at that
+    answer, the call open, not as the reply is now."""
+    with ProviderDouble() as double:
+        routes = _on_anthropic(tmp_path, monkeypatch, double)
+        double.script(CLOSE, Text("Closed todo 12."), Text("It is locked; try later."))
+        with proxied(double, tmp_path, routes=routes) as (proxy, lines, db), _client(proxy.url) as client:
+            first = client.responses.create(**ASK, input="close todo 12")
+            call = next(i for i in first.output if i.type == "function_call")
+
+            def output(text: str) -> list[dict[str, Any]]:
+                return [{"type": "function_call_output", "call_id": call.call_id, "output": text}]
+
+            second = client.responses.create(**ASK, previous_response_id=first.id, input=output("closed"))
+            assert proxy.drain()
+            again = client.responses.create(**ASK, previous_response_id=first.id, input=output("locked"))
+            assert proxy.drain()
+        sent = double.requests
+    assert (second.output_text, again.output_text) == ("Closed todo 12.", "It is locked; try later.")
+    assert [r.status for r in sent] == [200, 200, 200], [r.rejected for r in sent]
+    third = json.loads(sent[2].raw)
+    roles = [(m["role"], [b["type"] for b in m["content"]]) for m in third["messages"]]
+    assert roles == [("user", ["text"]), ("assistant", ["thinking", "tool_use"]), ("user", ["tool_result"])]
+    assert json.dumps(third["messages"][2]).count("locked") == 1 and b"Closed todo 12." not in sent[2].raw
+    assert json.loads(sent[1].raw)["messages"][:2] == third["messages"][:2]  # the same turn, byte for byte
+    assert not [line for line in lines if "[not recorded]" in line]
+    kept = open_store(str(db))
+    try:  # the branch is a conversation of its own; the first keeps its reply as it ended
+        replies = [kept.load(c.id).messages[-1] for c in kept.list_conversations()]
+    finally:
+        kept.close()
+    got = sorted((r.text, r.tool_uses[0].answer) for r in replies)
+    assert got == [("Closed todo 12.", "closed"), ("It is locked; try later.", "locked")]
+
+
 def test_an_unknown_previous_response_id_is_refused_as_openai_refuses_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -114,6 +154,35 @@ def test_an_unknown_previous_response_id_is_refused_as_openai_refuses_it(
         "param": "previous_response_id",
         "code": "previous_response_not_found",
     }
+
+
+@pytest.mark.parametrize(
+    "busy", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["idle", "another-answer-in-hand"]
+)
+def test_an_unknown_previous_response_id_is_refused_without_waiting_on_answers_in_hand(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, busy: bool
+) -> None:
+    """The refusal waits only for the exchanges handed to the recorder and not yet written, not for the
+    answers still being made (another agent's, a subagent's): here one takes 2 s upstream."""
+    with ProviderDouble(delay=2.0 if busy else 0.0) as double:
+        routes = _on_anthropic(tmp_path, monkeypatch, double)
+        double.script(Text("Slowly."))
+        with proxied(double, tmp_path, routes=routes) as (proxy, _l, _d), _client(proxy.url) as client:
+            other = threading.Thread(target=lambda: client.responses.create(**ASK, input="hello"))
+            if busy:
+                other.start()
+                end = time.monotonic() + 10
+                while not double.requests and time.monotonic() < end:
+                    time.sleep(0.01)
+                assert double.requests  # the other answer is in hand upstream
+            t0 = time.perf_counter()
+            with pytest.raises(openai.BadRequestError) as got:
+                client.responses.create(**ASK, previous_response_id="resp_never_given", input="hi")
+            took = time.perf_counter() - t0
+            if busy:
+                other.join()
+    assert got.value.code == "previous_response_not_found"
+    assert took < 0.5, f"the refusal took {took:.2f} s"
 
 
 def test_previous_response_id_without_a_store_is_refused_and_says_why(
@@ -177,6 +246,13 @@ def test_an_answer_id_names_its_reply_on_every_backend(store: Store) -> None:  #
     store.import_history(h)
     assert store.find_answer("resp_0123") is None
     store.set_answer_id("c1", "a2", "resp_0123")
-    assert store.find_answer("resp_0123") == ("c1", "a2")
+    assert store.find_answer("resp_0123") == ("c1", "a2", None)  # its latest answer: the reply as it is
+    store.set_answer_id("c1", "a2", "resp_4567", 2)  # a later step's answer
+    assert store.find_answer("resp_4567") == ("c1", "a2", None)
+    assert store.find_answer("resp_0123") == ("c1", "a2", None)  # given before its steps were kept
+    store.set_answer_id("c1", "a2", "resp_0123", 1)
+    store.set_answer_id("c1", "a2", "resp_89ab", 2)  # the latest again
+    assert store.find_answer("resp_0123") == ("c1", "a2", 1)  # superseded: the reply at its first step
+    assert store.find_answer("resp_89ab") == ("c1", "a2", None)
     store.delete_conversation("c1")  # the id goes with its reply
     assert store.find_answer("resp_0123") is None

@@ -111,3 +111,36 @@ def test_connections_opening_a_new_sqlite_file_at_once_all_open_it(tmp_path: Pat
         for t in threads:
             t.join()
     assert not failed, failed[:3]
+
+
+STEPS = "0015_answer_steps"
+
+
+def test_answer_ids_of_0014_name_their_reply_after_0015(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = S.MIGRATIONS[: S.MIGRATION_NAMES.index(STEPS)]
+    with monkeypatch.context() as m:  # the schema of the release before 0015: one id per reply
+        m.setattr(S, "MIGRATIONS", before)
+        m.setattr(S, "MIGRATION_NAMES", tuple(x.name for x in before))
+        old = open_store(store_url)
+        try:
+            old.import_history(_history())
+            sql = old.dialect.sql  # type: ignore[attr-defined]
+            update = sql("UPDATE messages SET answer_id = ? WHERE conversation_id = ? AND id = ?")
+            old.transact(lambda c: c.execute(update, ("resp_old", "old", "a2")), "answer")  # type: ignore[attr-defined]
+        finally:
+            old.close()
+    store = open_store(store_url)
+    try:
+        assert STEPS in store.applied_migrations()  # type: ignore[attr-defined]
+        assert store.find_answer("resp_old") == ("old", "a2", None)  # the reply as it is
+        store.set_answer_id("old", "a2", "resp_new", 2)
+        assert store.find_answer("resp_old") == ("old", "a2", None)  # its steps then were never kept
+        store.delete_message("old", "a2")  # its answer ids go with it
+        assert store.find_answer("resp_new") is None and store.find_answer("resp_old") is None
+        store.set_answer_id("old", "u1", "resp_x", 1)
+        store.delete_conversation("old")
+        assert store.find_answer("resp_x") is None
+    finally:
+        store.close()

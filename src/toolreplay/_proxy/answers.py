@@ -4,12 +4,19 @@ chunk by chunk as it is made (the upstream's as it arrives, or a translated one 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING
 
+from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
 from toolreplay import _jsonenc as jsonenc
+from toolreplay._proxy.exchange import Exchange
 from toolreplay.wires.contract import Wire
+
+if TYPE_CHECKING:
+    from toolreplay._proxy.translated import Picked
+    from toolreplay._proxy.worker import RecorderThread
 
 
 def error_response(
@@ -62,6 +69,37 @@ class Relayed(Response):
                 await self._on_end()
 
 
+class Said:
+    """A routed request the proxy answers itself (a refusal, a fault, a count): its exchange goes to the
+    recorder (its ``--log`` line, the console) as a pass-through refusal's does; a refusal's message is
+    kept, and nothing is stored (design 55)."""
+
+    def __init__(
+        self, request: Request, picked: Picked, started: float, recorder: RecorderThread | None
+    ) -> None:
+        self.request, self.picked, self.started, self.recorder = request, picked, started, recorder
+
+    def __call__(self, response: Response, why: str | None) -> Response:
+        recorder, picked = self.recorder, self.picked
+        if recorder is None:
+            return response
+        route, asked = picked.model_route, picked.route.model or picked.body.get("model")
+        refused = why.removeprefix("toolreplay proxy: ")[:500] if why else None
+        kind = "count" if picked.count else "generate"
+        recorder.expect()
+        recorder.submit(
+            Exchange(
+                started=self.started, wire=picked.route.wire.name, kind=kind,
+                path=self.request.url.path, model=asked if isinstance(asked, str) else None,
+                upstream=route.vessel.base_url, agent=self.request.headers.get("user-agent", "")[:200],
+                session=None, body=None, request_bytes=picked.size, status=response.status_code,
+                answer_bytes=len(response.body), refused=refused,
+                route=route.label(), vessel=route.vessel.name,
+            )
+        )  # fmt: skip
+        return response
+
+
 def upstream_message(data: bytes) -> str:
     """The message of a provider's error body (``{"error": {"message"}}``, ``{"error": "..."}``,
     ``{"message"}``), else its text."""
@@ -79,4 +117,4 @@ def upstream_message(data: bytes) -> str:
     return data.decode("utf-8", "replace").strip()[:500]
 
 
-__all__ = ["Relayed", "error_response", "upstream_message"]
+__all__ = ["Relayed", "Said", "error_response", "upstream_message"]

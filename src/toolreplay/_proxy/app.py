@@ -356,7 +356,9 @@ class _Relay:
     async def relay(self, resp: httpx.Response) -> AsyncIterator[bytes]:
         """The answer's chunks as they come, then the wire's error event when its stream broke off."""
         self.encoding = encoding = resp.headers.get("content-encoding", "")
-        streamed = resp.headers.get("content-type", "").startswith(_STREAM_TYPES)
+        # Gemini's REST stream (no ``alt=sse``) is one JSON array of the chunks, served as JSON
+        array = self.route.path_stream and self.route.framing == "json-array" and resp.status_code == 200
+        streamed = array or resp.headers.get("content-type", "").startswith(_STREAM_TYPES)
         keep = self.proxy.keep and self.route.kind == "generate"
         self.seen = seen = _Seen(keep, streamed, self.proxy.config.max_body)
         recorder, whole = self.proxy.recorder, self._whole_test(resp, streamed, encoding)
@@ -411,14 +413,18 @@ class _Relay:
         http = self.route.wire.http
         if status != 200 or not streamed or encoding or http is None or http.stream_end is None:
             return None
-        return None if http.stream_end(tail) else "the upstream's stream ended before its final event"
+        array = self.route.framing == "json-array"  # its last chunk is the final event, then ``]``
+        ended = http.stream_end(tail) and (not array or tail.rstrip().endswith(b"]"))
+        return None if ended else "the upstream's stream ended before its final event"
 
     def _error_event(self, cut: str | None, plain_stream: bool, tail: bytes) -> bytes:
         """The wire's own error event that ends a broken stream for the agent (b"" when none is due)."""
         http = self.route.wire.http
         if cut is None or not plain_stream or http is None or http.stream_error is None:
             return b""
-        return frame(http.framing, http.stream_error(f"toolreplay proxy: {cut}", tail))
+        framing = self.route.framing
+        event = frame(framing, http.stream_error(f"toolreplay proxy: {cut}", tail))
+        return event + b"]" if framing == "json-array" else event  # the array closed after it
 
     def finish(
         self,
@@ -450,6 +456,7 @@ class _Relay:
                 status=status, answer=answer, answer_encoding=encoding, answer_bytes=answer_bytes,
                 streamed=streamed, cut=cut, added_ms=added_ms, refused=refused, repairs=self.repairs,
                 received=self.received, request_encoding=headers.get("content-encoding", ""),
+                framing=self.route.framing if self.route.path_stream else None,
             ),
             self.ticket,
         )  # fmt: skip

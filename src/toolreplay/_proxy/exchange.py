@@ -3,6 +3,7 @@ and the answer read back (whole, or its stream's events assembled by the wire's 
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from toolreplay._history import History
 from toolreplay._steps import Issuer
 from toolreplay.wires import get_wire
 from toolreplay.wires.bridge import Delta, collect
-from toolreplay.wires.contract import Wire
+from toolreplay.wires.contract import Framing, Wire
 from toolreplay.wires.reply import Reply
 
 
@@ -75,6 +76,9 @@ class Exchange:
     out on the way: the recorder does not work them out again."""
     ticket: int | None = None
     """The routed path's memory of this exchange (design 54), told what the recorder made of it."""
+    framing: Framing | None = None
+    """How a streamed answer passed through was framed, as the request asked (Gemini's REST stream without
+    ``alt=sse``: one JSON array); None: the wire's own."""
 
 
 def model_of(body: Any) -> str | None:
@@ -127,6 +131,30 @@ def ndjson_payloads(data: bytes) -> Iterator[str]:
             yield line.decode("utf-8", "replace")
 
 
+def array_payloads(data: bytes) -> Iterator[str]:
+    """The elements of a stream framed as one JSON array (Gemini's REST stream), element by element; an
+    array cut off yields what it finished (an unfinished last element is dropped, as in SSE)."""
+    text, decoder = data.decode("utf-8", "replace"), json.JSONDecoder()
+    at = _skip(text, 0)
+    if not text.startswith("[", at):
+        return
+    at += 1
+    while (at := _skip(text, at)) < len(text) and text[at] != "]":
+        try:
+            _value, end = decoder.raw_decode(text, at)  # where the element ends (read again as it comes)
+        except ValueError:
+            return  # cut off inside it
+        yield text[at:end]
+        at = _skip(text, end)
+        at += text.startswith(",", at)
+
+
+def _skip(text: str, at: int) -> int:
+    while at < len(text) and text[at] in " \t\r\n":
+        at += 1
+    return at
+
+
 def read_answer(ex: Exchange, data: bytes) -> AnswerRead:
     """``data`` (the decompressed answer) parsed by the exchange's wire."""
     wire = get_wire(ex.wire)
@@ -141,8 +169,9 @@ def read_answer(ex: Exchange, data: bytes) -> AnswerRead:
             return AnswerRead(wire.parse_response(body))
         except (ToolreplayError, ValueError, TypeError) as exc:  # the parser's error names what is wrong
             return AnswerRead(None, "", f"the answer cannot be read: {exc}")
-    framing = wire.http.framing if wire.http is not None else "sse"
-    payloads = list(ndjson_payloads(data) if framing == "ndjson" else sse_payloads(data))
+    framing = ex.framing or (wire.http.framing if wire.http is not None else "sse")
+    read = {"ndjson": ndjson_payloads, "json-array": array_payloads}.get(framing, sse_payloads)
+    payloads = list(read(data))
     parser = wire.stream_parser()
     seen: list[str] = []
     try:
@@ -175,6 +204,7 @@ def _finished(wire: Wire, payloads: Sequence[str]) -> Reply | None:
 __all__ = [
     "AnswerRead",
     "Exchange",
+    "array_payloads",
     "model_of",
     "ndjson_payloads",
     "read_answer",

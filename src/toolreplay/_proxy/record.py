@@ -16,7 +16,16 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, Status, Step, ToolCall
 from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
-from toolreplay._proxy.matching import Continued, Known, find_continued, head_of, last_head, next_head, unseen
+from toolreplay._proxy.matching import (
+    Continued,
+    Found,
+    Known,
+    find_continued,
+    head_of,
+    last_head,
+    next_head,
+    unseen,
+)
 from toolreplay._steps import Issuer, Text, closing_pieces, host_of
 from toolreplay.wires.read_memo import Bounded
 from toolreplay.wires.reply import Reply, usage_json
@@ -192,17 +201,13 @@ class Writer:
             cont.holds if cont else 0,
             issuer,
         )  # fmt: skip
-        if cont is None or stored is None:
-            cid, messages = self._start(ex, request, heads)
-            new = True
-        else:
-            cid, messages = cont.conversation_id, self._extend(stored, cont, request)
-            new = False
+        cid, messages, cont, stored = self._into(ex, request, held)
+        new = cont is None
         reply_id = None
         if answer is not None and (answer.reply is not None or ex.cut):
             reply_id, messages = self._answer(cid, messages, ex, answer, issuer)
             if ex.answer_id and answer.reply is not None:  # the agent may name it next time (design 55)
-                store.set_answer_id(cid, reply_id, ex.answer_id)
+                store.set_answer_id(cid, reply_id, ex.answer_id, len(messages[-1].step_calls()))
         head = _head(heads, messages, len(request.messages), _aligned(stored, cont))
         store.set_head(cid, head, ex.session)
         if mem is not None:
@@ -210,11 +215,25 @@ class Writer:
                                                 ex, answer))  # fmt: skip
         return Recorded(cid, reply_id, found, new, head, heads[cont.holds - 1] if cont else None)
 
-    def _start(self, ex: Exchange, request: History, heads: Sequence[str]) -> tuple[str, list[Message]]:
+    def _into(
+        self, ex: Exchange, request: History, held: Found
+    ) -> tuple[str, list[Message], Continued | None, History | None]:
+        """The conversation the exchange goes into, its messages, and what of it was stored: the one it
+        continues, else a new one (a branch of the one it went back in, design 55)."""
+        cont, stored = held.continued, held.stored
+        if cont is not None and stored is not None and not _went_back(ex, stored, cont, request):
+            return cont.conversation_id, self._extend(stored, cont, request), cont, stored
+        branched = cont.conversation_id if cont is not None and stored is not None else None
+        cid, messages = self._start(ex, request, held.heads, branched)
+        return cid, messages, None, None
+
+    def _start(
+        self, ex: Exchange, request: History, heads: Sequence[str], branched: str | None = None
+    ) -> tuple[str, list[Message]]:
         # the messages are the request's under new ids: their head is the request's (``heads[-1]``)
         store = self.store
         cid = _new_id(store, heads)
-        linked = store.session_conversations(ex.session)[:1] if ex.session else []
+        linked = [branched] if branched else store.session_conversations(ex.session)[:1] if ex.session else []
         messages = [
             replace(m, id=f"{_PREFIX[m.role]}{i + 1}", created_at=m.created_at or _stamp())
             for i, m in enumerate(request.messages)
@@ -278,6 +297,21 @@ class Writer:
             before = len(extend.step_calls()) if extend is not None else 0
             store.record_usage(cid, rid, before + 1, reply.usage, reply.model)
         return rid, [*messages[:-1], done] if extend is not None else [*messages, done]
+
+
+def _went_back(ex: Exchange, stored: History, cont: Continued, request: History) -> bool:
+    """A translated request whose last reply it continues has fewer steps than the stored reply: it goes
+    back to an earlier answer of it (Responses' ``previous_response_id`` naming one a later step
+    superseded, design 55) and is a branch of its own, not the next turn of the stored reply: fewer steps,
+    or a reply in progress where the stored one has ended."""
+    if ex.history is None or not cont.holds:
+        return False
+    seen = [m for m in stored.messages if not unseen(m)]
+    last, sent = seen[cont.holds - 1], request.messages[cont.holds - 1]
+    if not last.role == sent.role == "assistant":
+        return False
+    fewer = len(sent.step_calls()) < len(last.step_calls())
+    return fewer or (last.status == "complete" and sent.status == "in_progress")  # before its last words
 
 
 def recorded_state(

@@ -38,14 +38,34 @@ def earlier_of(wire: Wire) -> Earlier | None:
 
 
 def stored_answer(store: Store, answer_id: str) -> History | None:
-    """The stored conversation up to and including the reply whose answer was given ``answer_id``."""
+    """The stored conversation up to and including the reply whose answer was given ``answer_id``, the
+    reply as it stood at that answer (an answer its later steps superseded: :func:`as_it_stood`)."""
     found = store.find_answer(answer_id)
     if found is None:
         return None
-    cid, mid = found
+    cid, mid, steps = found
     h = store.load(cid)
     at = next((i for i, m in enumerate(h.messages) if m.id == mid), None)
-    return replace(h, messages=h.messages[: at + 1]) if at is not None else None
+    if at is None:
+        return None
+    reply = h.messages[at] if steps is None else as_it_stood(h.messages[at], steps)
+    return replace(h, messages=(*h.messages[:at], reply))
+
+
+def as_it_stood(reply: Message, steps: int) -> Message:
+    """``reply`` as it was when it had taken its first ``steps`` answers: those steps and their calls,
+    the last step's calls open (their answers came with a later request), no closing words yet."""
+    kept = reply.step_calls()[:steps]
+    calls = [c for _step, cs in kept for c in cs]
+    last = len(kept[-1][1]) if kept else 0
+    opened = [replace(c, answer=None, is_error=False, parts=()) for c in calls[len(calls) - last :]]
+    return replace(
+        reply,
+        text="",
+        status="in_progress",
+        steps=tuple(step for step, _cs in kept) if reply.steps else (),
+        tool_uses=(*calls[: len(calls) - last], *opened),
+    )
 
 
 def _answered(reply: Message, sent: Message) -> Message:
@@ -97,4 +117,4 @@ def rebuilt(
     return history, replace(earlier, messages=(*head, *before, earlier.messages[-1]))
 
 
-__all__ = ["Unanswerable", "earlier_of", "rebuilt", "stored_answer"]
+__all__ = ["Unanswerable", "as_it_stood", "earlier_of", "rebuilt", "stored_answer"]

@@ -14,6 +14,7 @@ from typing import Any
 
 from toolreplay._vessels import Vessel
 from toolreplay.wires import get_wire
+from toolreplay.wires.contract import Wire
 from toolreplay.wires.translation import Asked, Fields
 
 #: The settings every translation decides itself: never carried, never named as lost.
@@ -51,6 +52,27 @@ def write_settings(a: Asked, agent_wire: str, vessel: Vessel) -> Fields:
     return out
 
 
+def agent_headers(
+    inbound: Wire, upstream: str, asked: Mapping[str, str], headers: Mapping[str, str]
+) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The vessel's request ``headers`` with the agent's own that its wire carries on (``asked``: the
+    agent's request headers; ``Http.carried_headers``, design 56) when the upstream speaks the agent's
+    wire, a value joined to the vessel's own after it; on another wire they are named, not sent."""
+    hook = inbound.http.carried_headers if inbound.http is not None else None
+    carried, notes = hook(asked) if hook is not None else ({}, ())
+    if not carried:
+        return dict(headers), notes
+    if upstream != inbound.name:
+        said = "; ".join(f"{k}: {v}" for k, v in carried.items())
+        return dict(headers), (f"the agent's headers not carried on {upstream}: {said}",)
+    out = dict(headers)
+    for name, value in carried.items():
+        have = next((k for k in out if k.lower() == name), None)
+        own = [v.strip() for v in out.pop(have).split(",")] if have is not None else []
+        out[name] = ",".join(dict.fromkeys([*own, *value.split(",")]))
+    return out, notes
+
+
 def merged_into(body: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, Any]:
     """``body`` with ``fields`` set; a field that is an object in both is merged one level deep (the
     render's ``generationConfig`` keeps its limit and temperature beside the translated ones); a field
@@ -67,4 +89,4 @@ def merged_into(body: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-__all__ = ["DECIDED", "merged_into", "read_settings", "write_settings"]
+__all__ = ["DECIDED", "agent_headers", "merged_into", "read_settings", "write_settings"]

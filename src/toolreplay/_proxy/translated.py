@@ -9,7 +9,8 @@ route takes passes through as before, its bytes untouched. For one a route takes
    translated for the vessel (``translate``), then prepared as the vessel's request (its endpoint, its
    key by the key-host rule);
 2. the request goes to the vessel's endpoint with only that request's headers (content type, accept, the
-   vessel's key and version headers, toolreplay's user agent): nothing the agent sent goes there;
+   vessel's key and version headers, toolreplay's user agent): of the agent's, only the flags its
+   wire carries on to an upstream of that same wire (Anthropic's ``anthropic-beta``, design 56);
 3. a whole answer is read by the vessel's wire and written whole by the agent's wire's bridge; a stream
    is translated event by event as it arrives (:mod:`.translated_stream`);
 4. an upstream error becomes the agent's wire's error shape with the provider's status and message; a
@@ -29,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx
@@ -40,7 +41,7 @@ from toolreplay import _jsonenc as jsonenc
 from toolreplay._errors import ToolreplayError
 from toolreplay._history import History
 from toolreplay._proxy.agents import session_of
-from toolreplay._proxy.answers import Relayed, error_response, upstream_message
+from toolreplay._proxy.answers import Relayed, Said, error_response, upstream_message
 from toolreplay._proxy.bodies import BodyError, Sliced, json_body
 from toolreplay._proxy.counted import counted
 from toolreplay._proxy.exchange import Exchange
@@ -97,6 +98,8 @@ class Picked:
     #: The request's bytes as the agent sent them.
     size: int
     count: bool = False
+    #: the agent's request headers (some go on to an upstream of the agent's own wire, design 56)
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +159,9 @@ class Translator:
             readable = isinstance(body, (dict, Sliced))
             model = route.model or (body.get("model") if readable else None)
             found = pick(self.routes, route.wire.name, model if isinstance(model, str) else None)
-            return Picked(route, found, body, len(raw)) if found is not None and readable else None
+            if found is None or not readable:
+                return None
+            return Picked(route, found, body, len(raw), headers=request.headers)
         http = route.wire.http
         hit = http.count_path.match(request.url.path) if http and http.count_path else None
         if hit is None or request.method != "POST":
@@ -177,26 +182,24 @@ class Translator:
 
     async def answer(self, request: Request, picked: Picked, t0: float, started: float) -> Response:
         inbound = picked.route.wire
+        said = Said(request, picked, started, self.recorder)  # what the proxy answers itself is logged
         if picked.count:
-            return counted(picked.route.wire, picked.model_route.vessel, picked.body)
+            return said(counted(picked.route.wire, picked.model_route.vessel, picked.body), None)
         if inbound.bridge is None:
-            return error_response(
-                inbound,
-                501,
-                f"toolreplay proxy: answers cannot be translated into the {inbound.name} wire yet",
-            )
+            why = f"toolreplay proxy: answers cannot be translated into the {inbound.name} wire yet"
+            return said(error_response(inbound, 501, why), why)
         session = session_of(request.headers, picked.body, inbound.http.session_field if inbound.http else "")
         try:
             with self.recorder.serving() if self.recorder is not None else nullcontext():
                 ready = await self._readied(picked, session)
         except Unanswerable as exc:  # the earlier turns it names are not kept: the wire's own refusal
-            return Response(jsonenc.encode(exc.body), exc.status, media_type="application/json")
+            data = jsonenc.encode(exc.body)
+            return said(Response(data, exc.status, media_type="application/json"), upstream_message(data))
         except (ToolreplayError, ValueError, TypeError, KeyError) as exc:
-            return error_response(
-                inbound, 400, f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
-            )
+            why = f"toolreplay proxy: {picked.model_route.label()}: cannot translate: {exc}"
+            return said(error_response(inbound, 400, why), why)
         except Exception as exc:  # a fault of the proxy's own: said in the agent's wire, not a bare 500
-            return self._failed(picked, exc)
+            return said(*self._failed(picked, exc))
         ex = _Pending(self, picked, request, ready, session, started, t0)
         return await ex.send()
 
@@ -208,14 +211,14 @@ class Translator:
             return self._ready(picked, session)
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._ready, picked, session)
 
-    def _failed(self, picked: Picked, exc: Exception) -> Response:
+    def _failed(self, picked: Picked, exc: Exception) -> tuple[Response, str]:
         """An unexpected failure preparing the request: logged once (with where it failed) and answered
         as a 500 in the agent's wire's error shape, naming the route and what failed."""
         label = picked.model_route.label()
         what = f"{type(exc).__name__}: {exc}"[:300]
         log.error("toolreplay proxy: %s: the request could not be prepared: %s", label, what, exc_info=exc)
         why = f"toolreplay proxy: {label}: the request could not be prepared for the upstream ({what})"
-        return error_response(picked.route.wire, 500, why)
+        return error_response(picked.route.wire, 500, why), why
 
     def _store(self) -> Store | None:
         if not self.config.record:
@@ -248,13 +251,15 @@ class Translator:
         return Base(store.load(found.conversation_id), found.holds, heads, session, session is not None)
 
     def _settled(self) -> None:
-        """Every answer already on its way is stored (an answer the agent names may be one of them)."""
+        """Every answer already handed to the recorder is stored (the one the agent names may be among
+        them); not the answers still being made (design 55): nothing waits when none is queued."""
         if self.recorder is not None:
-            self.recorder.drain(10.0)
+            self.recorder.settle(10.0)
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         from toolreplay._proxy.translate import read_inbound, translate_request, unsliced
         from toolreplay._proxy.translate_renders import RENDERS
+        from toolreplay._proxy.translate_settings import agent_headers
 
         inbound, vessel = picked.route.wire, picked.model_route.vessel
         whole = unsliced(inbound, picked.body)
@@ -283,6 +288,8 @@ class Translator:
             renders=RENDERS,
         )
         prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
+        sent, said = agent_headers(inbound, vessel.wire, picked.headers, prepared.headers)
+        prepared, done = replace(prepared, headers=sent), replace(done, notes=(*done.notes, *said))
         asked = picked.route.model or body.get("model")
         out = Outbound(
             model=asked if isinstance(asked, str) else vessel.model, answer_id=done.answer_id,

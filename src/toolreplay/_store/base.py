@@ -207,12 +207,17 @@ class Store(Protocol):
         session is ``session`` or none, when given), newest first."""
         ...
 
-    def set_answer_id(self, conversation_id: str, message_id: str, answer_id: str) -> None:
-        """The id the proxy gave the answer reply ``message_id`` holds (Responses' response id)."""
+    def set_answer_id(
+        self, conversation_id: str, message_id: str, answer_id: str, steps: int | None = None
+    ) -> None:
+        """The id the proxy gave the latest answer reply ``message_id`` took (Responses' response id),
+        kept with the ids of its earlier answers; ``steps``: how many steps the reply has with it."""
         ...
 
-    def find_answer(self, answer_id: str) -> tuple[str, str] | None:
-        """``(conversation id, message id)`` of the reply whose answer the proxy gave ``answer_id``."""
+    def find_answer(self, answer_id: str) -> tuple[str, str, int | None] | None:
+        """``(conversation id, message id, steps)`` of the reply one of whose answers the proxy gave
+        ``answer_id``; ``steps``: how many of its steps it had at that answer, None when that answer is
+        the reply's latest (the reply as it is)."""
         ...
 
     def session_conversations(self, session: str) -> list[str]:

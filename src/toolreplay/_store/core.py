@@ -32,7 +32,12 @@ from toolreplay._store import rows as R
 from toolreplay._store import schema as S
 from toolreplay._store import window as W
 from toolreplay._store.base import ConversationInfo, ImportResult
-from toolreplay._store.origins import Origins, origin_columns
+from toolreplay._store.origins import (
+    DELETE_CONVERSATION_ANSWERS,
+    DELETE_MESSAGE_ANSWERS,
+    Origins,
+    origin_columns,
+)
 from toolreplay._store.replies import LiveReplies
 from toolreplay._store.sql import Dialect, Queries, Rows, Tx, now, surrogate_error
 from toolreplay._store.turns import TurnLock, settled
@@ -241,7 +246,8 @@ class SQLStore(LiveReplies, Origins, W.WindowView, ABC):
             if c.execute(q.conversation_exists, cid).fetchone() is None:
                 raise StoreError(f"no conversation {conversation_id!r} in {self.where}")
             usage = self.dialect.sql(W.DELETE_CONVERSATION_USAGE)
-            for sql in (usage, q.delete_conversation_tool_uses, q.delete_conversation_messages):
+            answers = self.dialect.sql(DELETE_CONVERSATION_ANSWERS)
+            for sql in (usage, answers, q.delete_conversation_tool_uses, q.delete_conversation_messages):
                 c.execute(sql, cid)
             c.execute(q.delete_conversation, cid)
 
@@ -256,6 +262,7 @@ class SQLStore(LiveReplies, Origins, W.WindowView, ABC):
             raise StoreError(f"conversation {conversation_id!r}: no message {message_id!r}")
         self._unrun(c, conversation_id, message_id)
         c.execute(self.dialect.sql(W.DELETE_MESSAGE_USAGE), (conversation_id, message_id))
+        c.execute(self.dialect.sql(DELETE_MESSAGE_ANSWERS), (conversation_id, message_id))
         c.execute(q.delete_message_tool_uses, (conversation_id, message_id))
         c.execute(q.delete_message, (conversation_id, message_id))
         c.execute(q.park_later_messages, (conversation_id, int(row[0])))

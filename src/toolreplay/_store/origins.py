@@ -29,10 +29,20 @@ _SET_HEAD = "UPDATE conversations SET head = ?, seen = ?, session = COALESCE(ses
 _WRITTEN = "SELECT head, seen FROM conversations WHERE id = ?"
 _SESSION = "SELECT id FROM conversations WHERE session = ? ORDER BY seen DESC, id"
 _SET_ANSWER = "UPDATE messages SET answer_id = ? WHERE conversation_id = ? AND id = ?"
-_FIND_ANSWER = (
-    "SELECT conversation_id, id FROM messages WHERE answer_id = ? "
-    "ORDER BY created_at DESC, conversation_id DESC"
+_ADD_ANSWER = (
+    "INSERT INTO answer_ids (answer_id, conversation_id, message_id, steps) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (answer_id, conversation_id, message_id) DO UPDATE SET steps = excluded.steps"
 )
+#: The reply an id names, newest first; its steps then, NULL when it is the reply's latest answer.
+_FIND_ANSWER = (
+    "SELECT a.conversation_id, a.message_id, "
+    "CASE WHEN m.answer_id = a.answer_id THEN NULL ELSE a.steps END FROM answer_ids a "
+    "JOIN messages m ON m.conversation_id = a.conversation_id AND m.id = a.message_id "
+    "WHERE a.answer_id = ? ORDER BY m.created_at DESC, a.conversation_id DESC"
+)
+#: The answer ids of one message, and of one conversation (removed with them).
+DELETE_MESSAGE_ANSWERS = "DELETE FROM answer_ids WHERE conversation_id = ? AND message_id = ?"
+DELETE_CONVERSATION_ANSWERS = "DELETE FROM answer_ids WHERE conversation_id = ?"
 #: How many heads one lookup asks for at most (the placeholders of one statement).
 _CHUNK = 500
 
@@ -114,17 +124,23 @@ class Origins:
         )
         return (row[0], row[1]) if row is not None and row[0] is not None else None
 
-    def set_answer_id(self, conversation_id: str, message_id: str, answer_id: str) -> None:
-        sql = self.dialect.sql(_SET_ANSWER)
+    def set_answer_id(
+        self, conversation_id: str, message_id: str, answer_id: str, steps: int | None = None
+    ) -> None:
+        latest, every = self.dialect.sql(_SET_ANSWER), self.dialect.sql(_ADD_ANSWER)
+
+        def run(c: Tx) -> None:
+            c.execute(latest, (answer_id, conversation_id, message_id))
+            c.execute(every, (answer_id, conversation_id, message_id, steps))
+
         self.transact(
-            lambda c: c.execute(sql, (answer_id, conversation_id, message_id)),
-            f"conversation {conversation_id!r}: the answer id of {message_id!r} was not stored",
+            run, f"conversation {conversation_id!r}: the answer id of {message_id!r} was not stored"
         )
 
-    def find_answer(self, answer_id: str) -> tuple[str, str] | None:
+    def find_answer(self, answer_id: str) -> tuple[str, str, int | None] | None:
         sql = self.dialect.sql(_FIND_ANSWER)
         row = self.transact(lambda c: c.execute(sql, (answer_id,)).fetchone(), "the read failed", read=True)
-        return (row[0], row[1]) if row is not None else None
+        return (row[0], row[1], None if row[2] is None else int(row[2])) if row is not None else None
 
     def session_conversations(self, session: str) -> list[str]:
         sql = self.dialect.sql(_SESSION)
@@ -132,4 +148,4 @@ class Origins:
         return [r[0] for r in rows]
 
 
-__all__ = ["Origins", "origin_columns"]
+__all__ = ["DELETE_CONVERSATION_ANSWERS", "DELETE_MESSAGE_ANSWERS", "Origins", "origin_columns"]

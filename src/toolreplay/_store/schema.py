@@ -146,6 +146,20 @@ _ANSWER_IDS = (
     "ALTER TABLE messages ADD COLUMN answer_id TEXT",
     "CREATE INDEX messages_answer_id ON messages (answer_id)",
 )
+# Every answer id a reply was given, one per answer it took (a reply of several steps took several):
+# ``steps``, how many of its steps it had then (NULL: not known, the reply as it is; ids of 0014).
+_ANSWER_STEPS = (
+    """CREATE TABLE answer_ids (
+    answer_id TEXT NOT NULL,
+    conversation_id TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    steps INTEGER,
+    PRIMARY KEY (answer_id, conversation_id, message_id),
+    FOREIGN KEY (conversation_id, message_id) REFERENCES messages (conversation_id, id)
+)""",
+    "INSERT INTO answer_ids (answer_id, conversation_id, message_id) "
+    "SELECT answer_id, conversation_id, id FROM messages WHERE answer_id IS NOT NULL",
+)
 _DROP_FRAGMENTS = ("DROP TABLE IF EXISTS render_fragments", "DROP TABLE IF EXISTS render_fragment_sets")
 _ORIGIN = (
     "ALTER TABLE conversations ADD COLUMN origin TEXT",
@@ -294,6 +308,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         # names earlier answers by id (Responses' ``previous_response_id``, design 55); NULL elsewhere.
         sqlite=_ANSWER_IDS,
         postgres=_ANSWER_IDS,
+    ),
+    Migration(
+        "0015_answer_steps",
+        # ``answer_ids``: every id the proxy gave a reply's answers, with how many steps the reply had at
+        # each, so an id a later step superseded still names the reply as it stood (design 55);
+        # ``messages.answer_id`` keeps the latest.
+        sqlite=_ANSWER_STEPS,
+        postgres=_ANSWER_STEPS,
     ),
 )
 

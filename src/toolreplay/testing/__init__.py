@@ -2,9 +2,9 @@
 
 Use them to test an agent without a network or a key. One double serves every wire on its own paths
 (``/v1/chat/completions`` and ``/chat/completions``, ``/v1/responses`` and ``/responses``,
-``/v1/messages``, ``/v1beta/models/{model}:generateContent`` and ``:streamGenerateContent?alt=sse``,
-``/api/chat``), streamed (SSE with each wire's real event names; NDJSON for Ollama) or whole, as the
-request asks::
+``/v1/messages``, ``/v1beta/models/{model}:generateContent`` and ``:streamGenerateContent``,
+``/api/chat``), streamed (SSE with each wire's real event names; NDJSON for Ollama; Gemini without
+``alt=sse`` one JSON array of its chunks, its REST default) or whole, as the request asks::
 
     from toolreplay.testing import ProviderDouble, Text, Calls, Call, Error
 

@@ -19,7 +19,7 @@ from toolreplay._transport.dump import redact_headers
 from toolreplay._vessels import BUILTIN, Vessel, get_vessel
 from toolreplay.testing._http import Front, Limits, Received
 from toolreplay.testing._records import KEEP_REQUESTS, RecordedRequest, Records
-from toolreplay.testing._routes import content_type, double_of, doubled, frame, route
+from toolreplay.testing._routes import content_type, double_of, doubled, framed, route
 from toolreplay.testing.answers import (
     CHUNKINGS,
     ERROR_KINDS,
@@ -326,7 +326,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._reject(req, wire, "We could not parse the JSON body of your request.")
             return
         named = model or (body.get("model") if isinstance(body.get("model"), str) else None)
-        problem = check_request(wire, body, _rules(self.double, wire, vessel, named))
+        problem = double_of(wire).refuse_headers(headers, body) or check_request(
+            wire, body, _rules(self.double, wire, vessel, named)
+        )
         if problem:
             self._reject(req, wire, problem)
             return
@@ -388,9 +390,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._write(data[: max(1, len(data) // 2)])
         else:
             events = double_of(wire).events(answer, answer.cut or token_pieces)
-            self._start(req, 200, content_type(wire))
-            for event in events if stop_after is None else events[:stop_after]:
-                self._write(frame(wire, event))
+            self._start(req, 200, content_type(wire, req.path))
+            for data in framed(wire, req.path, events[:stop_after], stop_after is None):
+                self._write(data)
         if stop_after is None:
             return
         if hang is not None:
@@ -411,9 +413,9 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(error, dict) and "sequence_number" in error:
             # a numbered stream (Responses) goes on counting through its error event
             error = {**error, "sequence_number": len(events)}
-        self._start(req, 200, content_type(wire))
-        for event in [*events, (name, error)]:
-            self._write(frame(wire, event))
+        self._start(req, 200, content_type(wire, req.path))
+        for data in framed(wire, req.path, [*events, (name, error)]):
+            self._write(data)
 
     def _reset_now(self) -> None:
         """Close with SO_LINGER 0: the peer gets a TCP RST, not a clean end."""

@@ -192,6 +192,10 @@ class Http:
     #: model), and its answer for a count: the proxy answers a routed model's count itself (design 47).
     count_path: re.Pattern[str] | None = None
     count_answer: Callable[[int], dict[str, Any]] | None = None
+    #: (the agent's request headers) -> those that go on with a routed request to an upstream of this
+    #: same wire (the flags its body's fields need, never a key), and what of them is left out, named
+    #: (design 56). None: nothing the agent sends goes on.
+    carried_headers: Callable[[Mapping[str, str]], tuple[dict[str, str], tuple[str, ...]]] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -249,6 +253,10 @@ class Double:
     wants_stream: Callable[[Any, bool], bool] = stream_asked
     #: (path asks for a stream, query string) -> why the double refuses the URL, or None.
     refuse_url: Callable[[bool, str], str | None] = lambda stream, query: None
+    #: (the request's headers by lower-case name, its body) -> the provider's error text when the body
+    #: needs a header the request lacks (Anthropic: a beta body field without its ``anthropic-beta``
+    #: flag), or None.
+    refuse_headers: Callable[[Mapping[str, str], Mapping[str, Any]], str | None] = lambda headers, body: None
     #: The Chat id limit applied when a request names no vessel (OpenAI's own server: 40).
     default_max_id_len: int | None = None
     #: (vessel or None, model, body) -> whether the model answering thinks, so its answer carries the

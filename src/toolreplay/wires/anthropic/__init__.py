@@ -10,6 +10,7 @@ simulated prompt cache), ``bridge.py`` its answers read into and written from th
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from toolreplay.wires.anthropic import (
@@ -47,6 +48,28 @@ def _auth(vessel: VesselProfile, key: str | None) -> dict[str, str]:
     return headers
 
 
+#: An ``anthropic-beta`` flag: lower-case words and numbers joined by hyphens (``compact-2026-01-12``).
+_FLAG = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+def _carried(headers: Mapping[str, str]) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The agent's ``anthropic-beta`` flags a routed Anthropic upstream gets (design 56): each flag but
+    those about the agent's own credentials (``oauth-*``: the vessel's key is not the agent's); a value
+    that is not a flag is left out and said without being quoted (it may be a key)."""
+    flags: list[str] = []
+    notes: list[str] = []
+    for value in (v.strip() for v in headers.get("anthropic-beta", "").split(",")):
+        if not value or value in flags:
+            continue
+        if len(value) > 64 or not _FLAG.match(value):
+            notes.append("anthropic-beta: a value that is not a flag was not carried")
+        elif value.startswith("oauth-"):
+            notes.append(f"anthropic-beta: {value} not carried (it is about the agent's own credentials)")
+        else:
+            flags.append(value)
+    return ({"anthropic-beta": ",".join(flags)} if flags else {}), tuple(dict.fromkeys(notes))
+
+
 WIRE = Wire(
     name=render.WIRE,
     replayed_as="assistant `tool_use` blocks, then user `tool_result` blocks, then the assistant text",
@@ -76,6 +99,7 @@ WIRE = Wire(
         side_paths=(_COUNT_PATH, re.compile(r"^/v1/models(?:/[^/:]+)?$")),
         count_path=_COUNT_PATH,
         count_answer=lambda tokens: {"input_tokens": tokens},
+        carried_headers=_carried,
         marks=("anthropic-version", "x-api-key"),
         error_body=errors.error_body,
         stream_error=errors.stream_error,

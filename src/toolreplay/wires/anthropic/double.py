@@ -134,6 +134,20 @@ def error_event(kind: str, message: str) -> Event:
     return "error", {"type": "error", "error": {"type": ERROR_KINDS[kind][2], "message": message}}
 
 
+#: Body fields Anthropic takes only under a beta flag: the field -> the flags that enable it (any one).
+BETA_FIELDS = {"context_management": ("context-management-2025-06-27", "compact-2026-01-12")}
+
+
+def refuse_headers(headers: Mapping[str, str], body: Mapping[str, Any]) -> str | None:
+    """A beta field sent without its ``anthropic-beta`` flag, refused in Anthropic's words (a request
+    routed without the agent's flags got this from the real API)."""
+    flags = {f.strip() for f in headers.get("anthropic-beta", "").split(",")}
+    for field, enabling in BETA_FIELDS.items():
+        if field in body and flags.isdisjoint(enabling):
+            return f"{field}: Extra inputs are not permitted"
+    return None
+
+
 DOUBLE = Double(
     route=re.compile(r"^/v1/messages$"),
     base_suffix="",
@@ -142,6 +156,7 @@ DOUBLE = Double(
     error_body=error_body,
     error_event=error_event,
     check=check_anthropic,
+    refuse_headers=refuse_headers,
     call_id=lambda seq, k: f"toolu_double{seq}_{k}",
     prompt_cache=AnthropicPromptCache,
 )

@@ -159,11 +159,6 @@ def gemini_events(a: Answer, cut: Splitter = token_pieces) -> list[Event]:
     return out
 
 
-def _refuse_url(streamed: bool, query: str) -> str | None:
-    # Without alt=sse Gemini streams one JSON array; toolreplay always asks for SSE.
-    return "the double streams Gemini only with ?alt=sse" if streamed and "alt=sse" not in query else None
-
-
 def error_event(kind: str, message: str) -> Event:
     return None, {"error": {"code": ERROR_KINDS[kind][0], "message": message, "status": ERROR_KINDS[kind][3]}}
 
@@ -184,5 +179,4 @@ DOUBLE = Double(
     check=check_gemini,
     call_id=lambda seq, k: None,  # the Gemini API sends no call ids
     wants_stream=_wants_stream,
-    refuse_url=_refuse_url,
 )
