@@ -15,7 +15,7 @@ from toolreplay._proxy.exchange import Exchange
 from toolreplay.wires.contract import Wire
 
 if TYPE_CHECKING:
-    from toolreplay._proxy.translated import Picked
+    from toolreplay._proxy.picked import Picked
     from toolreplay._proxy.worker import RecorderThread
 
 

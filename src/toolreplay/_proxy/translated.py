@@ -30,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx
@@ -46,7 +46,8 @@ from toolreplay._proxy.bodies import BodyError, Sliced, json_body
 from toolreplay._proxy.counted import counted
 from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import continued, prefix_heads
-from toolreplay._proxy.model_routes import ModelRoute, pick
+from toolreplay._proxy.model_routes import pick
+from toolreplay._proxy.picked import Picked
 from toolreplay._proxy.recent import Base, Recent
 from toolreplay._proxy.routes import Route
 from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, rebuilt
@@ -85,21 +86,6 @@ log = logging.getLogger("toolreplay.proxy")
 _MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson", "json-array": "application/json"}
 #: The most of an upstream's error body read for its message.
 _ERROR_READ = 64 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Picked:
-    """A request a route takes: its path route, the model route, its body, and whether it is a count."""
-
-    route: Route
-    model_route: ModelRoute
-    #: the body; a generation's as its top-level slices (read whole on the translation thread, design 53)
-    body: Mapping[str, Any]
-    #: The request's bytes as the agent sent them.
-    size: int
-    count: bool = False
-    #: the agent's request headers (some go on to an upstream of the agent's own wire, design 56)
-    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,4 +475,4 @@ class _Pending:
         recorder.submit(ex)
 
 
-__all__ = ["Picked", "Translator"]
+__all__ = ["Translator"]
