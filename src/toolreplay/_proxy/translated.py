@@ -434,13 +434,17 @@ class _Pending:
             yield written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, framing, self.names)
             yield b"".join(frame(framing, e) for e in writer.close())
         finally:
-            await resp.aclose()
+            # handed over before anything yields to the loop: the agent, which has the answer's end, may
+            # already be sending the request that names it (then the store or the memory must know it)
             failed = next((d for d in carried.deltas if isinstance(d, Failed)), None)
-            self._finish(
-                200, reply=collect(carried.deltas), notes=writer.notes, streamed=True,
-                cut=carried.cut or (failed.message if failed is not None else None), first=carried.first,
-                size=carried.size,
-            )  # fmt: skip
+            try:
+                self._finish(
+                    200, reply=collect(carried.deltas), notes=writer.notes, streamed=True,
+                    cut=carried.cut or (failed.message if failed is not None else None),
+                    first=carried.first, size=carried.size,
+                )  # fmt: skip
+            finally:
+                await resp.aclose()
 
     def _finish(
         self, status: int, *, refused: str | None = None, reply: Reply | None = None,
