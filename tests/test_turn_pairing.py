@@ -83,3 +83,16 @@ def test_a_turn_of_many_calls_answered_by_position_pairs_each_once() -> None:
         turn.said(AgentSaid([Call("tool", {"k": k})]))
         turn.answers(Answers([Result(f"done {k}")]))
     assert [oc.answer for oc in turn.open] == [f"done {k}" for k in range(2000)] and not warnings
+
+
+def test_a_step_issued_by_another_is_the_step_replaced() -> None:
+    """``Step.issued_by`` builds the step by hand: every field but the issuer is kept (a field added to
+    Step and not to it fails here)."""
+    from dataclasses import fields, replace
+
+    from toolreplay.model import Issuer, Reasoning, Step, Text
+
+    step = Step((Text("look"), Reasoning("why", data={"signature": "s"})), 2, Issuer("anthropic", "h", "m"))
+    other = Issuer("openai-chat", "x", "y")
+    assert step.issued_by(other) == replace(step, issuer=other)
+    assert {f.name for f in fields(Step)} == {"said", "calls", "issuer", "kind"}

@@ -131,6 +131,11 @@ class Step:
     issuer: Issuer | None = None
     kind: Literal["step"] = "step"
 
+    def issued_by(self, issuer: Issuer | None) -> Step:
+        """This step with ``issuer`` (``dataclasses.replace`` costs several times more, and a long turn's
+        steps are all made again on every request of the turn)."""
+        return Step(self.said, self.calls, issuer, self.kind)
+
     @property
     def reasoning(self) -> tuple[Reasoning, ...]:
         return tuple([p for p in self.said if isinstance(p, Reasoning)])

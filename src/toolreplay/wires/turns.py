@@ -406,7 +406,7 @@ def with_issuer(m: Message, issuer: Issuer) -> Message:
     if m.role != "assistant":
         return m
     if m.steps:
-        return replace(m, steps=tuple(replace(s, issuer=issuer) for s in m.steps))
+        return replace(m, steps=tuple(s.issued_by(issuer) for s in m.steps))
     if not m.tool_uses or not (m.provider_data or any(c.provider_data for c in m.tool_uses)):
         return m
     return replace(m, steps=(Step((), len(m.tool_uses), issuer),))
