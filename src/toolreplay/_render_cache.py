@@ -41,6 +41,8 @@ from itertools import accumulate, chain, islice
 from pathlib import Path
 from typing import Any, cast
 
+import orjson
+
 from toolreplay._history import History, Message, RequestSettings, load_history
 from toolreplay._ids import StemAllocator
 from toolreplay._render_entry import (
@@ -163,6 +165,8 @@ class RenderCache:
     def __init__(self) -> None:
         self._entries: list[Entry] = []
         self._stats = CacheStats()
+        #: the last :meth:`render_turns`' body and the entry that made it (for :meth:`sent_list`)
+        self._last: tuple[dict[str, Any], Entry] | None = None
 
     @property
     def stats(self) -> CacheStats:
@@ -171,6 +175,7 @@ class RenderCache:
     def clear(self) -> None:
         """Forget everything (the next render starts from scratch)."""
         self._entries.clear()
+        self._last = None
 
     def render(
         self,
@@ -237,10 +242,31 @@ class RenderCache:
         msgs = tuple(messages)
         get_wire(wire)
         got = None if mid_system(msgs, wire) else self._render(msgs, wire, opts, "native", settings, False)
+        self._last = got
         if got is None:
             turns = prepare_turn_messages(msgs, "native", settings=settings)
             return render_wire(wire, turns, opts), turns
         return got[0], [t for t in got[1].turns if t is not None]
+
+    def sent_list(self) -> Any | None:
+        """The list of the last :meth:`render_turns`' body as its JSON (an ``orjson.Fragment``), for the
+        body to be encoded with: the same bytes, but only the elements added since the last time are
+        encoded (the rest are copied). None: no such render, a wire whose last touch makes copies of the
+        elements (Anthropic's cache markers), or an element ``orjson`` does not encode."""
+        if self._last is None:
+            return None
+        made, e = self._last
+        w = get_wire(e.wire)
+        shown = made.get(w.list_key)
+        if w.finish is not None or not isinstance(shown, list) or len(shown) < len(e.items):
+            return None
+        try:
+            _encode_items(e)
+            head = [orjson.dumps(x) for x in shown[: len(shown) - len(e.items)]]
+        except (TypeError, orjson.JSONEncodeError):
+            return None  # encoded with the body (the plain encoder's reading of what orjson refuses)
+        kept = memoryview(e.encoded)[: e.encoded_ends[-1]] if e.encoded_ends else b""
+        return orjson.Fragment(b"".join([b"[", b",".join([*head, kept] if kept else head), b"]"]))
 
     # ------------------------------------------------------------------------------------------------
 
@@ -319,6 +345,7 @@ class RenderCache:
         del e.turns[j:]
         del e.items_after[j:]
         del e.items[e.items_after[-1] if j else 0 :]
+        del e.encoded_ends[len(e.items) :]
         while e.declared_at and e.declared_at[-1][0] >= j:
             e.declared_at.pop()
         if j:
@@ -411,6 +438,19 @@ class RenderCache:
         # the wire's last touch on the whole body (Anthropic's cache markers, design 36) works on copies:
         # the cached elements stay as rendered
         return body if w.finish is None else w.finish(body, opts)
+
+
+def _encode_items(e: Entry) -> None:
+    """``e.encoded`` brought to all of ``e.items``: the items added since encoded and appended."""
+    k = len(e.encoded_ends)
+    new = [orjson.dumps(x) for x in e.items[k:]]
+    if not new:
+        return
+    end = e.encoded_ends[-1] if k else 0
+    e.encoded = b"".join([memoryview(e.encoded)[:end], b"," if k else b"", b",".join(new)])
+    for j, b in enumerate(new):
+        end += (1 if k or j else 0) + len(b)
+        e.encoded_ends.append(end)
 
 
 __all__ = ["CacheStats", "RenderCache"]

@@ -36,6 +36,11 @@ class Entry:
     turns: list[TurnMessage | None] = field(default_factory=list)
     items_after: list[int] = field(default_factory=list)
     items: list[Any] = field(default_factory=list)
+    #: the JSON of the first ``len(encoded_ends)`` items joined by commas (made when a body is sent), and
+    #: where each of them ends in it: kept while the items are, so a longer conversation encodes only
+    #: what it added
+    encoded: bytes = b""
+    encoded_ends: list[int] = field(default_factory=list)
     declared: list[ToolSpec] = field(default_factory=list)
     declared_names: set[str] = field(default_factory=set)
     #: (stored message, how many tools are declared after it), where a message declared new tools

@@ -31,6 +31,7 @@ from toolreplay._proxy.translate_renders import Renders
 from toolreplay._proxy.translate_settings import merged_into, read_settings, write_settings
 from toolreplay._render_options import render_options
 from toolreplay._replay import ReplaySettings, prepare_turn_messages
+from toolreplay._transport.request import Prepared, prepare
 from toolreplay._vessels import Vessel
 from toolreplay.errors import ConfigError
 from toolreplay.model import History, Issuer, Message, Reasoning, ToolSpec
@@ -76,6 +77,9 @@ class Translated:
     string ``input``: a call of one comes back as ``{"input": text}`` and goes to the agent as free-form."""
     upstream_wire: str = ""
     """The vessel's wire (whose provider data keeps the upstream's own call ids)."""
+    sent: dict[str, Any] | None = None
+    """:attr:`body` with its list as its JSON (``orjson.Fragment``, kept by the render cache): encoded to
+    send it, the same bytes for a fraction of the encoding. None: the body itself is encoded."""
 
     def agent_call(self, index: int, call: ParsedCall) -> ParsedCall:
         """Call ``index`` of the upstream's answer as the agent sees it and the store keeps it (design
@@ -285,11 +289,13 @@ def translate_request(
     upstream_stream = asked.stream or vessel.has("stream_only")
     opts = _options(vessel, issuer, tools, fields, upstream_stream)
     target = get_wire(vessel.wire)
+    listed: Any | None = None
     if renders is None:
         turns = prepare_turn_messages(sent, "native", settings=replay)
         body = render_wire(vessel.wire, turns, opts)
     else:
-        body, turns = renders.render(sent.messages, vessel.wire, opts, replay)
+        body, turns, listed = renders.render(sent.messages, vessel.wire, opts, replay)
+    rendered = body.get(target.list_key)
     body = _body(body, opts, fields)
     body = _thinking_kept(target, vessel, body, fields, notes, _reasoned(turns, vessel.wire))
     notes.extend(render_warnings(turns, declared_tools(turns, tools), vessel.wire))
@@ -308,7 +314,20 @@ def translate_request(
         tool_names=names,
         free_form=free if "custom" not in target.tool_kinds else frozenset(),
         upstream_wire=vessel.wire,
+        # the settings set top-level fields only: a list still the render's is sent as its kept JSON
+        sent={**body, target.list_key: listed} if listed and body.get(target.list_key) is rendered else None,
     )
 
 
-__all__ = ["Translated", "read_inbound", "translate_request"]
+def prepared_request(vessel: Vessel, done: Translated) -> Prepared:
+    """The vessel's request for ``done``: its body encoded with the render's kept JSON of its list where
+    it has it (the same bytes), else whole."""
+    if done.sent is not None:
+        try:
+            return prepare(vessel, done.sent, model=vessel.model, stream=done.upstream_stream)
+        except TypeError:
+            pass  # a value only the plain encoder writes, which cannot take the kept JSON: encoded whole
+    return prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
+
+
+__all__ = ["Translated", "prepared_request", "read_inbound", "translate_request"]

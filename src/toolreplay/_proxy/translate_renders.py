@@ -43,15 +43,17 @@ class Renders:
 
     def render(
         self, messages: Sequence[Message], wire: str, opts: RenderOptions, settings: ReplaySettings
-    ) -> tuple[dict[str, Any], list[TurnMessage]]:
-        """``render_wire(wire, turns, opts)`` of the native replay's turns, and the turns."""
+    ) -> tuple[dict[str, Any], list[TurnMessage], Any | None]:
+        """``render_wire(wire, turns, opts)`` of the native replay's turns, the turns, and the body's list
+        as its JSON (:meth:`~toolreplay._render_cache.RenderCache.sent_list`)."""
         key = opening(messages)
         with self._lock:
             cache = self._caches.get(key)
             if cache is None:
                 cache = RenderCache()
                 self._caches.put(key, cache, 1)
-            return cache.render_turns(messages, wire, opts, settings=settings)
+            body, turns = cache.render_turns(messages, wire, opts, settings=settings)
+            return body, turns, cache.sent_list()
 
     def clear(self) -> None:
         self._caches.clear()

@@ -62,7 +62,7 @@ from toolreplay._proxy.translated_stream import (
     written,
 )
 from toolreplay._steps import Issuer, host_of
-from toolreplay._transport.request import Prepared, prepare
+from toolreplay._transport.request import Prepared
 from toolreplay.wires import get_wire
 from toolreplay.wires.bridge import (
     Bridge,
@@ -243,7 +243,7 @@ class Translator:
             self.recorder.settle(10.0)
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
-        from toolreplay._proxy.translate import read_inbound, translate_request, unsliced
+        from toolreplay._proxy.translate import prepared_request, read_inbound, translate_request, unsliced
         from toolreplay._proxy.translate_renders import RENDERS
         from toolreplay._proxy.translate_settings import agent_headers
 
@@ -273,7 +273,7 @@ class Translator:
             path_stream=picked.route.path_stream,
             renders=RENDERS,
         )
-        prepared = prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
+        prepared = prepared_request(vessel, done)
         sent, said = agent_headers(inbound, vessel.wire, picked.headers, prepared.headers)
         prepared, done = replace(prepared, headers=sent), replace(done, notes=(*done.notes, *said))
         asked = picked.route.model or body.get("model")

@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from helpers_common import TESTS
 from test_translate import VESSELS, _issuer, vessel_of
 from toolreplay import jsonenc
-from toolreplay._proxy.translate import Translated, read_inbound, translate_request
+from toolreplay._proxy.translate import Translated, prepared_request, read_inbound, translate_request
 from toolreplay._proxy.translate_renders import Renders
+from toolreplay._transport.request import prepare
 from toolreplay.wires import get_wire
 from toolreplay.wires.anthropic.request import parse_request
 from toolreplay.wires.read_memo import READ_MEMO, ReadMemo, json_key
@@ -52,6 +53,8 @@ def _cached(body: dict[str, Any], vessel: str, renders: Renders, memo: ReadMemo 
 
 def _same(a: Translated, b: Translated) -> None:
     assert jsonenc.encode(b.body) == jsonenc.encode(a.body)
+    if b.sent is not None:  # the body as sent, its list the render's kept JSON: the same bytes
+        assert jsonenc.encode(b.sent) == jsonenc.encode(a.body)
     assert b.history == a.history
     assert b.notes == a.notes
     assert b.answer_id == a.answer_id
@@ -122,6 +125,27 @@ def test_a_growing_conversation_translates_alike_request_after_request(vessel: s
     for k in range(1, len(body["messages"]) + 1):
         grown = _grown(body, k)
         _same(_uncached(grown, vessel), _cached(grown, vessel, renders))
+
+
+@pytest.mark.parametrize("vessel", VESSELS)
+def test_a_conversation_is_sent_with_its_lists_kept_json_as_the_same_request(vessel: str) -> None:
+    """Request after request, the vessel's request is prepared with the render's kept JSON of the body's
+    list (only what the conversation added encoded each time) and is byte for byte the request prepared
+    from the body; an edit in the middle and a conversation cut shorter too."""
+    READ_MEMO.clear()
+    renders = Renders()
+    body, v = _long_body(), vessel_of(vessel)
+    n = len(body["messages"])
+    edited = _grown(body, n)
+    edited["messages"][n // 2] = {"role": "user", "content": "an edit in the middle"}
+    kept = 0
+    for grown in [*(_grown(body, k) for k in range(n - 12, n + 1)), edited, _grown(body, n - 30)]:
+        done = _cached(grown, vessel, renders)
+        kept += done.sent is not None
+        want = prepare(v, done.body, model=v.model, stream=done.upstream_stream)
+        assert prepared_request(v, done) == want
+    # every one of them but on Anthropic itself (its cache markers are placed on copies of the elements)
+    assert kept == (0 if get_wire(v.wire).finish is not None else 15)
 
 
 def test_interleaved_sessions_and_edits_to_the_last_messages_translate_alike() -> None:
