@@ -44,14 +44,14 @@ def _ask(stream: bool = False) -> bytes:
 def test_an_unexpected_failure_preparing_a_routed_request_is_a_500_in_the_agents_shape(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    import toolreplay._proxy.translated as translated
+    import toolreplay._proxy.translate as translate
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the endpoint's template is broken")
 
     with ProviderDouble() as double:
         routes = _kimi_on(tmp_path, monkeypatch, double.base_url_for("kimi"))
-        monkeypatch.setattr(translated, "prepare", broken)
+        monkeypatch.setattr(translate, "prepare", broken)  # the vessel's request is prepared there
         with caplog.at_level(logging.ERROR), proxied(double, tmp_path, routes=routes) as (proxy, _, _db):
             got = httpx.post(proxy.url + "/v1/messages", content=_ask(), timeout=30)
         assert not double.requests  # nothing went upstream

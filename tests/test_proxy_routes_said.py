@@ -68,12 +68,12 @@ def _one_refusal(lines: list[dict[str, Any]], status: int, says: str, route: str
 def test_a_fault_of_the_routed_paths_own_leaves_its_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import toolreplay._proxy.translated as translated
+    import toolreplay._proxy.translate as translate
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the endpoint's template is broken")
 
-    monkeypatch.setattr(translated, "prepare", broken)
+    monkeypatch.setattr(translate, "prepare", broken)  # the vessel's request is prepared there
     got, lines, _db = _logged(tmp_path, monkeypatch, "/v1/messages", {**ASK, "messages": HELLO})
     assert got.status_code == 500
     line = _one_refusal(lines, 500, "RuntimeError: the endpoint's template is broken")
