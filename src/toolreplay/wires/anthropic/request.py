@@ -381,7 +381,7 @@ def parse_request(
         )
         skip = 0 if _is_separator(msgs, 0) else -1
         groups += memo.listed(entries, message_events, "messages", skip, raws.get("messages"))
-        events = [e for g in groups for e in g.events]
+        events = list(groups[0].events)  # what `_holds` asks: the system prompt's (the messages' say none)
     raw_tools = rest.get("tools")
     tools = (
         parse_tools(raw_tools)
