@@ -423,7 +423,7 @@ class RenderCache:
         same = len(e.declared) == len(e.opts.tools)
         opts = e.opts if same else replace(e.opts, tools=tuple(e.declared))
         w = get_wire(e.wire)
-        body = w.render(skeleton, opts)
+        body = _skeleton_body(e, skeleton, opts, w.finish is None)
         if w.assemble is not None:
             whole = w.assemble(body, list(filter(None, e.turns)), e.items)
             return whole if whole is None or w.finish is None else w.finish(whole, opts)
@@ -438,6 +438,24 @@ class RenderCache:
         # the wire's last touch on the whole body (Anthropic's cache markers, design 36) works on copies:
         # the cached elements stay as rendered
         return body if w.finish is None else w.finish(body, opts)
+
+
+def _skeleton_body(e: Entry, skeleton: list[TurnMessage], opts: RenderOptions, keep: bool) -> dict[str, Any]:
+    """The wire's render of ``skeleton`` with ``opts``. ``keep``: the last one is given again (a copy of
+    its top level) while its turns and the declared tools are the same objects (held with it, so no other
+    object takes their place); a wire whose last touch changes the body (Anthropic's markers) renders it
+    anew."""
+    if not keep:
+        return get_wire(e.wire).render(skeleton, opts)
+    held = (*skeleton, *e.declared)
+    last = e.skeleton
+    if (
+        last is None
+        or len(last[0]) != len(held)
+        or not all(a is b for a, b in zip(last[0], held, strict=True))
+    ):
+        last = e.skeleton = (held, get_wire(e.wire).render(skeleton, opts))
+    return dict(last[1])
 
 
 def _encode_items(e: Entry) -> None:

@@ -41,6 +41,8 @@ class Entry:
     #: what it added
     encoded: bytes = b""
     encoded_ends: list[int] = field(default_factory=list)
+    #: the last skeleton rendered: its turns and declared tools (known by identity), and its body
+    skeleton: tuple[tuple[Any, ...], dict[str, Any]] | None = None
     declared: list[ToolSpec] = field(default_factory=list)
     declared_names: set[str] = field(default_factory=set)
     #: (stored message, how many tools are declared after it), where a message declared new tools
