@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from test_render_cache import message_specs
 from test_translate import CAPTURED, VESSELS, _issuer, vessel_of
 from toolreplay import encode, jsonenc
@@ -63,7 +64,7 @@ def _reference(h: History, vessel: str, mode: Mode, settings: ReplaySettings) ->
     return encode(render_wire(v.wire, turns, render_options(v, tools=()))), turns
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     st.lists(st.sampled_from(range(len(LAID_OUT))), max_size=4, unique=True),
     st.lists(message_specs(), min_size=1, max_size=8),

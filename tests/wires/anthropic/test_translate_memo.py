@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from helpers_common import TESTS
 from test_translate import VESSELS, _issuer, vessel_of
 from toolreplay import jsonenc
@@ -208,7 +209,7 @@ _SYSTEMS: dict[str, Any] = {
 }
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from(["call", "text", "prompt", "orphan", "mark"]), _TEXT),
