@@ -13,7 +13,9 @@ a new cache per request.
 * ``counter_for``: a render within a context budget on an OpenAI model (its tokenizer looked up).
 * The proxy's translation memos (design 53: ``ReadMemo``, ``Renders`` and the ``ByIdentity`` values on the
   replies they give again): a Claude Code conversation's last requests, each read, translated for Chat and
-  encoded, through fresh memos (the first request of the run pays for filling them), against none.
+  encoded, through fresh memos (the first request of the run pays for filling them), against none; and
+  ``Renders`` on the translation step to the Anthropic-wire vessels (``anthropic``, ``glm``), where Claude
+  Code's system prompt of blocks renders through the skeleton (design 29).
 
 ``wire_tool_name`` and ``issued_of`` were measured here too (a render with names that fit and names that
 must be mapped; a CLI turn on a stored reasoning-heavy history) and lost their memos (bench/RESULTS.md).
@@ -158,12 +160,22 @@ def part_lines() -> list[str]:
     ]  # fmt: skip
 
 
+def _claude_requests(requests: int) -> tuple[list[dict[str, Any]], int]:
+    """The last ``requests`` requests of the benchmark's Claude Code conversation (each a reply and its
+    result more than the one before, the prompt-cache marker moved), and its length in messages."""
+    from bench.proxy_translate_body import request
+    from bench.proxy_translate_steps import _grown
+
+    body = request(True)
+    n = len(body["messages"])
+    return [_grown(body, k) for k in range(n - 2 * requests + 2, n + 1, 2)], n
+
+
 def translation_lines(requests: int = 12) -> list[str]:
     """The proxy's translation memos (design 53): a Claude Code conversation's last ``requests`` requests
     (each a reply and its result more than the one before, the prompt-cache marker moved), each read,
     translated for OpenAI's Chat and encoded as the proxy does, from fresh memos."""
     from bench.proxy_translate_body import request
-    from bench.proxy_translate_steps import _grown
     from toolreplay._issuers import host_of
     from toolreplay._proxy.translate import translate_request
     from toolreplay._proxy.translate_renders import Renders
@@ -173,8 +185,7 @@ def translation_lines(requests: int = 12) -> list[str]:
     from toolreplay.wires.read_memo import ReadMemo
 
     body = request(True)
-    n = len(body["messages"])
-    bodies = [_grown(body, k) for k in range(n - 2 * requests + 2, n + 1, 2)]
+    bodies, n = _claude_requests(requests)
     inbound, v = get_wire("anthropic"), replace(get_vessel("openai"), base_url="http://127.0.0.1:9/v1")
     issuer = Issuer(v.wire, host_of(v.base_url), v.model)
 
@@ -218,12 +229,42 @@ def translation_lines(requests: int = 12) -> list[str]:
     ]  # fmt: skip
 
 
+def anthropic_lines(requests: int = 12) -> list[str]:
+    """``Renders`` on the translation step to an Anthropic vessel (design 29): Claude Code's system prompt
+    is a list of blocks whose layout the reader keeps, rendered through the skeleton; the conversation's
+    last ``requests`` requests, read through a ReadMemo beforehand, each translated."""
+    from toolreplay._issuers import host_of
+    from toolreplay._proxy.translate import translate_request
+    from toolreplay._proxy.translate_renders import Renders
+    from toolreplay.model import Issuer
+    from toolreplay.wires import get_wire
+    from toolreplay.wires.anthropic.request import parse_request
+    from toolreplay.wires.read_memo import ReadMemo
+
+    bodies, n = _claude_requests(requests)
+    inbound, memo = get_wire("anthropic"), ReadMemo()
+    read = [parse_request(dict(b), memo=memo) for b in bodies]
+    out = []
+    for name in ("anthropic", "glm"):
+        v = replace(get_vessel(name), base_url="http://127.0.0.1:9")
+        issuer = Issuer(v.wire, host_of(v.base_url), v.model)
+
+        def translated(renders: Renders | None, v: Any = v, issuer: Issuer = issuer) -> None:
+            for r in read:
+                translate_request(inbound, r, None, v, issuer=issuer, renders=renders)
+
+        out.append(line(f"Renders on the translation step to `{name}` (Anthropic wire): {requests} Claude "
+                        f"Code requests ({n} messages at the end), each translated",
+                        _sides(lambda t=translated: t(None), lambda t=translated: t(Renders()))))  # fmt: skip
+    return out
+
+
 def main(argv: list[str]) -> None:
     turns = int(argv[0]) if argv else 1000
     os.environ.setdefault("ANTHROPIC_API_KEY", "bench-key-not-sent")
     print(f"load {', '.join(f'{x:.1f}' for x in os.getloadavg())}; CPU time, medians of {ROUNDS} rounds")
     print("| cache: the path measured | without | with | gain |\n|---|---|---|---|")
-    for r in (*render_cache_lines(turns), *part_lines(), *translation_lines()):
+    for r in (*render_cache_lines(turns), *part_lines(), *translation_lines(), *anthropic_lines()):
         print(r, flush=True)
 
 

@@ -24,6 +24,16 @@ id policy hook, the per-turn renderer, how a list that is not a list is put back
 :class:`~toolreplay.wires.contract.Wire`. A wire whose body cannot be put together that way (a toy wire
 whose list is elsewhere) is rendered whole by its own ``render``.
 
+System turns are kept apart and rendered in the skeleton, each as it stood in its body (an Anthropic
+system prompt's blocks, a Responses developer item, Gemini's instruction parts: the wire's own render
+reads the layout and places them, before the first turn, as it does for plain system text), so a
+conversation that opens with them resumes like any other. The wire's own render of the whole list
+decides instead (:func:`mid_system`) where a system message stands after a message of another role
+(Chat and Responses keep it in place in their list, the other wires send it as a user turn: either way
+inside the list the cache splices), and where the skeleton's list does not end in the first turn's
+elements as the cache rendered them (a wire whose render puts something after the first turn, or renders
+it otherwise beside the system turns; counted in :attr:`CacheStats.fallbacks`).
+
 What a cold render pays beyond the wire's own work is kept to a few C-speed steps per render, not per
 message (design 29): the state for resuming is one count per stored message, and everything else that
 resuming needs (the call-id index, the tools declared, the system turns, the stems) is recorded where it
@@ -122,16 +132,18 @@ def _whole_body(
     return render_wire(wire, turns, opts), turns, opts
 
 
-def mid_system(messages: Sequence[Message], wire: str | None = None) -> bool:
-    """Whether a system message stands after the first message of another role, or says how it stood in
-    its body (a developer message of an imported body: the wire's own render places it). ``wire``: only
-    a layout of that wire's own counts (a render reads no other wire's, so an Anthropic system prompt's
-    blocks do not change where a Chat render puts them)."""
+def mid_system(messages: Sequence[Message]) -> bool:
+    """Whether a system message stands after the first message of another role: the one placing the
+    cache leaves to the wire's own render of the whole list (the cache keeps system turns apart as the
+    prompt's, while a wire places a later one in its list, Chat and Responses in place, the others as a
+    user turn). Leading system messages render through the skeleton (``RenderCache._body``): the wire's
+    own render of them, however they stood in their body (an Anthropic system prompt's blocks, a Responses
+    developer item), with the first turn after them, so their layout is the wire's to place."""
     seen_other = False
     for m in messages:
         if m.role != "system":
             seen_other = True
-        elif seen_other or (m.sent and (wire is None or wire in m.sent)):
+        elif seen_other:
             return True
     return False
 
@@ -241,7 +253,7 @@ class RenderCache:
         ``prepare_turn_messages`` gives: the translation's warnings and rules read them)."""
         msgs = tuple(messages)
         get_wire(wire)
-        got = None if mid_system(msgs, wire) else self._render(msgs, wire, opts, "native", settings, False)
+        got = None if mid_system(msgs) else self._render(msgs, wire, opts, "native", settings, False)
         self._last = got
         if got is None:
             turns = prepare_turn_messages(msgs, "native", settings=settings)

@@ -55,6 +55,12 @@ class Renders:
             body, turns = cache.render_turns(messages, wire, opts, settings=settings)
             return body, turns, cache.sent_list()
 
+    def cache_of(self, messages: Sequence[Message]) -> RenderCache | None:
+        """The render cache of the conversation ``messages`` open (None: none kept): its ``stats`` say
+        what the renders reused."""
+        with self._lock:
+            return self._caches.get(opening(messages))
+
     def clear(self) -> None:
         self._caches.clear()
 

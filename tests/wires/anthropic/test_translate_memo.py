@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from helpers_common import TESTS
 from test_translate import VESSELS, _issuer, vessel_of
 from toolreplay import jsonenc
@@ -107,7 +108,7 @@ def test_an_unchanged_turn_reads_into_the_same_message_objects() -> None:
     assert sum(shared) >= len(shared) - 2
 
 
-@pytest.mark.parametrize("vessel", VESSELS)
+@pytest.mark.parametrize("vessel", [*VESSELS, "glm"])
 def test_every_claude_and_corpus_body_translates_alike_cached_or_not(vessel: str) -> None:
     READ_MEMO.clear()
     renders = Renders()
@@ -117,7 +118,7 @@ def test_every_claude_and_corpus_body_translates_alike_cached_or_not(vessel: str
         _same(want, _cached(body, vessel, renders))  # the second time from the memos
 
 
-@pytest.mark.parametrize("vessel", ["openai", "kimi", "anthropic", "gemini"])
+@pytest.mark.parametrize("vessel", ["openai", "kimi", "anthropic", "glm", "gemini"])
 def test_a_growing_conversation_translates_alike_request_after_request(vessel: str) -> None:
     READ_MEMO.clear()
     renders = Renders()
@@ -148,6 +149,34 @@ def test_a_conversation_is_sent_with_its_lists_kept_json_as_the_same_request(ves
     assert kept == (0 if get_wire(v.wire).finish is not None else 15)
 
 
+@pytest.mark.parametrize("vessel", ["anthropic", "glm"])
+def test_an_anthropic_vessel_resumes_under_a_system_prompt_of_blocks(vessel: str) -> None:
+    # Claude Code's system prompt is a list of blocks, whose layout the reader keeps in each system
+    # message's sent: the render through the skeleton places it, so the cache resumes, request after request
+    READ_MEMO.clear()
+    renders = Renders()
+    body = _long_body()
+    h = read_inbound(WIRE, body)
+    assert [m.sent is not None and "anthropic" in m.sent for m in h.messages if m.role == "system"] == [
+        True
+    ] * 3
+    n = len(body["messages"])
+    for k in range(n - 10, n + 1):
+        grown = _grown(body, k)
+        _same(_uncached(grown, vessel), _cached(grown, vessel, renders))
+    cache = renders.cache_of(h.messages)
+    assert cache is not None
+    stats = cache.stats
+    assert (stats.full, stats.resumed, stats.fallbacks) == (1, 10, 0)
+    assert stats.reused_messages > 10 * stats.rendered_messages / 11  # each request: its last turn or two
+    # the cache markers Anthropic's finish placed went on copies: the cached elements are unmarked, so an
+    # earlier request (the conversation cut back) renders with its own markers alone
+    for k in (n - 5, n - 9, n):
+        grown = _grown(body, k)
+        _same(_uncached(grown, vessel), _cached(grown, vessel, renders))
+    assert cache.stats.resumed == 13 and cache.stats.fallbacks == 0
+
+
 def test_interleaved_sessions_and_edits_to_the_last_messages_translate_alike() -> None:
     renders, memo = Renders(size=2), ReadMemo(budget=40_000)  # small: entries are evicted on the way
     long = _long_body()
@@ -169,20 +198,34 @@ def test_interleaved_sessions_and_edits_to_the_last_messages_translate_alike() -
 
 
 _TEXT = st.text(alphabet="ab \n", max_size=6)
+#: A system prompt as Claude Code sends it (blocks, the last with a marker), as a string, or none.
+_SYSTEMS: dict[str, Any] = {
+    "none": None,
+    "string": "You are a coding agent.",
+    "blocks": [
+        {"type": "text", "text": "You are Claude Code."},
+        {"type": "text", "text": "Be brief.\n", "cache_control": {"type": "ephemeral"}},
+    ],
+}
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     st.lists(
         st.tuples(st.sampled_from(["call", "text", "prompt", "orphan", "mark"]), _TEXT),
         min_size=1,
         max_size=12,
-    )
+    ),
+    st.sampled_from(sorted(_SYSTEMS)),
+    st.sampled_from(["openai", "anthropic", "glm", "openai-responses", "gemini"]),
 )
-def test_random_conversations_translate_alike_as_they_grow(moves: list[tuple[str, str]]) -> None:
+def test_random_conversations_translate_alike_as_they_grow(
+    moves: list[tuple[str, str]], system: str, vessel: str
+) -> None:
     # calls and results, closing words, user prompts, results with no call, markers moved: every prefix
     memo, renders = ReadMemo(), Renders()
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "start"}]
+    top = {"system": _SYSTEMS[system]} if _SYSTEMS[system] is not None else {}
     for k, (move, text) in enumerate(moves):
         if move == "call":
             cid = f"toolu_{k % 3}"  # ids repeat across turns, as agents reuse them
@@ -204,9 +247,13 @@ def test_random_conversations_translate_alike_as_they_grow(moves: list[tuple[str
         else:
             body = _grown({"messages": msgs}, len(msgs))
             msgs = body["messages"]
-        body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": msgs}
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 100, **copy.deepcopy(top), "messages": msgs}
         assert parse_request(copy.deepcopy(body), memo=memo) == parse_request(copy.deepcopy(body))
-        _same(_uncached(body, "openai"), _cached(body, "openai", renders, memo))
+        _same(_uncached(body, vessel), _cached(body, vessel, renders, memo))
+    cache = renders.cache_of(read_inbound(WIRE, body).messages)
+    assert cache is not None and cache.stats.fallbacks == 0
+    if top:  # the system prompt stands first, unchanged: every render after the first resumed
+        assert (cache.stats.full, cache.stats.resumed) == (1, len(moves) - 1)
 
 
 def test_values_json_cannot_tell_apart_are_not_memoized() -> None:
