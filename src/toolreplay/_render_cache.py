@@ -45,6 +45,7 @@ e.g. before adding an Anthropic ``cache_control`` marker). A cache is not thread
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import accumulate, chain, islice
@@ -263,18 +264,22 @@ class RenderCache:
     def sent_list(self) -> Any | None:
         """The list of the last :meth:`render_turns`' body as its JSON (an ``orjson.Fragment``), for the
         body to be encoded with: the same bytes, but only the elements added since the last time are
-        encoded (the rest are copied). None: no such render, a wire whose last touch makes copies of the
-        elements (Anthropic's cache markers), or an element ``orjson`` does not encode."""
+        encoded (the rest are copied). None: no such render, a body whose last touch made copies of some
+        elements (Anthropic's cache markers, where the vessel places them), or an element ``orjson`` does
+        not encode."""
         if self._last is None:
             return None
         made, e = self._last
         w = get_wire(e.wire)
         shown = made.get(w.list_key)
-        if w.finish is not None or not isinstance(shown, list) or len(shown) < len(e.items):
+        if not isinstance(shown, list) or len(shown) < len(e.items):
             return None
+        n = len(shown) - len(e.items)
+        if w.finish is not None and not all(map(operator.is_, shown[n:], e.items)):
+            return None  # the wire's last touch made copies of some (Anthropic's markers): encoded whole
         try:
             _encode_items(e)
-            head = [orjson.dumps(x) for x in shown[: len(shown) - len(e.items)]]
+            head = [orjson.dumps(x) for x in shown[:n]]
         except (TypeError, orjson.JSONEncodeError):
             return None  # encoded with the body (the plain encoder's reading of what orjson refuses)
         kept = memoryview(e.encoded)[: e.encoded_ends[-1]] if e.encoded_ends else b""
@@ -435,7 +440,7 @@ class RenderCache:
         same = len(e.declared) == len(e.opts.tools)
         opts = e.opts if same else replace(e.opts, tools=tuple(e.declared))
         w = get_wire(e.wire)
-        body = _skeleton_body(e, skeleton, opts, w.finish is None)
+        body = _skeleton_body(e, skeleton, opts)
         if w.assemble is not None:
             whole = w.assemble(body, list(filter(None, e.turns)), e.items)
             return whole if whole is None or w.finish is None else w.finish(whole, opts)
@@ -452,20 +457,13 @@ class RenderCache:
         return body if w.finish is None else w.finish(body, opts)
 
 
-def _skeleton_body(e: Entry, skeleton: list[TurnMessage], opts: RenderOptions, keep: bool) -> dict[str, Any]:
-    """The wire's render of ``skeleton`` with ``opts``. ``keep``: the last one is given again (a copy of
-    its top level) while its turns and the declared tools are the same objects (held with it, so no other
-    object takes their place); a wire whose last touch changes the body (Anthropic's markers) renders it
-    anew."""
-    if not keep:
-        return get_wire(e.wire).render(skeleton, opts)
+def _skeleton_body(e: Entry, skeleton: list[TurnMessage], opts: RenderOptions) -> dict[str, Any]:
+    """The wire's render of ``skeleton`` with ``opts``: the last one again (a copy of its top level, which
+    a wire's last touch sets keys of: Anthropic's markers replace the lists they mark) while its turns and
+    the declared tools are the same objects (held with it, so no other object takes their place)."""
     held = (*skeleton, *e.declared)
     last = e.skeleton
-    if (
-        last is None
-        or len(last[0]) != len(held)
-        or not all(a is b for a, b in zip(last[0], held, strict=True))
-    ):
+    if last is None or len(last[0]) != len(held) or not all(map(operator.is_, last[0], held)):
         last = e.skeleton = (held, get_wire(e.wire).render(skeleton, opts))
     return dict(last[1])
 
