@@ -449,3 +449,31 @@ def test_a_chat_agent_is_shown_reasoning_unless_it_turns_thinking_off() -> None:
     assert translated("openai-chat", chat_body(reasoning_effort="high"), "anthropic").thinking
     assert not translated("openai-chat", chat_body(reasoning_effort="none"), "anthropic").thinking
     assert not translated("openai-chat", chat_body(thinking={"type": "disabled"}), "kimi").thinking
+
+
+def _refused_by_any_rule(target: Any, vessel: Vessel, body: dict[str, Any]) -> str | None:
+    """The first refusal of all of a wire's rules: what the translation asked before a wire said which
+    rule its thinking setting decides."""
+    problems: list[str] = []
+    target.rules(vessel, body, problems)
+    return next((p.provider for p in problems if isinstance(p, Refused)), None)
+
+
+def test_the_thinking_rule_decides_as_every_rule_did(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether thinking is turned off (and what is said) comes out the same from each wire's one thinking
+    rule as from all its rules, for every kept and corpus body on every vessel that thinks."""
+    from corpus_loader import exchanges
+
+    import toolreplay._proxy.translate as translate
+
+    bodies = [(w, b, m) for _, w, b, m in CAPTURED]
+    bodies += [(ex.wire, ex.request, None if http_of(ex.wire).model_in_body else ex.model)
+               for ex in exchanges(with_request=True) if ex.request is not None]  # fmt: skip
+    vessels = [*VESSELS, "glm"]
+    fast = [translated(w, b, v, path_model=m) for w, b, m in bodies for v in vessels]
+    monkeypatch.setattr(translate, "_refusal", _refused_by_any_rule)
+    whole = [translated(w, b, v, path_model=m) for w, b, m in bodies for v in vessels]
+    assert [(jsonenc.encode(t.body), t.notes) for t in fast] == [
+        (jsonenc.encode(t.body), t.notes) for t in whole
+    ]
+    assert any("thinking turned off" in n for t in fast for n in t.notes)  # the rule was asked, and said no

@@ -197,6 +197,11 @@ def _body(body: dict[str, Any], opts: RenderOptions, f: Fields) -> dict[str, Any
 
 
 def _refusal(target: Wire, vessel: Vessel, body: Mapping[str, Any]) -> str | None:
+    """The provider's refusal of ``body`` for its thinking setting: the wire's own rule for it where it
+    has one (a walk of the tool loop), else the first refusal of all its rules."""
+    hook = target.translation.thinking_refusal if target.translation is not None else None
+    if hook is not None:
+        return hook(vessel, body)
     problems: list[str] = []
     target.rules(vessel, body, problems)
     return next((p.provider for p in problems if isinstance(p, Refused)), None)

@@ -156,6 +156,11 @@ class Translation:
     earlier: Earlier | None = None
     #: How its requests are read through the proxy's memo (design 53); None: read whole every time.
     memoized: Memoized | None = None
+    #: The provider's words refusing a body of this wire for its thinking setting alone (Anthropic: a tool
+    #: loop that does not open with the model's own thinking block; Moonshot: a tool-call message without
+    #: its reasoning), or None: what the translation asks before it turns thinking off (design 48).
+    #: None here: the wire's whole rules are asked (a check of every rule, twice, on a long body).
+    thinking_refusal: Callable[[VesselProfile, Mapping[str, Any]], str | None] | None = None
 
 
 # -- what the wires' readers share ------------------------------------------------------------------

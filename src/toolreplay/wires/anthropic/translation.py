@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from toolreplay.wires.anthropic.request import parse_request
+from toolreplay.wires.anthropic.rules import thinking_first
 from toolreplay.wires.common import ID_SAFE
 from toolreplay.wires.translation import (
     Asked,
@@ -101,6 +102,13 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
     _choice(a, out)
 
 
+def thinking_refusal(body: Mapping[str, Any]) -> str | None:
+    """Anthropic's refusal of a thinking request whose tool loop does not open with the model's own
+    thinking block (the one rule a thinking setting decides)."""
+    found = thinking_first(body)
+    return found.provider if found is not None else None
+
+
 #: tool_use ids match ``^[a-zA-Z0-9_-]+$`` (the API refuses others; the SDK's own answers use ``toolu_``).
 TRANSLATION = Translation(
     read=read,
@@ -108,4 +116,5 @@ TRANSLATION = Translation(
     ids=IdRule(ID_SAFE, 64, "toolu_", "msg_"),
     # a Claude Code request repeats its last one: each message, the system prompt and the tools read once
     memoized=Memoized(parse_request, ("system", "tools")),
+    thinking_refusal=lambda v, body: thinking_refusal(body),
 )

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from toolreplay.wires.openai_chat.rules import kimi_reasoning, moonshot
 from toolreplay.wires.translation import (
     Asked,
     Choice,
@@ -119,4 +120,13 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
 
 
 #: 40 characters: OpenAI's server limit, which clients built against it assume.
-TRANSLATION = Translation(read=read, write=write, ids=IdRule(None, 40, "call_", "chatcmpl-"))
+def thinking_refusal(v: VesselProfile, body: Mapping[str, Any]) -> str | None:
+    """Moonshot's refusal of a thinking request whose tool-call messages lack the model's reasoning (the
+    one Chat rule a thinking setting decides)."""
+    found = kimi_reasoning(body) if moonshot(v) else None
+    return found.provider if found is not None else None
+
+
+TRANSLATION = Translation(
+    read=read, write=write, ids=IdRule(None, 40, "call_", "chatcmpl-"), thinking_refusal=thinking_refusal
+)
