@@ -9,11 +9,13 @@ from collections.abc import Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from toolreplay.wires.openai_chat.request import parse_request
 from toolreplay.wires.translation import (
     Asked,
     Choice,
     Fields,
     IdRule,
+    Memoized,
     Translation,
     asked,
     effort,
@@ -119,4 +121,10 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
 
 
 #: 40 characters: OpenAI's server limit, which clients built against it assume.
-TRANSLATION = Translation(read=read, write=write, ids=IdRule(None, 40, "call_", "chatcmpl-"))
+TRANSLATION = Translation(
+    read=read,
+    write=write,
+    ids=IdRule(None, 40, "call_", "chatcmpl-"),
+    # an opencode request repeats its last one: each message and the tool list read once
+    memoized=Memoized(parse_request, ("tools", "functions")),
+)
