@@ -103,9 +103,40 @@ __all__ = [
     "cached",
     "corpus_bodies",
     "encodings",
+    "loaded_continuing",
     "parsed",
     "read_sliced",
     "same",
     "sliced_alike",
     "uncached",
 ]
+
+
+def loaded_continuing(wire: Wire, first: dict[str, Any], grown: dict[str, Any], monkeypatch: Any) -> int:
+    """How many bytes the routed path parses of ``grown`` read from its bytes right after ``first``
+    (no entry with its bytes at hand is encoded to key the memo: that fails); its body and history are
+    the whole parse's."""
+    from toolreplay._proxy.translate import READ_MEMO as memo
+    from toolreplay.wires import read_memo
+
+    memo.clear()
+    read_sliced(wire, orjson.dumps(first))
+    loads: list[int] = []
+    real = orjson.loads
+
+    def counted(raw: Any) -> Any:
+        loads.append(len(raw))
+        return real(raw)
+
+    def no_key(value: Any) -> bytes | None:
+        raise AssertionError("a body value with its bytes at hand was encoded to key the memo")
+
+    monkeypatch.setattr(read_memo, "json_key", no_key)
+    monkeypatch.setattr("toolreplay._proxy.translate.orjson.loads", counted)
+    top = sliced(orjson.dumps(grown))
+    assert top is not None
+    got = unsliced(wire, top)
+    history = read_inbound(wire, got.body, raws=got.raws)
+    monkeypatch.undo()
+    assert got.body == grown and history == parsed(wire, grown)
+    return sum(loads)

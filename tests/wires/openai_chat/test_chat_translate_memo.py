@@ -20,6 +20,7 @@ from memo_checks import (
     cached,
     corpus_bodies,
     encodings,
+    loaded_continuing,
     parsed,
     read_sliced,
     same,
@@ -141,6 +142,13 @@ def test_every_body_reads_alike_from_its_slices_in_any_spelling() -> None:
         for plain in encodings(body):
             sliced_alike(WIRE, plain, renders)
             sliced_alike(WIRE, plain, renders)  # the second time from the memo, by the same bytes
+
+
+def test_unchanged_entries_are_neither_parsed_nor_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = _long_body()
+    grown = copy.deepcopy(body)
+    grown["messages"].append({"role": "user", "content": "one more"})
+    assert loaded_continuing(WIRE, body, grown, monkeypatch) < 1_000 < 40_000 < len(orjson.dumps(body))
 
 
 def test_a_message_changed_in_the_middle_is_read_again_from_its_bytes() -> None:

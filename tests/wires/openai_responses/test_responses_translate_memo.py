@@ -23,6 +23,7 @@ from memo_checks import (
     cached,
     corpus_bodies,
     encodings,
+    loaded_continuing,
     parsed,
     read_sliced,
     same,
@@ -180,6 +181,14 @@ def test_every_body_reads_alike_from_its_slices_in_any_spelling() -> None:
         for plain in encodings(body):
             sliced_alike(WIRE, plain, renders)
             sliced_alike(WIRE, plain, renders)  # the second time from the memo, by the same bytes
+
+
+def test_unchanged_items_are_neither_parsed_nor_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
+    body = _long_body()
+    grown = copy.deepcopy(body)
+    grown["input"].append({"type": "function_call_output", "call_id": "call_late", "output": "late"})
+    # the new item and the settings (Codex's client_metadata is 1.2 KB); no earlier item, no tools
+    assert loaded_continuing(WIRE, body, grown, monkeypatch) < 2_000 < 40_000 < len(orjson.dumps(body))
 
 
 def test_an_item_changed_in_the_middle_is_read_again_from_its_bytes() -> None:

@@ -281,7 +281,8 @@ def parse_request(
     if memo is not None and memoized:
         groups = memo.listed(msgs, message_events, "messages", raws=raws.get("messages"))
         tools = memo.parsed("tools", rest.get("tools"), parse_tools, raws.get("tools"))
-        tools += memo.parsed("functions", rest.get("functions"), _functions, raws.get("functions"))
+        if "functions" in rest:  # the legacy declarations, which few clients send
+            tools += memo.parsed("functions", rest["functions"], _functions, raws.get("functions"))
     else:
         for _, where, msg in objects(msgs, "messages", _fail):
             events.extend(message_events(msg, where, warnings))

@@ -347,11 +347,13 @@ def _groups(
     """The body's groups through the memo: each item's events once per exact bytes, each run of a model
     response's items joined once per identity of their groups (the joining is the one decision that
     looks past an item, so it is never in an item's events)."""
-    read = memo.events("instructions", rest.get("instructions"), lambda _: _instructions(rest),
-                       raws.get("instructions"))  # fmt: skip
+    read = []
+    if _instructions(rest):  # a system message of its own, the same object while its bytes are
+        read = [memo.events("instructions", rest["instructions"], lambda _: _instructions(rest),
+                            raws.get("instructions"))]  # fmt: skip
     out: list[Group] = []
     run: list[Group] = []
-    for g in [read, *memo.listed(items, item_events, "input", raws=raws.get("input"))]:
+    for g in [*read, *memo.listed(items, item_events, "input", raws=raws.get("input"))]:
         if (run and not g.events) or (g.events and all(isinstance(e, _Item) for e in g.events)):
             run.append(g)
             continue
