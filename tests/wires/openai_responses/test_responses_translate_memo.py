@@ -243,10 +243,15 @@ def test_random_item_sequences_translate_alike_as_they_grow(moves: list[tuple[st
         same(uncached(WIRE, body, "anthropic"), cached(WIRE, body, "anthropic", renders, memo))
 
 
-def _alone(memo: ReadMemo, run: Any, join: Any) -> Group:
+def _alone(memo: ReadMemo, runs: Any, join: Any) -> list[Group]:
     """A broken join: each item's group joined alone (as if an item's events said whether it joins)."""
-    groups = [joined(memo, [g], join) for g in run]
-    return Group(tuple(e for g in groups for e in g.events), tuple(w for g in groups for w in g.warnings), 0)
+    out = []
+    for run in runs:
+        groups = joined(memo, [[g] for g in run], join)
+        out.append(
+            Group(tuple(e for g in groups for e in g.events), tuple(w for g in groups for w in g.warnings), 0)
+        )
+    return out
 
 
 def test_a_join_moved_into_the_items_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -351,18 +351,19 @@ def _groups(
     if _instructions(rest):  # a system message of its own, the same object while its bytes are
         read = [memo.events("instructions", rest["instructions"], lambda _: _instructions(rest),
                             raws.get("instructions"))]  # fmt: skip
-    out: list[Group] = []
-    run: list[Group] = []
+    # an item's group holds one event or none (an item kept as a warning only: it joins the run in hand)
+    laid: list[Group | list[Group]] = []
     for g in [*read, *memo.listed(items, item_events, "input", raws=raws.get("input"))]:
-        if (run and not g.events) or (g.events and all(isinstance(e, _Item) for e in g.events)):
-            run.append(g)
-            continue
-        if run:
-            out.append(joined(memo, run, join_items))
-            run = []
-        out.append(g)
-    if run:
-        out.append(joined(memo, run, join_items))
+        ev = g.events
+        if (ev and type(ev[0]) is _Item) or (not ev and laid and isinstance(laid[-1], list)):
+            if laid and isinstance(laid[-1], list):
+                laid[-1].append(g)
+            else:
+                laid.append([g])
+        else:
+            laid.append(g)
+    made = iter(joined(memo, [r for r in laid if isinstance(r, list)], join_items))
+    out = [next(made) if isinstance(r, list) else r for r in laid]
     if rest.get("previous_response_id"):
         out.append(Group((), (_EARLIER,), 0))
     return out
