@@ -17,6 +17,10 @@ a new cache per request.
   ``Renders`` on the translation step to the Anthropic-wire vessels (``anthropic``, ``glm``), where Claude
   Code's system prompt of blocks renders through the skeleton (design 29).
 
+* The read memo on the Responses and Chat wires (:mod:`bench.proxy_translate_wires`): a Codex-shaped
+  and an opencode-shaped conversation of some 200 entries, each continued request read from its bytes
+  (and translated for Anthropic) after the one before, against the same request parsed and read whole.
+
 ``wire_tool_name`` and ``issued_of`` were measured here too (a render with names that fit and names that
 must be mapped; a CLI turn on a stored reasoning-heavy history) and lost their memos (bench/RESULTS.md).
 """
@@ -259,12 +263,31 @@ def anthropic_lines(requests: int = 12) -> list[str]:
     return out
 
 
+def wire_lines() -> list[str]:
+    """The read memo on the other inbound wires: a Codex and an opencode request continued."""
+    from bench.proxy_translate_wires import lines
+
+    return lines(line, compare)
+
+
 def main(argv: list[str]) -> None:
-    turns = int(argv[0]) if argv else 1000
+    """``python -m bench.caches [TURNS]`` (every line), or ``python -m bench.caches wires`` (the read
+    memo's lines of the Responses and Chat wires only)."""
     os.environ.setdefault("ANTHROPIC_API_KEY", "bench-key-not-sent")
     print(f"load {', '.join(f'{x:.1f}' for x in os.getloadavg())}; CPU time, medians of {ROUNDS} rounds")
     print("| cache: the path measured | without | with | gain |\n|---|---|---|---|")
-    for r in (*render_cache_lines(turns), *part_lines(), *translation_lines(), *anthropic_lines()):
+    if argv[:1] == ["wires"]:
+        rows = wire_lines()
+    else:
+        turns = int(argv[0]) if argv else 1000
+        rows = [
+            *render_cache_lines(turns),
+            *part_lines(),
+            *translation_lines(),
+            *anthropic_lines(),
+            *wire_lines(),
+        ]
+    for r in rows:
         print(r, flush=True)
 
 

@@ -30,7 +30,7 @@ as-sent render (:mod:`.as_sent`) gives the body back; hosted tools (``googleSear
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
 
@@ -43,6 +43,7 @@ from toolreplay.wires.gemini.response import server_part_kind
 from toolreplay.wires.gemini.signatures import DUMMY_SIGNATURES
 from toolreplay.wires.gemini.signatures import either_case as _get
 from toolreplay.wires.media import url_type
+from toolreplay.wires.read_memo import Group, ReadMemo, assemble_memo
 from toolreplay.wires.request_common import (
     listed,
     nonempty,
@@ -380,13 +381,65 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
     return split_list(body, "contents", "contents", _fail)
 
 
-def parse_request(body: Any, *, conversation_id: str = "request") -> History:
+def _events(c: Mapping[str, Any], where: str, warnings: list[str], index: int, led: bool) -> list[Event]:
+    """One content's events; ``led``: the renderer's separator stood before it."""
+    role = c.get("role", "user")
+    if role == "model":
+        return [_model(c, where, warnings, led)]
+    if role in ("user", "function"):
+        return _user(c, where, warnings, index)
+    raise _fail(f"{where}.role is {role!r}; expected user or model")
+
+
+def content_events(c: Mapping[str, Any], where: str, warnings: list[str]) -> list[Event]:
+    """One content's events read alone (through the read memo): its index is the one ``where`` names
+    (``contents[12]``: its answers' place is kept). No separator stands before it: a body that holds one
+    is read whole (whether a content is one looks at its neighbours)."""
+    return _events(c, where, warnings, int(where[where.index("[") + 1 : -1]), False)
+
+
+#: The parts of the renderer's separator content (:func:`_is_separator`).
+_SEPARATED = [{"text": SEPARATOR}]
+
+
+def _memoized(
+    memo: ReadMemo, contents: Sequence[Any], rest: Mapping[str, Any], raws: Mapping[str, Any]
+) -> list[Group]:
+    key = "systemInstruction" if rest.get("systemInstruction") is not None else "system_instruction"
+    groups: list[Group] = []
+    if rest.get(key) is not None:
+        read: Callable[[list[str]], list[Event]] = lambda w: [*_system(rest, w)]  # noqa: E731
+        groups.append(memo.events(("system", key), rest[key], read, raws.get(key)))
+    return groups + memo.listed(contents, content_events, "contents", raws=raws.get("contents"))
+
+
+def parse_request(
+    body: Any,
+    *,
+    conversation_id: str = "request",
+    memo: ReadMemo | None = None,
+    raws: Mapping[str, Any] | None = None,
+) -> History:
     """A Gemini ``generateContent`` body (or its ``contents`` list) as a stored history. Pure.
 
     Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
-    shape; what it cannot represent is listed in the history's ``warnings``.
+    shape; what it cannot represent is listed in the history's ``warnings``. ``memo``: each content read
+    and each turn assembled once (the proxy's, design 53); the history is the same with or without.
+    ``raws``: the exact bytes the body's system instruction and ``tools`` were read from, and of each
+    of its ``contents`` (a list of them).
     """
     contents, rest = split_body(body)
+    raws = raws or {}
+    issuer = body_issuer(WIRE, PUBLIC_HOST, None)
+    settings = request_settings(WIRE, body, CONVERSATION_KEYS)
+    if (
+        memo is not None
+        and all(type(c) is dict for c in contents)
+        and not any(c.get("parts") == _SEPARATED for c in contents)
+    ):
+        tools = memo.parsed("tools", rest.get("tools"), parse_tools, raws.get("tools"))
+        return assemble_memo(memo, _memoized(memo, contents, rest, raws), conversation_id=conversation_id,
+                             tools=tools, issuer=issuer, settings=settings)  # fmt: skip
     warnings: list[str] = []
     events: list[Event] = []
     events.extend(_system(rest, warnings))
@@ -396,18 +449,17 @@ def parse_request(body: Any, *, conversation_id: str = "request") -> History:
             separated = True
             continue
         led, separated = separated, False
-        role = c.get("role", "user")
-        if role == "model":
-            events.append(_model(c, where, warnings, led))
-        elif role in ("user", "function"):
-            events.extend(_user(c, where, warnings, i))
-        else:
-            raise _fail(f"{where}.role is {role!r}; expected user or model")
-    tools = parse_tools(rest.get("tools"))
-    issuer = body_issuer(WIRE, PUBLIC_HOST, None)
-    return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer,
-                    settings=request_settings(WIRE, body, CONVERSATION_KEYS))  # fmt: skip
+        events.extend(_events(c, where, warnings, i, led))
+    return assemble(events, conversation_id=conversation_id, tools=parse_tools(rest.get("tools")),
+                    warnings=warnings, issuer=issuer, settings=settings)  # fmt: skip
 
 
-__all__ = ["DUMMY_SIGNATURES", "WIRE", "parse_request", "parse_tools", "response_answer", "split_body"]
+__all__ = [
+    "DUMMY_SIGNATURES",
+    "WIRE",
+    "content_events",
+    "parse_request",
+    "parse_tools",
+    "response_answer",
+    "split_body",
+]

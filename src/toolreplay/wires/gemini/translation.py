@@ -7,11 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from toolreplay.wires.gemini.request import parse_request
 from toolreplay.wires.translation import (
     Asked,
     Choice,
     Fields,
     IdRule,
+    Memoized,
     Translation,
     asked,
     effort,
@@ -86,4 +88,10 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
 
 
 #: Any string: Gemini's calls carry an id only from Gemini 3 on, and its clients take any.
-TRANSLATION = Translation(read=read, write=write, ids=IdRule(None, None, "call_", ""))
+TRANSLATION = Translation(
+    read=read,
+    write=write,
+    ids=IdRule(None, None, "call_", ""),
+    # a Gemini CLI request repeats its last one: each content, the system instruction and the tools once
+    memoized=Memoized(parse_request, ("systemInstruction", "system_instruction", "tools")),
+)

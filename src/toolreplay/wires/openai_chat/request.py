@@ -28,6 +28,7 @@ from toolreplay.wires.common import body_issuer, request_settings
 from toolreplay.wires.media import from_data_url
 from toolreplay.wires.openai_chat.layout import message_layout, sent_of
 from toolreplay.wires.openai_chat.response import thinking_text
+from toolreplay.wires.read_memo import Group, ReadMemo, assemble_memo
 from toolreplay.wires.request_common import (
     function_calls,
     listed,
@@ -249,24 +250,51 @@ def split_body(body: Any) -> tuple[Sequence[Any], Mapping[str, Any]]:
     return split_list(body, "messages", "messages", _fail)
 
 
-def parse_request(body: Any, *, conversation_id: str = "request") -> History:
+def _functions(raw: Any) -> tuple[ToolSpec, ...]:
+    return parse_tools(raw, "function")
+
+
+def parse_request(
+    body: Any,
+    *,
+    conversation_id: str = "request",
+    memo: ReadMemo | None = None,
+    raws: Mapping[str, Any] | None = None,
+) -> History:
     """A Chat request body (or its ``messages`` list) as a stored history. Pure.
 
     Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not Chat's shape;
     anything it cannot represent (image parts, broken arguments kept as text, orphan answers) is listed
-    in the history's ``warnings``.
+    in the history's ``warnings``. ``memo``: each message read and each turn assembled once (the
+    proxy's, design 53); the history is the same with or without. ``raws``: the exact bytes the body's
+    ``tools`` and ``functions`` were read from, and of each of its ``messages`` (a list of them).
     """
     msgs, rest = split_body(body)
+    raws = raws or {}
+    # a message is read alone (a tool message's pairing with the call before it is the assembler's), so
+    # each one's events are a pure function of its bytes and place; a list with an entry that is no
+    # object is read whole, to fail where the whole read fails
+    memoized = memo is not None and all(type(m) is dict for m in msgs)
+    groups: list[Group] = []
     warnings: list[str] = []
     events: list[Event] = []
-    for _, where, msg in objects(msgs, "messages", _fail):
-        events.extend(message_events(msg, where, warnings))
-    tools = parse_tools(rest.get("tools")) + parse_tools(rest.get("functions"), "function")
+    if memo is not None and memoized:
+        groups = memo.listed(msgs, message_events, "messages", raws=raws.get("messages"))
+        tools = memo.parsed("tools", rest.get("tools"), parse_tools, raws.get("tools"))
+        if "functions" in rest:  # the legacy declarations, which few clients send
+            tools += memo.parsed("functions", rest["functions"], _functions, raws.get("functions"))
+    else:
+        for _, where, msg in objects(msgs, "messages", _fail):
+            events.extend(message_events(msg, where, warnings))
+        tools = parse_tools(rest.get("tools")) + _functions(rest.get("functions"))
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
     settings = request_settings(WIRE, body, CONVERSATION_KEYS)
     if settings is not None:  # an empty or null list of tools declares nothing: it is kept as a setting
         empty = {k: rest[k] for k in ("tools", "functions") if k in rest and rest[k] in ([], None)}
         settings = replace(settings, fields={**settings.fields, **empty}) if empty else settings
+    if memo is not None and memoized:
+        return assemble_memo(memo, groups, conversation_id=conversation_id, tools=tools, issuer=issuer,
+                             settings=settings)  # fmt: skip
     return assemble(events, conversation_id=conversation_id, tools=tools, warnings=warnings,
                     issuer=issuer, settings=settings)  # fmt: skip
 

@@ -9,12 +9,14 @@ from collections.abc import Mapping
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+from toolreplay.wires.openai_chat.request import parse_request
 from toolreplay.wires.openai_chat.rules import kimi_reasoning, moonshot
 from toolreplay.wires.translation import (
     Asked,
     Choice,
     Fields,
     IdRule,
+    Memoized,
     Translation,
     asked,
     effort,
@@ -128,5 +130,10 @@ def thinking_refusal(v: VesselProfile, body: Mapping[str, Any]) -> str | None:
 
 
 TRANSLATION = Translation(
-    read=read, write=write, ids=IdRule(None, 40, "call_", "chatcmpl-"), thinking_refusal=thinking_refusal
+    read=read,
+    write=write,
+    ids=IdRule(None, 40, "call_", "chatcmpl-"),
+    # an opencode request repeats its last one: each message and the tool list read once
+    memoized=Memoized(parse_request, ("tools", "functions")),
+    thinking_refusal=thinking_refusal,
 )

@@ -30,7 +30,7 @@ turn rules are :func:`toolreplay.wires.turns.assemble`'s.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any, cast
 
 from toolreplay import jsonenc
@@ -47,6 +47,8 @@ from toolreplay.wires.openai_responses.layout import (
     sent_of,
 )
 from toolreplay.wires.openai_responses.response import said_item
+from toolreplay.wires.read_joined import joined
+from toolreplay.wires.read_memo import Group, ReadMemo, assemble_memo
 from toolreplay.wires.request_common import listed, nonempty, objects, read_tools, split_list
 from toolreplay.wires.turns import (
     AgentSaid,
@@ -181,102 +183,105 @@ def _is_output_form(item: Mapping[str, Any]) -> bool:
     return item.get("type") == "message" or isinstance(item.get("content"), list) or "id" in item
 
 
-class _Reader:
-    """Walks the items, grouping the items of one model response into one :class:`AgentSaid` (with one
-    layout slot per item, in order)."""
+@dataclass(slots=True)
+class _Item(AgentSaid):
+    """One item of a model response (an output-form message, a reasoning or hosted-tool item, a call):
+    the items of one response are joined into one :class:`AgentSaid` (:func:`join_items`), each with its
+    layout slot, in order."""
 
-    def __init__(self, warnings: list[str]) -> None:
-        self.events: list[Event] = []
-        self.group: AgentSaid | None = None
-        self.slots: list[dict[str, Any]] = []
-        self.warnings = warnings
+    slot: dict[str, Any] = field(default_factory=lambda: {})
 
-    def flush(self) -> None:
-        if self.group is not None:
-            self.group.sent = sent_of({"items": self.slots})
-            self.events.append(self.group)
-            self.group = None
-            self.slots = []
 
-    def _group(self, where: str, slot: dict[str, Any]) -> AgentSaid:
-        if self.group is None:
-            self.group = AgentSaid([], where)
-        self.slots.append(slot)
-        return self.group
+def item_events(item: Mapping[str, Any], where: str, warnings: list[str]) -> list[Event]:
+    """The events of one ``input`` item, read alone: whether it joins the items before it into one model
+    response is :func:`join_items`'s to say (a read memo gives an item's events again wherever it stands)."""
+    kind = item.get("type")
+    role = item.get("role")
+    if role is not None and kind in (None, "message"):
+        return [_message(item, str(role), where, warnings)]
+    if kind in _CALLS:
+        return [_call(item, str(kind), where, warnings)]
+    if kind in _OUTPUTS:
+        return [Answers([_output(item, where, warnings)], where)]
+    if kind == "reasoning" or (isinstance(kind, str) and kind in HOSTED_ITEMS):
+        # kept verbatim in its place, replayed only to its issuer (design 17)
+        return [_Item([said_item(item)], where, slot={"kind": "said"})]
+    warnings.append(f"{where}: a {kind!r} item is not kept (no stored form for it)")
+    return []
 
-    def item(self, item: Mapping[str, Any], where: str) -> None:
-        kind = item.get("type")
-        role = item.get("role")
-        if role is not None and kind in (None, "message"):
-            self._message(item, str(role), where)
-        elif kind in _CALLS:
-            self._call(item, str(kind), where)
-        elif kind in _OUTPUTS:
-            self.flush()
-            self.events.append(Answers([self._output(item, where)], where))
-        elif kind == "reasoning" or (isinstance(kind, str) and kind in HOSTED_ITEMS):
-            # kept verbatim in its place, replayed only to its issuer (design 17)
-            self._group(where, {"kind": "said"}).parts.append(said_item(item))
-        else:
-            self.warnings.append(f"{where}: a {kind!r} item is not kept (no stored form for it)")
 
-    def _output(self, item: Mapping[str, Any], where: str) -> Result:
-        raw = item.get("output")
-        answer, lost = answer_text(raw, joiner="")
-        for k in lost:
-            self.warnings.append(f"{where}.output: a {k!r} part of the answer is not kept (text only)")
-        content = None
-        if isinstance(raw, list) and all(isinstance(p, Mapping) for p in raw):
-            content = [part_layout(p, p["text"] if isinstance(p.get("text"), str) else None) for p in raw]
-        layout = output_layout(item, content)
-        return Result(answer, nonempty(item.get("call_id")), where=where, sent=sent_of(layout))
+def _said(run: Sequence[_Item]) -> AgentSaid:
+    """The items of one model response as one agent message, one layout slot per item."""
+    parts = [p for i in run for p in i.parts]
+    return AgentSaid(parts, run[0].where, sent=sent_of({"items": [i.slot for i in run]}))
 
-    def _message(self, item: Mapping[str, Any], role: str, where: str) -> None:
-        text, parts, content = _content(item.get("content"), where, self.warnings, role == "user")
-        content = "null" if content == "none" and "content" in item else content
-        layout = message_layout(item, content)
-        if role == "assistant":
-            slot = {"kind": "text", "len": len(text), **layout}
-            if _is_output_form(item):
-                g = self._group(where, slot)
-                if text:
-                    g.parts.append(text)
-            else:
-                self.flush()
-                said = AgentSaid(
-                    [text] if text else [], where, sent=sent_of({"items": [{**slot, "easy": True}]})
-                )
-                self.events.append(said)
-            return
-        self.flush()
-        if role in ("system", "developer"):
-            self.events.append(SystemText(text, where, sent_of({**layout, "role": role})))
-        elif role == "user":
-            self.events.append(UserText(text, where, parts=tuple(parts), sent=sent_of(layout)))
-        else:
-            raise _fail(f"{where}.role is {role!r}; expected user, assistant, system or developer")
 
-    def _call(self, item: Mapping[str, Any], kind: str, where: str) -> None:
-        name = item.get("name")
-        if not isinstance(name, str) or not name:
-            raise _fail(f"{where}.name is missing or not a string")
-        raw = item.get("arguments")
-        if kind == "custom_tool_call":  # a free-form call: its raw text is its whole input
-            got = item.get("input")
-            value: Any = got if isinstance(got, str) else ""
-            sent = sent_of(call_layout(item, None))
-        else:
-            value, problem = arguments_input(raw)
-            if problem:
-                self.warnings.append(f"{where}: {problem}")
-            same = isinstance(raw, str) and isinstance(value, Mapping) and jsonenc.dumps(value) == raw
-            sent = sent_of(call_layout(item, None if same else raw))
-        cid = item.get("call_id")
-        item_id = item.get("id")
-        data = {WIRE: {"item_id": item_id}} if isinstance(item_id, str) and item_id else None
-        call = Call(name, value, cid if isinstance(cid, str) else None, data,
-                    "custom" if kind == "custom_tool_call" else "function", sent)  # fmt: skip
-        self._group(where, {"kind": "call"}).parts.append(call)
+def join_items(events: Sequence[Event]) -> list[Event]:
+    """The events with each run of model-response items (nothing else between them) as one message."""
+    out: list[Event] = []
+    run: list[_Item] = []
+    for ev in events:
+        if isinstance(ev, _Item):
+            run.append(ev)
+            continue
+        if run:
+            out.append(_said(run))
+            run = []
+        out.append(ev)
+    if run:
+        out.append(_said(run))
+    return out
+
+
+def _output(item: Mapping[str, Any], where: str, warnings: list[str]) -> Result:
+    raw = item.get("output")
+    answer, lost = answer_text(raw, joiner="")
+    for k in lost:
+        warnings.append(f"{where}.output: a {k!r} part of the answer is not kept (text only)")
+    content = None
+    if isinstance(raw, list) and all(isinstance(p, Mapping) for p in raw):
+        content = [part_layout(p, p["text"] if isinstance(p.get("text"), str) else None) for p in raw]
+    layout = output_layout(item, content)
+    return Result(answer, nonempty(item.get("call_id")), where=where, sent=sent_of(layout))
+
+
+def _message(item: Mapping[str, Any], role: str, where: str, warnings: list[str]) -> Event:
+    text, parts, content = _content(item.get("content"), where, warnings, role == "user")
+    content = "null" if content == "none" and "content" in item else content
+    layout = message_layout(item, content)
+    if role == "assistant":
+        slot = {"kind": "text", "len": len(text), **layout}
+        if _is_output_form(item):
+            return _Item([text] if text else [], where, slot=slot)
+        return AgentSaid([text] if text else [], where, sent=sent_of({"items": [{**slot, "easy": True}]}))
+    if role in ("system", "developer"):
+        return SystemText(text, where, sent_of({**layout, "role": role}))
+    if role == "user":
+        return UserText(text, where, parts=tuple(parts), sent=sent_of(layout))
+    raise _fail(f"{where}.role is {role!r}; expected user, assistant, system or developer")
+
+
+def _call(item: Mapping[str, Any], kind: str, where: str, warnings: list[str]) -> _Item:
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        raise _fail(f"{where}.name is missing or not a string")
+    raw = item.get("arguments")
+    if kind == "custom_tool_call":  # a free-form call: its raw text is its whole input
+        got = item.get("input")
+        value: Any = got if isinstance(got, str) else ""
+        sent = sent_of(call_layout(item, None))
+    else:
+        value, problem = arguments_input(raw)
+        if problem:
+            warnings.append(f"{where}: {problem}")
+        same = isinstance(raw, str) and isinstance(value, Mapping) and jsonenc.dumps(value) == raw
+        sent = sent_of(call_layout(item, None if same else raw))
+    cid = item.get("call_id")
+    item_id = item.get("id")
+    data = {WIRE: {"item_id": item_id}} if isinstance(item_id, str) and item_id else None
+    call = Call(name, value, cid if isinstance(cid, str) else None, data,
+                "custom" if kind == "custom_tool_call" else "function", sent)  # fmt: skip
+    return _Item([call], where, slot={"kind": "call"})
 
 
 def _tool(t: Mapping[str, Any]) -> ToolSpec | None:
@@ -325,29 +330,83 @@ def _settings(body: Any, rest: Mapping[str, Any]) -> RequestSettings | None:
     return replace(settings, fields={**settings.fields, **kept}) if kept else settings
 
 
-def parse_request(body: Any, *, conversation_id: str = "request") -> History:
+#: Said of a body that names earlier turns the server keeps (they are not in it).
+_EARLIER = "previous_response_id: the earlier turns kept server-side are not in this body"
+
+
+def _instructions(rest: Mapping[str, Any]) -> list[Event]:
+    instructions = rest.get("instructions")
+    if isinstance(instructions, str) and instructions:
+        return [SystemText(instructions, "instructions", sent_of({"at": "instructions"}))]
+    return []
+
+
+def _groups(
+    memo: ReadMemo, items: Sequence[Any], rest: Mapping[str, Any], raws: Mapping[str, Any]
+) -> list[Group]:
+    """The body's groups through the memo: each item's events once per exact bytes, each run of a model
+    response's items joined once per identity of their groups (the joining is the one decision that
+    looks past an item, so it is never in an item's events)."""
+    read = []
+    if _instructions(rest):  # a system message of its own, the same object while its bytes are
+        read = [memo.events("instructions", rest["instructions"], lambda _: _instructions(rest),
+                            raws.get("instructions"))]  # fmt: skip
+    # an item's group holds one event or none (an item kept as a warning only: it joins the run in hand)
+    laid: list[Group | list[Group]] = []
+    for g in [*read, *memo.listed(items, item_events, "input", raws=raws.get("input"))]:
+        ev = g.events
+        if (ev and type(ev[0]) is _Item) or (not ev and laid and isinstance(laid[-1], list)):
+            if laid and isinstance(laid[-1], list):
+                laid[-1].append(g)
+            else:
+                laid.append([g])
+        else:
+            laid.append(g)
+    made = iter(joined(memo, [r for r in laid if isinstance(r, list)], join_items))
+    out = [next(made) if isinstance(r, list) else r for r in laid]
+    if rest.get("previous_response_id"):
+        out.append(Group((), (_EARLIER,), 0))
+    return out
+
+
+def parse_request(
+    body: Any,
+    *,
+    conversation_id: str = "request",
+    memo: ReadMemo | None = None,
+    raws: Mapping[str, Any] | None = None,
+) -> History:
     """A Responses request body (or its ``input``) as a stored history. Pure.
 
     Raises :class:`~toolreplay.errors.WireError` naming the field for a body that is not this wire's
-    shape; what it cannot represent is listed in the history's ``warnings``.
+    shape; what it cannot represent is listed in the history's ``warnings``. ``memo``: each item read and
+    each turn assembled once (the proxy's, design 53); the history is the same with or without.
+    ``raws``: the exact bytes the body's ``instructions`` and ``tools`` were read from, and of each of
+    its ``input`` items (a list of them).
     """
     items, rest = split_body(body)
-    warnings: list[str] = []
-    reader = _Reader(warnings)
-    instructions = rest.get("instructions")
-    if isinstance(instructions, str) and instructions:
-        reader.events.append(SystemText(instructions, "instructions", sent_of({"at": "instructions"})))
-    for _, where, item in objects(items, "input", _fail):
-        reader.item(item, where)
-    reader.flush()
-    if isinstance(rest.get("input"), str) and isinstance(reader.events[-1], UserText):
-        reader.events[-1].sent = sent_of({"input": "string"})
-    if rest.get("previous_response_id"):
-        warnings.append("previous_response_id: the earlier turns kept server-side are not in this body")
-    tools = parse_tools(rest.get("tools"))
+    raws = raws or {}
     issuer = body_issuer(WIRE, PUBLIC_HOST, rest.get("model"))
-    return assemble(reader.events, conversation_id=conversation_id, tools=tools, warnings=warnings,
-                    issuer=issuer, settings=_settings(body, rest))  # fmt: skip
+    # a string input, or an item that is no object, is read whole (as the whole read names it)
+    if (
+        memo is not None
+        and (isinstance(body, list) or isinstance(rest.get("input"), list))
+        and all(type(i) is dict for i in items)
+    ):
+        tools = memo.parsed("tools", rest.get("tools"), parse_tools, raws.get("tools"))
+        return assemble_memo(memo, _groups(memo, items, rest, raws), conversation_id=conversation_id,
+                             tools=tools, issuer=issuer, settings=_settings(body, rest))  # fmt: skip
+    warnings: list[str] = []
+    events = _instructions(rest)
+    for _, where, item in objects(items, "input", _fail):
+        events.extend(item_events(item, where, warnings))
+    events = join_items(events)
+    if isinstance(rest.get("input"), str) and isinstance(events[-1], UserText):
+        events[-1].sent = sent_of({"input": "string"})
+    if rest.get("previous_response_id"):
+        warnings.append(_EARLIER)
+    return assemble(events, conversation_id=conversation_id, tools=parse_tools(rest.get("tools")),
+                    warnings=warnings, issuer=issuer, settings=_settings(body, rest))  # fmt: skip
 
 
-__all__ = ["WIRE", "parse_request", "parse_tools", "split_body"]
+__all__ = ["WIRE", "item_events", "join_items", "parse_request", "parse_tools", "split_body"]

@@ -9,7 +9,19 @@ from typing import Any
 
 from toolreplay.wires.openai_chat.translation import parallel_of, read_choice, sampling, write_tools
 from toolreplay.wires.openai_responses.earlier import EARLIER
-from toolreplay.wires.translation import Asked, Fields, IdRule, Translation, asked, effort, integer, num, obj
+from toolreplay.wires.openai_responses.request import parse_request
+from toolreplay.wires.translation import (
+    Asked,
+    Fields,
+    IdRule,
+    Memoized,
+    Translation,
+    asked,
+    effort,
+    integer,
+    num,
+    obj,
+)
 from toolreplay.wires.vessel import VesselProfile
 
 _READ = frozenset(
@@ -49,4 +61,11 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
 
 
 #: 64 characters: the ``call_id`` limit.
-TRANSLATION = Translation(read=read, write=write, ids=IdRule(None, 64, "call_", "resp_"), earlier=EARLIER)
+TRANSLATION = Translation(
+    read=read,
+    write=write,
+    ids=IdRule(None, 64, "call_", "resp_"),
+    earlier=EARLIER,
+    # a Codex request repeats its last one: each item, the instructions and the tools read once
+    memoized=Memoized(parse_request, ("instructions", "tools")),
+)
