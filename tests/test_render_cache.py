@@ -372,3 +372,16 @@ def test_render_is_the_cache_with_nothing_cached(monkeypatch: pytest.MonkeyPatch
     assert encode(body) == encode(whole(h, "openai-responses"))
     assert pieces[0] == len(msgs)  # every stored turn once, by the per-turn renderer
     assert seen == [2]  # the skeleton: the system turn and the first turn that renders anything
+
+
+def test_equal_tools_in_another_key_order_are_not_shared() -> None:
+    """Two conversations that open alike and declare equal tools whose schemas list their keys in another
+    order: each body keeps its own order (an equal entry of the other's is not resumed)."""
+    a = ToolSpec("coop", "The todo board.", {"type": "object", "properties": {"id": {"type": "integer"}}})
+    b = ToolSpec("coop", "The todo board.", {"properties": {"id": {"type": "integer"}}, "type": "object"})
+    assert a == b
+    cache = RenderCache()
+    h = History("h", tuple(_turns(2)))
+    for tools in ([a], [b], [a]):
+        kw: dict[str, Any] = {"vessel": "openai", "tools": tools}
+        assert encode(cached(cache, h, **kw)) == encode(whole(h, **kw))

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from toolreplay._history import Message, ToolSpec
 from toolreplay._ids import StemAllocator, stems_for
 from toolreplay._replay import Mode, ReplaySettings, TurnMessage, prepare_turn_messages
@@ -66,7 +68,20 @@ class Entry:
             and self.native_tools == native_tools
             and self.opts == opts
             and self.settings == settings
+            and _same_order(self.opts, opts)
         )
+
+
+def _same_order(a: RenderOptions, b: RenderOptions) -> bool:
+    """Whether two equal options also render the same bytes: their tools' schemas and the request's
+    settings are dicts, equal in any key order, which the body keeps (the same tool objects, as a
+    conversation's requests read through the memo have them, surely do)."""
+    if all(map(operator.is_, a.tools, b.tools)) and a.request is b.request:
+        return True
+    try:
+        return orjson.dumps((a.tools, a.request)) == orjson.dumps((b.tools, b.request))
+    except TypeError:  # a value orjson does not write: not told apart by its bytes, so not shared
+        return False
 
 
 ID = operator.attrgetter("id")
