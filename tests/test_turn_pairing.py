@@ -96,3 +96,24 @@ def test_a_step_issued_by_another_is_the_step_replaced() -> None:
     other = Issuer("openai-chat", "x", "y")
     assert step.issued_by(other) == replace(step, issuer=other)
     assert {f.name for f in fields(Step)} == {"said", "calls", "issuer", "kind"}
+
+
+def test_assembling_a_turn_changes_none_of_its_events() -> None:
+    """What a turn adds to a call (its answer, its message's data, its answer's layout) is kept beside the
+    call: the events stay as read, so the read memo can give them to the next request's assembly."""
+    import copy
+
+    calls = [Call("Read", {"p": 1}, "a", provider_data={"anthropic": {"x": 1}}), Call("Read", {"p": 2}, "b")]
+    said = AgentSaid(list(calls), provider_data={"anthropic": {"other_blocks": [{"type": "x"}]}})
+    answers = Answers([Result("one", call_id="a", sent={"anthropic": {"k": 1}}), Result("two", call_id="b")])
+    before = copy.deepcopy((said, answers))
+    turn = TurnDraft([])
+    turn.said(said)
+    turn.answers(answers)
+    (draft,) = turn.finish(at_end=True)
+    assert (said, answers) == before
+    assert draft.calls[0].provider_data == {"anthropic": {"x": 1, "other_blocks": [{"type": "x"}]}}
+    assert draft.calls[0].sent == {"anthropic": {"k": 1}} and [c.answer for c in draft.calls] == [
+        "one",
+        "two",
+    ]

@@ -17,8 +17,9 @@ Two levels, each a pure function of its key:
   stored messages are kept by their id and issuer, so an unchanged turn gives the same
   :class:`~toolreplay.model.Message` objects (which later per-message work may key on).
 
-Events are never handed to the assembler itself (it fills in calls' answers and data): a turn read anew
-gets copies of its calls. Both levels are bounded by the bytes of the messages they cover.
+The assembler changes no event (what a turn adds to a call, its answer and its message's data, it keeps
+beside the call), so a turn read anew is assembled from the memo's events as they are. Both levels are
+bounded by the bytes of the messages they cover.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from toolreplay.model import History, Issuer, Message, RequestSettings, ToolSpec
 from toolreplay.wires.turns import (
     AgentSaid,
     Answers,
-    Call,
     Draft,
     Event,
     SystemText,
@@ -356,17 +356,6 @@ class ReadMemo:
         self.lists.clear()
 
 
-def _fresh(ev: Event) -> Event:
-    """``ev`` with copies of its calls (the assembler sets their answers' data on them)."""
-    if not isinstance(ev, AgentSaid) or not any(isinstance(p, Call) for p in ev.parts):
-        return ev
-    parts = [
-        Call(p.name, p.input, p.call_id, p.provider_data, p.kind, p.sent) if isinstance(p, Call) else p
-        for p in ev.parts
-    ]
-    return AgentSaid(parts, ev.where, ev.provider_data, ev.created_at, ev.sent)
-
-
 def _read_segment(run: Sequence[Event], at_end: bool) -> tuple[tuple[Draft, ...], tuple[str, ...]]:
     """What :func:`~toolreplay.wires.turns.assemble` makes of one turn (or one user or system message)."""
     warns: list[str] = []
@@ -376,7 +365,7 @@ def _read_segment(run: Sequence[Event], at_end: bool) -> tuple[tuple[Draft, ...]
         return (Draft("user", user.text, created_at=user.created_at, meta=user.meta, parts=user.parts,
                        sent=user.sent),), ()  # fmt: skip
     turn = TurnDraft(warns)
-    for ev in map(_fresh, run):
+    for ev in run:  # the assembler changes no event: the memo gives them again as they are
         if isinstance(ev, AgentSaid):
             turn.said(ev)
         elif isinstance(ev, Answers):

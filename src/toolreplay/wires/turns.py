@@ -165,10 +165,19 @@ SaidPart = str | Call | Reasoning | ServerTool | Text
 
 @dataclass(slots=True)
 class _OpenCall:
+    """A call of the turn being assembled, with what the turn adds to it: its answer, and its message's
+    data and its answer's layout merged into the call's own (kept here: the events are never changed, so
+    a memo may give them again)."""
+
     call: Call
     answer: str | None = None
     is_error: bool = False
     parts: tuple[Part, ...] = ()
+    provider_data: dict[str, Any] | None = None
+    sent: Sent | None = None
+
+    def __post_init__(self) -> None:
+        self.provider_data, self.sent = self.call.provider_data, self.call.sent
 
 
 @dataclass(slots=True)
@@ -221,13 +230,14 @@ class TurnDraft:
     def said(self, ev: AgentSaid) -> None:
         # a message with neither calls nor words (only reasoning or server-tool pieces) after the agent's
         # answer belongs to that answer: it starts no reply of its own
-        opens = bool(ev.calls) or bool(ev.text)
+        calls = ev.calls
+        opens = bool(calls) or bool(ev.text)
         if not self.pieces or (self.pieces[-1].closed and opens):
             self.pieces.append(_Piece(created_at=ev.created_at))
         piece = self.pieces[-1]
         piece.sents.append(ev.sent)
-        calls = ev.calls
-        for oc in map(_OpenCall, calls):
+        made = list(map(_OpenCall, calls))
+        for oc in made:
             piece.calls.append(oc)
             self.open.append(oc)
             if oc.call.call_id is not None:
@@ -237,7 +247,7 @@ class TurnDraft:
             piece.steps.append(Step(ev.said(), len(calls)))
             # Message-level data of a message that called (other blocks a wire keeps whole) travels with
             # that message's first call.
-            first = calls[0]
+            first = made[0]
             first.provider_data = merge_data(first.provider_data, ev.provider_data)
         else:
             piece.provider_data = merge_data(piece.provider_data, ev.provider_data)
@@ -259,7 +269,7 @@ class TurnDraft:
             target.is_error = r.is_error
             target.parts = r.parts
             if r.sent:
-                target.call.sent = merge_sent(target.call.sent, r.sent)
+                target.sent = merge_sent(target.sent, r.sent)
             if r.name is not None and r.name != target.call.name:
                 self.warnings.append(
                     f"{r.where}: answer named {r.name!r} paired by position with call {target.call.name!r}"
@@ -313,10 +323,10 @@ def _draft(p: _Piece) -> Draft:
             answer=oc.answer,
             call_id=oc.call.call_id,
             is_error=oc.is_error,
-            provider_data=oc.call.provider_data or None,
+            provider_data=oc.provider_data or None,
             parts=oc.parts,
             kind=oc.call.kind,
-            sent=oc.call.sent,
+            sent=oc.sent,
         )
         for oc in p.calls
     )
