@@ -462,9 +462,8 @@ def _refused_by_any_rule(target: Any, vessel: Vessel, body: dict[str, Any]) -> s
 def test_the_thinking_rule_decides_as_every_rule_did(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whether thinking is turned off (and what is said) comes out the same from each wire's one thinking
     rule as from all its rules, for every kept and corpus body on every vessel that thinks."""
-    from corpus_loader import exchanges
-
     import toolreplay._proxy.translate as translate
+    from corpus_loader import exchanges
 
     bodies = [(w, b, m) for _, w, b, m in CAPTURED]
     bodies += [(ex.wire, ex.request, None if http_of(ex.wire).model_in_body else ex.model)
