@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolreplay._history import History, Message
+from toolreplay.wires.read_memo import ByIdentity
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
@@ -66,11 +67,22 @@ def message_key(m: Message) -> str:
     return f"{m.role}\x00{words}\x00{kinds}"
 
 
+#: The digest after a message, by the message, with the digest before it: every request of a conversation
+#: carries its messages again (the read memo gives an unchanged one as the same object, design 53), and a
+#: system prompt or a big tool answer is tens of kilobytes to hash.
+_AFTER: ByIdentity[list[tuple[str, str]]] = ByIdentity(4096)
+
+
 def next_head(head: str, m: Message) -> str:
     """The digest of a conversation whose digest was ``head`` once ``m`` follows."""
     if unseen(m):
         return head
-    return hashlib.sha256(f"{head}\x01{message_key(m)}".encode("utf-8", "surrogatepass")).hexdigest()
+    held = _AFTER.get(m, list)
+    if held and held[0][0] == head:
+        return held[0][1]
+    after = hashlib.sha256(f"{head}\x01{message_key(m)}".encode("utf-8", "surrogatepass")).hexdigest()
+    held[:] = [(head, after)]
+    return after
 
 
 def prefix_heads(messages: Sequence[Message]) -> list[str]:
