@@ -22,7 +22,7 @@ import anthropic
 from bench.proxy import free_port
 
 from proxy_helpers import TOOLS_ANTHROPIC, served_upstreams
-from store_fixtures import two_stores  # noqa: F401
+from store_fixtures import store_url, two_stores  # noqa: F401
 from toolreplay._history import History
 from toolreplay._proxy import worker
 from toolreplay._proxy.config import ProxyConfig
@@ -388,3 +388,36 @@ def test_an_unwritten_exchange_goes_into_the_conversation_its_request_continued(
         _asked(2, history, heads), Recorded("another", None, LiveAudit(), False, heads[-1], heads[-1])
     )
     assert not recent.agrees(hit3, Continued("c1", 2)) and not recent.agrees(hit3, Continued("another", 2))
+
+
+def test_the_same_heads_are_asked_again_only_once_the_database_has_changed(
+    store_url: str,  # noqa: F811 - the fixture from store_fixtures
+) -> None:
+    """A tool loop's requests carry the same heads: the routed path asks the store for them again only
+    once something was written to it since, by another connection (the recorder's, another process's)
+    or its own; PostgreSQL gives no mark, so it is asked every time."""
+    from toolreplay._history import Message
+    from toolreplay._proxy.matching import Asked, Continued, prefix_heads
+
+    mine, other = open_store(store_url), open_store(store_url)
+    try:
+        asked_for: list[tuple[str, ...]] = []
+        find = mine.find_heads
+        mine.find_heads = lambda h, s=None: asked_for.append(tuple(h)) or find(h, s)  # type: ignore[method-assign]
+        heads = tuple(prefix_heads([Message("u1", "user", "close todo 12")]))
+        asked = Asked()
+        assert asked.found(mine, heads, None) is None and asked.found(mine, heads, None) is None
+        marked = mine.changes() is not None
+        assert marked == store_url.endswith(".db") and len(asked_for) == (1 if marked else 2)
+        other.import_history(History("c1", (Message("m1", "user", "close todo 12"),)))
+        other.set_origin("c1", {"agent": "another process"}, session=None, head=heads[-1])
+        assert asked.found(mine, heads, None) == Continued("c1", 1)  # another connection wrote
+        mine.set_head("c1", "elsewhere")
+        assert asked.found(mine, heads, None) is None  # its own write
+        n = len(asked_for)
+        assert asked.found(mine, heads, "sess-a") is None and len(asked_for) == n + 1  # another session
+        assert asked.found(mine, heads[:0], "sess-a") is None and len(asked_for) == n + 2  # other heads
+        assert asked.found(mine, heads[:0], "sess-a") is None and len(asked_for) == n + 2 + (not marked)
+    finally:
+        mine.close()
+        other.close()

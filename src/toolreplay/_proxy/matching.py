@@ -125,6 +125,28 @@ def continued(found: Sequence[tuple[str, str]], heads: Sequence[str]) -> Continu
     return best
 
 
+class Asked:
+    """The store's match for the heads one connection asked last, with the database's change mark
+    (:meth:`Store.changes`) read before it: the same heads and session asked again while the mark has
+    not moved are answered without a query. The requests of a tool loop carry the same heads (a reply in
+    progress keys by its role alone); any write to the database since, this process's or another's,
+    moves the mark, and a database that gives no mark is asked every time (design 54)."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[int, int], Sequence[str], str | None, Continued | None] | None = None
+
+    def found(self, store: Store, heads: Sequence[str], session: str | None) -> Continued | None:
+        mark = store.changes()  # before the query: a write between the two moves it for the next ask
+        last = self._last
+        if mark is not None and last is not None and last[:3] == (mark, heads, session):
+            return last[3]
+        got = continued(store.find_heads(heads, session), heads)
+        self._last = (mark, heads, session, got) if mark is not None else None
+        return got
+
+
 @dataclass(frozen=True, slots=True)
 class Found:
     """What the store holds of a request: the digests after each prefix of its messages, the stored
@@ -166,6 +188,7 @@ def find_continued(
 
 
 __all__ = [
+    "Asked",
     "Continued",
     "Found",
     "Known",
