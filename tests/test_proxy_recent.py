@@ -390,6 +390,29 @@ def test_an_unwritten_exchange_goes_into_the_conversation_its_request_continued(
     assert not recent.agrees(hit3, Continued("c1", 2)) and not recent.agrees(hit3, Continued("another", 2))
 
 
+def test_an_unwritten_exchange_that_moves_its_conversation_on_is_not_taken_for_it_found_there() -> None:
+    from toolreplay._history import Message
+    from toolreplay._proxy.live_audit import LiveAudit
+    from toolreplay._proxy.matching import Continued, prefix_heads
+    from toolreplay._proxy.recent import Base
+    from toolreplay._proxy.record import Recorded
+
+    history = History("", (Message("u1", "user", "close todo 12"), Message("a1", "assistant", "")))
+    heads = tuple(prefix_heads(history.messages))
+    recent = Recent()
+    recent.remember(1, Base(None, 0, heads), _asked(1, history, heads))
+    recent.heard(_asked(1, history, heads), Recorded("c1", None, LiveAudit(), True, heads[-1], None))
+    more = History("", (*history.messages, Message("u3", "user", "and 13")))
+    longer = tuple(prefix_heads(more.messages))
+    hit = recent.find(longer, None)
+    assert hit is not None and hit.holds == 2
+    recent.remember(2, hit.base(longer), _asked(2, more, longer))  # c1 moves on to the new head
+    hit = recent.find(longer, None)
+    assert hit is not None and hit.pending and hit.holds == 3 and hit.entry.into() == "c1"
+    assert recent.agrees(hit, Continued("c1", 2)) and recent.agrees(hit, None)  # not written yet
+    assert not recent.agrees(hit, Continued("c1", 3))  # there before it is written: another writer's doing
+
+
 def test_the_same_heads_are_asked_again_only_once_the_database_has_changed(
     store_url: str,  # noqa: F811 - the fixture from store_fixtures
 ) -> None:

@@ -177,14 +177,16 @@ class Recent:
     def agrees(self, hit: Hit, found: Continued | None) -> bool:
         """Whether the store's own match (made after ``hit`` was found) agrees with it: the entry is still
         remembered, the store knows no longer match, and finds at its head the very conversation the
-        exchange goes into (written there, or to be: a conversation moved on at the head it holds), or,
-        where the exchange was unwritten when found, none there yet."""
+        exchange goes into (written there, or to be: a conversation moved on at the head it holds
+        already), or, where the exchange was unwritten when found, none there yet."""
         e = hit.entry
         with self._lock:
             if e not in (self._heads.get(e.head) or ()):
                 return False
             if found is not None and found.holds == hit.holds:
-                agrees = found.conversation_id == e.into()
+                # written: the conversation it went into; not yet: the one it continues, at this head
+                # already (a conversation it moves here from another head is there by another writer)
+                agrees = found.conversation_id == e.into() and (e.cid is not None or e.base.head == e.head)
             else:
                 agrees = (found is None or found.holds < hit.holds) and hit.pending
             self.hits += agrees
