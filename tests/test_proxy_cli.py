@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from toolreplay._cli import cli
@@ -47,6 +48,30 @@ def test_history_list_names_the_agent_and_the_upstream(tmp_path: Path) -> None:
     assert "agent" not in rows["plain"]
     table = CliRunner().invoke(cli, ["history", "list", "--db", db], terminal_width=200)
     assert "claude-cli/2.0" in table.output
+
+
+def test_a_message_carried_again_is_not_hashed_again_and_its_head_follows_what_precedes_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # every request of a conversation carries its system prompt and its big tool answers again (the read
+    # memo gives them as the same objects): each is hashed once after the same head, not on every request
+    import hashlib
+
+    from toolreplay._proxy import matching
+
+    hashed: list[int] = []
+    sha256 = hashlib.sha256
+    monkeypatch.setattr(matching.hashlib, "sha256", lambda b: hashed.append(len(b)) or sha256(b))
+    prompt = Message("s1", "system", "you are an agent " * 2000)
+    ask, reply = Message("u2", "user", "close 12"), Message("a3", "assistant", "")
+    first = prefix_heads([prompt, ask, reply])
+    assert len(hashed) == 3
+    again = prefix_heads([prompt, ask, reply, Message("u4", "user", "and 13")])
+    assert again[:3] == first and len(hashed) == 4  # the last message alone
+    other = prefix_heads([Message("s0", "system", "another prompt"), prompt, ask])
+    assert len(hashed) == 7 and other[1] != first[0]  # after another head: hashed again, its own digest
+    monkeypatch.setattr(matching, "_AFTER", matching.ByIdentity(16))  # as if never seen
+    assert prefix_heads([Message("s0", "system", "another prompt"), prompt, ask]) == other
 
 
 def test_the_longest_stored_prefix_wins_and_replies_match_by_role() -> None:

@@ -22,7 +22,7 @@ import anthropic
 from bench.proxy import free_port
 
 from proxy_helpers import TOOLS_ANTHROPIC, served_upstreams
-from store_fixtures import two_stores  # noqa: F401
+from store_fixtures import store_url, two_stores  # noqa: F401
 from toolreplay._history import History
 from toolreplay._proxy import worker
 from toolreplay._proxy.config import ProxyConfig
@@ -265,3 +265,182 @@ def test_a_store_the_recorder_cannot_open_is_said_and_the_exchanges_still_count_
     assert [r.getMessage() for r in caplog.records] == [
         "toolreplay proxy: nothing is recorded: proxy.db: not a usable SQLite database (database is locked)"
     ]
+
+
+LOOP = (
+    Calls([Call("coop", {"action": "list"})], reasoning="R1: list the board."),
+    Calls([Call("coop", {"action": "close", "id": 12})], reasoning="R2: close it."),
+    Text("done"),
+)
+
+
+def _foreign(db: str) -> None:
+    """Another process writes, at the routed conversation's head, a conversation of its own: a copy of the
+    routed one whose replies' reasoning is another (``R1`` -> ``Y1``), seen after it."""
+    from toolreplay import _jsonenc as jsonenc
+    from toolreplay.model import Reasoning, Step
+
+    def other(step: Step) -> Step:
+        def y(p: Any) -> Any:
+            if not isinstance(p, Reasoning) or p.data is None:
+                return p
+            return replace(
+                p, text=p.text.replace("R", "Y"), data=jsonenc.loads(jsonenc.dumps(p.data).replace("R", "Y"))
+            )
+
+        return replace(step, said=tuple(y(p) for p in step.said))
+
+    store = open_store(db)
+    try:
+        (routed,) = store.list_conversations()
+        held, written = store.load(routed.id), store.written(routed.id)
+        assert written is not None
+        messages = tuple(replace(m, steps=tuple(other(s) for s in m.steps)) for m in held.messages)
+        store.import_history(History("proxy-foreign", messages, held.tools))
+        store.set_origin("proxy-foreign", {"agent": "another proxy"}, session="sess-a", head=written[0])
+    finally:
+        store.close()
+
+
+def _loop(db: str, double: ProviderDouble, remember: bool, foreign: str) -> tuple[list[bytes], int]:
+    """A tool loop: the first answer written, the second not yet when the third request comes (its
+    conversation stays at one head: the store finds it there, the memory knows where it goes); another
+    process's write at that head meanwhile (``foreign``: before the second is written, or after)."""
+    first = [{"role": "user", "content": "close todo 12"}]
+    done = len(double.requests)
+    double.script(*LOOP)
+    with _proxy(db, double, remember) as proxy, _client(proxy.url, "sess-a") as a:
+        r1 = a.messages.create(**ASK, messages=first)
+        assert proxy.drain()
+        msgs = _after(first, r1, "12 open")
+        r2 = a.messages.create(**ASK, messages=msgs)
+        if foreign:
+            _foreign(db)
+        if foreign == "written":
+            assert proxy.drain()  # the second exchange goes into the foreign conversation, newer at the head
+        a.messages.create(**ASK, messages=_after(msgs, r2, "closed"))
+        assert proxy.drain()
+        recent = proxy.proxy.translator.recent
+        hits = recent.hits if recent is not None else 0
+    sent = double.requests[done:]
+    assert [r.status for r in sent] == [200] * len(LOOP), [r.rejected for r in sent]
+    return [r.raw for r in sent], hits
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("foreign", ["", "pending", "written"])
+def test_a_tool_loop_continues_from_memory_where_the_store_finds_its_conversation_and_not_another(
+    two_stores: tuple[str, str],  # noqa: F811 - the fixture from store_fixtures
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    foreign: str,
+) -> None:
+    """The memory used to leave a request to the store (a wait for the recorder and a load) whenever the
+    store found the conversation at the head of an exchange not written yet, which is every request of a
+    tool loop faster than the recorder; now it answers there where what the store finds is the conversation
+    that exchange goes into, and not where another writer put another conversation at that head, before
+    the exchange was written or after (the recorder then writes it there: not as foreseen)."""
+    monkeypatch.setattr(worker, "QUIET", 60.0)
+    monkeypatch.setattr(worker, "MAX_WAIT", 120.0)
+    port = free_port()
+    vessels = tmp_path / "vessels.toml"
+    vessels.write_text(
+        f'[vessels.kimi]\nbase_url = "http://127.0.0.1:{port}/vessel/kimi/v1"\n', encoding="utf-8"
+    )
+    monkeypatch.setenv("TOOLREPLAY_VESSELS", str(vessels))
+    monkeypatch.setenv("MOONSHOT_API_KEY", KIMI_KEY)
+    fast, slow = two_stores
+    with ProviderDouble(port=port) as double:
+        sent_fast, hits = _loop(fast, double, True, foreign)
+    with ProviderDouble(port=port) as double:
+        sent_slow, _ = _loop(slow, double, False, foreign)
+    assert sent_fast == sent_slow and _dump(fast) == _dump(slow)
+    mark = b"Y1: list the board." if foreign else b"R1: list the board."
+    assert mark in sent_fast[2] and b"R1: list" in sent_fast[1]  # the conversation the store finds
+    assert hits == (1 if foreign else 2)  # the second request (written); the third (unwritten) alone
+
+
+def test_an_unwritten_exchange_goes_into_the_conversation_its_request_continued() -> None:
+    from toolreplay._history import Message
+    from toolreplay._proxy.live_audit import LiveAudit
+    from toolreplay._proxy.matching import Continued, prefix_heads
+    from toolreplay._proxy.recent import Base
+    from toolreplay._proxy.record import Recorded
+
+    history = History("", (Message("u1", "user", "close todo 12"), Message("a1", "assistant", "")))
+    heads = tuple(prefix_heads(history.messages))
+    recent = Recent()
+    recent.remember(1, Base(None, 0, heads), _asked(1, history, heads))  # a new conversation
+    recent.heard(_asked(1, history, heads), Recorded("c1", None, LiveAudit(), True, heads[-1], None))
+    hit = recent.find(heads, None)
+    assert hit is not None and not hit.pending and recent.agrees(hit, Continued("c1", 2))
+    recent.remember(2, hit.base(heads), _asked(2, history, heads))  # moves c1 on at the same head
+    hit = recent.find(heads, None)
+    assert hit is not None and hit.pending
+    assert recent.agrees(hit, Continued("c1", 2)) and recent.agrees(hit, None)
+    assert not recent.agrees(hit, Continued("another", 2))  # another writer's, at that head
+    recent.remember(3, hit.base(heads), _asked(3, history, heads))
+    hit3 = recent.find(heads, None)
+    assert hit3 is not None and recent.agrees(hit3, Continued("c1", 2))
+    # the second written elsewhere (another conversation newer at the head): it and what follows it are
+    # not known to go into c1 any more
+    recent.heard(
+        _asked(2, history, heads), Recorded("another", None, LiveAudit(), False, heads[-1], heads[-1])
+    )
+    assert not recent.agrees(hit3, Continued("c1", 2)) and not recent.agrees(hit3, Continued("another", 2))
+
+
+def test_an_unwritten_exchange_that_moves_its_conversation_on_is_not_taken_for_it_found_there() -> None:
+    from toolreplay._history import Message
+    from toolreplay._proxy.live_audit import LiveAudit
+    from toolreplay._proxy.matching import Continued, prefix_heads
+    from toolreplay._proxy.recent import Base
+    from toolreplay._proxy.record import Recorded
+
+    history = History("", (Message("u1", "user", "close todo 12"), Message("a1", "assistant", "")))
+    heads = tuple(prefix_heads(history.messages))
+    recent = Recent()
+    recent.remember(1, Base(None, 0, heads), _asked(1, history, heads))
+    recent.heard(_asked(1, history, heads), Recorded("c1", None, LiveAudit(), True, heads[-1], None))
+    more = History("", (*history.messages, Message("u3", "user", "and 13")))
+    longer = tuple(prefix_heads(more.messages))
+    hit = recent.find(longer, None)
+    assert hit is not None and hit.holds == 2
+    recent.remember(2, hit.base(longer), _asked(2, more, longer))  # c1 moves on to the new head
+    hit = recent.find(longer, None)
+    assert hit is not None and hit.pending and hit.holds == 3 and hit.entry.into() == "c1"
+    assert recent.agrees(hit, Continued("c1", 2)) and recent.agrees(hit, None)  # not written yet
+    assert not recent.agrees(hit, Continued("c1", 3))  # there before it is written: another writer's doing
+
+
+def test_the_same_heads_are_asked_again_only_once_the_database_has_changed(
+    store_url: str,  # noqa: F811 - the fixture from store_fixtures
+) -> None:
+    """A tool loop's requests carry the same heads: the routed path asks the store for them again only
+    once something was written to it since, by another connection (the recorder's, another process's)
+    or its own; PostgreSQL gives no mark, so it is asked every time."""
+    from toolreplay._history import Message
+    from toolreplay._proxy.matching import Asked, Continued, prefix_heads
+
+    mine, other = open_store(store_url), open_store(store_url)
+    try:
+        asked_for: list[tuple[str, ...]] = []
+        find = mine.find_heads
+        mine.find_heads = lambda h, s=None: asked_for.append(tuple(h)) or find(h, s)  # type: ignore[method-assign]
+        heads = tuple(prefix_heads([Message("u1", "user", "close todo 12")]))
+        asked = Asked()
+        assert asked.found(mine, heads, None) is None and asked.found(mine, heads, None) is None
+        marked = mine.changes() is not None
+        assert marked == store_url.endswith(".db") and len(asked_for) == (1 if marked else 2)
+        other.import_history(History("c1", (Message("m1", "user", "close todo 12"),)))
+        other.set_origin("c1", {"agent": "another process"}, session=None, head=heads[-1])
+        assert asked.found(mine, heads, None) == Continued("c1", 1)  # another connection wrote
+        mine.set_head("c1", "elsewhere")
+        assert asked.found(mine, heads, None) is None  # its own write
+        n = len(asked_for)
+        assert asked.found(mine, heads, "sess-a") is None and len(asked_for) == n + 1  # another session
+        assert asked.found(mine, heads[:0], "sess-a") is None and len(asked_for) == n + 2  # other heads
+        assert asked.found(mine, heads[:0], "sess-a") is None and len(asked_for) == n + 2 + (not marked)
+    finally:
+        mine.close()
+        other.close()

@@ -354,3 +354,27 @@ def test_a_reply_with_no_token_of_ours_is_kept_as_it_is_not_copied() -> None:
     got = resolved_reply(signed, tokens, notes)
     assert got is not signed and not any(forwards_token(p.data) for p in got.steps[0].said)
     assert notes  # the token names no stored piece: dropped and named
+
+
+def test_a_reply_merged_again_with_the_same_stored_reply_is_the_same_merged_reply() -> None:
+    # the routed path's memory gives the stored reply again as the same object, the read memo the
+    # agent's: the merge gives its merged reply again (the render cache then knows it by identity, not by
+    # comparing it whole), and merges afresh with another stored reply
+    from toolreplay._proxy.translate_merge import stored_reply, stored_tokens
+
+    sent = Message("a1", "assistant", "", (ToolCall("Write", {"path": "notes.txt"}, None, "toolu_a1"),))
+    stored = replace(
+        sent,
+        steps=(Step((_kimi_piece(),), 1, KIMI_ISSUER),),
+        tool_uses=(replace(sent.tool_uses[0], provider_data={"openai-chat": {"index": 0}}),),
+    )
+    notes: list[str] = []
+    tokens = stored_tokens(History("c1", (stored,)), KIMI_ISSUER)
+    first = stored_reply(sent, stored, tokens, notes)
+    assert first.steps == stored.steps and first.tool_uses[0].provider_data == {"openai-chat": {"index": 0}}
+    assert stored_reply(sent, stored, tokens, notes) is first and notes == []
+    other = replace(
+        stored, steps=(Step((Reasoning("another thought", {"openai-chat": {}}),), 1, KIMI_ISSUER),)
+    )
+    again = stored_reply(sent, other, tokens, notes)
+    assert again is not first and again.steps == other.steps

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolreplay._history import History, Message
+from toolreplay.wires.read_memo import ByIdentity
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
@@ -66,11 +67,22 @@ def message_key(m: Message) -> str:
     return f"{m.role}\x00{words}\x00{kinds}"
 
 
+#: The digest after a message, by the message, with the digest before it: every request of a conversation
+#: carries its messages again (the read memo gives an unchanged one as the same object, design 53), and a
+#: system prompt or a big tool answer is tens of kilobytes to hash.
+_AFTER: ByIdentity[list[tuple[str, str]]] = ByIdentity(4096)
+
+
 def next_head(head: str, m: Message) -> str:
     """The digest of a conversation whose digest was ``head`` once ``m`` follows."""
     if unseen(m):
         return head
-    return hashlib.sha256(f"{head}\x01{message_key(m)}".encode("utf-8", "surrogatepass")).hexdigest()
+    held = _AFTER.get(m, list)
+    if held and held[0][0] == head:
+        return held[0][1]
+    after = hashlib.sha256(f"{head}\x01{message_key(m)}".encode("utf-8", "surrogatepass")).hexdigest()
+    held[:] = [(head, after)]
+    return after
 
 
 def prefix_heads(messages: Sequence[Message]) -> list[str]:
@@ -111,6 +123,28 @@ def continued(found: Sequence[tuple[str, str]], heads: Sequence[str]) -> Continu
         if i is not None and (best is None or i + 1 > best.holds):
             best = Continued(cid, i + 1)
     return best
+
+
+class Asked:
+    """The store's match for the heads one connection asked last, with the database's change mark
+    (:meth:`Store.changes`) read before it: the same heads and session asked again while the mark has
+    not moved are answered without a query. The requests of a tool loop carry the same heads (a reply in
+    progress keys by its role alone); any write to the database since, this process's or another's,
+    moves the mark, and a database that gives no mark is asked every time (design 54)."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[int, int], Sequence[str], str | None, Continued | None] | None = None
+
+    def found(self, store: Store, heads: Sequence[str], session: str | None) -> Continued | None:
+        mark = store.changes()  # before the query: a write between the two moves it for the next ask
+        last = self._last
+        if mark is not None and last is not None and last[:3] == (mark, heads, session):
+            return last[3]
+        got = continued(store.find_heads(heads, session), heads)
+        self._last = (mark, heads, session, got) if mark is not None else None
+        return got
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +188,7 @@ def find_continued(
 
 
 __all__ = [
+    "Asked",
     "Continued",
     "Found",
     "Known",

@@ -63,14 +63,24 @@ class Base:
 class _Entry:
     """One remembered exchange: the head it leaves, its conversation's session, and the state after it."""
 
-    __slots__ = ("_answer", "_ex", "_state", "base", "cid", "head", "known", "session", "ticket")
+    __slots__ = (
+        "_answer", "_ex", "_into", "_state", "base", "cid", "head", "known", "lost", "session", "source",
+        "ticket",
+    )  # fmt: skip
 
     def __init__(self, ticket: int, head: str, base: Base, ex: Exchange, answer: AnswerRead | None) -> None:
-        self.ticket, self.head, self.base = ticket, head, base
+        self.ticket, self.head = ticket, head
+        #: the remembered exchange its request continued, while this one is unwritten (not kept after:
+        #: a long conversation's exchanges would each hold every one before it)
+        self.base, self.source = replace(base, source=None), base.source
         self._ex, self._answer = ex, answer
         self._state: History | None = None
         #: the conversation's id once the recorder has written the exchange (None: not yet)
         self.cid: str | None = None
+        #: the stored conversation its request continued, as loaded ("": a new one, or a remembered one)
+        self._into = base.history.id if base.history is not None and base.source is None else ""
+        #: the recorder wrote it otherwise than foreseen (or not at all)
+        self.lost = False
         if base.history is None or ex.session is not None:
             self.session, self.known = ex.session, True  # new: the request's; else COALESCE(old, new)
         else:
@@ -84,6 +94,16 @@ class _Entry:
             self._state = recorded_state(b.history, b.holds, self._ex.history, self._ex, self._answer)
             self.base = replace(b, history=None)  # not needed any more: let it go
         return self._state
+
+    def into(self) -> str | None:
+        """The stored conversation this exchange is written into: its own once written, else the one its
+        request continued, as far as known here (None: a new one, or one that went otherwise)."""
+        e: _Entry | None = self
+        while e is not None and not e.lost:
+            if e.cid is not None or e._into:
+                return e.cid or e._into
+            e = e.source  # continued a remembered exchange: the conversation that one goes into
+        return None
 
     def takes(self, session: str | None) -> bool:
         """Whether the store's lookup for ``session`` would consider this conversation."""
@@ -135,8 +155,6 @@ class Recent:
         self._heads: OrderedDict[str, list[_Entry] | None] = OrderedDict()
         #: ticket -> the exchange, for each the recorder has not written (remembered or already moved on)
         self._pending: dict[int, _Entry] = {}
-        #: ticket -> the remembered exchange its request continued, while not written
-        self._sources: dict[int, _Entry] = {}
         #: conversation id -> the ticket of the last exchange written into it (None: not a routed one)
         self._written: OrderedDict[str, int | None] = OrderedDict()
         self._tickets = itertools.count(1)
@@ -158,14 +176,17 @@ class Recent:
 
     def agrees(self, hit: Hit, found: Continued | None) -> bool:
         """Whether the store's own match (made after ``hit`` was found) agrees with it: the entry is still
-        remembered, the store knows no longer match, and holds this conversation where the exchange is
-        written (or not yet, where it was not when found)."""
+        remembered, the store knows no longer match, and finds at its head the very conversation the
+        exchange goes into (written there, or to be: a conversation moved on at the head it holds
+        already), or, where the exchange was unwritten when found, none there yet."""
         e = hit.entry
         with self._lock:
             if e not in (self._heads.get(e.head) or ()):
                 return False
             if found is not None and found.holds == hit.holds:
-                agrees = found.conversation_id == e.cid
+                # written: the conversation it went into; not yet: the one it continues, at this head
+                # already (a conversation it moves here from another head is there by another writer)
+                agrees = found.conversation_id == e.into() and (e.cid is not None or e.base.head == e.head)
             else:
                 agrees = (found is None or found.holds < hit.holds) and hit.pending
             self.hits += agrees
@@ -194,8 +215,6 @@ class Recent:
             self._pending[ticket] = entry
             if not base.foreseen:
                 return
-            if base.source is not None:
-                self._sources[ticket] = base.source
             if base.head is not None:  # that conversation moves on
                 self._forget(base.head, lambda e: e is base.source or e.takes(ex.session))
             held = self._heads.setdefault(head, [])
@@ -223,7 +242,8 @@ class Recent:
         remembered exchange and that is the last one written into it (on the recorder's thread, before it
         writes ``ex``): the recorder need not load it back."""
         with self._lock:
-            src = self._sources.get(ex.ticket) if ex.ticket is not None else None
+            pending = self._pending.get(ex.ticket) if ex.ticket is not None else None
+            src = pending.source if pending is not None else None
             if src is None or src.cid is None or self._written.get(src.cid, -1) != src.ticket:
                 return None
         return Known(src.cid, src.state())
@@ -239,13 +259,18 @@ class Recent:
                     self._written.popitem(last=False)
             if ex.ticket is None:
                 return
-            self._sources.pop(ex.ticket, None)
             e = self._pending.pop(ex.ticket, None)
             if e is None:
                 return
-            if recorded is not None and (recorded.base, recorded.head) == (e.base.head, e.head):
-                e.cid = recorded.conversation_id  # (an entry moved on already still names it: known())
+            went = recorded is not None and (recorded.base, recorded.head) == (e.base.head, e.head)
+            cid = recorded.conversation_id if recorded is not None and went else None
+            if cid is not None and e.base.head is not None and cid != e.into():
+                cid = None  # another conversation at the head it continued (another writer's, newer)
+            e.source = None  # its own conversation is known now (or lost)
+            if cid is not None:
+                e.cid = cid  # (an entry moved on already still names it: known())
             else:
+                e.lost = True  # and so is what continued it, as far as it goes into the store
                 self._forget(e.head, lambda x: x is e)
 
 

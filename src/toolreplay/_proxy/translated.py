@@ -45,7 +45,7 @@ from toolreplay._proxy.answers import Relayed, Said, error_response, upstream_me
 from toolreplay._proxy.bodies import BodyError, Sliced, json_body
 from toolreplay._proxy.counted import counted
 from toolreplay._proxy.exchange import Exchange
-from toolreplay._proxy.matching import continued, prefix_heads
+from toolreplay._proxy.matching import Asked, prefix_heads
 from toolreplay._proxy.model_routes import pick
 from toolreplay._proxy.picked import Picked
 from toolreplay._proxy.recent import Base, Recent
@@ -214,6 +214,7 @@ class Translator:
             from toolreplay._store import open_store
 
             store = self._local.store = open_store(self.config.db)
+            self._local.asked = Asked()
         return store
 
     def _stored(self, history: History, session: str | None) -> Base:
@@ -225,13 +226,14 @@ class Translator:
         if store is None:
             return Base(None, 0, heads)
         hit = self.recent.find(heads, session) if self.recent is not None else None
-        found = continued(store.find_heads(heads, session), heads)
+        asked: Asked = self._local.asked  # beside the store: its connection's last match
+        found = asked.found(store, heads, session)
         if hit is not None and self.recent is not None and self.recent.agrees(hit, found):
             return hit.base(heads)
         recorder = self.recorder
         if recorder is not None and (self.recent is None or recorder.opaque() or self.recent.touched(heads)):
             recorder.settle()  # the answers already given are stored before they are read back
-            found = continued(store.find_heads(heads, session), heads)
+            found = asked.found(store, heads, session)
         if found is None:
             return Base(None, 0, heads, session)
         return Base(store.load(found.conversation_id), found.holds, heads, session, session is not None)

@@ -207,6 +207,12 @@ class Store(Protocol):
         session is ``session`` or none, when given), newest first."""
         ...
 
+    def changes(self) -> tuple[int, int] | None:
+        """A mark that moves with every write committed to the database since, by this connection or
+        any other, in this process or another (SQLite's ``data_version`` and this connection's commits);
+        None where the database gives none as cheaply (PostgreSQL): what was read may have changed."""
+        ...
+
     def set_answer_id(
         self, conversation_id: str, message_id: str, answer_id: str, steps: int | None = None
     ) -> None:

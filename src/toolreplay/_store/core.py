@@ -65,6 +65,9 @@ class SQLStore(LiveReplies, Origins, W.WindowView, ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def changes(self) -> tuple[int, int] | None:
+        return None  # no cheap mark (SQLite overrides it)
+
     def batch(self) -> AbstractContextManager[None]:
         """The writes inside as one transaction where this database does so (SQLite and PostgreSQL override
         it); here each is its own."""

@@ -134,6 +134,7 @@ class SQLiteStore(SQLStore):
             self.path = str(Path(self.path).expanduser())
         self._lock = threading.RLock()
         self._batched = False
+        self._commits = 0  # of writes on this connection: its data_version does not move for them
         # the turn locks (design 40): beside the file, where every process that opens it looks
         self._turns = FileTurnLocks(None if self.path == ":memory:" else Path(self.path + "-turns"))
         try:
@@ -230,6 +231,7 @@ class SQLiteStore(SQLStore):
             try:
                 yield
                 self._conn.execute("COMMIT")
+                self._commits += 1
             except sqlite3.Error as exc:
                 self._rollback()
                 raise StoreError(f"{self.path}: the writes were not committed ({exc})") from None
@@ -259,6 +261,7 @@ class SQLiteStore(SQLStore):
             try:
                 result = fn(c)
                 c.execute("COMMIT")
+                self._commits += not read
             except sqlite3.Error as exc:
                 self._rollback()
                 full = _out_of_room(self.path, exc)
@@ -270,6 +273,16 @@ class SQLiteStore(SQLStore):
                 self._rollback()
                 raise
             return result
+
+    def changes(self) -> tuple[int, int] | None:
+        with self._lock:
+            if self._batched:
+                return None  # inside a transaction: the mark would not say what others committed
+            try:
+                row = self._conn.execute("PRAGMA data_version").fetchone()
+            except sqlite3.Error:
+                return None
+            return int(row[0]), self._commits
 
     def _rollback(self) -> None:
         # SQLite may already have rolled back by itself (e.g. on SQLITE_FULL); a second ROLLBACK would fail.
