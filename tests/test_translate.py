@@ -459,6 +459,7 @@ def _refused_by_any_rule(target: Any, vessel: Vessel, body: dict[str, Any]) -> s
     return next((p.provider for p in problems if isinstance(p, Refused)), None)
 
 
+@pytest.mark.slow
 def test_the_thinking_rule_decides_as_every_rule_did(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whether thinking is turned off (and what is said) comes out the same from each wire's one thinking
     rule as from all its rules, for every kept and corpus body on every vessel that thinks."""

@@ -113,6 +113,7 @@ def _edited(body: dict[str, Any], at: int) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_interleaved_sessions_and_edits_to_the_last_and_middle_messages_translate_alike() -> None:
     renders, memo = Renders(size=2), ReadMemo(budget=40_000)  # small: entries are evicted on the way
     long = _long_body()
@@ -132,6 +133,7 @@ def test_interleaved_sessions_and_edits_to_the_last_and_middle_messages_translat
     assert memo.groups.cost <= memo.groups.budget and memo.turns.cost <= memo.turns.budget
 
 
+@pytest.mark.slow
 def test_every_body_reads_alike_from_its_slices_in_any_spelling() -> None:
     READ_MEMO.clear()
     long = _long_body()
