@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import orjson
@@ -19,7 +20,7 @@ from toolreplay._proxy.translate import Translated, read_inbound, translate_requ
 from toolreplay._proxy.translate_renders import Renders
 from toolreplay.model import History
 from toolreplay.wires.contract import Wire
-from toolreplay.wires.read_memo import ReadMemo
+from toolreplay.wires.read_memo import READ_MEMO, ReadMemo
 
 AGENTS = TESTS / "data" / "agents"
 
@@ -102,13 +103,21 @@ __all__ = [
     "agent_bodies",
     "cached",
     "corpus_bodies",
+    "edits_and_interleaved_sessions_alike",
     "encodings",
+    "every_body_alike_cached_or_not",
+    "every_prefix_alike",
+    "grown",
     "loaded_continuing",
+    "middle_change_read_again",
     "parsed",
+    "prefixes_alike_through_one_memo",
     "read_sliced",
     "same",
     "sliced_alike",
+    "spellings_alike_from_slices",
     "uncached",
+    "unchanged_turn_shares_messages",
 ]
 
 
@@ -140,3 +149,93 @@ def loaded_continuing(wire: Wire, first: dict[str, Any], grown: dict[str, Any], 
     monkeypatch.undo()
     assert got.body == grown and history == parsed(wire, grown)
     return sum(loads)
+
+
+#: A wire's edit of one body: the body with its list entry ``at`` changed in its middle (a copy).
+Edit = Callable[[dict[str, Any], int], dict[str, Any]]
+
+
+def grown(wire: Wire, body: dict[str, Any], k: int) -> dict[str, Any]:
+    """``body`` as its conversation stood ``k`` entries in: its list (``wire.list_key``) cut to ``k``."""
+    return {**body, wire.list_key: copy.deepcopy(body[wire.list_key][:k])}
+
+
+def every_body_alike_cached_or_not(wire: Wire, bodies: Iterable[dict[str, Any]], vessel: str) -> None:
+    """Each of ``bodies`` translated through the memos, twice (the second time from them), as uncached:
+    one read memo for all, a render cache per body (unrelated bodies that open alike are not one
+    conversation)."""
+    READ_MEMO.clear()
+    for body in bodies:
+        renders = Renders()
+        want = uncached(wire, body, vessel)
+        same(want, cached(wire, body, vessel, renders))
+        same(want, cached(wire, body, vessel, renders))  # the second time from the memos
+
+
+def unchanged_turn_shares_messages(wire: Wire, body: dict[str, Any]) -> None:
+    """``body`` read after itself three entries short: the earlier turn's messages are the same objects."""
+    memo = ReadMemo()
+    n = len(body[wire.list_key])
+    first = parsed(wire, grown(wire, body, n - 3), memo)
+    second = parsed(wire, grown(wire, body, n), memo)
+    shared = [a is b for a, b in zip(first.messages[:-2], second.messages, strict=False)]
+    assert first.messages[0] is second.messages[0] and sum(shared) >= len(shared) - 2
+
+
+def every_prefix_alike(wire: Wire, body: dict[str, Any], vessel: str) -> None:
+    """``body`` grown entry by entry, each request through the memos as uncached."""
+    READ_MEMO.clear()
+    renders = Renders()
+    for k in range(1, len(body[wire.list_key]) + 1):
+        g = grown(wire, body, k)
+        same(uncached(wire, g, vessel), cached(wire, g, vessel, renders))
+
+
+def edits_and_interleaved_sessions_alike(
+    wire: Wire,
+    sessions: tuple[dict[str, Any], dict[str, Any]],
+    steps: range,
+    edited: Edit,
+    editable: Callable[[dict[str, Any], int], bool],
+    vessel: str,
+) -> None:
+    """Two sessions grown in turn by ``steps``, each request and its edits to its last and middle entries
+    (where ``editable``) translated alike under caches small enough to evict on the way."""
+    renders, memo = Renders(size=2), ReadMemo(budget=40_000)
+    for k in steps:
+        for body in sessions:
+            g = grown(wire, body, k)
+            same(uncached(wire, g, vessel), cached(wire, g, vessel, renders, memo))
+            for at in (k - 1, k // 2):
+                if editable(g, at):
+                    e = edited(g, at)
+                    same(uncached(wire, e, vessel), cached(wire, e, vessel, renders, memo))
+    assert memo.groups.cost <= memo.groups.budget and memo.turns.cost <= memo.turns.budget
+
+
+def spellings_alike_from_slices(wire: Wire, bodies: Iterable[dict[str, Any]]) -> None:
+    """Each of ``bodies`` in every spelling read from its slices, twice (the second time from the memo,
+    by the same bytes), as the whole parse of it is."""
+    READ_MEMO.clear()
+    for body in bodies:
+        renders = Renders()
+        for plain in encodings(body):
+            sliced_alike(wire, plain, renders)
+            sliced_alike(wire, plain, renders)
+
+
+def middle_change_read_again(wire: Wire, body: dict[str, Any], edited: dict[str, Any]) -> None:
+    """``edited`` (``body`` with an entry changed in its middle) read from its bytes right after ``body``:
+    the changed entry is read again, not taken from the memo."""
+    READ_MEMO.clear()
+    read_sliced(wire, orjson.dumps(body))
+    got = read_sliced(wire, orjson.dumps(edited))
+    assert got == parsed(wire, edited) and got != parsed(wire, body)
+
+
+def prefixes_alike_through_one_memo(wire: Wire, bodies: Iterable[dict[str, Any]], vessel: str) -> None:
+    """Requests of one conversation, in order, read through one memo as with none and translated alike."""
+    memo, renders = ReadMemo(), Renders()
+    for body in bodies:
+        assert parsed(wire, body, memo) == parsed(wire, body)
+        same(uncached(wire, body, vessel), cached(wire, body, vessel, renders, memo))

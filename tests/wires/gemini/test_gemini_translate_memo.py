@@ -20,21 +20,19 @@ from hypothesis import strategies as st
 from helpers_common import TESTS
 from memo_checks import (
     agent_bodies,
-    cached,
     corpus_bodies,
-    encodings,
+    edits_and_interleaved_sessions_alike,
+    every_body_alike_cached_or_not,
+    every_prefix_alike,
+    grown,
     loaded_continuing,
-    parsed,
-    read_sliced,
-    same,
-    sliced_alike,
-    uncached,
+    middle_change_read_again,
+    prefixes_alike_through_one_memo,
+    spellings_alike_from_slices,
 )
 from test_translate import VESSELS
-from toolreplay._proxy.translate_renders import Renders
 from toolreplay.wires import get_wire
 from toolreplay.wires.common import SEPARATOR
-from toolreplay.wires.read_memo import READ_MEMO, ReadMemo
 
 WIRE = get_wire("gemini")
 
@@ -77,29 +75,15 @@ def _long_body() -> dict[str, Any]:
     return body
 
 
-def _grown(body: dict[str, Any], k: int) -> dict[str, Any]:
-    return {**body, "contents": copy.deepcopy(body["contents"][:k])}
-
-
 @pytest.mark.parametrize("vessel", VESSELS)
 def test_every_gemini_and_corpus_body_translates_alike_cached_or_not(vessel: str) -> None:
-    READ_MEMO.clear()  # one read memo for all; a render cache per body (unrelated bodies)
-    for body in [*_kept_bodies(), _long_body()]:
-        renders = Renders()
-        want = uncached(WIRE, body, vessel)
-        same(want, cached(WIRE, body, vessel, renders))
-        same(want, cached(WIRE, body, vessel, renders))  # the second time from the memos
+    every_body_alike_cached_or_not(WIRE, [*_kept_bodies(), _long_body()], vessel)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("vessel", ["anthropic", "kimi", "openai", "openai-responses"])
 def test_a_growing_conversation_translates_alike_request_after_request(vessel: str) -> None:
-    READ_MEMO.clear()
-    renders = Renders()
-    body = _long_body()
-    for k in range(1, len(body["contents"]) + 1):
-        grown = _grown(body, k)
-        same(uncached(WIRE, grown, vessel), cached(WIRE, grown, vessel, renders))
+    every_prefix_alike(WIRE, _long_body(), vessel)
 
 
 def _edited(body: dict[str, Any], at: int) -> dict[str, Any]:
@@ -113,33 +97,24 @@ def _edited(body: dict[str, Any], at: int) -> dict[str, Any]:
     return out
 
 
+def _editable(body: dict[str, Any], at: int) -> bool:
+    return bool({"text", "functionResponse"} & set(body["contents"][at]["parts"][0]))
+
+
 @pytest.mark.slow
 def test_interleaved_sessions_and_edits_to_the_last_and_middle_contents_translate_alike() -> None:
-    renders, memo = Renders(size=2), ReadMemo(budget=40_000)  # small: entries are evicted on the way
     long = _long_body()
     other = copy.deepcopy(long)
     other["contents"][0]["parts"][0]["text"] = "another session"
-    for k in range(3, len(long["contents"]) + 1, 5):
-        for body in (long, other):
-            grown = _grown(body, k)
-            same(uncached(WIRE, grown, "anthropic"), cached(WIRE, grown, "anthropic", renders, memo))
-            for at in (k - 1, k // 2):
-                if not {"text", "functionResponse"} & set(grown["contents"][at]["parts"][0]):
-                    continue
-                edited = _edited(grown, at)
-                same(uncached(WIRE, edited, "anthropic"), cached(WIRE, edited, "anthropic", renders, memo))
-    assert memo.groups.cost <= memo.groups.budget and memo.turns.cost <= memo.turns.budget
+    steps = range(3, len(long["contents"]) + 1, 5)
+    edits_and_interleaved_sessions_alike(WIRE, (long, other), steps, _edited, _editable, "anthropic")
 
 
 @pytest.mark.slow
 def test_every_body_reads_alike_from_its_slices_in_any_spelling() -> None:
-    READ_MEMO.clear()
     long = _long_body()
-    for body in [*_kept_bodies(), *(_grown(long, k) for k in range(2, len(long["contents"]) + 1, 11))]:
-        renders = Renders()
-        for plain in encodings(body):
-            sliced_alike(WIRE, plain, renders)
-            sliced_alike(WIRE, plain, renders)  # the second time from the memo, by the same bytes
+    bodies = [*_kept_bodies(), *(grown(WIRE, long, k) for k in range(2, len(long["contents"]) + 1, 11))]
+    spellings_alike_from_slices(WIRE, bodies)
 
 
 def test_unchanged_contents_are_neither_parsed_nor_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -150,12 +125,8 @@ def test_unchanged_contents_are_neither_parsed_nor_encoded(monkeypatch: pytest.M
 
 
 def test_a_content_changed_in_the_middle_is_read_again_from_its_bytes() -> None:
-    READ_MEMO.clear()
     body = _long_body()
-    read_sliced(WIRE, orjson.dumps(body))
-    edited = _edited(body, 101)
-    got = read_sliced(WIRE, orjson.dumps(edited))
-    assert got == parsed(WIRE, edited) and got != parsed(WIRE, body)
+    middle_change_read_again(WIRE, body, _edited(body, 101))
 
 
 _MOVES = ["call", "calls", "text", "prompt", "orphan", "unanswered", "separator"]
@@ -184,9 +155,9 @@ def _conversation(moves: list[tuple[str, str]]) -> list[dict[str, Any]]:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_MOVES), st.text(alphabet="ab \n", max_size=6)), max_size=12))
 def test_random_conversations_translate_alike_as_they_grow(moves: list[tuple[str, str]]) -> None:
-    memo, renders = ReadMemo(), Renders()
     contents = _conversation(moves)
-    for k in range(1, len(contents) + 1):
-        body = {"systemInstruction": {"parts": [{"text": "sys"}]}, "contents": contents[:k]}
-        assert parsed(WIRE, body, memo) == parsed(WIRE, body)
-        same(uncached(WIRE, body, "anthropic"), cached(WIRE, body, "anthropic", renders, memo))
+    bodies = (
+        {"systemInstruction": {"parts": [{"text": "sys"}]}, "contents": contents[:k]}
+        for k in range(1, len(contents) + 1)
+    )
+    prefixes_alike_through_one_memo(WIRE, bodies, "anthropic")

@@ -17,20 +17,19 @@ from hypothesis import strategies as st
 
 from memo_checks import (
     agent_bodies,
-    cached,
     corpus_bodies,
-    encodings,
+    edits_and_interleaved_sessions_alike,
+    every_body_alike_cached_or_not,
+    every_prefix_alike,
+    grown,
     loaded_continuing,
-    parsed,
-    read_sliced,
-    same,
-    sliced_alike,
-    uncached,
+    middle_change_read_again,
+    prefixes_alike_through_one_memo,
+    spellings_alike_from_slices,
+    unchanged_turn_shares_messages,
 )
 from test_translate import VESSELS
-from toolreplay._proxy.translate_renders import Renders
 from toolreplay.wires import get_wire
-from toolreplay.wires.read_memo import READ_MEMO, ReadMemo
 
 WIRE = get_wire("openai-chat")
 
@@ -62,41 +61,21 @@ def _long_body() -> dict[str, Any]:
     return body
 
 
-def _grown(body: dict[str, Any], k: int) -> dict[str, Any]:
-    return {**body, "messages": copy.deepcopy(body["messages"][:k])}
-
-
 @pytest.mark.parametrize("vessel", VESSELS)
 def test_every_opencode_and_corpus_body_translates_alike_cached_or_not(vessel: str) -> None:
-    # one read memo for all; a render cache per body (unrelated bodies that open alike, the corpus's
-    # tool declarations in another key order among them, are not one conversation)
-    READ_MEMO.clear()
-    for body in [*agent_bodies("opencode-chat", "openai-chat"), *corpus_bodies("openai-chat"), _long_body()]:
-        renders = Renders()
-        want = uncached(WIRE, body, vessel)
-        same(want, cached(WIRE, body, vessel, renders))
-        same(want, cached(WIRE, body, vessel, renders))  # the second time from the memos
+    # the corpus's tool declarations in another key order among the bodies: not one conversation
+    bodies = [*agent_bodies("opencode-chat", "openai-chat"), *corpus_bodies("openai-chat"), _long_body()]
+    every_body_alike_cached_or_not(WIRE, bodies, vessel)
 
 
 def test_an_unchanged_turn_reads_into_the_same_message_objects() -> None:
-    memo = ReadMemo()
-    body = _long_body()
-    n = len(body["messages"])
-    first = parsed(WIRE, _grown(body, n - 3), memo)
-    second = parsed(WIRE, _grown(body, n), memo)
-    shared = [a is b for a, b in zip(first.messages[:-2], second.messages, strict=False)]
-    assert first.messages[0] is second.messages[0] and sum(shared) >= len(shared) - 2
+    unchanged_turn_shares_messages(WIRE, _long_body())
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("vessel", ["anthropic", "kimi", "openai-responses", "gemini"])
 def test_a_growing_conversation_translates_alike_request_after_request(vessel: str) -> None:
-    READ_MEMO.clear()
-    renders = Renders()
-    body = _long_body()
-    for k in range(1, len(body["messages"]) + 1):
-        grown = _grown(body, k)
-        same(uncached(WIRE, grown, vessel), cached(WIRE, grown, vessel, renders))
+    every_prefix_alike(WIRE, _long_body(), vessel)
 
 
 def _edited(body: dict[str, Any], at: int) -> dict[str, Any]:
@@ -113,37 +92,26 @@ def _edited(body: dict[str, Any], at: int) -> dict[str, Any]:
     return out
 
 
+def _editable(body: dict[str, Any], at: int) -> bool:
+    content = body["messages"][at].get("content")
+    return isinstance(content, str) and bool(content)
+
+
 @pytest.mark.slow
 def test_interleaved_sessions_and_edits_to_the_last_and_middle_messages_translate_alike() -> None:
-    renders, memo = Renders(size=2), ReadMemo(budget=40_000)  # small: entries are evicted on the way
     long = _long_body()
     other = copy.deepcopy(long)
     other["messages"][1]["content"] = "another session"
-    n = len(long["messages"])
-    for k in range(3, n + 1, 5):
-        for body in (long, other):
-            grown = _grown(body, k)
-            same(uncached(WIRE, grown, "anthropic"), cached(WIRE, grown, "anthropic", renders, memo))
-            for at in (k - 1, k // 2):
-                if isinstance(grown["messages"][at].get("content"), str) and grown["messages"][at]["content"]:
-                    edited = _edited(grown, at)
-                    same(
-                        uncached(WIRE, edited, "anthropic"), cached(WIRE, edited, "anthropic", renders, memo)
-                    )
-    assert memo.groups.cost <= memo.groups.budget and memo.turns.cost <= memo.turns.budget
+    steps = range(3, len(long["messages"]) + 1, 5)
+    edits_and_interleaved_sessions_alike(WIRE, (long, other), steps, _edited, _editable, "anthropic")
 
 
 @pytest.mark.slow
 def test_every_body_reads_alike_from_its_slices_in_any_spelling() -> None:
-    READ_MEMO.clear()
     long = _long_body()
     bodies = [*agent_bodies("opencode-chat", "openai-chat"), *corpus_bodies("openai-chat")]
-    bodies += [_grown(long, k) for k in range(2, len(long["messages"]) + 1, 11)]
-    for body in bodies:
-        renders = Renders()
-        for plain in encodings(body):
-            sliced_alike(WIRE, plain, renders)
-            sliced_alike(WIRE, plain, renders)  # the second time from the memo, by the same bytes
+    bodies += [grown(WIRE, long, k) for k in range(2, len(long["messages"]) + 1, 11)]
+    spellings_alike_from_slices(WIRE, bodies)
 
 
 def test_unchanged_entries_are_neither_parsed_nor_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,13 +122,9 @@ def test_unchanged_entries_are_neither_parsed_nor_encoded(monkeypatch: pytest.Mo
 
 
 def test_a_message_changed_in_the_middle_is_read_again_from_its_bytes() -> None:
-    READ_MEMO.clear()
     body = _long_body()
     at = next(i for i, m in enumerate(body["messages"]) if m["role"] == "tool" and i > 50)
-    read_sliced(WIRE, orjson.dumps(body))
-    edited = _edited(body, at)
-    got = read_sliced(WIRE, orjson.dumps(edited))
-    assert got == parsed(WIRE, edited) and got != parsed(WIRE, body)
+    middle_change_read_again(WIRE, body, _edited(body, at))
 
 
 _TEXT = st.text(alphabet="ab \n", max_size=6)
@@ -193,9 +157,6 @@ def _conversation(moves: list[tuple[str, str]]) -> list[dict[str, Any]]:
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_MOVES), _TEXT), min_size=1, max_size=12))
 def test_random_conversations_translate_alike_as_they_grow(moves: list[tuple[str, str]]) -> None:
-    memo, renders = ReadMemo(), Renders()
     msgs = _conversation(moves)
-    for k in range(1, len(msgs) + 1):
-        body = {"model": "gpt-4.1", "messages": msgs[:k]}
-        assert parsed(WIRE, body, memo) == parsed(WIRE, body)
-        same(uncached(WIRE, body, "anthropic"), cached(WIRE, body, "anthropic", renders, memo))
+    bodies = ({"model": "gpt-4.1", "messages": msgs[:k]} for k in range(1, len(msgs) + 1))
+    prefixes_alike_through_one_memo(WIRE, bodies, "anthropic")

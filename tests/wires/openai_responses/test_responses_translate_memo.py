@@ -20,22 +20,23 @@ from hypothesis import strategies as st
 from helpers_common import TESTS
 from memo_checks import (
     agent_bodies,
-    cached,
     corpus_bodies,
-    encodings,
+    edits_and_interleaved_sessions_alike,
+    every_body_alike_cached_or_not,
+    every_prefix_alike,
+    grown,
     loaded_continuing,
+    middle_change_read_again,
     parsed,
-    read_sliced,
-    same,
-    sliced_alike,
-    uncached,
+    prefixes_alike_through_one_memo,
+    spellings_alike_from_slices,
+    unchanged_turn_shares_messages,
 )
 from test_translate import VESSELS
-from toolreplay._proxy.translate_renders import Renders
 from toolreplay.wires import get_wire
 from toolreplay.wires.openai_responses import request as responses
 from toolreplay.wires.read_joined import joined
-from toolreplay.wires.read_memo import READ_MEMO, Group, ReadMemo
+from toolreplay.wires.read_memo import Group, ReadMemo
 
 WIRE = get_wire("openai-responses")
 
@@ -97,40 +98,20 @@ def _long_body() -> dict[str, Any]:
     return body
 
 
-def _grown(body: dict[str, Any], k: int) -> dict[str, Any]:
-    return {**body, "input": copy.deepcopy(body["input"][:k])}
-
-
 @pytest.mark.parametrize("vessel", VESSELS)
 def test_every_codex_and_corpus_body_translates_alike_cached_or_not(vessel: str) -> None:
-    READ_MEMO.clear()  # one read memo for all; a render cache per body (unrelated bodies)
-    for body in [*_kept_bodies(), _long_body()]:
-        renders = Renders()
-        want = uncached(WIRE, body, vessel)
-        same(want, cached(WIRE, body, vessel, renders))
-        same(want, cached(WIRE, body, vessel, renders))  # the second time from the memos
+    every_body_alike_cached_or_not(WIRE, [*_kept_bodies(), _long_body()], vessel)
 
 
 def test_an_unchanged_turn_reads_into_the_same_message_objects() -> None:
-    memo = ReadMemo()
-    body = _long_body()
-    n = len(body["input"])
-    first = parsed(WIRE, _grown(body, n - 3), memo)
-    second = parsed(WIRE, _grown(body, n), memo)
-    shared = [a is b for a, b in zip(first.messages[:-2], second.messages, strict=False)]
-    assert first.messages[0] is second.messages[0] and sum(shared) >= len(shared) - 2
+    unchanged_turn_shares_messages(WIRE, _long_body())
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("vessel", ["anthropic", "kimi", "openai", "gemini"])
 def test_a_growing_conversation_translates_alike_item_after_item(vessel: str) -> None:
     # every prefix: a model response cut after its reasoning, between its calls, before their outputs
-    READ_MEMO.clear()
-    renders = Renders()
-    body = _long_body()
-    for k in range(1, len(body["input"]) + 1):
-        grown = _grown(body, k)
-        same(uncached(WIRE, grown, vessel), cached(WIRE, grown, vessel, renders))
+    every_prefix_alike(WIRE, _long_body(), vessel)
 
 
 def _edited(body: dict[str, Any], at: int) -> dict[str, Any]:
@@ -154,33 +135,18 @@ def _editable(body: dict[str, Any], at: int) -> bool:
 
 @pytest.mark.slow
 def test_interleaved_sessions_and_edits_to_the_last_and_middle_items_translate_alike() -> None:
-    renders, memo = Renders(size=2), ReadMemo(budget=40_000)  # small: entries are evicted on the way
     long = _long_body()
     other = copy.deepcopy(long)
     other["input"][2]["content"][0]["text"] = "another session"
-    for k in range(5, len(long["input"]) + 1, 4):
-        for body in (long, other):
-            grown = _grown(body, k)
-            same(uncached(WIRE, grown, "anthropic"), cached(WIRE, grown, "anthropic", renders, memo))
-            for at in (k - 1, k // 2):
-                if _editable(grown, at):
-                    edited = _edited(grown, at)
-                    same(
-                        uncached(WIRE, edited, "anthropic"), cached(WIRE, edited, "anthropic", renders, memo)
-                    )
-    assert memo.groups.cost <= memo.groups.budget and memo.turns.cost <= memo.turns.budget
+    steps = range(5, len(long["input"]) + 1, 4)
+    edits_and_interleaved_sessions_alike(WIRE, (long, other), steps, _edited, _editable, "anthropic")
 
 
 @pytest.mark.slow
 def test_every_body_reads_alike_from_its_slices_in_any_spelling() -> None:
-    READ_MEMO.clear()
     long = _long_body()
-    bodies = [*_kept_bodies(), *(_grown(long, k) for k in range(2, len(long["input"]) + 1, 11))]
-    for body in bodies:
-        renders = Renders()
-        for plain in encodings(body):
-            sliced_alike(WIRE, plain, renders)
-            sliced_alike(WIRE, plain, renders)  # the second time from the memo, by the same bytes
+    bodies = [*_kept_bodies(), *(grown(WIRE, long, k) for k in range(2, len(long["input"]) + 1, 11))]
+    spellings_alike_from_slices(WIRE, bodies)
 
 
 def test_unchanged_items_are_neither_parsed_nor_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -192,13 +158,9 @@ def test_unchanged_items_are_neither_parsed_nor_encoded(monkeypatch: pytest.Monk
 
 
 def test_an_item_changed_in_the_middle_is_read_again_from_its_bytes() -> None:
-    READ_MEMO.clear()
     body = _long_body()
     at = next(i for i, item in enumerate(body["input"]) if item.get("type") == "reasoning" and i > 50)
-    read_sliced(WIRE, orjson.dumps(body))
-    edited = _edited(body, at)
-    got = read_sliced(WIRE, orjson.dumps(edited))
-    assert got == parsed(WIRE, edited) and got != parsed(WIRE, body)
+    middle_change_read_again(WIRE, body, _edited(body, at))
 
 
 _ITEMS = ["reasoning", "call", "custom", "output", "said", "easy", "user", "developer", "unknown", "orphan"]
@@ -228,19 +190,17 @@ def _item(move: str, k: int, text: str) -> dict[str, Any]:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_ITEMS), st.text(alphabet="ab \n", max_size=5)), max_size=14))
 def test_random_item_sequences_translate_alike_as_they_grow(moves: list[tuple[str, str]]) -> None:
-    memo, renders = ReadMemo(), Renders()
     items = [{"role": "user", "content": "start"}, *(_item(m, k, t) for k, (m, t) in enumerate(moves))]
-    for k in range(1, len(items) + 1):
-        body = {
+    bodies = (
+        {
             "model": "gpt-5",
             "instructions": "be brief",
             "input": items[:k],
-            "previous_response_id": None,
+            "previous_response_id": "resp_1" if k % 3 == 0 else None,
         }
-        if k % 3 == 0:
-            body["previous_response_id"] = "resp_1"
-        assert parsed(WIRE, body, memo) == parsed(WIRE, body)
-        same(uncached(WIRE, body, "anthropic"), cached(WIRE, body, "anthropic", renders, memo))
+        for k in range(1, len(items) + 1)
+    )
+    prefixes_alike_through_one_memo(WIRE, bodies, "anthropic")
 
 
 def _alone(memo: ReadMemo, runs: Any, join: Any) -> list[Group]:
