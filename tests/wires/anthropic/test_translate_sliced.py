@@ -6,7 +6,6 @@ refuses, NaN), the body, the history and the translation are those of the body p
 from __future__ import annotations
 
 import copy
-import json
 import re
 from typing import Any
 
@@ -14,25 +13,17 @@ import orjson
 import pytest
 from test_translate_memo import _claude_bodies, _corpus_bodies, _grown, _long_body, _same, _uncached
 
+from memo_checks import encodings, loaded_continuing
 from test_translate import _issuer, vessel_of
 from toolreplay._proxy.bodies import BodyError, Sliced, json_value, sliced
 from toolreplay._proxy.translate import read_inbound, translate_request, unsliced
 from toolreplay._proxy.translate_renders import Renders
 from toolreplay.errors import WireError
-from toolreplay.wires import get_wire, read_memo
+from toolreplay.wires import get_wire
 from toolreplay.wires.anthropic.request import parse_request
 from toolreplay.wires.read_memo import READ_MEMO
 
 WIRE = get_wire("anthropic")
-
-
-def _encodings(body: dict[str, Any]) -> list[bytes]:
-    """The same body as different agents write it: compact, spaced, every non-ASCII character escaped."""
-    return [
-        orjson.dumps(body),
-        json.dumps(body).encode(),
-        json.dumps(body, indent=1, ensure_ascii=True).encode(),
-    ]
 
 
 def _read(plain: bytes) -> tuple[Any, Any]:
@@ -58,7 +49,7 @@ def test_every_claude_and_corpus_body_reads_alike_from_its_slices() -> None:
     READ_MEMO.clear()
     renders = Renders()
     for body in [*_claude_bodies(), *_corpus_bodies(), _long_body()]:
-        for plain in _encodings(body):
+        for plain in encodings(body):
             _translated(plain, renders)
             _translated(plain, renders)  # the second time from the memo, by the same bytes
 
@@ -70,37 +61,16 @@ def test_a_growing_conversation_reads_alike_request_after_request_in_any_spellin
     renders = Renders()
     body = _long_body()
     for k in range(1, len(body["messages"]) + 1, 7):
-        for plain in _encodings(_grown(body, k)):
+        for plain in encodings(_grown(body, k)):
             _translated(plain, renders)
 
 
 def test_unchanged_messages_are_neither_parsed_nor_encoded(monkeypatch: pytest.MonkeyPatch) -> None:
-    READ_MEMO.clear()
     body = _long_body()
-    first = orjson.dumps(body)
-    _read(first)
-    loads: list[int] = []
-    real = orjson.loads
-
-    def counted(raw: Any) -> Any:
-        loads.append(len(raw))
-        return real(raw)
-
-    def no_key(value: Any) -> bytes | None:
-        raise AssertionError("a message with its bytes at hand was encoded to key the memo")
-
-    monkeypatch.setattr(read_memo, "json_key", no_key)
-    monkeypatch.setattr("toolreplay._proxy.translate.orjson.loads", counted)
     grown = copy.deepcopy(body)
     grown["messages"].append({"role": "user", "content": "one more"})
-    top = sliced(orjson.dumps(grown))
-    assert top is not None
-    got = unsliced(WIRE, top)
-    history = read_inbound(WIRE, got.body, raws=got.raws)
-    monkeypatch.undo()
-    assert got.body == grown and history == parse_request(copy.deepcopy(grown))
     # the new message and the small top-level values; no earlier message, no system prompt, no tools
-    assert sum(loads) < 1_000 and len(first) > 90_000
+    assert loaded_continuing(WIRE, body, grown, monkeypatch) < 1_000 and len(orjson.dumps(body)) > 90_000
 
 
 @pytest.mark.parametrize(
