@@ -9,6 +9,7 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from toolreplay._proxy import translate_ids
 from toolreplay._proxy.translate_ids import history_digest
 from toolreplay.model import History, Message, ToolCall
@@ -28,7 +29,7 @@ _POOL = [
 ]  # fmt: skip
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.lists(st.integers(0, 11), max_size=8), min_size=1, max_size=10))
 def test_the_digest_taken_up_is_the_digest_of_the_whole(conversations: list[list[int]]) -> None:
     for picks in conversations:  # the same message objects again, in any order and length

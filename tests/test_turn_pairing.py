@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from toolreplay.wires.turns import AgentSaid, Answers, Call, Result, TurnDraft
 
 
@@ -54,7 +55,7 @@ _EVENTS = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(_EVENTS)
 def test_the_indexed_pairing_is_the_plain_rule(events: list[tuple[str, list[str | None]]]) -> None:
     warnings: list[str] = []

@@ -119,7 +119,10 @@ def test_every_claude_and_corpus_body_translates_alike_cached_or_not(vessel: str
         _same(want, _cached(body, vessel, renders))  # the second time from the memos
 
 
-@pytest.mark.parametrize("vessel", ["openai", "kimi", "anthropic", "glm", "gemini"])
+@pytest.mark.parametrize(
+    "vessel",
+    ["openai", *(pytest.param(v, marks=pytest.mark.slow) for v in ("kimi", "anthropic", "glm", "gemini"))],
+)
 def test_a_growing_conversation_translates_alike_request_after_request(vessel: str) -> None:
     READ_MEMO.clear()
     renders = Renders()

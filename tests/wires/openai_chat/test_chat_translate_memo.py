@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from memo_checks import (
     agent_bodies,
     corpus_bodies,
@@ -154,7 +155,7 @@ def _conversation(moves: list[tuple[str, str]]) -> list[dict[str, Any]]:
     return msgs
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_MOVES), _TEXT), min_size=1, max_size=12))
 def test_random_conversations_translate_alike_as_they_grow(moves: list[tuple[str, str]]) -> None:
     msgs = _conversation(moves)

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from helpers_common import TESTS
 from memo_checks import (
     agent_bodies,
@@ -187,7 +188,7 @@ def _item(move: str, k: int, text: str) -> dict[str, Any]:
     return made[move]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_ITEMS), st.text(alphabet="ab \n", max_size=5)), max_size=14))
 def test_random_item_sequences_translate_alike_as_they_grow(moves: list[tuple[str, str]]) -> None:
     items = [{"role": "user", "content": "start"}, *(_item(m, k, t) for k, (m, t) in enumerate(moves))]
