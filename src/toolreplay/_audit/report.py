@@ -130,13 +130,7 @@ class AuditReport:
 
     def counts(self) -> tuple[int, int, int, int]:
         """``(calls, as calls, as text, missing)`` over the stored history's calls."""
-        rows = self.stored or ()
-        return (
-            len(rows),
-            sum(1 for r in rows if r.fate == "as call"),
-            sum(1 for r in rows if r.fate == "as text"),
-            sum(1 for r in rows if r.fate == "missing"),
-        )
+        return fate_counts(self.stored or ())
 
     def summary(self) -> str:
         """``N calls: a as calls, b as text, c missing`` (with a history), else what was found."""
@@ -474,4 +468,18 @@ def format_audit(report: AuditReport) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["AuditReport", "FoundCall", "StoredCallFate", "TextPassage", "audit_request", "format_audit"]
+def fate_counts(rows: Sequence[StoredCallFate]) -> tuple[int, int, int, int]:
+    """``(calls, as calls, as text, missing)`` of ``rows``."""
+    fates = [r.fate for r in rows]
+    return len(fates), fates.count("as call"), fates.count("as text"), fates.count("missing")
+
+
+__all__ = [
+    "AuditReport",
+    "FoundCall",
+    "StoredCallFate",
+    "TextPassage",
+    "audit_request",
+    "fate_counts",
+    "format_audit",
+]

@@ -140,7 +140,7 @@ def audit(
 ) -> LiveAudit:
     """The audit of a request (its body and its parse) against ``stored``'s first ``holds`` messages."""
     from toolreplay._audit.body import RequestBody
-    from toolreplay._audit.report import stored_fates
+    from toolreplay._audit.report import fate_counts, stored_fates
     from toolreplay._replay import ReplaySettings
 
     lines = _orphan_lines(request)
@@ -152,9 +152,8 @@ def audit(
     settings = ReplaySettings(max_calls=_UNBOUNDED, max_chars=_UNBOUNDED, skip_textless=False)
     # the request as the recorder parsed it, not parsed again; the body paths only for a call as text
     fates = stored_fates(RequestBody(body, wire, "request", "given"), request, stored, settings)
-    as_call, as_text = sum(r.fate == "as call" for r in fates), sum(r.fate == "as text" for r in fates)
-    missing = sum(r.fate == "missing" for r in fates)
-    counts |= {"calls": len(fates), "as_call": as_call, "as_text": as_text, "missing": missing}
+    n, as_call, as_text, missing = fate_counts(fates)
+    counts |= {"calls": n, "as_call": as_call, "as_text": as_text, "missing": missing}
     for r in fates:
         if r.fate != "as call":
             lines.append(f"{r.message_id} call {r.position} ({r.name}) {r.fate}: {r.where}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolreplay._history import History, Message
-from toolreplay.wires.read_memo import ByIdentity
+from toolreplay.wires.read_memo import Bounded, ByIdentity
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
@@ -30,39 +30,28 @@ def unseen(m: Message) -> bool:
     return m.role == "assistant" and isinstance(m.meta, dict) and bool(m.meta.get("cut"))
 
 
-class _Folded:
-    """Long texts already folded (a system prompt, a big tool answer: every request of a conversation
-    carries them again), each to its words; keyed by the whole text, so exact, and bounded by the
-    characters it holds (emptied when full)."""
-
-    LONG = 512
-    KEPT = 4 << 20
-
-    def __init__(self) -> None:
-        self.held: dict[str, str] = {}
-        self.size = 0
-
-    def words(self, text: str) -> str:
-        """``text`` with its whitespace folded (runs to one space, none at the ends)."""
-        if len(text) < self.LONG:
-            return " ".join(text.split())
-        got = self.held.get(text)
-        if got is None:
-            got = " ".join(text.split())
-            if self.size + len(text) > self.KEPT:
-                self.held, self.size = {}, 0
-            self.held[text] = got
-            self.size += len(text)
-        return got
+#: Long texts already folded (a system prompt, a big tool answer: every request of a conversation carries
+#: them again), each to its words; keyed by the whole text, so exact, within 4 M characters.
+_FOLDED: Bounded[str] = Bounded(4 << 20)
+#: Texts shorter than this are folded every time (cheaper than the lookup).
+_LONG = 512
 
 
-_FOLDED = _Folded()
+def _words(text: str) -> str:
+    """``text`` with its whitespace folded (runs to one space, none at the ends)."""
+    if len(text) < _LONG:
+        return " ".join(text.split())
+    got = _FOLDED.get(text)
+    if got is None:
+        got = " ".join(text.split())
+        _FOLDED.put(text, got, len(text))
+    return got
 
 
 def message_key(m: Message) -> str:
     if m.role == "assistant":
         return "assistant"
-    words = _FOLDED.words(m.text)
+    words = _words(m.text)
     kinds = ",".join(p.kind for p in m.parts if p.kind != "text")
     return f"{m.role}\x00{words}\x00{kinds}"
 
@@ -96,8 +85,7 @@ def prefix_heads(messages: Sequence[Message]) -> list[str]:
 
 
 def head_of(messages: Sequence[Message]) -> str:
-    heads = prefix_heads(messages)
-    return heads[-1] if heads else _SEED
+    return last_head(prefix_heads(messages))
 
 
 def last_head(heads: Sequence[str]) -> str:

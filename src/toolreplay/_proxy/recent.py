@@ -165,9 +165,10 @@ class Recent:
         """The remembered conversation with the longest head the request holds, of its session."""
         with self._lock:
             for i in range(len(heads) - 1, -1, -1):
-                if heads[i] in self._heads and self._heads[heads[i]] is None:
+                held = self._heads.get(heads[i], ())
+                if held is None:
                     return None
-                taken = [e for e in self._heads.get(heads[i]) or () if e.takes(session)]
+                taken = [e for e in held if e.takes(session)]
                 if len(taken) > 1:
                     return None  # two conversations of the session would have it: the store says which
                 if taken:

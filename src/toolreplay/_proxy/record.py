@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from toolreplay import _jsonenc as jsonenc
 from toolreplay._history import History, Message, Status, Step, ToolCall
 from toolreplay._proxy.exchange import AnswerRead, Exchange
 from toolreplay._proxy.live_audit import LiveAudit, audit
@@ -27,6 +26,7 @@ from toolreplay._proxy.matching import (
     unseen,
 )
 from toolreplay._steps import Issuer, Text, closing_pieces, host_of
+from toolreplay._store.rows import input_text
 from toolreplay.wires.read_memo import Bounded
 from toolreplay.wires.reply import Reply, usage_json
 
@@ -137,13 +137,14 @@ def collapses(calls: Sequence[ToolCall]) -> bool:
         else:
             prev = calls[i - 1] if i and calls[i - 1].call_id is None else None
         # the store compares the inputs' stored text (``rows.input_text``)
-        if prev is not None and prev.answer is None and prev.name == c.name and _same_text(prev, c):
+        if (
+            prev is not None
+            and prev.answer is None
+            and prev.name == c.name
+            and input_text(prev) == input_text(c)
+        ):
             return True
     return False
-
-
-def _same_text(a: ToolCall, b: ToolCall) -> bool:
-    return jsonenc.dumps(a.input) == jsonenc.dumps(b.input)
 
 
 class Written:

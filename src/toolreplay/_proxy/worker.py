@@ -121,7 +121,6 @@ class RecorderThread:
         self.knows: Callable[[Exchange], Known | None] | None = None
         self._thread = threading.Thread(target=self._run, name="toolreplay-proxy-recorder", daemon=True)
         self._idle = threading.Condition()
-        self._pending = 0
         self._submitted = 0
         self._handled = 0
         self._expected = 0
@@ -146,7 +145,6 @@ class RecorderThread:
         """A request is on its way: :meth:`drain` waits for its exchange too (its answer may reach the
         agent a moment before the exchange is handed over). Its number, for :meth:`answered`."""
         with self._idle:
-            self._pending += 1
             self._expected += 1
             return self._expected
 
@@ -199,7 +197,7 @@ class RecorderThread:
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until every queued exchange is handled (tests, shutdown); False on timeout."""
         with self._idle:
-            return self._urgently(lambda: not self._pending, timeout)
+            return self._urgently(lambda: self._handled == self._expected, timeout)
 
     def _urgently(self, done: Callable[[], bool], timeout: float) -> bool:
         """Wait (holding ``_idle``) until ``done()``; the recorder waits for no quiet moment meanwhile."""
@@ -254,7 +252,6 @@ class RecorderThread:
                     self._handle(ex, store, out)
                 finally:
                     with self._idle:
-                        self._pending -= 1
                         self._handled += 1
                         self._opaque -= opaque
                         self._answered.discard(ticket)
