@@ -328,11 +328,17 @@ class ReadMemo:
     def loaded(self, place: Hashable, raw: bytes, load: Callable[[bytes], Any]) -> Any:
         """``load(raw)`` (a body's system prompt or tool list as its bytes), once for each exact bytes at
         ``place``."""
-        key = ("loaded", place, len(raw), raw[:_ENDS], raw[-_ENDS:])
+        return self._kept(("loaded", place), raw, lambda: load(raw))
+
+    def _kept(self, place: Hashable, raw: bytes, make: Callable[[], Any]) -> Any:
+        """``make()``, once for each exact bytes ``raw`` at ``place``: looked up by the bytes' length and
+        ends (a request's bytes are a new object each time: hashing them whole would cost as much as
+        the comparison a hit makes)."""
+        key = (place, len(raw), raw[:_ENDS], raw[-_ENDS:])
         hit = self.values.get(key)
         if hit is not None and hit[0] == raw:
             return hit[1]
-        value = load(raw)
+        value = make()
         self.values.put(key, (raw, value), len(raw))
         return value
 
@@ -342,12 +348,7 @@ class ReadMemo:
         raw = json_key(value) if raw is None else raw
         if raw is None:
             return parse(value)
-        key = (place, raw)
-        hit = self.values.get(key)
-        if hit is None:
-            hit = parse(value)
-            self.values.put(key, hit, len(raw))
-        return cast(V, hit)
+        return cast(V, self._kept(("parsed", place), raw, lambda: parse(value)))
 
     def clear(self) -> None:
         self.groups.clear()

@@ -223,9 +223,9 @@ class TurnDraft:
         self.open: list[_OpenCall] = []
         self.warnings = warnings
         # the pairing's indexes (a turn of many calls pairs in time proportional to them): each id's calls
-        # in order, whether any call has an id, and the first call that may still be unanswered
+        # in order (none: no call has an id), and the first call that may still be unanswered
         self._by_id: dict[str, list[_OpenCall]] = {}
-        self._any_ids, self._first = False, 0
+        self._first = 0
 
     def said(self, ev: AgentSaid) -> None:
         # a message with neither calls nor words (only reasoning or server-tool pieces) after the agent's
@@ -241,7 +241,6 @@ class TurnDraft:
             piece.calls.append(oc)
             self.open.append(oc)
             if oc.call.call_id is not None:
-                self._any_ids = True
                 self._by_id.setdefault(oc.call.call_id, []).append(oc)
         if calls:
             piece.steps.append(Step(ev.said(), len(calls)))
@@ -262,7 +261,7 @@ class TurnDraft:
 
     def answers(self, ev: Answers) -> None:
         for r in ev.results:
-            target = self._target(r, self._any_ids)
+            target = self._target(r)
             if target is None:
                 continue
             target.answer = r.answer
@@ -275,8 +274,8 @@ class TurnDraft:
                     f"{r.where}: answer named {r.name!r} paired by position with call {target.call.name!r}"
                 )
 
-    def _target(self, r: Result, any_ids: bool) -> _OpenCall | None:
-        if r.call_id is not None and any_ids:
+    def _target(self, r: Result) -> _OpenCall | None:
+        if r.call_id is not None and self._by_id:
             same = self._by_id.get(r.call_id, ())
             for oc in reversed(same):
                 if oc.answer is None:

@@ -102,7 +102,7 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
     _choice(a, out)
 
 
-def thinking_refusal(body: Mapping[str, Any]) -> str | None:
+def thinking_refusal(v: VesselProfile, body: Mapping[str, Any]) -> str | None:
     """Anthropic's refusal of a thinking request whose tool loop does not open with the model's own
     thinking block (the one rule a thinking setting decides)."""
     found = thinking_first(body)
@@ -116,5 +116,5 @@ TRANSLATION = Translation(
     ids=IdRule(ID_SAFE, 64, "toolu_", "msg_"),
     # a Claude Code request repeats its last one: each message, the system prompt and the tools read once
     memoized=Memoized(parse_request, ("system", "tools")),
-    thinking_refusal=lambda v, body: thinking_refusal(body),
+    thinking_refusal=thinking_refusal,
 )

@@ -121,7 +121,6 @@ def write(a: Asked, v: VesselProfile, out: Fields) -> None:
         out.notes.append(f"thinking not carried: {v.model} takes no reasoning_effort")
 
 
-#: 40 characters: OpenAI's server limit, which clients built against it assume.
 def thinking_refusal(v: VesselProfile, body: Mapping[str, Any]) -> str | None:
     """Moonshot's refusal of a thinking request whose tool-call messages lack the model's reasoning (the
     one Chat rule a thinking setting decides)."""
@@ -129,6 +128,7 @@ def thinking_refusal(v: VesselProfile, body: Mapping[str, Any]) -> str | None:
     return found.provider if found is not None else None
 
 
+#: 40 characters: OpenAI's server limit, which clients built against it assume.
 TRANSLATION = Translation(
     read=read,
     write=write,

@@ -348,18 +348,22 @@ def _groups(
     response's items joined once per identity of their groups (the joining is the one decision that
     looks past an item, so it is never in an item's events)."""
     read = []
-    if _instructions(rest):  # a system message of its own, the same object while its bytes are
-        read = [memo.events("instructions", rest["instructions"], lambda _: _instructions(rest),
-                            raws.get("instructions"))]  # fmt: skip
+    instructions = rest.get("instructions")
+    if (
+        isinstance(instructions, str) and instructions
+    ):  # a system message, the same object while its bytes are
+        read = [
+            memo.events("instructions", instructions, lambda _: _instructions(rest), raws.get("instructions"))
+        ]
     # an item's group holds one event or none (an item kept as a warning only: it joins the run in hand)
     laid: list[Group | list[Group]] = []
     for g in [*read, *memo.listed(items, item_events, "input", raws=raws.get("input"))]:
         ev = g.events
-        if (ev and type(ev[0]) is _Item) or (not ev and laid and isinstance(laid[-1], list)):
-            if laid and isinstance(laid[-1], list):
-                laid[-1].append(g)
-            else:
-                laid.append([g])
+        in_run = bool(laid) and isinstance(laid[-1], list)
+        if ev and type(ev[0]) is _Item and not in_run:
+            laid.append([g])
+        elif (ev and type(ev[0]) is _Item) or (not ev and in_run):
+            cast(list[Group], laid[-1]).append(g)
         else:
             laid.append(g)
     made = iter(joined(memo, [r for r in laid if isinstance(r, list)], join_items))
