@@ -178,8 +178,6 @@ class RenderCache:
     def __init__(self) -> None:
         self._entries: list[Entry] = []
         self._stats = CacheStats()
-        #: the last :meth:`render_turns`' body and the entry that made it (for :meth:`sent_list`)
-        self._last: tuple[dict[str, Any], Entry] | None = None
 
     @property
     def stats(self) -> CacheStats:
@@ -188,7 +186,6 @@ class RenderCache:
     def clear(self) -> None:
         """Forget everything (the next render starts from scratch)."""
         self._entries.clear()
-        self._last = None
 
     def render(
         self,
@@ -252,38 +249,32 @@ class RenderCache:
     ) -> tuple[dict[str, Any], list[TurnMessage]]:
         """:meth:`render_body` of a native replay, and the turn messages it rendered (what
         ``prepare_turn_messages`` gives: the translation's warnings and rules read them)."""
+        body, turns, _ = self._native(messages, wire, opts, settings)
+        return body, turns
+
+    def render_sent(
+        self, messages: Sequence[Message], wire: str, opts: RenderOptions, *, settings: ReplaySettings
+    ) -> tuple[dict[str, Any], list[TurnMessage], Any | None]:
+        """:meth:`render_turns`, and the body's list as its JSON (an ``orjson.Fragment``), for the body to
+        be encoded with: the same bytes, but only the elements added since the last time are encoded
+        (the rest are copied). None for the list: a render by the wire itself, a body whose last touch
+        made copies of some elements (Anthropic's cache markers, where the vessel places them), or an
+        element ``orjson`` does not encode."""
+        body, turns, entry = self._native(messages, wire, opts, settings)
+        return body, turns, None if entry is None else _sent_list(body, entry)
+
+    def _native(
+        self, messages: Sequence[Message], wire: str, opts: RenderOptions, settings: ReplaySettings
+    ) -> tuple[dict[str, Any], list[TurnMessage], Entry | None]:
+        """The native replay's body and turns, and the entry that rendered them (None: the wire's own
+        render, of a system message the cache leaves to it)."""
         msgs = tuple(messages)
         get_wire(wire)
         got = None if mid_system(msgs) else self._render(msgs, wire, opts, "native", settings, False)
-        self._last = got
         if got is None:
             turns = prepare_turn_messages(msgs, "native", settings=settings)
-            return render_wire(wire, turns, opts), turns
-        return got[0], [t for t in got[1].turns if t is not None]
-
-    def sent_list(self) -> Any | None:
-        """The list of the last :meth:`render_turns`' body as its JSON (an ``orjson.Fragment``), for the
-        body to be encoded with: the same bytes, but only the elements added since the last time are
-        encoded (the rest are copied). None: no such render, a body whose last touch made copies of some
-        elements (Anthropic's cache markers, where the vessel places them), or an element ``orjson`` does
-        not encode."""
-        if self._last is None:
-            return None
-        made, e = self._last
-        w = get_wire(e.wire)
-        shown = made.get(w.list_key)
-        if not isinstance(shown, list) or len(shown) < len(e.items):
-            return None
-        n = len(shown) - len(e.items)
-        if w.finish is not None and not all(map(operator.is_, shown[n:], e.items)):
-            return None  # the wire's last touch made copies of some (Anthropic's markers): encoded whole
-        try:
-            _encode_items(e)
-            head = [orjson.dumps(x) for x in shown[:n]]
-        except (TypeError, orjson.JSONEncodeError):
-            return None  # encoded with the body (the plain encoder's reading of what orjson refuses)
-        kept = memoryview(e.encoded)[: e.encoded_ends[-1]] if e.encoded_ends else b""
-        return orjson.Fragment(b"".join([b"[", b",".join([*head, kept] if kept else head), b"]"]))
+            return render_wire(wire, turns, opts), turns, None
+        return got[0], [t for t in got[1].turns if t is not None], got[1]
 
     # ------------------------------------------------------------------------------------------------
 
@@ -466,6 +457,24 @@ def _skeleton_body(e: Entry, skeleton: list[TurnMessage], opts: RenderOptions) -
     if last is None or len(last[0]) != len(held) or not all(map(operator.is_, last[0], held)):
         last = e.skeleton = (held, get_wire(e.wire).render(skeleton, opts))
     return dict(last[1])
+
+
+def _sent_list(made: dict[str, Any], e: Entry) -> Any | None:
+    """The list of ``made`` (rendered from ``e``) as its JSON (:meth:`RenderCache.render_sent`)."""
+    w = get_wire(e.wire)
+    shown = made.get(w.list_key)
+    if not isinstance(shown, list) or len(shown) < len(e.items):
+        return None
+    n = len(shown) - len(e.items)
+    if w.finish is not None and not all(map(operator.is_, shown[n:], e.items)):
+        return None  # the wire's last touch made copies of some (Anthropic's markers): encoded whole
+    try:
+        _encode_items(e)
+        head = [orjson.dumps(x) for x in shown[:n]]
+    except (TypeError, orjson.JSONEncodeError):
+        return None  # encoded with the body (the plain encoder's reading of what orjson refuses)
+    kept = memoryview(e.encoded)[: e.encoded_ends[-1]] if e.encoded_ends else b""
+    return orjson.Fragment(b"".join([b"[", b",".join([*head, kept] if kept else head), b"]"]))
 
 
 def _encode_items(e: Entry) -> None:

@@ -401,7 +401,8 @@ class _Relay:
             return None
         length = resp.headers.get("content-length", "")
         if length.isdigit():
-            return lambda seen: seen.size >= int(length)
+            whole = int(length)  # read once, not on every chunk
+            return lambda seen: seen.size >= whole
         if streamed and not encoding and http.stream_end is not None:
             end = http.stream_end
             return lambda seen: end(seen.tail)

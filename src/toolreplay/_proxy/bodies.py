@@ -103,14 +103,20 @@ def is_json_object(plain: bytes) -> bool:
     strings: that is checked apart. What it accepts, the exact readers accept; what it refuses (a lone
     surrogate escape, a byte order mark, ``NaN``, nesting past its depth) goes to them for the verdict.
     """
+    return _top(plain) is not None
+
+
+def _top(plain: bytes) -> dict[str, msgspec.Raw] | None:
+    """``plain``'s top-level values as raw slices when it is surely a JSON object (the rule of
+    :func:`is_json_object`), else None."""
     if _OBJECT is None:
-        return False
+        return None
     try:
-        _OBJECT.decode(plain)
+        raws = _OBJECT.decode(plain)
         plain.decode("utf-8")
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return False
-    return True
+        return None
+    return raws
 
 
 def json_value(plain: bytes) -> Any:
@@ -171,14 +177,8 @@ class Sliced(Mapping[str, Any]):
 def sliced(plain: bytes) -> Sliced | None:
     """``plain`` (decompressed) as a :class:`Sliced` body, or None when it is not surely a JSON object
     (:func:`is_json_object`'s rule: the exact readers decide then, and name what is wrong)."""
-    if _OBJECT is None:
-        return None
-    try:
-        raws = _OBJECT.decode(plain)
-        plain.decode("utf-8")
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return None
-    return Sliced(plain, {k: bytes(v) for k, v in raws.items()})
+    raws = _top(plain)
+    return None if raws is None else Sliced(plain, {k: bytes(v) for k, v in raws.items()})
 
 
 def items(raw: bytes) -> list[bytes] | None:

@@ -113,7 +113,9 @@ def upstream_ids(h: History, wire: str) -> History:
     id policy fits it further when rendered. Calls without an id keep none (the replay derives one)."""
     seen: set[str] = set()
     out: list[Message] = []
-    known = _SENT.setdefault(wire, ByIdentity(4096))
+    known = _SENT.get(wire)
+    if known is None:  # made once per wire (setdefault would build one on every request)
+        known = _SENT.setdefault(wire, ByIdentity(4096))
     for m in h.messages:
         if not m.tool_uses:
             out.append(m)

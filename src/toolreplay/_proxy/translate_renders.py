@@ -45,15 +45,14 @@ class Renders:
         self, messages: Sequence[Message], wire: str, opts: RenderOptions, settings: ReplaySettings
     ) -> tuple[dict[str, Any], list[TurnMessage], Any | None]:
         """``render_wire(wire, turns, opts)`` of the native replay's turns, the turns, and the body's list
-        as its JSON (:meth:`~toolreplay._render_cache.RenderCache.sent_list`)."""
+        as its JSON (:meth:`~toolreplay._render_cache.RenderCache.render_sent`)."""
         key = opening(messages)
         with self._lock:
             cache = self._caches.get(key)
             if cache is None:
                 cache = RenderCache()
                 self._caches.put(key, cache, 1)
-            body, turns = cache.render_turns(messages, wire, opts, settings=settings)
-            return body, turns, cache.sent_list()
+            return cache.render_sent(messages, wire, opts, settings=settings)
 
     def cache_of(self, messages: Sequence[Message]) -> RenderCache | None:
         """The render cache of the conversation ``messages`` open (None: none kept): its ``stats`` say

@@ -222,9 +222,9 @@ class Translator:
         as the store would, else from the store, once the exchanges not written yet that change what it
         finds are (None: a new one, or not recording)."""
         store = self._store()
-        heads = tuple(prefix_heads(history.messages)) if store is not None else ()
         if store is None:
-            return Base(None, 0, heads)
+            return Base(None, 0, ())
+        heads = tuple(prefix_heads(history.messages))
         hit = self.recent.find(heads, session) if self.recent is not None else None
         asked: Asked = self._local.asked  # beside the store: its connection's last match
         found = asked.found(store, heads, session)
