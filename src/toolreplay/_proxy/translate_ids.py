@@ -26,7 +26,7 @@ from typing import Any
 from toolreplay.model import History, Message, ToolCall
 from toolreplay.wires import get_wire
 from toolreplay.wires.common import ID_SAFE
-from toolreplay.wires.read_memo import Bounded, ByIdentity
+from toolreplay.wires.read_memo import ByIdentity
 from toolreplay.wires.translation import IdRule
 
 #: A wire without a translation: what every served wire's agents take.
@@ -48,24 +48,22 @@ def history_digest(h: History) -> str:
         return hashlib.sha256(_SEED).hexdigest()
     # request N+1 holds request N's messages (the read memo gives them again, design 53): the hash of the
     # shared opening is taken up where request N's left it, and only the rest is hashed
-    last = _CHAINS.get(id(msgs[0]))
-    k, state = 0, hashlib.sha256(_SEED)
-    if last is not None and last[0][0] is msgs[0]:
-        held, states = last
-        while k < min(len(held), len(msgs)) and held[k] is msgs[k]:
-            k += 1
-        state = states[k - 1].copy()
-    states = list(last[1][:k]) if last is not None and k else []
+    held, kept = _CHAINS.peek(msgs[0]) or ((), [])
+    k = 0
+    while k < min(len(held), len(msgs)) and held[k] is msgs[k]:
+        k += 1
+    state = kept[k - 1].copy() if k else hashlib.sha256(_SEED)
+    states = kept[:k]
     for m in msgs[k:]:
         state.update(_SAID.get(m, functools.partial(_said, m)))
         states.append(state.copy())
-    _CHAINS.put(id(msgs[0]), (msgs, states), 1)
+    _CHAINS.put(msgs[0], (msgs, states))
     return state.hexdigest()
 
 
 _SEED = b"toolreplay translated answer"
 #: Per conversation (by its first message), its messages and the digest's state after each of them.
-_CHAINS: Bounded[tuple[tuple[Message, ...], list[Any]]] = Bounded(64)
+_CHAINS: ByIdentity[tuple[tuple[Message, ...], list[Any]]] = ByIdentity(64)
 
 
 #: What a message gives the digest, by the message (design 53: the read memo gives it again).

@@ -172,15 +172,15 @@ def _stored_call(c: ToolCall, k: int, stored: Message) -> ToolCall | None:
 #: A reply merged with the stored reply it is, by the agent's reply, while that stored reply is the same
 #: object (the read memo gives an unchanged reply again, the routed path's memory an unchanged stored one,
 #: design 53-54): the same merged reply again, which the render cache knows by identity.
-_MERGED: ByIdentity[list[tuple[Message, Message]]] = ByIdentity(4096)
+_MERGED: ByIdentity[tuple[Message, Message]] = ByIdentity(4096)
 
 
 def stored_reply(m: Message, s: Message, tokens: Tokens, notes: list[str]) -> Message:
     """The agent's reply ``m`` with the stored reply ``s``'s steps and its calls' provider data, where the
     two hold the same calls; the agent's own inputs, answers and words stay."""
-    held = _MERGED.get(m, list)
-    if held and held[0][0] is s:
-        return held[0][1]
+    held = _MERGED.peek(m)
+    if held is not None and held[0] is s:
+        return held[1]
     calls: list[ToolCall] = []
     matched = 0
     for k, c in enumerate(m.tool_uses):
@@ -194,7 +194,7 @@ def stored_reply(m: Message, s: Message, tokens: Tokens, notes: list[str]) -> Me
     same = matched == len(m.tool_uses) and len(s.tool_uses) == len(m.tool_uses)
     if same and (s.steps or not m.steps):  # of ``m`` and ``s`` alone (no token resolved, no note): kept
         out = replace(m, tool_uses=tuple(calls), steps=s.steps, provider_data=s.provider_data or None)
-        held[:] = [(s, out)]
+        _MERGED.put(m, (s, out))
         return out
     # the agent's reply holds other calls than the stored one: its own steps, tokens resolved
     return resolved_reply(replace(m, tool_uses=tuple(calls)), tokens, notes)

@@ -131,15 +131,22 @@ class ByIdentity(Generic[V]):
         self._lock = threading.Lock()
 
     def get(self, obj: object, make: Callable[[], V]) -> V:
+        hit = self.peek(obj)
+        if hit is None:
+            hit = make()
+            self.put(obj, hit)
+        return hit
+
+    def peek(self, obj: object) -> V | None:
+        """The value kept for ``obj``, or None."""
         hit = self._items.get(id(obj))
-        if hit is not None and hit[0] is obj:
-            return hit[1]
-        value = make()
+        return hit[1] if hit is not None and hit[0] is obj else None
+
+    def put(self, obj: object, value: V) -> None:
         with self._lock:
             self._items[id(obj)] = (obj, value)
             while len(self._items) > self.size:
                 del self._items[next(iter(self._items))]
-        return value
 
     def __len__(self) -> int:
         return len(self._items)
