@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolreplay.model import FREE_FORM_PARAMETERS, Issuer, Part, RequestSettings, ToolSpec
+from toolreplay.model import FREE_FORM_PARAMETERS, Issuer, Part, RequestSettings, Sent, ToolSpec
 from toolreplay.wires.replayed import ReplayCall, TurnMessage
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
@@ -352,4 +352,22 @@ def merge_data(a: dict[str, Any] | None, b: Mapping[str, Any] | None) -> dict[st
             out[ns] = merged
         else:
             out[ns] = dict(value) if isinstance(value, Mapping) else value
+    return out
+
+
+def messages_sent(sents: Sequence[Sent | None]) -> Sent | None:
+    """The ``sent`` of a reply made of several body messages: per wire, one mapping per message."""
+    wires = list(dict.fromkeys(w for s in sents if s for w in s))
+    if not wires:
+        return None
+    return {w: {"messages": [dict(s.get(w, {})) if s else {} for s in sents]} for w in wires}
+
+
+def merge_sent(a: Sent | None, b: Sent | None) -> Sent | None:
+    """Two ``sent`` values merged per wire (``b``'s keys win)."""
+    if not b:
+        return a
+    out = {w: dict(v) for w, v in (a or {}).items()}
+    for w, v in b.items():
+        out[w] = {**out.get(w, {}), **v}
     return out

@@ -35,15 +35,14 @@ import orjson
 from toolreplay.jsonenc import finite
 from toolreplay.model import History, Issuer, Message, RequestSettings, ToolSpec
 from toolreplay.wires.turns import (
-    AgentSaid,
-    Answers,
     Draft,
     Event,
     SystemText,
-    TurnDraft,
     UserText,
     assign_ids,
     drafted_message,
+    history_of,
+    read_turn,
     warn_unanswered,
     with_issuer,
 )
@@ -364,35 +363,12 @@ class ReadMemo:
         self.lists.clear()
 
 
-def _read_segment(run: Sequence[Event], at_end: bool) -> tuple[tuple[Draft, ...], tuple[str, ...]]:
-    """What :func:`~toolreplay.wires.turns.assemble` makes of one turn (or one user or system message)."""
-    warns: list[str] = []
-    if len(run) == 1 and isinstance(run[0], SystemText):
-        return (Draft("system", run[0].text, sent=run[0].sent),), ()
-    if len(run) == 1 and isinstance(user := run[0], UserText):
-        return (Draft("user", user.text, created_at=user.created_at, meta=user.meta, parts=user.parts,
-                       sent=user.sent),), ()  # fmt: skip
-    turn = TurnDraft(warns)
-    for ev in run:  # the assembler changes no event: the memo gives them again as they are
-        if isinstance(ev, AgentSaid):
-            turn.said(ev)
-        elif isinstance(ev, Answers):
-            if not turn.open:
-                warns.extend(
-                    f"{r.where}: an answer with no call before it in this turn; not replayed"
-                    for r in ev.results
-                )
-                continue
-            turn.answers(ev)
-    return tuple(turn.finish(at_end=at_end)), tuple(warns)
-
-
 def _segment(memo: ReadMemo, run: Sequence[Event], at_end: bool, cost: int) -> _Segment:
     """The turn ``run`` through the memo; ``cost``: the bytes of the body messages that open in it."""
     key = (tuple(map(id, run)), at_end)
     hit = memo.turns.get(key)
     if hit is None:
-        drafts, warns = _read_segment(run, at_end)
+        drafts, warns = read_turn(run, at_end)
         hit = _Segment(tuple(run), drafts, warns)
         memo.turns.put(key, hit, cost)
     return hit
@@ -454,11 +430,7 @@ def assemble_memo(
         out.append(m)
     messages = tuple(out)
     warn_unanswered(messages, warns)
-    requests: tuple[RequestSettings, ...] = ()
-    if settings is not None:
-        requests = (RequestSettings(settings.wire, settings.fields, messages[-1].id if messages else None),)
-    return History(id=conversation_id, messages=messages, tools=tuple(tools) if tools else None,
-                   warnings=tuple(warns), requests=requests)  # fmt: skip
+    return history_of(conversation_id, messages, tools, warns, settings)
 
 
 #: The proxy's memo (one per process).

@@ -56,7 +56,7 @@ from toolreplay.model import (
     ToolSpec,
     closing_pieces,
 )
-from toolreplay.wires.common import merge_data
+from toolreplay.wires.common import merge_data, merge_sent, messages_sent
 from toolreplay.wires.readers import answer_text, arguments_input, kind_of, tool_spec
 
 #: A derived replay id (see :mod:`toolreplay.ids`): ``replay_<stem>_<position>``.
@@ -304,6 +304,31 @@ class TurnDraft:
         return out
 
 
+def read_turn(run: Sequence[Event], at_end: bool) -> tuple[tuple[Draft, ...], tuple[str, ...]]:
+    """The drafts of one turn (the agent's side between two user or system messages; or one user or
+    system message alone) and its warnings: what :func:`assemble` makes of it wherever it stands, so the
+    read memo reads a turn once (``at_end``: it ends the body, a reply in it may be in progress)."""
+    if len(run) == 1 and isinstance(run[0], SystemText):
+        return (Draft("system", run[0].text, sent=run[0].sent),), ()
+    if len(run) == 1 and isinstance(user := run[0], UserText):
+        return (Draft("user", user.text, created_at=user.created_at, meta=user.meta, parts=user.parts,
+                       sent=user.sent),), ()  # fmt: skip
+    warns: list[str] = []
+    turn = TurnDraft(warns)
+    for ev in run:  # no event is changed: a memo may give them again as they are
+        if isinstance(ev, AgentSaid):
+            turn.said(ev)
+        elif isinstance(ev, Answers):
+            if not turn.open:
+                warns.extend(
+                    f"{r.where}: an answer with no call before it in this turn; not replayed"
+                    for r in ev.results
+                )
+                continue
+            turn.answers(ev)
+    return tuple(turn.finish(at_end=at_end)), tuple(warns)
+
+
 def _steps_of(p: _Piece) -> tuple[Step, ...]:
     """The reply's step record; none for one step with nothing said before its calls (stored as before
     steps existed, so its bytes do not change)."""
@@ -329,26 +354,8 @@ def _draft(p: _Piece) -> Draft:
         )
         for oc in p.calls
     )
-    sent = _messages_sent(p.sents)
+    sent = messages_sent(p.sents)
     return Draft("assistant", joined, calls, p.created_at, p.provider_data or None, steps=steps, sent=sent)
-
-
-def _messages_sent(sents: Sequence[Sent | None]) -> Sent | None:
-    """The ``sent`` of a reply made of several body messages: per wire, one mapping per message."""
-    wires = list(dict.fromkeys(w for s in sents if s for w in s))
-    if not wires:
-        return None
-    return {w: {"messages": [dict(s.get(w, {})) if s else {} for s in sents]} for w in wires}
-
-
-def merge_sent(a: Sent | None, b: Sent | None) -> Sent | None:
-    """Two ``sent`` values merged per wire (``b``'s keys win)."""
-    if not b:
-        return a
-    out = {w: dict(v) for w, v in (a or {}).items()}
-    for w, v in b.items():
-        out[w] = {**out.get(w, {}), **v}
-    return out
 
 
 def _recovered_id(d: Draft) -> str | None:
@@ -440,41 +447,35 @@ def assemble(
     """
     warns = list(warnings)
     drafts: list[Draft] = []
-    turn = TurnDraft(warns)
+    turns: list[tuple[list[Event], bool]] = []
+    run: list[Event] = []
     for ev in events:
-        if isinstance(ev, SystemText):
-            # kept where it stood: the system prompt's blocks first, a later one in place (a wire that
-            # takes no system message there sends it as a user message, and says so)
-            drafts.extend(turn.finish(at_end=False))
-            turn = TurnDraft(warns)
-            drafts.append(Draft("system", ev.text, sent=ev.sent))
-        elif isinstance(ev, UserText):
-            drafts.extend(turn.finish(at_end=False))
-            turn = TurnDraft(warns)
-            drafts.append(Draft("user", ev.text, created_at=ev.created_at, meta=ev.meta, parts=ev.parts,
-                                 sent=ev.sent))  # fmt: skip
-        elif isinstance(ev, AgentSaid):
-            turn.said(ev)
+        # a system message is kept where it stood: the system prompt's blocks first, a later one in place
+        # (a wire that takes no system message there sends it as a user message, and says so)
+        if isinstance(ev, SystemText | UserText):
+            turns += [(run, False), ([ev], False)]
+            run = []
         else:
-            if not turn.open:
-                for r in ev.results:
-                    warns.append(f"{r.where}: an answer with no call before it in this turn; not replayed")
-                continue
-            turn.answers(ev)
-    drafts.extend(turn.finish(at_end=True))
+            run.append(ev)
+    for part, at_end in [*turns, (run, True)]:
+        made, said = read_turn(part, at_end)
+        drafts += made
+        warns += said
     messages = _messages(drafts, id_prefix, warns)
     if issuer is not None:
         messages = tuple(with_issuer(m, issuer) for m in messages)
-    requests: tuple[RequestSettings, ...] = ()
-    if settings is not None:
-        requests = (RequestSettings(settings.wire, settings.fields, messages[-1].id if messages else None),)
-    return History(
-        id=conversation_id,
-        messages=messages,
-        tools=tuple(tools) if tools else None,
-        warnings=tuple(warns),
-        requests=requests,
-    )
+    return history_of(conversation_id, messages, tools, warns, settings)
+
+
+def history_of(
+    conversation_id: str, messages: tuple[Message, ...], tools: Sequence[ToolSpec] | None,
+    warns: Sequence[str], settings: RequestSettings | None,
+) -> History:  # fmt: skip
+    """The history of a body's messages: ``settings`` its one request, after its last message."""
+    after = messages[-1].id if messages else None
+    requests = (RequestSettings(settings.wire, settings.fields, after),) if settings is not None else ()
+    return History(id=conversation_id, messages=messages, tools=tuple(tools) if tools else None,
+                   warnings=tuple(warns), requests=requests)  # fmt: skip
 
 
 __all__ = [
@@ -489,6 +490,6 @@ __all__ = [
     "arguments_input",
     "assemble",
     "kind_of",
-    "merge_sent",
+    "read_turn",
     "tool_spec",
 ]
