@@ -261,7 +261,7 @@ class RenderCache:
         made copies of some elements (Anthropic's cache markers, where the vessel places them), or an
         element ``orjson`` does not encode."""
         body, turns, entry = self._native(messages, wire, opts, settings)
-        return body, turns, None if entry is None else _sent_list(body, entry)
+        return body, turns, None if entry is None else _sent_list(body.get(get_wire(wire).list_key), entry)
 
     def _native(
         self, messages: Sequence[Message], wire: str, opts: RenderOptions, settings: ReplaySettings
@@ -459,10 +459,9 @@ def _skeleton_body(e: Entry, skeleton: list[TurnMessage], opts: RenderOptions) -
     return dict(last[1])
 
 
-def _sent_list(made: dict[str, Any], e: Entry) -> Any | None:
-    """The list of ``made`` (rendered from ``e``) as its JSON (:meth:`RenderCache.render_sent`)."""
+def _sent_list(shown: object, e: Entry) -> Any | None:
+    """A body's list ``shown`` (rendered from ``e``) as its JSON (:meth:`RenderCache.render_sent`)."""
     w = get_wire(e.wire)
-    shown = made.get(w.list_key)
     if not isinstance(shown, list) or len(shown) < len(e.items):
         return None
     n = len(shown) - len(e.items)
