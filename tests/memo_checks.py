@@ -15,7 +15,8 @@ import orjson
 from helpers_common import TESTS
 from test_translate import _issuer, vessel_of
 from toolreplay import jsonenc
-from toolreplay._proxy.bodies import json_value, sliced
+from toolreplay._proxy.bodies import Sliced, items, json_value, sliced
+from toolreplay._proxy.continued import Layout
 from toolreplay._proxy.translate import Translated, read_inbound, translate_request, unsliced
 from toolreplay._proxy.translate_renders import Renders
 from toolreplay.model import History
@@ -81,13 +82,27 @@ def encodings(body: dict[str, Any]) -> list[bytes]:
 def read_sliced(wire: Wire, plain: bytes) -> History:
     """The history the routed path reads from ``plain``: its top-level slices, each list entry's bytes
     keying the memo; the body it reads is the whole parse's."""
-    top = sliced(plain)
+    top = sliced_as_cold(plain, wire.list_key)
     if top is None:  # msgspec cannot tell: the proxy parses it whole
         return read_inbound(wire, json_value(plain))
     got = unsliced(wire, top)
     whole = json_value(plain)
     assert got.body == whole and list(got.body) == list(whole)
     return read_inbound(wire, got.body, raws=got.raws)
+
+
+def sliced_as_cold(plain: bytes, key: str) -> Sliced | None:
+    """``plain`` sliced as the routed path slices it (from the body before it where it continues a kept
+    one, design 57), checked against its slicing alone: the same values in the same order, the same list
+    entries."""
+    top, cold = sliced(plain, key), sliced(plain)
+    assert (top is None) == (cold is None)
+    if top is not None and cold is not None:
+        assert list(top.raws.items()) == list(cold.raws.items())
+        if top.layout is not None:
+            assert list(top.layout.entries) == items(cold.raws[key])
+            assert top.layout.at() == Layout(plain, cold.raws, key, top.layout.entries).at()
+    return top
 
 
 def sliced_alike(wire: Wire, plain: bytes, renders: Renders, vessel: str = "openai") -> None:
@@ -115,6 +130,7 @@ __all__ = [
     "read_sliced",
     "same",
     "sliced_alike",
+    "sliced_as_cold",
     "spellings_alike_from_slices",
     "uncached",
     "unchanged_turn_shares_messages",
@@ -142,7 +158,7 @@ def loaded_continuing(wire: Wire, first: dict[str, Any], grown: dict[str, Any], 
 
     monkeypatch.setattr(read_memo, "json_key", no_key)
     monkeypatch.setattr("toolreplay._proxy.translate.orjson.loads", counted)
-    top = sliced(orjson.dumps(grown))
+    top = sliced_as_cold(orjson.dumps(grown), wire.list_key)
     assert top is not None
     got = unsliced(wire, top)
     history = read_inbound(wire, got.body, raws=got.raws)

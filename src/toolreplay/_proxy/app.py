@@ -223,7 +223,7 @@ class Proxy:
         plain = decoded(raw, encoding, self.config.max_body)
         if not self.reads_body and is_json_object(plain):
             return None  # pass-through: nothing reads the body, it is only checked
-        if self.repairer is None and (top := sliced(plain)) is not None:
+        if self.repairer is None and (top := sliced(plain, route.wire.list_key)) is not None:
             return top  # a route needs its model; a routed body is read on the translation thread
         body = json_value(plain)
         if not isinstance(body, dict):

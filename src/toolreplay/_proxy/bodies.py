@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from toolreplay import _jsonenc as jsonenc
+from toolreplay._proxy.continued import LAYOUTS, Layout
 
 try:  # the proxy extra brings it: a JSON object checked without building it
     import msgspec
@@ -146,10 +147,12 @@ class Sliced(Mapping[str, Any]):
     :func:`json_value` does, so the body is always the one the proxy read before.
     """
 
-    __slots__ = ("plain", "raws")
+    __slots__ = ("layout", "plain", "raws")
 
-    def __init__(self, plain: bytes, raws: dict[str, bytes]) -> None:
+    def __init__(self, plain: bytes, raws: dict[str, bytes], layout: Layout | None = None) -> None:
         self.plain, self.raws = plain, raws
+        #: read from the body before it (design 57): its list's entries, and where they stand
+        self.layout = layout
 
     def __getitem__(self, key: str) -> Any:
         return json_value(self.raws[key])
@@ -174,9 +177,14 @@ class Sliced(Mapping[str, Any]):
         return body
 
 
-def sliced(plain: bytes) -> Sliced | None:
+def sliced(plain: bytes, key: str | None = None) -> Sliced | None:
     """``plain`` (decompressed) as a :class:`Sliced` body, or None when it is not surely a JSON object
-    (:func:`is_json_object`'s rule: the exact readers decide then, and name what is wrong)."""
+    (:func:`is_json_object`'s rule: the exact readers decide then, and name what is wrong). ``key``: the
+    body's message list, where a routed request may continue a kept body (design 57): then only the
+    bytes between what it repeats are read."""
+    got = LAYOUTS.read(plain, key) if key is not None else None
+    if got is not None:
+        return Sliced(plain, *got)
     raws = _top(plain)
     return None if raws is None else Sliced(plain, {k: bytes(v) for k, v in raws.items()})
 

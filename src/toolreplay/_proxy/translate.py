@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from toolreplay._proxy.bodies import Sliced, items
+from toolreplay._proxy.continued import LAYOUTS, Layout
 from toolreplay._proxy.translate_ids import agent_call_ids, answer_id, history_digest, upstream_ids
 from toolreplay._proxy.translate_merge import merge
 from toolreplay._proxy.translate_renders import Renders
@@ -122,16 +123,21 @@ def unsliced(inbound: Wire, body: Mapping[str, Any]) -> Unsliced:
     if not isinstance(body, Sliced):
         return Unsliced(dict(body))
     memoized = inbound.translation.memoized if inbound.translation else None
-    listed = body.raws.get(inbound.list_key) if memoized is not None else None
-    entries = items(listed) if listed is not None else None
+    key = inbound.list_key
+    layout = body.layout if body.layout is not None and body.layout.key == key else None
+    listed = body.raws.get(key) if memoized is not None else None
+    entries = layout.entries if layout is not None else items(listed) if listed is not None else None
     if memoized is None or entries is None:
         return Unsliced(body.whole())
-    key, whole = inbound.list_key, memoized.whole
+    whole = memoized.whole
     try:
         values, slices = READ_MEMO.loaded_items(entries, orjson.loads)
         out = {k: values if k == key else _value(k, raw, whole) for k, raw in body.raws.items()}
     except orjson.JSONDecodeError:
         return Unsliced(body.exact())
+    # the next request of it is sliced from this one (design 57), its entries as the memo holds them
+    kept = layout or Layout(body.plain, body.raws, key, slices.raws)
+    LAYOUTS.keep(kept.kept_as(slices.raws))
     raws = {k: body.raws[k] for k in whole if k in body.raws}
     return Unsliced(out, {**raws, key: slices})
 

@@ -101,6 +101,15 @@ class Bounded(Generic[V]):
                 _, (_, c) = self._items.popitem(last=False)
                 self.cost -= c
 
+    def peek(self, key: Hashable) -> V | None:
+        """The entry of ``key`` (None: none), left where it stands in the order of use."""
+        with self._lock:
+            hit = self._items.get(key)
+            return None if hit is None else hit[0]
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._items
+
     def pop(self, key: Hashable) -> V | None:
         """The entry of ``key``, taken out (None: none)."""
         with self._lock:

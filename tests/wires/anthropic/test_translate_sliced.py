@@ -13,7 +13,7 @@ import orjson
 import pytest
 from test_translate_memo import _claude_bodies, _corpus_bodies, _grown, _long_body, _same, _uncached
 
-from memo_checks import encodings, loaded_continuing
+from memo_checks import encodings, loaded_continuing, sliced_as_cold
 from test_translate import _issuer, vessel_of
 from toolreplay._proxy.bodies import BodyError, Sliced, json_value, sliced
 from toolreplay._proxy.translate import read_inbound, translate_request, unsliced
@@ -29,7 +29,7 @@ WIRE = get_wire("anthropic")
 def _read(plain: bytes) -> tuple[Any, Any]:
     """The body and history the routed path reads from ``plain`` (sliced), and those of the whole parse."""
     whole = json_value(plain)
-    top = sliced(plain)
+    top = sliced_as_cold(plain, "messages")
     if top is None:  # msgspec cannot tell: the proxy parses it whole, as before
         return whole, parse_request(copy.deepcopy(whole))
     got = unsliced(WIRE, top)
