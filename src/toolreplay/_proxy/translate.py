@@ -272,7 +272,27 @@ def _names(tools: tuple[ToolSpec, ...], h: History) -> tuple[dict[str, str], fro
     return mapped, free
 
 
-def translate_request(
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Rendered:
+    """An agent's request rendered for one upstream: what goes on the wire, and what the answer's side of
+    the translation is worked out from (:func:`answering`: its ids, its tool names, its notes). The proxy
+    sends the body first and works the answer's side out while the upstream works on the request."""
+
+    body: dict[str, Any]
+    sent: dict[str, Any] | None
+    upstream_stream: bool
+    asked: Asked
+    merged: History
+    turns: list[TurnMessage]
+    tools: tuple[ToolSpec, ...]
+    notes: list[str]
+    inbound: str
+    issuer: Issuer
+    wire: str
+    """The vessel's wire."""
+
+
+def rendered_request(
     inbound: Wire,
     history: History,
     stored: History | None,
@@ -281,12 +301,8 @@ def translate_request(
     issuer: Issuer,
     path_stream: bool = False,
     renders: Renders | None = None,
-) -> Translated:
-    """The agent's request ``history`` (on ``inbound``), continuing ``stored`` (None: a new
-    conversation), translated for ``vessel``; ``issuer`` is the upstream's (wire, host, model), which
-    gets its own reasoning back and seals what it produces. ``path_stream``: the request's path asked
-    for a stream (Gemini's ``streamGenerateContent``). ``renders``: the conversation rendered
-    incrementally (the proxy's, design 53); the body is the same with or without."""
+) -> Rendered:
+    """The body side of :func:`translate_request`: the upstream's request and what the rest needs."""
     notes = list(history.warnings)
     merged = merge(history, stored, issuer, notes)
     req = history.last_request
@@ -309,28 +325,61 @@ def translate_request(
     rendered = body.get(target.list_key)
     body = _body(body, opts, fields)
     body = _thinking_kept(target, vessel, body, fields, notes, _reasoned(turns, vessel.wire))
-    notes.extend(render_warnings(turns, declared_tools(turns, tools), vessel.wire))
-    digest = history_digest(merged)
-    names, free = _names(tools, merged)
-    return Translated(
-        body=body,
-        stream=asked.stream,
-        history=merged,
-        thinking=asked.show,
-        answer_id=answer_id(inbound.name, digest),
-        call_id=agent_call_ids(inbound.name, digest),
-        seal=functools.partial(seal, issuer),
-        notes=compact(notes),
-        upstream_stream=upstream_stream,
-        tool_names=names,
-        free_form=free if "custom" not in target.tool_kinds else frozenset(),
-        upstream_wire=vessel.wire,
+    return Rendered(
+        body=body, upstream_stream=upstream_stream, asked=asked, merged=merged, turns=turns, tools=tools,
+        notes=notes, inbound=inbound.name, issuer=issuer, wire=vessel.wire,
         # the settings set top-level fields only: a list still the render's is sent as its kept JSON
         sent={**body, target.list_key: listed} if listed and body.get(target.list_key) is rendered else None,
+    )  # fmt: skip
+
+
+def answering(r: Rendered) -> Translated:
+    """The answer's side of :func:`translate_request` (nothing of it goes upstream): the answer's ids, a
+    pure function of the history; the tool names it goes back under; every note."""
+    target = get_wire(r.wire)
+    notes = [*r.notes, *render_warnings(r.turns, declared_tools(r.turns, r.tools), r.wire)]
+    digest = history_digest(r.merged)
+    names, free = _names(r.tools, r.merged)
+    return Translated(
+        body=r.body,
+        stream=r.asked.stream,
+        history=r.merged,
+        thinking=r.asked.show,
+        answer_id=answer_id(r.inbound, digest),
+        call_id=agent_call_ids(r.inbound, digest),
+        seal=functools.partial(seal, r.issuer),
+        notes=compact(notes),
+        upstream_stream=r.upstream_stream,
+        tool_names=names,
+        free_form=free if "custom" not in target.tool_kinds else frozenset(),
+        upstream_wire=r.wire,
+        sent=r.sent,
     )
 
 
-def prepared_request(vessel: Vessel, done: Translated) -> Prepared:
+def translate_request(
+    inbound: Wire,
+    history: History,
+    stored: History | None,
+    vessel: Vessel,
+    *,
+    issuer: Issuer,
+    path_stream: bool = False,
+    renders: Renders | None = None,
+) -> Translated:
+    """The agent's request ``history`` (on ``inbound``), continuing ``stored`` (None: a new
+    conversation), translated for ``vessel``; ``issuer`` is the upstream's (wire, host, model), which
+    gets its own reasoning back and seals what it produces. ``path_stream``: the request's path asked
+    for a stream (Gemini's ``streamGenerateContent``). ``renders``: the conversation rendered
+    incrementally (the proxy's, design 53); the body is the same with or without."""
+    return answering(
+        rendered_request(
+            inbound, history, stored, vessel, issuer=issuer, path_stream=path_stream, renders=renders
+        )
+    )
+
+
+def prepared_request(vessel: Vessel, done: Translated | Rendered) -> Prepared:
     """The vessel's request for ``done``: its body encoded with the render's kept JSON of its list where
     it has it (the same bytes), else whole."""
     if done.sent is not None:
@@ -341,4 +390,12 @@ def prepared_request(vessel: Vessel, done: Translated) -> Prepared:
     return prepare(vessel, done.body, model=vessel.model, stream=done.upstream_stream)
 
 
-__all__ = ["Translated", "prepared_request", "read_inbound", "translate_request"]
+__all__ = [
+    "Rendered",
+    "Translated",
+    "answering",
+    "prepared_request",
+    "read_inbound",
+    "rendered_request",
+    "translate_request",
+]

@@ -30,7 +30,7 @@ import time
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import httpx
@@ -48,6 +48,7 @@ from toolreplay._proxy.exchange import Exchange
 from toolreplay._proxy.matching import Asked, prefix_heads
 from toolreplay._proxy.model_routes import pick
 from toolreplay._proxy.picked import Picked
+from toolreplay._proxy.ready import Ready
 from toolreplay._proxy.recent import Base, Recent
 from toolreplay._proxy.routes import Route
 from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, rebuilt
@@ -62,13 +63,11 @@ from toolreplay._proxy.translated_stream import (
     written,
 )
 from toolreplay._steps import Issuer, host_of
-from toolreplay._transport.request import Prepared
 from toolreplay.wires import get_wire
 from toolreplay.wires.bridge import (
     Bridge,
     Failed,
     FinishReason,
-    Outbound,
     collect,
     neutral_reply,
     reply_deltas,
@@ -78,7 +77,6 @@ from toolreplay.wires.reply import Reply
 
 if TYPE_CHECKING:
     from toolreplay._proxy.config import ProxyConfig
-    from toolreplay._proxy.translate import Translated
     from toolreplay._proxy.worker import RecorderThread
     from toolreplay._store import Store
 
@@ -86,18 +84,6 @@ log = logging.getLogger("toolreplay.proxy")
 _MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson", "json-array": "application/json"}
 #: The most of an upstream's error body read for its message.
 _ERROR_READ = 64 * 1024
-
-
-@dataclass(frozen=True, slots=True)
-class Ready:
-    """A routed request ready to go: the translation, the vessel's request, the upstream's issuer."""
-
-    translated: Translated
-    prepared: Prepared
-    issuer: Issuer
-    outbound: Outbound
-    #: the stored conversation it was translated over (design 54)
-    base: Base
 
 
 class Translator:
@@ -245,7 +231,7 @@ class Translator:
             self.recorder.settle(10.0)
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
-        from toolreplay._proxy.translate import prepared_request, read_inbound, translate_request, unsliced
+        from toolreplay._proxy.translate import prepared_request, read_inbound, rendered_request, unsliced
         from toolreplay._proxy.translate_renders import RENDERS
         from toolreplay._proxy.translate_settings import agent_headers
 
@@ -266,7 +252,7 @@ class Translator:
             history, stored = found
             base = Base(stored, 0, tuple(prefix_heads(history.messages)), foreseen=False)
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
-        done = translate_request(
+        done = rendered_request(
             inbound,
             history,
             base.history,
@@ -277,13 +263,9 @@ class Translator:
         )
         prepared = prepared_request(vessel, done)
         sent, said = agent_headers(inbound, vessel.wire, picked.headers, prepared.headers)
-        prepared, done = replace(prepared, headers=sent), replace(done, notes=(*done.notes, *said))
         asked = picked.route.model or body.get("model")
-        out = Outbound(
-            model=asked if isinstance(asked, str) else vessel.model, answer_id=done.answer_id,
-            thinking=done.thinking, seal=done.seal, call_id=done.call_id, created=int(time.time()),
-        )  # fmt: skip
-        return Ready(done, prepared, issuer, out, base)
+        model = asked if isinstance(asked, str) else vessel.model
+        return Ready(done, replace(prepared, headers=sent), issuer, base, tuple(said), model)
 
     def close(self) -> None:
         """The store closed on its own thread (SQLite's connection belongs to it), then the thread."""
@@ -308,21 +290,31 @@ class _Pending:
         self.started, self.t0 = started, t0
         self.t_send = self.t_answer = t0
         self.began = False
+        self._names: AgentNames | None = None
         self.agent = request.headers.get("user-agent", "")[:200]
         self.path = request.url.path
         self.inbound = picked.route.wire
         self.upstream = get_wire(ready.prepared.vessel.wire)
-        self.names = AgentNames(ready.translated.tool_names, ready.translated.free_form)
         if tr.recorder is not None:
             tr.recorder.expect()
+
+    @property
+    def names(self) -> AgentNames:
+        """The agent's names of the answer's tools (the answer's side: asked once the answer comes)."""
+        if self._names is None:
+            done = self.ready.translated
+            self._names = AgentNames(done.tool_names, done.free_form)
+        return self._names
 
     async def send(self) -> Response:
         p = self.ready.prepared
         # a stream is asked for uncompressed: a compressing server may hold its events back to fill a block
         coding = (b"accept-encoding", b"identity" if p.stream else b"gzip")
         head = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in p.headers.items()]
+        # the answer's side of the translation is made once the request is written (design 58)
+        extensions = {**self.tr.extensions, "trace": self.ready.trace}
         sent = httpx.Request("POST", p.url, headers=[*head, coding], content=p.content,
-                             extensions=self.tr.extensions)  # fmt: skip
+                             extensions=extensions)  # fmt: skip
         host = sent.url.netloc.decode("ascii", "replace")
         self.t_send = time.perf_counter()
         try:
@@ -335,7 +327,7 @@ class _Pending:
         if resp.status_code >= 400:
             return await self._upstream_error(resp)
         streamed = resp.headers.get("content-type", "").startswith((_MEDIA["sse"], _MEDIA["ndjson"]))
-        if self.ready.translated.stream:
+        if self.ready.rendered.asked.stream:
             framing = self.picked.route.framing
             headers = [(b"content-type", _MEDIA[framing].encode()), (b"cache-control", b"no-cache")]
             chunks = self._stream(resp, streamed)

@@ -1,0 +1,63 @@
+"""The answer's side of a routed request's translation (its ids, the tool names it goes back under, the
+notes: design 58) is made while the upstream works on the request, once the request is written, not
+before it goes; once, whole or streamed, with the same answer as when it is made first."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+
+import httpx
+
+from proxy_helpers import proxied
+from toolreplay import _jsonenc as jsonenc
+from toolreplay._proxy import ready
+from toolreplay._proxy.model_routes import parse_route
+from toolreplay.testing import Call, Calls, ProviderDouble
+
+DELAY = 0.4
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("record", [False, True])
+def test_the_answers_side_is_made_while_the_upstream_works(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stream: bool, record: bool
+) -> None:
+    made: list[float] = []
+    real = ready.answering
+
+    def answering(r: Any) -> Any:
+        made.append(time.monotonic())
+        return real(r)
+
+    monkeypatch.setattr(ready, "answering", answering)
+    f = tmp_path / "vessels.toml"
+    with ProviderDouble(delay=DELAY) as double:
+        double.script(Calls([Call("mcp__fs__read", {"path": "a.txt"})]))
+        f.write_text(f'[vessels.kimi]\nbase_url = "{double.base_url_for("kimi")}"\n', encoding="utf-8")
+        monkeypatch.setenv("TOOLREPLAY_VESSELS", str(f))
+        monkeypatch.setenv("MOONSHOT_API_KEY", "sk-moonshot-vessel-key-9876543210")
+        routes = (parse_route("claude-*=kimi:kimi-k2-thinking"),)
+        body = {
+            "model": "claude-sonnet-4-5", "max_tokens": 200, "stream": stream,
+            "messages": [{"role": "user", "content": "read a.txt"}],
+            "tools": [{"name": "mcp__fs__read", "input_schema": {"type": "object"}}],
+        }  # fmt: skip
+        with proxied(double, tmp_path, routes=routes, record=record) as (proxy, _lines, _db):
+            sent = time.monotonic()
+            got = httpx.post(proxy.url + "/v1/messages", content=jsonenc.encode(body), timeout=30)
+            answered = time.monotonic()
+            assert proxy.drain()
+    assert got.status_code == 200, got.text
+    assert len(made) == 1  # once, though asked for at the send, the answer, the writer and the record
+    # made after the request went (the upstream then holds it DELAY seconds), long before its answer came
+    assert sent <= made[0] <= answered - DELAY / 2
+    text = got.text
+    assert ("message_stop" in text) == stream
+    assert '"name":"mcp__fs__read"' in text  # the call, under the agent's own tool name
+    assert stream or jsonenc.loads(text)["content"][0]["input"] == {"path": "a.txt"}
