@@ -118,3 +118,65 @@ def test_assembling_a_turn_changes_none_of_its_events() -> None:
         "one",
         "two",
     ]
+
+
+def _events_of(events: list[tuple[str, list[str | None]]]) -> list[AgentSaid | Answers]:
+    out: list[AgentSaid | Answers] = []
+    for n, (kind, ids) in enumerate(events):
+        if kind == "said":
+            words: list[str | Call] = [] if n % 3 else [f"said {n}"]  # some messages also close a reply
+            out.append(AgentSaid([*words, *(Call("tool", {"n": n}, call_id=i) for i in ids)]))
+        else:
+            results = [Result(f"{n}:{k}", call_id=i, where=f"m{n}[{k}]") for k, i in enumerate(ids)]
+            out.append(Answers(results))
+    return out
+
+
+def _read(turn: TurnDraft, at_end: bool) -> tuple[object, ...]:
+    return (tuple(turn.finish(at_end)), tuple(turn.warnings))
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(_EVENTS, st.integers(0, 12), st.booleans(), st.data())
+def test_a_turn_read_on_or_taken_back_reads_as_one_read_whole(
+    events: list[tuple[str, list[str | None]]], cut: int, at_end: bool, data: st.DataObject
+) -> None:
+    """The read memo reads request N+1's last turn on from request N's reading (design 53): fed in two
+    parts, its drafts are asked for between (nothing changes), and its last event taken back and fed
+    changed (the next request's copy of a message whose cache marker moved): the same drafts and
+    warnings as reading it whole, and the calls answered before stay the same objects."""
+    evs = _events_of(events)
+    cut = min(cut, len(evs))
+    whole = TurnDraft([])
+    whole.feed(evs)
+    on = TurnDraft([])
+    on.feed(evs[:cut])
+    before = _read(on, at_end)
+    took = bool(cut) and isinstance(evs[cut - 1], Answers) and data.draw(st.booleans())
+    if took:
+        assert on.take_back()
+        assert not on.take_back()  # only the last event is kept to be taken back
+        last = evs[cut - 1]
+        assert isinstance(last, Answers)
+        changed = Answers([Result(r.answer, call_id=r.call_id, where=r.where, sent={"x": {}})
+                           for r in last.results])  # fmt: skip
+        on.feed([changed, *evs[cut:]])
+        evs = [*evs[: cut - 1], changed, *evs[cut:]]
+        whole = TurnDraft([])
+        whole.feed(evs)
+    else:
+        on.feed(evs[cut:])
+    after = _read(on, at_end)
+    assert after == _read(whole, at_end)
+    if not took:  # a call answered before is the same object after (a later render may key on it)
+        answered = [c for d in before[0] for c in d.calls if c.answer is not None]
+        now = {id(c) for d in after[0] for c in d.calls}
+        assert all(id(c) in now for c in answered)
+
+
+def test_a_said_event_cannot_be_taken_back() -> None:
+    turn = TurnDraft([])
+    turn.feed([AgentSaid([Call("tool", {})])])
+    assert not turn.take_back()
+    turn.feed([Answers([Result("done")])])
+    assert turn.take_back() and [oc.answer for oc in turn.open] == [None]

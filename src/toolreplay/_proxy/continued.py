@@ -22,7 +22,8 @@ import re
 import threading
 from collections.abc import Sequence
 
-from toolreplay.wires.read_memo import BUDGET, Bounded
+from toolreplay.wires.bounded import Bounded
+from toolreplay.wires.read_memo import BUDGET
 
 try:  # the proxy extra brings it (as bodies.py)
     import msgspec

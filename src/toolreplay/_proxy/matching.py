@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolreplay._history import History, Message
-from toolreplay.wires.read_memo import Bounded, ByIdentity
+from toolreplay.wires.bounded import Bounded, ByIdentity
 
 if TYPE_CHECKING:
     from toolreplay._store import Store

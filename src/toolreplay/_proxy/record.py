@@ -27,7 +27,7 @@ from toolreplay._proxy.matching import (
 )
 from toolreplay._steps import Issuer, Text, closing_pieces, host_of
 from toolreplay._store.rows import input_text
-from toolreplay.wires.read_memo import Bounded
+from toolreplay.wires.bounded import Bounded
 from toolreplay.wires.reply import Reply, usage_json
 
 if TYPE_CHECKING:

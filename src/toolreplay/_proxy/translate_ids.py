@@ -25,8 +25,8 @@ from typing import Any
 
 from toolreplay.model import History, Message, ToolCall
 from toolreplay.wires import get_wire
+from toolreplay.wires.bounded import ByIdentity
 from toolreplay.wires.common import ID_SAFE
-from toolreplay.wires.read_memo import ByIdentity
 from toolreplay.wires.translation import IdRule
 
 #: A wire without a translation: what every served wire's agents take.

@@ -23,8 +23,8 @@ from typing import Any, cast
 
 from toolreplay._proxy.matching import message_key, unseen
 from toolreplay.model import History, Issuer, Message, Piece, Reasoning, Step, Text, ToolCall
+from toolreplay.wires.bounded import ByIdentity
 from toolreplay.wires.bridge import is_token, seal, token_of
-from toolreplay.wires.read_memo import ByIdentity
 
 #: A stored piece a token resolves to, with the issuer of its step.
 Resolved = tuple[Reasoning, Issuer]

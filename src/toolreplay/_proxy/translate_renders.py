@@ -16,8 +16,8 @@ from typing import Any
 from toolreplay._render_cache import RenderCache
 from toolreplay._replay import ReplaySettings, TurnMessage
 from toolreplay.model import Message
+from toolreplay.wires.bounded import Bounded
 from toolreplay.wires.common import RenderOptions
-from toolreplay.wires.read_memo import Bounded
 
 #: The conversations kept (each cache keeps at most four renders of its own, by vessel and options).
 CONVERSATIONS = 16

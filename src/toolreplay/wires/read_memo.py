@@ -24,25 +24,26 @@ bounded by the bytes of the messages they cover.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 import orjson
 
 from toolreplay.jsonenc import finite
 from toolreplay.model import History, Issuer, Message, RequestSettings, ToolSpec
+from toolreplay.wires.bounded import Bounded, ByIdentity
 from toolreplay.wires.turns import (
     Draft,
     Event,
     SystemText,
+    TurnDraft,
     UserText,
     assign_ids,
     drafted_message,
     history_of,
-    read_turn,
+    read_alone,
     warn_unanswered,
     with_issuer,
 )
@@ -56,112 +57,6 @@ _RESETS = (SystemText, UserText)
 #: Each level's budget, in bytes of the body messages its entries cover (a 200-message Claude Code
 #: request is about 200 KB, one near its context limit about 1 MB: some ten such conversations).
 BUDGET = 8 << 20
-
-
-class Bounded(Generic[V]):
-    """A least-recently-used map whose entries' costs add up to at most ``budget`` (thread-safe)."""
-
-    def __init__(self, budget: int) -> None:
-        self.budget, self.cost = budget, 0
-        self._items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> V | None:
-        with self._lock:
-            hit = self._items.get(key)
-            if hit is None:
-                return None
-            self._items.move_to_end(key)
-            return hit[0]
-
-    def get_many(self, keys: Sequence[Hashable | None]) -> list[V | None]:
-        """:meth:`get` of each key (None: none), under one hold of the lock."""
-        out: list[V | None] = []
-        items, seen = self._items, self._items.move_to_end
-        with self._lock:
-            for key in keys:
-                hit = items.get(key) if key is not None else None
-                if hit is None:
-                    out.append(None)
-                else:
-                    seen(key)
-                    out.append(hit[0])
-        return out
-
-    def put(self, key: Hashable, value: V, cost: int) -> None:
-        if cost > self.budget:
-            return
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self.cost -= old[1]
-            self._items[key] = (value, cost)
-            self.cost += cost
-            while self.cost > self.budget:
-                _, (_, c) = self._items.popitem(last=False)
-                self.cost -= c
-
-    def peek(self, key: Hashable) -> V | None:
-        """The entry of ``key`` (None: none), left where it stands in the order of use."""
-        with self._lock:
-            hit = self._items.get(key)
-            return None if hit is None else hit[0]
-
-    def __contains__(self, key: Hashable) -> bool:
-        return key in self._items
-
-    def pop(self, key: Hashable) -> V | None:
-        """The entry of ``key``, taken out (None: none)."""
-        with self._lock:
-            hit = self._items.pop(key, None)
-            if hit is None:
-                return None
-            self.cost -= hit[1]
-            return hit[0]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self.cost = 0
-
-
-class ByIdentity(Generic[V]):
-    """Values computed from immutable objects (the neutral messages the memo gives again), kept by the
-    object's identity; the object is kept with its value, so its id names no other while kept. At most
-    ``size`` (the oldest dropped first)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: dict[int, tuple[object, V]] = {}
-        self._lock = threading.Lock()
-
-    def get(self, obj: object, make: Callable[[], V]) -> V:
-        hit = self.peek(obj)
-        if hit is None:
-            hit = make()
-            self.put(obj, hit)
-        return hit
-
-    def peek(self, obj: object) -> V | None:
-        """The value kept for ``obj``, or None."""
-        hit = self._items.get(id(obj))
-        return hit[1] if hit is not None and hit[0] is obj else None
-
-    def put(self, obj: object, value: V) -> None:
-        with self._lock:
-            self._items[id(obj)] = (obj, value)
-            while len(self._items) > self.size:
-                del self._items[next(iter(self._items))]
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
 
 
 def json_key(value: Any) -> bytes | None:
@@ -245,6 +140,10 @@ class _Segment:
 
 #: The most (id, issuer) variants of one turn's messages kept (one in practice).
 _MADE = 8
+#: The most agent turns kept as far as they were read (one per conversation in progress).
+_READINGS = 256
+#: How many of a body's last points without a turn in hand its next body may go on from.
+_POINTS = 4
 
 
 class ReadMemo:
@@ -257,6 +156,10 @@ class ReadMemo:
         #: the last list read from bytes per opening entry: request N+1's entries are compared in place
         #: with request N's (equal bytes at an equal index: the same group) before any lookup
         self.lists: Bounded[Slices] = Bounded(budget)
+        #: each agent's turn as far as it was read, by its first event: the turn in progress is read on
+        self.readings: ByIdentity[_Reading] = ByIdentity(_READINGS)
+        #: each conversation's last body cut into turns, by its first message's group
+        self.cuts: ByIdentity[_Cut] = ByIdentity(_READINGS)
 
     def events(
         self, place: Hashable, value: Any, read: Callable[[list[str]], list[Event]], raw: bytes | None = None
@@ -370,6 +273,8 @@ class ReadMemo:
         self.turns.clear()
         self.values.clear()
         self.lists.clear()
+        self.readings.clear()
+        self.cuts.clear()
 
 
 def _segment(memo: ReadMemo, run: Sequence[Event], at_end: bool, cost: int) -> _Segment:
@@ -377,19 +282,60 @@ def _segment(memo: ReadMemo, run: Sequence[Event], at_end: bool, cost: int) -> _
     key = (tuple(map(id, run)), at_end)
     hit = memo.turns.get(key)
     if hit is None:
-        drafts, warns = read_turn(run, at_end)
+        alone = read_alone(run)
+        drafts, warns = (alone, ()) if alone is not None else _read_on(memo, run, at_end)
         hit = _Segment(tuple(run), drafts, warns)
         memo.turns.put(key, hit, cost)
     return hit
 
 
+@dataclass(slots=True)
+class _Reading:
+    """An agent's turn as far as it was read (its events), and the assembly that read them."""
+
+    events: tuple[Event, ...]
+    turn: TurnDraft
+
+
+def _read_on(memo: ReadMemo, run: Sequence[Event], at_end: bool) -> tuple[tuple[Draft, ...], tuple[str, ...]]:
+    """The agent's turn ``run`` read on from where the memo's reading of its opening stopped, when that
+    reading's events open ``run`` (request N+1's last turn is request N's and a step more), else from its
+    start; the same drafts and warnings either way (:meth:`TurnDraft.feed`)."""
+    kept = memo.readings.take(run[0])
+    turn, at = TurnDraft([]), 0
+    if kept is not None:
+        n = len(kept.events)
+        if n <= len(run) and all(map(operator.is_, kept.events, run)):
+            turn, at = kept.turn, n
+        elif n - 1 <= len(run) and all(map(operator.is_, kept.events[:-1], run)) and kept.turn.take_back():
+            turn, at = kept.turn, n - 1  # its last message came again changed (its cache marker moved)
+    turn.feed(run[at:])
+    memo.readings.put(run[0], _Reading(tuple(run), turn))
+    return tuple(turn.finish(at_end=at_end)), tuple(turn.warnings)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cut:
+    """A body's groups cut into turns: the groups, the turns, and the points where no turn was in hand
+    (after a user or system message): how many groups and turns stand before each."""
+
+    groups: tuple[Group, ...]
+    segments: tuple[_Segment, ...]
+    points: tuple[tuple[int, int], ...]
+
+
 def _segments(memo: ReadMemo, groups: Sequence[Group]) -> list[_Segment]:
     """The body's turns, in order: each user or system message alone, the agent's side between them. A
-    turn's cost is the bytes of the body messages whose first event is in it."""
-    out: list[_Segment] = []
+    turn's cost is the bytes of the body messages whose first event is in it. Request N+1 opens with
+    request N's groups (the same objects): its turns are N's up to N's last point where no turn was in
+    hand within them, and cut from there on."""
+    key = groups[min(1, len(groups) - 1)] if groups else None  # its first message: one per conversation
+    kept = memo.cuts.peek(key) if key is not None else None
+    at, out, points = _resumed(kept, groups) if kept is not None else (0, [], [])
     run: list[Event] = []
     cost = 0
-    for g in groups:
+    for i in range(at, len(groups)):
+        g = groups[i]
         if not g.resets:  # the common case: a message wholly of the turn in hand
             if g.events:
                 run.extend(g.events)
@@ -404,9 +350,23 @@ def _segments(memo: ReadMemo, groups: Sequence[Group]) -> list[_Segment]:
             else:
                 run.append(ev)
                 cost += g.cost if k == 0 else 0
+        if not run:
+            points.append((i + 1, len(out)))
+    if key is not None:
+        memo.cuts.put(key, _Cut(tuple(groups), tuple(out), tuple(points)))
     if run:
         out.append(_segment(memo, run, True, cost))
     return out
+
+
+def _resumed(kept: _Cut, groups: Sequence[Group]) -> tuple[int, list[_Segment], list[tuple[int, int]]]:
+    """Where the cut of ``groups`` goes on from ``kept``'s: its last points (the latest first) whose groups
+    before are all ``groups``' own (compared by identity, at C speed); the start when none."""
+    for j in range(len(kept.points) - 1, max(len(kept.points) - 1 - _POINTS, -1), -1):
+        at, made = kept.points[j]
+        if at <= len(groups) and all(map(operator.is_, kept.groups[:at], groups[:at])):
+            return at, list(kept.segments[:made]), list(kept.points[: j + 1])
+    return 0, [], []
 
 
 def assemble_memo(

@@ -39,16 +39,13 @@ from typing import Any, Literal
 
 from toolreplay.ids import message_stem
 from toolreplay.model import (
-    CallKind,
     History,
     Issuer,
     Message,
     Part,
     Piece,
-    Reasoning,
     RequestSettings,
     Sent,
-    ServerTool,
     Status,
     Step,
     Text,
@@ -58,105 +55,19 @@ from toolreplay.model import (
 )
 from toolreplay.wires.common import merge_data, merge_sent, messages_sent
 from toolreplay.wires.readers import answer_text, arguments_input, kind_of, tool_spec
+from toolreplay.wires.turn_events import (
+    AgentSaid,
+    Answers,
+    Call,
+    Event,
+    Result,
+    SaidPart,
+    SystemText,
+    UserText,
+)
 
 #: A derived replay id (see :mod:`toolreplay.ids`): ``replay_<stem>_<position>``.
 _DERIVED_ID = re.compile(r"^replay_([A-Za-z0-9]{1,16})_(\d+)$")
-
-
-@dataclass(slots=True)
-class Call:
-    """A call as a body carries it. ``provider_data`` is namespaced by wire (``{"gemini": {...}}``)."""
-
-    name: str
-    input: Any
-    call_id: str | None = None
-    provider_data: dict[str, Any] | None = None
-    kind: CallKind = "function"
-    sent: Sent | None = None
-    """How the call stood in its body (``ToolCall.sent``); its answer's ``Result.sent`` is merged in."""
-
-
-@dataclass(slots=True)
-class Result:
-    """An answer as a body carries it; ``where`` names the body field for warnings. ``sent``: how the
-    answer stood in its body, merged into its call's ``sent`` (keys of the wire's choosing)."""
-
-    answer: str
-    call_id: str | None = None
-    name: str | None = None
-    is_error: bool = False
-    where: str = ""
-    parts: tuple[Part, ...] = ()
-    sent: Sent | None = None
-
-
-@dataclass(slots=True)
-class SystemText:
-    """A system (or developer) message, kept where it stood; ``sent`` as on :class:`UserText`."""
-
-    text: str
-    where: str = ""
-    sent: Sent | None = None
-
-
-@dataclass(slots=True)
-class UserText:
-    """A user message. ``meta`` keeps annotations that are not sent (e.g. a simulated user's own calls)."""
-
-    text: str
-    where: str = ""
-    created_at: str | None = None
-    meta: dict[str, Any] | None = None
-    parts: tuple[Part, ...] = ()
-    """The message's content in order when it holds images or documents (``Message.parts``)."""
-    sent: Sent | None = None
-    """How the message stood in its body (``Message.sent``)."""
-
-
-@dataclass(slots=True)
-class AgentSaid:
-    """One assistant message: what it holds in order (words, reasoning pieces kept verbatim, words with
-    provider data such as a Gemini signature, calls), and its message-level provider data."""
-
-    parts: list[SaidPart]
-    where: str = ""
-    provider_data: dict[str, Any] | None = None
-    created_at: str | None = None
-    sent: Sent | None = None
-    """How this body message stood (per wire): a stored reply of several body messages keeps them in
-    order, ``Message.sent[wire]["messages"]`` (one mapping per body message, ``{}`` for none)."""
-
-    @property
-    def calls(self) -> list[Call]:
-        return [p for p in self.parts if isinstance(p, Call)]
-
-    @property
-    def text(self) -> str:
-        return "".join(p if isinstance(p, str) else p.text for p in self.parts if isinstance(p, str | Text))
-
-    def said(self) -> tuple[Piece, ...]:
-        """Everything but the calls, in order, as step pieces (plain strings become words)."""
-        out: list[Piece] = []
-        for p in self.parts:
-            if isinstance(p, str):
-                if p:
-                    out.append(Text(p))
-            elif not isinstance(p, Call):
-                out.append(p)
-        return tuple(out)
-
-
-@dataclass(slots=True)
-class Answers:
-    """The answers one body message carries (a tool message, a user message of tool results)."""
-
-    results: list[Result]
-    where: str = ""
-
-
-Event = SystemText | UserText | AgentSaid | Answers
-#: What an assistant message holds, in order: words, calls, reasoning kept whole, words with data.
-SaidPart = str | Call | Reasoning | ServerTool | Text
 
 
 # --------------------------------------------------------------------------------------------------
@@ -175,6 +86,8 @@ class _OpenCall:
     parts: tuple[Part, ...] = ()
     provider_data: dict[str, Any] | None = None
     sent: Sent | None = None
+    #: the stored call, once answered (nothing changes it then: a turn read on gives the same object)
+    made: ToolCall | None = None
 
     def __post_init__(self) -> None:
         self.provider_data, self.sent = self.call.provider_data, self.call.sent
@@ -226,6 +139,11 @@ class TurnDraft:
         # in order (none: no call has an id), and the first call that may still be unanswered
         self._by_id: dict[str, list[_OpenCall]] = {}
         self._first = 0
+        #: how to take back the last event fed, when it was answers: the pairing's start and the warnings'
+        #: count before it, and each call it answered as it stood (None: the last event cannot be)
+        self._undo: (
+            tuple[int, int, list[tuple[_OpenCall, str | None, bool, tuple[Part, ...], Sent | None]]] | None
+        ) = None
 
     def said(self, ev: AgentSaid) -> None:
         # a message with neither calls nor words (only reasoning or server-tool pieces) after the agent's
@@ -260,10 +178,13 @@ class TurnDraft:
                 piece.closed = True  # an answer without calls ends the agent's turn
 
     def answers(self, ev: Answers) -> None:
+        undo: list[tuple[_OpenCall, str | None, bool, tuple[Part, ...], Sent | None]] = []
+        self._undo = (self._first, len(self.warnings), undo)
         for r in ev.results:
             target = self._target(r)
             if target is None:
                 continue
+            undo.append((target, target.answer, target.is_error, target.parts, target.sent))
             target.answer = r.answer
             target.is_error = r.is_error
             target.parts = r.parts
@@ -292,7 +213,39 @@ class TurnDraft:
         self.warnings.append(f"{r.where}: an answer with no unanswered call before it; not replayed")
         return None
 
+    def feed(self, events: Sequence[Event]) -> None:
+        """The turn's events, in order (a turn read on from where it stood takes only the new ones: the
+        same as all of them at once). No event is changed: a memo may give them again as they are."""
+        for ev in events:
+            if isinstance(ev, AgentSaid):
+                self._undo = None
+                self.said(ev)
+            elif isinstance(ev, Answers):
+                if not self.open:
+                    self._undo = (self._first, len(self.warnings), [])
+                    self.warnings.extend(
+                        f"{r.where}: an answer with no call before it in this turn; not replayed"
+                        for r in ev.results
+                    )
+                    continue
+                self.answers(ev)
+
+    def take_back(self) -> bool:
+        """The last event fed taken back, when it was answers (an agent's next request sends its last
+        message again, without its prompt-cache marker: read on from before it); whether it was."""
+        if self._undo is None:
+            return False
+        first, said, undo = self._undo
+        for target, answer, is_error, parts, sent in reversed(undo):
+            target.answer, target.is_error, target.parts, target.sent, target.made = (
+                answer, is_error, parts, sent, None,
+            )  # fmt: skip
+        self._first, self._undo = first, None
+        del self.warnings[said:]
+        return True
+
     def finish(self, at_end: bool) -> list[Draft]:
+        """The turn's drafts as it stands (it is not changed: more events may follow)."""
         out: list[Draft] = []
         for p in self.pieces:
             if not (p.calls or p.has_text or p.provider_data or p.closing):
@@ -308,25 +261,22 @@ def read_turn(run: Sequence[Event], at_end: bool) -> tuple[tuple[Draft, ...], tu
     """The drafts of one turn (the agent's side between two user or system messages; or one user or
     system message alone) and its warnings: what :func:`assemble` makes of it wherever it stands, so the
     read memo reads a turn once (``at_end``: it ends the body, a reply in it may be in progress)."""
+    alone = read_alone(run)
+    if alone is not None:
+        return alone, ()
+    turn = TurnDraft([])
+    turn.feed(run)
+    return tuple(turn.finish(at_end=at_end)), tuple(turn.warnings)
+
+
+def read_alone(run: Sequence[Event]) -> tuple[Draft, ...] | None:
+    """The draft of a system or user message that is a turn of its own, or None (the agent's side)."""
     if len(run) == 1 and isinstance(run[0], SystemText):
-        return (Draft("system", run[0].text, sent=run[0].sent),), ()
+        return (Draft("system", run[0].text, sent=run[0].sent),)
     if len(run) == 1 and isinstance(user := run[0], UserText):
         return (Draft("user", user.text, created_at=user.created_at, meta=user.meta, parts=user.parts,
-                       sent=user.sent),), ()  # fmt: skip
-    warns: list[str] = []
-    turn = TurnDraft(warns)
-    for ev in run:  # no event is changed: a memo may give them again as they are
-        if isinstance(ev, AgentSaid):
-            turn.said(ev)
-        elif isinstance(ev, Answers):
-            if not turn.open:
-                warns.extend(
-                    f"{r.where}: an answer with no call before it in this turn; not replayed"
-                    for r in ev.results
-                )
-                continue
-            turn.answers(ev)
-    return tuple(turn.finish(at_end=at_end)), tuple(warns)
+                      sent=user.sent),)  # fmt: skip
+    return None
 
 
 def _steps_of(p: _Piece) -> tuple[Step, ...]:
@@ -340,22 +290,26 @@ def _steps_of(p: _Piece) -> tuple[Step, ...]:
 def _draft(p: _Piece) -> Draft:
     steps = _steps_of(p)
     joined = "\n\n".join(p.final)
-    calls = tuple(
-        ToolCall(
-            name=oc.call.name,
-            input=oc.call.input,
-            answer=oc.answer,
-            call_id=oc.call.call_id,
-            is_error=oc.is_error,
-            provider_data=oc.provider_data or None,
-            parts=oc.parts,
-            kind=oc.call.kind,
-            sent=oc.sent,
-        )
-        for oc in p.calls
-    )
+    calls = tuple(oc.made or _stored_call(oc) for oc in p.calls)
     sent = messages_sent(p.sents)
     return Draft("assistant", joined, calls, p.created_at, p.provider_data or None, steps=steps, sent=sent)
+
+
+def _stored_call(oc: _OpenCall) -> ToolCall:
+    made = ToolCall(
+        name=oc.call.name,
+        input=oc.call.input,
+        answer=oc.answer,
+        call_id=oc.call.call_id,
+        is_error=oc.is_error,
+        provider_data=oc.provider_data or None,
+        parts=oc.parts,
+        kind=oc.call.kind,
+        sent=oc.sent,
+    )
+    if oc.answer is not None:  # answered: no later event of its turn changes it
+        oc.made = made
+    return made
 
 
 def _recovered_id(d: Draft) -> str | None:
@@ -484,12 +438,15 @@ __all__ = [
     "Call",
     "Event",
     "Result",
+    "SaidPart",
     "SystemText",
+    "TurnDraft",
     "UserText",
     "answer_text",
     "arguments_input",
     "assemble",
     "kind_of",
+    "read_alone",
     "read_turn",
     "tool_spec",
 ]
