@@ -20,11 +20,11 @@ from toolreplay._proxy import ready
 from toolreplay._proxy.model_routes import parse_route
 from toolreplay.testing import Call, Calls, ProviderDouble
 
-DELAY = 0.4
+DELAY = 0.3
 
 
 @pytest.mark.parametrize("stream", [False, True])
-@pytest.mark.parametrize("record", [False, True])
+@pytest.mark.parametrize("record", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_the_answers_side_is_made_while_the_upstream_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stream: bool, record: bool
 ) -> None:
