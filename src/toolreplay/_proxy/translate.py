@@ -136,8 +136,9 @@ def unsliced(inbound: Wire, body: Mapping[str, Any]) -> Unsliced:
     except orjson.JSONDecodeError:
         return Unsliced(body.exact())
     # the next request of it is sliced from this one (design 57), its entries as the memo holds them
-    kept = layout or Layout(body.plain, body.raws, key, slices.raws)
-    LAYOUTS.keep(kept.kept_as(slices.raws))
+    LAYOUTS.keep(
+        layout.kept_as(slices.raws) if layout is not None else Layout(body.plain, body.raws, key, slices.raws)
+    )
     raws = {k: body.raws[k] for k in whole if k in body.raws}
     return Unsliced(out, {**raws, key: slices})
 

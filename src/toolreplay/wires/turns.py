@@ -128,6 +128,10 @@ class Draft:
     sent: Sent | None = None
 
 
+#: A call as it stood before an answer came: the call, and its answer, error mark, parts and layout.
+_AsItStood = tuple[_OpenCall, str | None, bool, tuple[Part, ...], Sent | None]
+
+
 class TurnDraft:
     """The agent's side between two user messages: its pieces and the pairing of answers to calls."""
 
@@ -141,9 +145,7 @@ class TurnDraft:
         self._first = 0
         #: how to take back the last event fed, when it was answers: the pairing's start and the warnings'
         #: count before it, and each call it answered as it stood (None: the last event cannot be)
-        self._undo: (
-            tuple[int, int, list[tuple[_OpenCall, str | None, bool, tuple[Part, ...], Sent | None]]] | None
-        ) = None
+        self._undo: tuple[int, int, list[_AsItStood]] | None = None
 
     def said(self, ev: AgentSaid) -> None:
         # a message with neither calls nor words (only reasoning or server-tool pieces) after the agent's
@@ -178,7 +180,7 @@ class TurnDraft:
                 piece.closed = True  # an answer without calls ends the agent's turn
 
     def answers(self, ev: Answers) -> None:
-        undo: list[tuple[_OpenCall, str | None, bool, tuple[Part, ...], Sent | None]] = []
+        undo: list[_AsItStood] = []
         self._undo = (self._first, len(self.warnings), undo)
         for r in ev.results:
             target = self._target(r)
