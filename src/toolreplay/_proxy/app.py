@@ -16,7 +16,6 @@ the wire's own error event after what was sent.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hmac
 import os
 import time
@@ -39,7 +38,7 @@ from toolreplay._proxy.exchange import Exchange, model_of
 from toolreplay._proxy.routes import PROBES, Route, error_wire, resolve
 from toolreplay._proxy.translated import Translator
 from toolreplay._proxy.translated_stream import frame
-from toolreplay._proxy.upstream import LoopTransport
+from toolreplay._proxy.upstream import LoopTransport, parsed_url
 from toolreplay.wires.contract import Wire
 
 if TYPE_CHECKING:
@@ -70,12 +69,6 @@ def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
         if name not in out:
             out[name] = v.decode("latin-1")
     return out
-
-
-@functools.lru_cache(maxsize=512)
-def upstream_url(url: str) -> httpx.URL:
-    """``url`` parsed once (an agent calls the same few paths; parsing it is most of building a request)."""
-    return httpx.URL(url)
 
 
 class Proxy:
@@ -263,7 +256,7 @@ class Proxy:
     ) -> Response:
         scope = request.scope
         sent = httpx.Request(
-            scope["method"], upstream_url(route.url), content=raw, extensions=self.extensions,
+            scope["method"], parsed_url(route.url), content=raw, extensions=self.extensions,
             headers=self._upstream_headers(scope["headers"], headers, route.wire),
         )  # fmt: skip
         ex = _Relay(self, route, scope["path"], headers, body, len(raw), started, t0)
@@ -484,4 +477,4 @@ def build_app(proxy: Proxy) -> ASGIApp:
     return app
 
 
-__all__ = ["HOP_BY_HOP", "TOKEN_HEADER", "Proxy", "build_app", "error_response", "header_map", "upstream_url"]
+__all__ = ["HOP_BY_HOP", "TOKEN_HEADER", "Proxy", "build_app", "error_response", "header_map"]

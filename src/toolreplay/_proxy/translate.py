@@ -37,6 +37,7 @@ from toolreplay._vessels import Vessel
 from toolreplay.errors import ConfigError
 from toolreplay.model import History, Issuer, Message, Reasoning, ToolSpec
 from toolreplay.wires import get_wire, render_wire
+from toolreplay.wires.bounded import ByIdentity
 from toolreplay.wires.bridge import seal
 from toolreplay.wires.common import RenderOptions, declared_tools, wire_tool_name
 from toolreplay.wires.contract import Refused, Wire
@@ -330,8 +331,34 @@ def rendered_request(
         body=body, upstream_stream=upstream_stream, asked=asked, merged=merged, turns=turns, tools=tools,
         notes=notes, inbound=inbound.name, issuer=issuer, wire=vessel.wire,
         # the settings set top-level fields only: a list still the render's is sent as its kept JSON
-        sent={**body, target.list_key: listed} if listed and body.get(target.list_key) is rendered else None,
+        sent=_kept_json(body, target.list_key, listed) if listed and body.get(target.list_key) is rendered
+        else None,
     )  # fmt: skip
+
+
+#: Each top-level list of a rendered body (the tools, mostly) as its JSON, by the list: the render cache
+#: gives the same objects again while the conversation's tools stay the same (design 60).
+_LISTS_JSON: ByIdentity[orjson.Fragment | None] = ByIdentity(64)
+
+
+def _kept_json(body: dict[str, Any], key: str, listed: Any) -> dict[str, Any]:
+    """``body`` with its ``key`` list as ``listed`` (the render's kept JSON of it) and each other list as
+    its JSON encoded once (design 60): encoding the tools again costs more than the kept messages do,
+    as the objects walked are not in the processor's caches any more when the next request comes."""
+    out = {**body, key: listed}
+    for k, v in body.items():
+        if k != key and type(v) is list and v:
+            kept = _LISTS_JSON.get(v, functools.partial(_as_json, v))
+            if kept is not None:
+                out[k] = kept
+    return out
+
+
+def _as_json(value: list[Any]) -> orjson.Fragment | None:
+    try:
+        return orjson.Fragment(orjson.dumps(value))
+    except (TypeError, orjson.JSONEncodeError):
+        return None  # the plain encoder's reading of what orjson refuses: encoded with the body
 
 
 def answering(r: Rendered) -> Translated:

@@ -62,6 +62,7 @@ from toolreplay._proxy.translated_stream import (
     translated_events,
     written,
 )
+from toolreplay._proxy.upstream import parsed_url
 from toolreplay._steps import Issuer, host_of
 from toolreplay.wires import get_wire
 from toolreplay.wires.bridge import (
@@ -313,7 +314,7 @@ class _Pending:
         head = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in p.headers.items()]
         # the answer's side of the translation is made once the request is written (design 58)
         extensions = {**self.tr.extensions, "trace": self.ready.trace}
-        sent = httpx.Request("POST", p.url, headers=[*head, coding], content=p.content,
+        sent = httpx.Request("POST", parsed_url(p.url), headers=[*head, coding], content=p.content,
                              extensions=extensions)  # fmt: skip
         host = sent.url.netloc.decode("ascii", "replace")
         self.t_send = time.perf_counter()

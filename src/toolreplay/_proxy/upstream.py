@@ -12,6 +12,7 @@ one timer, armed only when a read or a drain has to wait.
 from __future__ import annotations
 
 import asyncio
+import functools
 import socket
 import ssl
 from collections import deque
@@ -153,12 +154,12 @@ class LoopStream(httpcore.AsyncNetworkStream):
 
     async def _flush(self, timeout: float | None) -> None:
         conn = self._conn
-        data = b"".join(conn.pending) if len(conn.pending) > 1 else conn.pending[0]
-        conn.pending.clear()
-        conn.pending_size = 0
+        data, conn.pending, conn.pending_size = conn.pending, [], 0
         if conn.lost is not None or conn.transport is None or conn.transport.is_closing():
             raise httpcore.WriteError("the upstream's connection is closed")
-        conn.transport.write(data)
+        # the request's head and its body given to the loop as they are: uvloop writes them with one
+        # writev, without copying the body into one buffer with the head first
+        conn.transport.writelines(data)
         if conn.drained is not None and not conn.drained.done():
             await _wait(conn.drained, timeout, httpcore.WriteTimeout)
 
@@ -259,6 +260,13 @@ class LoopBackend(httpcore.AsyncNetworkBackend):
         await asyncio.sleep(seconds)
 
 
+@functools.lru_cache(maxsize=512)
+def parsed_url(url: str) -> httpx.URL:
+    """``url`` parsed once (an agent calls the same few paths, a route the same vessel URL; parsing it is
+    most of building a request)."""
+    return httpx.URL(url)
+
+
 class LoopTransport(httpx.AsyncHTTPTransport):
     """httpx's transport with its connection pool on :class:`LoopBackend` (the rest is httpx's own: the
     request and response models, the exceptions, the pool's keep-alive rules)."""
@@ -279,4 +287,4 @@ class LoopTransport(httpx.AsyncHTTPTransport):
         )
 
 
-__all__ = ["LoopBackend", "LoopStream", "LoopTransport"]
+__all__ = ["LoopBackend", "LoopStream", "LoopTransport", "parsed_url"]

@@ -11,6 +11,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -143,14 +144,17 @@ def test_a_conversation_is_sent_with_its_lists_kept_json_as_the_same_request(ves
     n = len(body["messages"])
     edited = _grown(body, n)
     edited["messages"][n // 2] = {"role": "user", "content": "an edit in the middle"}
-    kept = 0
+    kept = tools = 0
     for grown in [*(_grown(body, k) for k in range(n - 12, n + 1)), edited, _grown(body, n - 30)]:
         done = _cached(grown, vessel, renders)
         kept += done.sent is not None
+        # the tools, the same objects request after request, go as the JSON encoded the first time
+        tools += isinstance((done.sent or {}).get("tools"), orjson.Fragment)
         want = prepare(v, done.body, model=v.model, stream=done.upstream_stream)
         assert prepared_request(v, done) == want
     # every one of them, but where the vessel places cache markers (on copies of the elements they mark)
     assert kept == (0 if render_options(v).cache_breakpoints else 15)
+    assert tools == kept
 
 
 @pytest.mark.parametrize("vessel", ["anthropic", "glm"])
