@@ -77,6 +77,7 @@ from toolreplay._replay import (
     prepare_turn_messages,
 )
 from toolreplay._vessels import Vessel, get_vessel
+from toolreplay.jsonenc import Spliced
 from toolreplay.wires import get_wire, render_wire
 from toolreplay.wires.common import (
     RENDER_DECIDES,
@@ -254,12 +255,12 @@ class RenderCache:
 
     def render_sent(
         self, messages: Sequence[Message], wire: str, opts: RenderOptions, *, settings: ReplaySettings
-    ) -> tuple[dict[str, Any], list[TurnMessage], Any | None]:
-        """:meth:`render_turns`, and the body's list as its JSON (an ``orjson.Fragment``), for the body to
-        be encoded with: the same bytes, but only the elements added since the last time are encoded
-        (the rest are copied). None for the list: a render by the wire itself, a body whose last touch
-        made copies of some elements (Anthropic's cache markers, where the vessel places them), or an
-        element ``orjson`` does not encode."""
+    ) -> tuple[dict[str, Any], list[TurnMessage], Spliced | None]:
+        """:meth:`render_turns`, and the body's list as its JSON (:class:`~toolreplay.jsonenc.Spliced`),
+        for the body to be encoded with: the same bytes, but only the elements added since the last time
+        are encoded (the rest are copied once, into the body's bytes). None for the list: a render by the
+        wire itself, a body whose last touch made copies of some elements (Anthropic's cache markers,
+        where the vessel places them), or an element ``orjson`` does not encode."""
         body, turns, entry = self._native(messages, wire, opts, settings)
         return body, turns, None if entry is None else _sent_list(body.get(get_wire(wire).list_key), entry)
 
@@ -459,7 +460,7 @@ def _skeleton_body(e: Entry, skeleton: list[TurnMessage], opts: RenderOptions) -
     return dict(last[1])
 
 
-def _sent_list(shown: object, e: Entry) -> Any | None:
+def _sent_list(shown: object, e: Entry) -> Spliced | None:
     """A body's list ``shown`` (rendered from ``e``) as its JSON (:meth:`RenderCache.render_sent`)."""
     w = get_wire(e.wire)
     if not isinstance(shown, list) or len(shown) < len(e.items):
@@ -468,25 +469,13 @@ def _sent_list(shown: object, e: Entry) -> Any | None:
     if w.finish is not None and not all(map(operator.is_, shown[n:], e.items)):
         return None  # the wire's last touch made copies of some (Anthropic's markers): encoded whole
     try:
-        _encode_items(e)
+        e.encode_items()
         head = [orjson.dumps(x) for x in shown[:n]]
     except (TypeError, orjson.JSONEncodeError):
         return None  # encoded with the body (the plain encoder's reading of what orjson refuses)
-    kept = memoryview(e.encoded)[: e.encoded_ends[-1]] if e.encoded_ends else b""
-    return orjson.Fragment(b"".join([b"[", b",".join([*head, kept] if kept else head), b"]"]))
-
-
-def _encode_items(e: Entry) -> None:
-    """``e.encoded`` brought to all of ``e.items``: the items added since encoded and appended."""
-    k = len(e.encoded_ends)
-    new = [orjson.dumps(x) for x in e.items[k:]]
-    if not new:
-        return
-    end = e.encoded_ends[-1] if k else 0
-    e.encoded = b"".join([memoryview(e.encoded)[:end], b"," if k else b"", b",".join(new)])
-    for j, b in enumerate(new):
-        end += (1 if k or j else 0) + len(b)
-        e.encoded_ends.append(end)
+    kept = e.encoded_items()
+    comma: list[bytes] = [b","] if head and kept else []
+    return Spliced([b"[", b",".join(head), *comma, *kept, b"]"])
 
 
 __all__ = ["CacheStats", "RenderCache"]

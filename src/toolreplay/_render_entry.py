@@ -22,6 +22,8 @@ from toolreplay.wires.contract import TurnPiece
 #: One cache entry's key: wire, options, mode, replay settings, whether tools are declared from the
 #: native replay (design 8).
 Key = tuple[str, RenderOptions, Mode, ReplaySettings, bool]
+#: The most pieces an entry's encoded items are kept in before they are joined into one.
+_PIECES = 32
 
 
 @dataclass(slots=True)
@@ -38,10 +40,10 @@ class Entry:
     turns: list[TurnMessage | None] = field(default_factory=list)
     items_after: list[int] = field(default_factory=list)
     items: list[Any] = field(default_factory=list)
-    #: the JSON of the first ``len(encoded_ends)`` items joined by commas (made when a body is sent), and
-    #: where each of them ends in it: kept while the items are, so a longer conversation encodes only
-    #: what it added
-    encoded: bytes = b""
+    #: the JSON of the first ``len(encoded_ends)`` items joined by commas (made when a body is sent), in
+    #: pieces (one per body that added items: nothing copied to add more), and where each item ends in
+    #: it: kept while the items are, so a longer conversation encodes only what it added
+    encoded: list[bytes | memoryview] = field(default_factory=list)
     encoded_ends: list[int] = field(default_factory=list)
     #: the last skeleton rendered: its turns and declared tools (known by identity), and its body
     skeleton: tuple[tuple[Any, ...], dict[str, Any]] | None = None
@@ -59,6 +61,40 @@ class Entry:
     fed: int = 0
     piece: TurnPiece | None = None
     ids: IdMapper | None = None
+
+    def encode_items(self) -> None:
+        """:attr:`encoded` brought to all of :attr:`items`: the JSON of those added since, one piece more
+        (``TypeError``: an item orjson does not encode)."""
+        k = len(self.encoded_ends)
+        new = [orjson.dumps(x) for x in self.items[k:]]
+        if not new:
+            return
+        end = self.encoded_ends[-1] if k else 0
+        self._cut(end)
+        joined = b",".join(new)
+        self.encoded.append(b"," + joined if k else joined)
+        if len(self.encoded) > _PIECES:  # joined now and then: the pieces stay few
+            self.encoded[:] = [b"".join(self.encoded)]
+        for j, b in enumerate(new):
+            end += (1 if k or j else 0) + len(b)
+            self.encoded_ends.append(end)
+
+    def encoded_items(self) -> list[bytes | memoryview]:
+        """The JSON of the items :meth:`encode_items` encoded (as far as they are still kept), in pieces."""
+        self._cut(self.encoded_ends[-1] if self.encoded_ends else 0)
+        return list(self.encoded)
+
+    def _cut(self, end: int) -> None:
+        """:attr:`encoded` cut to its first ``end`` bytes (the items dropped since are cut off; a view of
+        the piece they end in, not a copy)."""
+        at = 0
+        for i, piece in enumerate(self.encoded):
+            if at + len(piece) >= end:
+                if at + len(piece) > end:
+                    self.encoded[i] = memoryview(piece)[: end - at]
+                del self.encoded[i + 1 if end > at else i :]
+                return
+            at += len(piece)
 
     def matches(self, key: Key) -> bool:
         wire, opts, mode, settings, native_tools = key

@@ -17,6 +17,7 @@ import json
 import math
 import re
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -24,12 +25,41 @@ import orjson
 _STD = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+class Spliced:
+    """A value's exact JSON as pieces (bytes, or views of bytes), for a body's top level: :func:`encode`
+    writes them where the value stands, so a long list kept as JSON is copied once, into the body's bytes
+    (an ``orjson.Fragment`` is copied into the fragment, then again into the body)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: Iterable[bytes | memoryview]) -> None:
+        self.parts = tuple(parts)
+
+
 def encode(body: Any) -> bytes:
-    """The exact bytes sent for a request body (compact, UTF-8, key order as built)."""
+    """The exact bytes sent for a request body (compact, UTF-8, key order as built). A top-level value
+    may be :class:`Spliced`; a value orjson refuses beside one raises ``TypeError`` (nothing else writes
+    the pieces)."""
+    if type(body) is dict and any(type(v) is Spliced for v in body.values()):
+        return _spliced(body)
     try:
         return orjson.dumps(body)
     except (TypeError, orjson.JSONEncodeError):
         return _STD.encode(body).encode("utf-8")
+
+
+def _spliced(body: dict[Any, Any]) -> bytes:
+    out: list[bytes | memoryview] = [b"{"]
+    for k, v in body.items():
+        if len(out) > 1:
+            out.append(b",")
+        out += (orjson.dumps(k), b":")  # a key orjson refuses (not a string) raises TypeError
+        if type(v) is Spliced:
+            out += v.parts
+        else:
+            out.append(orjson.dumps(v))
+    out.append(b"}")
+    return b"".join(out)
 
 
 def dumps(value: Any) -> str:

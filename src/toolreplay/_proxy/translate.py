@@ -35,6 +35,7 @@ from toolreplay._replay import ReplaySettings, prepare_turn_messages
 from toolreplay._transport.request import Prepared, prepare
 from toolreplay._vessels import Vessel
 from toolreplay.errors import ConfigError
+from toolreplay.jsonenc import Spliced
 from toolreplay.model import History, Issuer, Message, Reasoning, ToolSpec
 from toolreplay.wires import get_wire, render_wire
 from toolreplay.wires.bounded import ByIdentity
@@ -80,8 +81,9 @@ class Translated:
     upstream_wire: str = ""
     """The vessel's wire (whose provider data keeps the upstream's own call ids)."""
     sent: dict[str, Any] | None = None
-    """:attr:`body` with its list as its JSON (``orjson.Fragment``, kept by the render cache): encoded to
-    send it, the same bytes for a fraction of the encoding. None: the body itself is encoded."""
+    """:attr:`body` with its list as its JSON (:class:`~toolreplay.jsonenc.Spliced`, kept by the render
+    cache) and its other lists as theirs (design 60): encoded to send it, the same bytes for a fraction
+    of the encoding. None: the body itself is encoded."""
 
     def agent_call(self, index: int, call: ParsedCall) -> ParsedCall:
         """Call ``index`` of the upstream's answer as the agent sees it and the store keeps it (design
@@ -338,7 +340,7 @@ def rendered_request(
 
 #: Each top-level list of a rendered body (the tools, mostly) as its JSON, by the list: the render cache
 #: gives the same objects again while the conversation's tools stay the same (design 60).
-_LISTS_JSON: ByIdentity[orjson.Fragment | None] = ByIdentity(64)
+_LISTS_JSON: ByIdentity[Spliced | None] = ByIdentity(64)
 
 
 def _kept_json(body: dict[str, Any], key: str, listed: Any) -> dict[str, Any]:
@@ -354,9 +356,9 @@ def _kept_json(body: dict[str, Any], key: str, listed: Any) -> dict[str, Any]:
     return out
 
 
-def _as_json(value: list[Any]) -> orjson.Fragment | None:
+def _as_json(value: list[Any]) -> Spliced | None:
     try:
-        return orjson.Fragment(orjson.dumps(value))
+        return Spliced([orjson.dumps(value)])
     except (TypeError, orjson.JSONEncodeError):
         return None  # the plain encoder's reading of what orjson refuses: encoded with the body
 
