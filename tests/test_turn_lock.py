@@ -139,6 +139,9 @@ def test_a_killed_turn_reads_interrupted_with_the_words_it_showed(store_url: str
             assert store.load("c").messages[1].status == "in_progress"  # its writer runs, holding the lock
             proc.kill()  # SIGKILL: no handler runs
             proc.communicate(timeout=30)
+        # PostgreSQL lets go of a dead client's lock when its backend reads the closed socket and exits,
+        # a moment after the kill, not at it: the reply reads interrupted once that has happened.
+        _wait_for(lambda: store.load("c").messages[1].status == "interrupted", "the writer's lock let go")
         reply = store.load("c").messages[1]
         assert reply.status == "interrupted" and reply.text.startswith("Counting")
         from click.testing import CliRunner
