@@ -87,13 +87,17 @@ class _Entry:
             self.session, self.known = base.session, base.known
 
     def state(self) -> History:
-        """What the store will hold of the conversation after this exchange (worked out once)."""
-        if self._state is None:
+        """What the store will hold of the conversation after this exchange (worked out once; on any
+        thread: the base is read before the state is looked at, and the state set before the base's
+        history is let go, so a thread that finds the history gone finds the state)."""
+        b = self.base
+        state = self._state
+        if state is None:
             assert self._ex.history is not None
-            b = self.base
-            self._state = recorded_state(b.history, b.holds, self._ex.history, self._ex, self._answer)
+            state = recorded_state(b.history, b.holds, self._ex.history, self._ex, self._answer)
+            self._state = state
             self.base = replace(b, history=None)  # not needed any more: let it go
-        return self._state
+        return state
 
     def into(self) -> str | None:
         """The stored conversation this exchange is written into: its own once written, else the one its
@@ -226,6 +230,15 @@ class Recent:
             self._heads.move_to_end(head)
             while len(self._heads) > self._limit:
                 self._heads.popitem(last=False)
+
+    def foresee(self, ticket: int) -> None:
+        """Work out the state the exchange ``ticket`` leaves (:meth:`_Entry.state`) now, not when the
+        request that continues it comes: the event loop calls it once the answer has gone out, while
+        the agent reads it and runs its tools."""
+        with self._lock:
+            entry = self._pending.get(ticket)
+        if entry is not None and entry.base.foreseen:
+            entry.state()
 
     def _forget(self, head: str, which: Callable[[_Entry], bool]) -> None:
         """The entries at ``head`` that ``which`` names let go (holding the lock)."""

@@ -13,7 +13,7 @@ wire's own refusal (``Earlier.unknown``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +35,12 @@ class Unanswerable(Exception):
 
 def earlier_of(wire: Wire) -> Earlier | None:
     return wire.translation.earlier if wire.translation is not None else None
+
+
+def names_earlier(wire: Wire, body: Mapping[str, Any]) -> bool:
+    """Whether ``body`` names an earlier answer of its wire's by id (design 55), to be found in the store."""
+    hook = earlier_of(wire)
+    return hook is not None and hook.named(body) is not None
 
 
 def stored_answer(store: Store, answer_id: str) -> History | None:
@@ -117,4 +123,4 @@ def rebuilt(
     return history, replace(earlier, messages=(*head, *before, earlier.messages[-1]))
 
 
-__all__ = ["Unanswerable", "as_it_stood", "earlier_of", "rebuilt", "stored_answer"]
+__all__ = ["Unanswerable", "as_it_stood", "earlier_of", "names_earlier", "rebuilt", "stored_answer"]

@@ -4,8 +4,8 @@ sent with that vessel's key (never the agent's), and its answer written back in 
 ``Proxy.handle`` asks :meth:`Translator.pick` once the request's path and body are checked; a request no
 route takes passes through as before, its bytes untouched. For one a route takes:
 
-1. on a thread of its own (the event loop never waits on the store; without a store, on the loop): the
-   body is read into the neutral history, the stored conversation it continues found, and the request
+1. on the event loop, or on a thread of its own where the store could make it wait (design 61): the body
+   is read into the neutral history, the stored conversation it continues found, and the request
    translated for the vessel (``translate``), then prepared as the vessel's request (its endpoint, its
    key by the key-host rule);
 2. the request goes to the vessel's endpoint with only that request's headers (content type, accept, the
@@ -51,7 +51,7 @@ from toolreplay._proxy.picked import Picked
 from toolreplay._proxy.ready import Ready
 from toolreplay._proxy.recent import Base, Recent
 from toolreplay._proxy.routes import Route
-from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, rebuilt
+from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, names_earlier, rebuilt
 from toolreplay._proxy.translated_stream import (
     AgentNames,
     Carried,
@@ -104,6 +104,9 @@ class Translator:
         self.routes = tuple(config.routes)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-translate")
         self._local = threading.local()
+        #: the event loop's own connection to a local store and its last match (design 61), opened on
+        #: the translation thread (None: not yet, or a store the loop does not read)
+        self._loop_store: tuple[Store, Asked] | None = None
         #: the conversations answered lately (design 54); None: each read back from the store
         self.recent = Recent() if config.record and config.remember and recorder is not None else None
         if self.recent is not None and recorder is not None:
@@ -122,7 +125,11 @@ class Translator:
             bridge = get_wire(wire).bridge
             if bridge is not None:
                 bridge()
-        self._store()
+        store = self._store()
+        if store is not None and store.local:
+            from toolreplay._store import open_store
+
+            self._loop_store = (open_store(self.config.db), Asked())
 
     # -- which requests -------------------------------------------------------------------------------
 
@@ -177,11 +184,15 @@ class Translator:
         return await ex.send()
 
     async def _readied(self, picked: Picked, session: str | None) -> Ready:
-        """:meth:`_ready` on the translation thread when it may wait on the store; without a store it
-        waits on nothing, and a hop to a thread and back would only add to the request's time (the
-        interpreter runs one thread at a time: the loop is no freer while a thread translates)."""
+        """:meth:`_ready` on the event loop where nothing it needs can wait: no store, or one the loop
+        reads itself and that has the answer at once (design 61); else on the translation thread. A hop
+        to a thread and back only adds to the request's time when nothing waits (the interpreter runs one
+        thread at a time: the loop is no freer while a thread translates)."""
         if not self.config.record:
             return self._ready(picked, session)
+        read = self._read(picked, session, quick=True)
+        if read is not None:
+            return self._made(picked, *read)
         return await asyncio.get_running_loop().run_in_executor(self._pool, self._ready, picked, session)
 
     def _failed(self, picked: Picked, exc: Exception) -> tuple[Response, str]:
@@ -204,25 +215,36 @@ class Translator:
             self._local.asked = Asked()
         return store
 
-    def _stored(self, history: History, session: str | None) -> Base:
+    def _stored(self, history: History, session: str | None, quick: bool = False) -> Base | None:
         """The stored conversation the request continues (design 54): from the memory where it answers
         as the store would, else from the store, once the exchanges not written yet that change what it
-        finds are (None: a new one, or not recording)."""
-        store = self._store()
-        if store is None:
-            return Base(None, 0, ())
+        finds are (None: a new one, or not recording). ``quick``: on the event loop, with its own
+        connection (design 61): None where the thread must find it (a wait for the recorder, a
+        conversation to load, no connection of the loop's)."""
+        if quick:
+            if self._loop_store is None:
+                return None
+            store, asked = self._loop_store
+        else:
+            found_store = self._store()
+            if found_store is None:
+                return Base(None, 0, ())
+            store, asked = found_store, self._local.asked  # beside the store: its connection's last match
         heads = tuple(prefix_heads(history.messages))
         hit = self.recent.find(heads, session) if self.recent is not None else None
-        asked: Asked = self._local.asked  # beside the store: its connection's last match
         found = asked.found(store, heads, session)
         if hit is not None and self.recent is not None and self.recent.agrees(hit, found):
             return hit.base(heads)
         recorder = self.recorder
         if recorder is not None and (self.recent is None or recorder.opaque() or self.recent.touched(heads)):
+            if quick:
+                return None
             recorder.settle()  # the answers already given are stored before they are read back
             found = asked.found(store, heads, session)
         if found is None:
             return Base(None, 0, heads, session)
+        if quick:
+            return None
         return Base(store.load(found.conversation_id), found.holds, heads, session, session is not None)
 
     def _settled(self) -> None:
@@ -232,11 +254,16 @@ class Translator:
             self.recorder.settle(10.0)
 
     def _ready(self, picked: Picked, session: str | None) -> Ready:
-        from toolreplay._proxy.translate import prepared_request, read_inbound, rendered_request, unsliced
-        from toolreplay._proxy.translate_renders import RENDERS
-        from toolreplay._proxy.translate_settings import agent_headers
+        read = self._read(picked, session)
+        assert read is not None  # only a quick read gives way
+        return self._made(picked, *read)
 
-        inbound, vessel = picked.route.wire, picked.model_route.vessel
+    def _read(self, picked: Picked, session: str | None, quick: bool = False) -> tuple[History, Base] | None:
+        """The request's history and what it continues. ``quick``: on the event loop, None where the
+        store could make it wait (:meth:`_stored`; earlier turns a body names by id, design 55)."""
+        from toolreplay._proxy.translate import read_inbound, unsliced
+
+        inbound = picked.route.wire
         whole = unsliced(inbound, picked.body)
         body = whole.body
 
@@ -245,13 +272,24 @@ class Translator:
                 inbound, b, path_model=picked.route.model, raws=whole.raws if b is body else None
             )
 
-        found = rebuilt(inbound, body, self._store(), read, self._settled)  # design 55
+        if quick and names_earlier(inbound, body):
+            return None
+        found = None if quick else rebuilt(inbound, body, self._store(), read, self._settled)  # design 55
         if found is None:
             history = read(body)
-            base = self._stored(history, session)
-        else:  # what it continues is the store's (design 55): its exchange is not foreseen (design 54)
-            history, stored = found
-            base = Base(stored, 0, tuple(prefix_heads(history.messages)), foreseen=False)
+            base = self._stored(history, session, quick)
+            return None if base is None else (history, base)
+        # what it continues is the store's (design 55): its exchange is not foreseen (design 54)
+        history, stored = found
+        return history, Base(stored, 0, tuple(prefix_heads(history.messages)), foreseen=False)
+
+    def _made(self, picked: Picked, history: History, base: Base) -> Ready:
+        """The request translated for the vessel over ``base`` and prepared as the vessel's request."""
+        from toolreplay._proxy.translate import prepared_request, rendered_request
+        from toolreplay._proxy.translate_renders import RENDERS
+        from toolreplay._proxy.translate_settings import agent_headers
+
+        inbound, vessel, body = picked.route.wire, picked.model_route.vessel, picked.body
         issuer = Issuer(vessel.wire, host_of(vessel.base_url), vessel.model)
         done = rendered_request(
             inbound,
@@ -269,7 +307,8 @@ class Translator:
         return Ready(done, replace(prepared, headers=sent), issuer, base, tuple(said), model)
 
     def close(self) -> None:
-        """The store closed on its own thread (SQLite's connection belongs to it), then the thread."""
+        """The stores closed on the translation thread (SQLite's connection belongs to it; the loop's is
+        done with, the loop having stopped), then the thread."""
         self._pool.submit(self._close_store)
         self._pool.shutdown(wait=True)
 
@@ -278,6 +317,9 @@ class Translator:
         if store is not None:
             store.close()
             self._local.store = None
+        if self._loop_store is not None:
+            self._loop_store[0].close()
+            self._loop_store = None
 
 
 class _Pending:
@@ -471,6 +513,7 @@ class _Pending:
         )  # fmt: skip
         if recent is not None and ticket is not None:
             recent.remember(ticket, r.base, ex)  # before the recorder can have written it
+            asyncio.get_running_loop().call_soon(recent.foresee, ticket)  # once the answer is out
         recorder.submit(ex)
 
 

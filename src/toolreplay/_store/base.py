@@ -48,6 +48,11 @@ class Store(Protocol):
     part of the batch's)."""
 
     url: str
+    #: Its reads answer from a file on this machine without a network round trip (SQLite in WAL mode,
+    #: whose readers never wait for a writer), and another connection to its URL reads the same file, so
+    #: an event loop may read it itself on one of its own; False: a server's (PostgreSQL), or SQLite's
+    #: ``:memory:``.
+    local: bool
 
     def list_conversations(self) -> list[ConversationInfo]: ...
 

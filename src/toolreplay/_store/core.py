@@ -49,6 +49,7 @@ class SQLStore(LiveReplies, Origins, W.WindowView, ABC):
     """The :class:`~toolreplay._store.Store` on an SQL database; a backend supplies the connection."""
 
     url: str
+    local: bool
     dialect: Dialect
     queries: Queries
 

@@ -158,6 +158,7 @@ class PostgresStore(SQLStore):
 
     dialect = DIALECT
     queries = QUERIES
+    local = False
 
     def __init__(
         self, url: str, *, connect_timeout: int = CONNECT_TIMEOUT_S, max_idle: int = MAX_IDLE

@@ -121,6 +121,7 @@ class SQLiteStore(SQLStore):
     def __init__(self, db: str | Path | None = None) -> None:
         self.url = resolve_db(str(db) if db is not None else None)
         self.path = sqlite_path(self.url)
+        self.local = self.path != ":memory:"  # another connection to ":memory:" is another database
         if self.path != ":memory:":
             if Path(self.path).expanduser().is_dir():
                 example = Path(self.path) / "toolreplay.db"
