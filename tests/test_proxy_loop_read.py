@@ -43,7 +43,7 @@ def _started(db: str, double: ProviderDouble) -> Running:
     translator = running.proxy.translator
     assert translator is not None
     deadline = time.monotonic() + 30
-    while _local(db) and translator._loop_store is None:  # opened on the translation thread
+    while _local(db) and translator.continued.loop_store is None:  # opened on the translation thread
         assert time.monotonic() < deadline, "the loop's connection was never opened"
         time.sleep(0.01)
     return running

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -45,13 +44,14 @@ from toolreplay._proxy.answers import Relayed, Said, error_response, upstream_me
 from toolreplay._proxy.bodies import BodyError, Sliced, json_body
 from toolreplay._proxy.counted import counted
 from toolreplay._proxy.exchange import Exchange
-from toolreplay._proxy.matching import Asked, prefix_heads
+from toolreplay._proxy.matching import prefix_heads
 from toolreplay._proxy.model_routes import pick
 from toolreplay._proxy.picked import Picked
 from toolreplay._proxy.ready import Ready
 from toolreplay._proxy.recent import Base, Recent
 from toolreplay._proxy.routes import Route
 from toolreplay._proxy.translate_earlier import Unanswerable, earlier_of, names_earlier, rebuilt
+from toolreplay._proxy.translated_base import Continued
 from toolreplay._proxy.translated_stream import (
     AgentNames,
     Carried,
@@ -79,7 +79,6 @@ from toolreplay.wires.reply import Reply
 if TYPE_CHECKING:
     from toolreplay._proxy.config import ProxyConfig
     from toolreplay._proxy.worker import RecorderThread
-    from toolreplay._store import Store
 
 log = logging.getLogger("toolreplay.proxy")
 _MEDIA = {"sse": "text/event-stream", "ndjson": "application/x-ndjson", "json-array": "application/json"}
@@ -88,7 +87,8 @@ _ERROR_READ = 64 * 1024
 
 
 class Translator:
-    """The routed requests of one proxy: its routes, its upstream client, a thread for the store."""
+    """The routed requests of one proxy: its routes, its upstream client, a thread for what may wait on the
+    store (design 61)."""
 
     def __init__(
         self,
@@ -103,14 +103,11 @@ class Translator:
         self.transport, self.extensions = transport, dict(extensions)
         self.routes = tuple(config.routes)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-translate")
-        self._local = threading.local()
-        #: the event loop's own connection to a local store and its last match (design 61), opened on
-        #: the translation thread (None: not yet, or a store the loop does not read)
-        self._loop_store: tuple[Store, Asked] | None = None
         #: the conversations answered lately (design 54); None: each read back from the store
         self.recent = Recent() if config.record and config.remember and recorder is not None else None
         if self.recent is not None and recorder is not None:
             recorder.heard, recorder.knows = self.recent.heard, self.recent.known
+        self.continued = Continued(config.db, config.record, recorder, self.recent)
         self._pool.submit(self._warm)  # the first routed request should not pay for the imports
 
     def _warm(self) -> None:
@@ -125,11 +122,7 @@ class Translator:
             bridge = get_wire(wire).bridge
             if bridge is not None:
                 bridge()
-        store = self._store()
-        if store is not None and store.local:
-            from toolreplay._store import open_store
-
-            self._loop_store = (open_store(self.config.db), Asked())
+        self.continued.open()
 
     # -- which requests -------------------------------------------------------------------------------
 
@@ -204,55 +197,6 @@ class Translator:
         why = f"toolreplay proxy: {label}: the request could not be prepared for the upstream ({what})"
         return error_response(picked.route.wire, 500, why), why
 
-    def _store(self) -> Store | None:
-        if not self.config.record:
-            return None
-        store: Store | None = getattr(self._local, "store", None)
-        if store is None:
-            from toolreplay._store import open_store
-
-            store = self._local.store = open_store(self.config.db)
-            self._local.asked = Asked()
-        return store
-
-    def _stored(self, history: History, session: str | None, quick: bool = False) -> Base | None:
-        """The stored conversation the request continues (design 54): from the memory where it answers
-        as the store would, else from the store, once the exchanges not written yet that change what it
-        finds are (None: a new one, or not recording). ``quick``: on the event loop, with its own
-        connection (design 61): None where the thread must find it (a wait for the recorder, a
-        conversation to load, no connection of the loop's)."""
-        if quick:
-            if self._loop_store is None:
-                return None
-            store, asked = self._loop_store
-        else:
-            found_store = self._store()
-            if found_store is None:
-                return Base(None, 0, ())
-            store, asked = found_store, self._local.asked  # beside the store: its connection's last match
-        heads = tuple(prefix_heads(history.messages))
-        hit = self.recent.find(heads, session) if self.recent is not None else None
-        found = asked.found(store, heads, session)
-        if hit is not None and self.recent is not None and self.recent.agrees(hit, found):
-            return hit.base(heads)
-        recorder = self.recorder
-        if recorder is not None and (self.recent is None or recorder.opaque() or self.recent.touched(heads)):
-            if quick:
-                return None
-            recorder.settle()  # the answers already given are stored before they are read back
-            found = asked.found(store, heads, session)
-        if found is None:
-            return Base(None, 0, heads, session)
-        if quick:
-            return None
-        return Base(store.load(found.conversation_id), found.holds, heads, session, session is not None)
-
-    def _settled(self) -> None:
-        """Every answer already handed to the recorder is stored (the one the agent names may be among
-        them); not the answers still being made (design 55): nothing waits when none is queued."""
-        if self.recorder is not None:
-            self.recorder.settle(10.0)
-
     def _ready(self, picked: Picked, session: str | None) -> Ready:
         read = self._read(picked, session)
         assert read is not None  # only a quick read gives way
@@ -260,7 +204,7 @@ class Translator:
 
     def _read(self, picked: Picked, session: str | None, quick: bool = False) -> tuple[History, Base] | None:
         """The request's history and what it continues. ``quick``: on the event loop, None where the
-        store could make it wait (:meth:`_stored`; earlier turns a body names by id, design 55)."""
+        store could make it wait (:meth:`Continued.base`; earlier turns a body names by id, design 55)."""
         from toolreplay._proxy.translate import read_inbound, unsliced
 
         inbound = picked.route.wire
@@ -274,10 +218,11 @@ class Translator:
 
         if quick and names_earlier(inbound, body):
             return None
-        found = None if quick else rebuilt(inbound, body, self._store(), read, self._settled)  # design 55
+        c = self.continued
+        found = None if quick else rebuilt(inbound, body, c.store(), read, c.settled)  # design 55
         if found is None:
             history = read(body)
-            base = self._stored(history, session, quick)
+            base = c.base(history, session, quick)
             return None if base is None else (history, base)
         # what it continues is the store's (design 55): its exchange is not foreseen (design 54)
         history, stored = found
@@ -309,17 +254,8 @@ class Translator:
     def close(self) -> None:
         """The stores closed on the translation thread (SQLite's connection belongs to it; the loop's is
         done with, the loop having stopped), then the thread."""
-        self._pool.submit(self._close_store)
+        self._pool.submit(self.continued.close)
         self._pool.shutdown(wait=True)
-
-    def _close_store(self) -> None:
-        store: Store | None = getattr(self._local, "store", None)
-        if store is not None:
-            store.close()
-            self._local.store = None
-        if self._loop_store is not None:
-            self._loop_store[0].close()
-            self._loop_store = None
 
 
 class _Pending:
