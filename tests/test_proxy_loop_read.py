@@ -49,6 +49,15 @@ def _started(db: str, double: ProviderDouble) -> Running:
     return running
 
 
+def _state_worked_out(proxy: Running) -> None:
+    recent = proxy.proxy.translator.recent if proxy.proxy.translator is not None else None
+    assert recent is not None
+    deadline = time.monotonic() + 10
+    while not (recent._pending and all(e._state is not None for e in recent._pending.values())):
+        assert time.monotonic() < deadline, "the remembered exchange's state was not worked out"
+        time.sleep(0.005)
+
+
 def _next(msgs: list[dict[str, Any]], msg: Any) -> list[dict[str, Any]]:
     said = {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in msg.content]}
     call = next((b for b in msg.content if b.type == "tool_use"), None)
@@ -90,6 +99,7 @@ def test_a_recorded_request_is_translated_on_the_loop_unless_the_store_could_mak
         with _started(store_url, double) as proxy:
             client = anthropic.Anthropic(base_url=proxy.url, api_key="sk-ant-agent", max_retries=0)
             first = client.messages.create(**ASK, messages=msgs)  # a new conversation
+            _state_worked_out(proxy)  # once the answer is out, before the next request asks for it
             msgs = _next(msgs, first)
             msgs = _next(msgs, client.messages.create(**ASK, messages=msgs))  # continued from the memory
             assert proxy.drain()

@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -449,7 +449,8 @@ class _Pending:
         )  # fmt: skip
         if recent is not None and ticket is not None:
             recent.remember(ticket, r.base, ex)  # before the recorder can have written it
-            asyncio.get_running_loop().call_soon(recent.foresee, ticket)  # once the answer is out
+            with suppress(RuntimeError):  # no loop runs (a stream closed as the proxy stops): left to later
+                asyncio.get_running_loop().call_soon(recent.foresee, ticket)  # once the answer is out
         recorder.submit(ex)
 
 
