@@ -378,3 +378,26 @@ def test_a_reply_merged_again_with_the_same_stored_reply_is_the_same_merged_repl
     )
     again = stored_reply(sent, other, tokens, notes)
     assert again is not first and again.steps == other.steps
+
+
+def test_a_stored_reply_that_is_the_agents_own_renamed_merges_to_the_agents_reply_itself() -> None:
+    # a new conversation's remembered state holds the request's own messages under the store's ids (the
+    # same calls and steps): the merge is the agent's reply, not a copy of each of its calls; a stored
+    # reply with its own call data still merges into copies
+    from toolreplay._proxy.translate_merge import stored_reply, stored_tokens
+
+    calls = (
+        ToolCall("Write", {"path": "a"}, "ok", "toolu_1"),
+        ToolCall("Read", {"path": "b"}, "x", "toolu_2"),
+    )
+    sent = Message("m3", "assistant", "two calls", calls, steps=(Step((_kimi_piece(),), 2, KIMI_ISSUER),))
+    renamed = replace(sent, id="a2")
+    notes: list[str] = []
+    merged = stored_reply(sent, renamed, stored_tokens(History("c1", (renamed,)), KIMI_ISSUER), notes)
+    assert merged is sent and notes == []
+    data = replace(
+        renamed, tool_uses=(calls[0], replace(calls[1], provider_data={"openai-chat": {"index": 1}}))
+    )
+    copied = stored_reply(sent, data, stored_tokens(History("c1", (data,)), KIMI_ISSUER), notes)
+    assert copied is not sent and copied.tool_uses[0] is calls[0]
+    assert copied.tool_uses[1] == replace(calls[1], provider_data={"openai-chat": {"index": 1}})

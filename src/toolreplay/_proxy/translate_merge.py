@@ -17,6 +17,7 @@ names for it, and the replay's audience rule (design 17) sends it only there.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
@@ -189,11 +190,19 @@ def stored_reply(m: Message, s: Message, tokens: Tokens, notes: list[str]) -> Me
             calls.append(replace(c, provider_data=without_tokens(c.provider_data)))
         else:
             matched += 1
-            # a call the agent's wire sends without an id (Gemini's) is the stored one, under its id
-            calls.append(replace(c, call_id=c.call_id or sc.call_id, provider_data=sc.provider_data))
+            # a call the agent's wire sends without an id (Gemini's) is the stored one, under its id; the
+            # stored call that is the agent's own (a new conversation's state holds the request's calls)
+            # is taken as it is
+            calls.append(
+                c if sc is c else replace(c, call_id=c.call_id or sc.call_id, provider_data=sc.provider_data)
+            )
     same = matched == len(m.tool_uses) and len(s.tool_uses) == len(m.tool_uses)
     if same and (s.steps or not m.steps):  # of ``m`` and ``s`` alone (no token resolved, no note): kept
-        out = replace(m, tool_uses=tuple(calls), steps=s.steps, provider_data=s.provider_data or None)
+        data = s.provider_data or None
+        unchanged = (
+            s.steps is m.steps and data is m.provider_data and all(map(operator.is_, calls, m.tool_uses))
+        )
+        out = m if unchanged else replace(m, tool_uses=tuple(calls), steps=s.steps, provider_data=data)
         _MERGED.put(m, (s, out))
         return out
     # the agent's reply holds other calls than the stored one: its own steps, tokens resolved
