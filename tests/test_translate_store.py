@@ -395,6 +395,10 @@ def test_a_stored_reply_that_is_the_agents_own_renamed_merges_to_the_agents_repl
     notes: list[str] = []
     merged = stored_reply(sent, renamed, stored_tokens(History("c1", (renamed,)), KIMI_ISSUER), notes)
     assert merged is sent and notes == []
+    # the same merge as the whole walk gives (an equal stored reply that is not the agent's own objects)
+    equal = replace(renamed, tool_uses=tuple(replace(c) for c in calls))
+    walked = stored_reply(sent, equal, stored_tokens(History("c1", (equal,)), KIMI_ISSUER), notes)
+    assert walked is not sent and walked == merged
     data = replace(
         renamed, tool_uses=(calls[0], replace(calls[1], provider_data={"openai-chat": {"index": 1}}))
     )

@@ -179,6 +179,8 @@ _MERGED: ByIdentity[tuple[Message, Message]] = ByIdentity(4096)
 def stored_reply(m: Message, s: Message, tokens: Tokens, notes: list[str]) -> Message:
     """The agent's reply ``m`` with the stored reply ``s``'s steps and its calls' provider data, where the
     two hold the same calls; the agent's own inputs, answers and words stay."""
+    if _renamed(m, s):
+        return m  # a new conversation's remembered state holds the request's own reply under an id
     held = _MERGED.peek(m)
     if held is not None and held[0] is s:
         return held[1]
@@ -207,6 +209,19 @@ def stored_reply(m: Message, s: Message, tokens: Tokens, notes: list[str]) -> Me
         return out
     # the agent's reply holds other calls than the stored one: its own steps, tokens resolved
     return resolved_reply(replace(m, tool_uses=tuple(calls)), tokens, notes)
+
+
+def _renamed(m: Message, s: Message) -> bool:
+    """Whether ``s`` is ``m`` itself but for its id: its merge is ``m`` (each call its own stored call,
+    no id taken twice; the steps and the provider data the same objects)."""
+    if s.tool_uses is not m.tool_uses or s.steps is not m.steps or s.provider_data is not m.provider_data:
+        return False
+    if m.provider_data is not None and not m.provider_data:
+        return False  # an empty mapping is merged to None
+    if len(m.tool_uses) < 2:
+        return True
+    ids = [c.call_id for c in m.tool_uses if c.call_id]
+    return len(set(ids)) == len(ids)
 
 
 def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
