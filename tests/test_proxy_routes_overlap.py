@@ -16,7 +16,7 @@ import httpx
 
 from proxy_helpers import proxied
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._proxy import ready
+from toolreplay._proxy import ready, upstream
 from toolreplay._proxy.model_routes import parse_route
 from toolreplay.testing import Call, Calls, ProviderDouble
 
@@ -36,6 +36,14 @@ def test_the_answers_side_is_made_while_the_upstream_works(
         return real(r)
 
     monkeypatch.setattr(ready, "answering", answering)
+    written: list[float] = []  # when the proxy's transport wrote what it kept (the request's bytes)
+    flush = upstream.LoopStream._flush
+
+    async def flushed(self: upstream.LoopStream, timeout: float | None) -> None:
+        await flush(self, timeout)
+        written.append(time.monotonic())
+
+    monkeypatch.setattr(upstream.LoopStream, "_flush", flushed)
     f = tmp_path / "vessels.toml"
     with ProviderDouble(delay=DELAY) as double:
         double.script(Calls([Call("mcp__fs__read", {"path": "a.txt"})]))
@@ -57,6 +65,9 @@ def test_the_answers_side_is_made_while_the_upstream_works(
     assert len(made) == 1  # once, though asked for at the send, the answer, the writer and the record
     # made after the request went (the upstream then holds it DELAY seconds), long before its answer came
     assert sent <= made[0] <= answered - DELAY / 2
+    # after the request's bytes went: httpcore says the request is written before its first read, at
+    # which the transport writes what it kept
+    assert written and written[0] <= made[0]
     text = got.text
     assert ("message_stop" in text) == stream
     assert '"name":"mcp__fs__read"' in text  # the call, under the agent's own tool name

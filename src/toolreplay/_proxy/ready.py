@@ -6,6 +6,7 @@ while the upstream works on the request, not before the request goes."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import replace
 from typing import Any
@@ -56,9 +57,11 @@ class Ready:
 
     async def trace(self, event: str, info: Any) -> None:
         """httpcore's ``trace`` extension (an async interface's is a coroutine): the answer's side is made
-        once the request is written."""
+        once the request is written. Not here: httpcore says so before its first read, and the proxy's
+        transport writes what it keeps at that read (:mod:`.upstream`); made here, the side would go
+        before the request's bytes. Called soon instead, it is made once the read waits for the answer."""
         if event == WRITTEN:
-            self._answer_side()
+            asyncio.get_running_loop().call_soon(self._answer_side)
 
 
 __all__ = ["WRITTEN", "Ready"]
