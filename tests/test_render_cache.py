@@ -263,6 +263,35 @@ def test_an_appended_turn_renders_only_the_new_messages(vessel: str) -> None:
     assert after.fallbacks == 0
 
 
+@pytest.mark.parametrize("mode", ["native", "prose"])
+def test_a_tool_loop_grown_prepares_its_new_replies_alone_in_the_native_mode(
+    mode: Mode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # an agent's tool loop: one user message, then reply after reply; each request adds one. A native
+    # turn is its own message's alone, so only the new reply is prepared again; the prose mode's records
+    # of the loop's replies land in the next user message, so it prepares the loop from its start
+    import toolreplay._render_entry as entry
+
+    loop = [Message("u1", "user", "fix it")] + [
+        Message(f"a{i}", "assistant", "", (ToolCall("coop", {"id": i}, "ok", f"call_{i}"),))
+        for i in range(30)
+    ]
+    prepared: list[int] = []
+    real = entry.prepare_turn_messages
+
+    def spied(history: Any, md: Mode = "native", **kw: Any) -> Any:
+        prepared.append(len(history))
+        return real(history, md, **kw)
+
+    monkeypatch.setattr(entry, "prepare_turn_messages", spied)
+    cache = RenderCache()
+    cache.render(History("c", tuple(loop[:20])), "anthropic", mode=mode)
+    prepared.clear()
+    h = History("c", tuple(loop[:21]))
+    assert encode(cache.render(h, "anthropic", mode=mode)) == encode(whole(h, "anthropic", mode=mode))
+    assert prepared == ([1] if mode == "native" else [20, 20])
+
+
 def test_an_earlier_edit_resumes_at_the_edited_message() -> None:
     msgs = _turns(10)
     cache = RenderCache()

@@ -170,15 +170,17 @@ def prepared(
 def tail_turns(messages: tuple[Message, ...], start: int, e: Entry) -> Tail | None:
     """The turn messages of ``messages[start:]`` (see :func:`prepared`).
 
-    Prepared by :func:`prepare_turn_messages` itself, over the tail plus its context: the messages since
-    the last user message before ``start`` (the ``prose`` records made there land in the next user
-    message). ``e.alloc`` is brought to the stems of ``messages[:start]`` and continued; when the stems
+    Prepared by :func:`prepare_turn_messages` itself, over the tail plus, outside the native mode, its
+    context: the messages since the last user message before ``start`` (the ``prose`` records made there
+    land in the next user message; a native turn depends on its own message and stem alone). ``e.alloc`` is brought to the stems of ``messages[:start]`` and continued; when the stems
     the tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
     From the start (a cold render) the tail's own stems are the conversation's: nothing to compare, and
     the allocator is left to be fed if a later render resumes.
     """
     c = start
-    while c > 0 and messages[c - 1].role != "user":
+    # a native turn is made of its message and its stem alone: only the other modes need the context
+    # (their records of the replies since the last user message land in the next one)
+    while e.mode != "native" and c > 0 and messages[c - 1].role != "user":
         c -= 1
     window = messages[c:]
     ids = list(map(ID, window))
