@@ -405,3 +405,29 @@ def test_a_stored_reply_that_is_the_agents_own_renamed_merges_to_the_agents_repl
     copied = stored_reply(sent, data, stored_tokens(History("c1", (data,)), KIMI_ISSUER), notes)
     assert copied is not sent and copied.tool_uses[0] is calls[0]
     assert copied.tool_uses[1] == replace(calls[1], provider_data={"openai-chat": {"index": 1}})
+
+
+def test_a_merge_taken_up_from_the_last_one_is_the_merge_made_afresh() -> None:
+    # request after request of one conversation, each holding the one before's messages (the same
+    # objects), over the same stored replies: the merge taken up from the last one gives what a merge made
+    # afresh gives, its notes too: a reply the agent changed that sends back a token of ours naming no
+    # stored piece is merged again (and named again) every time, not taken from the last merge
+    from toolreplay._proxy import translate_merge as tm
+
+    first = _stored()
+    reply = first.messages[1]
+    later = replace(reply, id="a4", tool_uses=(replace(reply.tool_uses[0], input={"path": "b.txt"}),))
+    stored = History("c1", (*first.messages, Message("u3", "user", "and then"), later))
+    agent_reply = replace(reply, steps=(), tool_uses=(replace(reply.tool_uses[0], provider_data=None),))
+    bogus = Step((Reasoning("", {"anthropic": {"signature": "toolreplay.r1.namesnothing"}}),), 1)
+    edited = replace(later, steps=(bogus,), tool_uses=(ToolCall("Read", {"path": "c.txt"}, "x", "toolu_c"),))
+    opening = (stored.messages[0], agent_reply, stored.messages[2], edited)
+    grown = [opening, (*opening, Message("u5", "user", "and 5")), (*opening, Message("u5", "user", "and 5"))]
+    for messages in grown:
+        notes: list[str] = []
+        got = tm.merge(History("c1", messages), stored, KIMI_ISSUER, notes)
+        tm._MERGES.clear()
+        fresh: list[str] = []
+        assert got == tm.merge(History("c1", messages), stored, KIMI_ISSUER, fresh)
+        assert notes == fresh and any("names no stored piece" in n for n in notes)
+    assert got.messages[1].steps == reply.steps  # the stored reply's own steps, from the last merge

@@ -172,8 +172,9 @@ def tail_turns(messages: tuple[Message, ...], start: int, e: Entry) -> Tail | No
 
     Prepared by :func:`prepare_turn_messages` itself, over the tail plus, outside the native mode, its
     context: the messages since the last user message before ``start`` (the ``prose`` records made there
-    land in the next user message; a native turn depends on its own message and stem alone). ``e.alloc`` is brought to the stems of ``messages[:start]`` and continued; when the stems
-    the tail gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
+    land in the next user message; a native turn depends on its own message and stem alone).
+    ``e.alloc`` is brought to the stems of ``messages[:start]`` and continued; when the stems the tail
+    gets on its own differ from the conversation's (an id collision suffix), or ids repeat, None.
     From the start (a cold render) the tail's own stems are the conversation's: nothing to compare, and
     the allocator is left to be fed if a later render resumes.
     """

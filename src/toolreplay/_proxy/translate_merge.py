@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from toolreplay._proxy.matching import message_key, unseen
@@ -96,6 +96,11 @@ class Tokens:
     def resolve(self, token: str) -> Resolved | None:
         return self.pieces.get(token)
 
+    @property
+    def used(self) -> bool:
+        """Whether a token was resolved against the stored pieces (a merge then depends on them)."""
+        return self._pieces is not None
+
 
 def stored_tokens(stored: History | None, issuer: Issuer) -> Tokens:
     """The tokens a piece of ``stored`` can have been shown under (see :func:`_sealed`)."""
@@ -145,18 +150,58 @@ def _same(a: Message, s: Message) -> bool:
 
 
 def merge(history: History, stored: History | None, issuer: Issuer, notes: list[str]) -> History:
-    """``history`` (the agent's request) with what the store holds of its replies (module docstring)."""
+    """``history`` (the agent's request) with what the store holds of its replies (module docstring).
+    Taken up from the conversation's last merge (:data:`_MERGES`) over the messages and stored replies it
+    shares with it, the same objects, as far as that merge resolved no token and named nothing: those
+    merge from their own objects alone."""
     tokens = stored_tokens(stored, issuer)
-    known = aligned(history.messages, stored)
-    out: list[Message] = []
-    for i, m in enumerate(history.messages):
+    msgs = history.messages
+    known = aligned(msgs, stored)
+    held = _MERGES.peek(msgs[0]) if msgs else None
+    k = 0
+    if held is not None and held.issuer == issuer:
+        k = min(held.plain, _shared(held.messages, msgs), _shared(held.known, known))
+    out = list(held.out[:k]) if held is not None and k else []
+    plain = k
+    for i in range(k, len(msgs)):
+        m, before = msgs[i], len(notes)
         if m.role != "assistant":
             out.append(m)
         elif i < len(known):
             out.append(stored_reply(m, known[i], tokens, notes))
         else:
             out.append(resolved_reply(m, tokens, notes))
+        if plain == i and len(notes) == before and not tokens.used:
+            plain += 1  # merged of its own objects alone (no token resolved so far, nothing named)
+    if msgs:
+        _MERGES.put(msgs[0], _Merge(msgs, tuple(known), tuple(out), plain, issuer))
     return replace(history, messages=tuple(out))
+
+
+@dataclass(frozen=True, slots=True)
+class _Merge:
+    """A conversation's last merge: the request's messages, the stored replies aligned with them, what
+    they merged to, and how many leading messages merged without a token of ours and without a note
+    (merged again from the same objects, the same messages)."""
+
+    messages: tuple[Message, ...]
+    known: tuple[Message, ...]
+    out: tuple[Message, ...]
+    plain: int
+    issuer: Issuer
+
+
+#: Per conversation (by its first message): its last merge (design 53: every request of it carries its
+#: messages again, the read memo's objects; the routed path's memory gives its stored replies again).
+_MERGES: ByIdentity[_Merge] = ByIdentity(64)
+
+
+def _shared(held: Sequence[Message], new: Sequence[Message]) -> int:
+    """How many leading messages of ``new`` are ``held``'s own objects (a scan at C speed)."""
+    try:
+        return operator.indexOf(map(operator.is_, held, new), False)
+    except ValueError:
+        return min(len(held), len(new))
 
 
 def _stored_call(c: ToolCall, k: int, stored: Message) -> ToolCall | None:
@@ -229,7 +274,7 @@ def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
     the piece's issuer's), each token that names none dropped with a note; other pieces as they are."""
     if not m.steps and not any(has_token(c.provider_data) for c in m.tool_uses):
         return m
-    if not _HOLDS.get(m, lambda: _holds_token(m)):  # nothing to resolve (most replies): kept as it is
+    if not _holds(m):  # nothing to resolve (most replies): kept as it is
         return m
     steps = tuple(
         _resolved_step(s, made, f"message {m.id}: step {k + 1}", tokens, notes)
@@ -244,6 +289,10 @@ def resolved_reply(m: Message, tokens: Tokens, notes: list[str]) -> Message:
 
 #: Whether a reply holds a token, by the reply (design 53: the read memo gives an unchanged reply again).
 _HOLDS: ByIdentity[bool] = ByIdentity(4096)
+
+
+def _holds(m: Message) -> bool:
+    return _HOLDS.get(m, lambda: _holds_token(m))
 
 
 def _holds_token(m: Message) -> bool:
