@@ -180,7 +180,7 @@ def tail_turns(messages: tuple[Message, ...], start: int, e: Entry) -> Tail | No
     """
     c = start
     # a native turn is made of its message and its stem alone: only the other modes need the context
-    # (their records of the replies since the last user message land in the next one)
+    # (their records of the replies since the last user message land in the next one; design 62)
     while e.mode != "native" and c > 0 and messages[c - 1].role != "user":
         c -= 1
     window = messages[c:]

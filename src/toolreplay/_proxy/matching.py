@@ -95,7 +95,8 @@ def prefix_heads(messages: Sequence[Message]) -> list[str]:
     return out
 
 
-#: Per conversation (by its first message), the messages of its last request and the head after each.
+#: Per conversation (by its first message), the messages of its last request and the head after each
+#: (design 62).
 _PREFIXES: ByIdentity[tuple[tuple[Message, ...], tuple[str, ...]]] = ByIdentity(64)
 
 

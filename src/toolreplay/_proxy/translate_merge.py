@@ -191,7 +191,7 @@ class _Merge:
     issuer: Issuer
 
 
-#: Per conversation (by its first message): its last merge (design 53: every request of it carries its
+#: Per conversation (by its first message): its last merge (design 62: every request of it carries its
 #: messages again, the read memo's objects; the routed path's memory gives its stored replies again).
 _MERGES: ByIdentity[_Merge] = ByIdentity(64)
 
