@@ -7,13 +7,15 @@ Pure functions only. A wire module imports from here, :mod:`toolreplay.model` an
 from __future__ import annotations
 
 import hashlib
+import operator
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from toolreplay.model import FREE_FORM_PARAMETERS, Issuer, Part, RequestSettings, Sent, ToolSpec
-from toolreplay.wires.replayed import ReplayCall, TurnMessage
+from toolreplay.wires.replayed import ReplayCall, TurnMessage, every_call
 
 #: Tool names every wire accepts: OpenAI's and Anthropic's ``^[a-zA-Z0-9_-]{1,64}$`` intersected with
 #: Gemini's rule that a name starts with a letter or an underscore.
@@ -227,15 +229,13 @@ def user_words(t: TurnMessage, carries: Callable[[Part], bool] = lambda p: False
     return "\n\n".join(p.text for p in user_parts(t, carries) if p.kind == "text" and p.text)
 
 
+_NAME = operator.attrgetter("name")
+
+
 def name_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> list[str]:
     """One warning per tool name the wires cannot express, saying what it is sent as."""
-    names = [t.name for t in tools]
-    for t in turns:
-        names.extend(c.name for c in t.calls)
-    seen: dict[str, str] = {}
-    for n in names:
-        if n not in seen:
-            seen[n] = wire_tool_name(n)
+    names = dict.fromkeys(chain(map(_NAME, tools), map(_NAME, every_call(turns))))  # in order, once each
+    seen = {n: wire_tool_name(n) for n in names}
     return [
         f"tool name {old!r} is not valid on every wire (^[A-Za-z_][A-Za-z0-9_-]{{0,63}}$): sent as {new!r}"
         for old, new in seen.items()
@@ -315,13 +315,14 @@ def declared_tools(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec]) -> t
     its history uses. Order: the given tools, then inferred ones in order of first use.
     """
     known = {t.name for t in tools}
+    if known.issuperset(map(_NAME, every_call(turns))):  # every tool used is given (the common case)
+        return tuple(tools)
     # Inferred from a tool's first call only, so the definition stays the same bytes as the history
     # grows (Anthropic's cache prefix starts with the tools: a changed definition invalidates it all).
     seen: dict[str, ReplayCall] = {}
-    for t in turns:
-        for c in t.calls:
-            if c.name not in known and c.name not in seen:
-                seen[c.name] = c
+    for c in every_call(turns):
+        if c.name not in known and c.name not in seen:
+            seen[c.name] = c
     if not seen:
         return tuple(tools)
     extra = tuple(

@@ -8,12 +8,19 @@ Above the registry (it asks :func:`~toolreplay.wires.get_wire` what a wire carri
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
+from itertools import chain
 
 from toolreplay.model import ToolSpec
 from toolreplay.wires import get_wire
 from toolreplay.wires.common import name_warnings
-from toolreplay.wires.replayed import TurnMessage, leading_system
+from toolreplay.wires.replayed import TurnMessage, every_call, leading_system
+
+_WARNINGS = operator.attrgetter("warnings")
+_KIND = operator.attrgetter("kind")
+_ROLE = operator.attrgetter("role")
+_PARTS = operator.attrgetter("parts")
 
 
 def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wire: str) -> list[str]:
@@ -25,7 +32,7 @@ def render_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], wir
     wire's own notes (``Wire.render_notes``: Gemini's stored thought signatures that are not base64).
     """
     out = name_warnings(turns, tools)
-    out.extend(w for t in turns for w in t.warnings)  # what the replay left out (reasoning, design 17)
+    out.extend(chain.from_iterable(map(_WARNINGS, turns)))  # what the replay left out (design 17)
     out.extend(mid_system_warnings(turns, wire))
     out.extend(part_warnings(turns, wire))
     out.extend(user_part_warnings(turns, wire))
@@ -45,7 +52,8 @@ def tool_kind_warnings(turns: Sequence[TurnMessage], tools: Sequence[ToolSpec], 
     out: list[str] = []
     if "custom" not in kinds:
         names = [t.name for t in tools if t.kind == "custom"]
-        names += [c.name for t in turns for c in t.calls if c.kind == "custom"]
+        if "custom" in map(_KIND, every_call(turns)):  # scanned at C speed: most conversations hold none
+            names += [c.name for c in every_call(turns) if c.kind == "custom"]
         out.extend(
             f"free-form tool {name!r}: declared on {wire} as a function of one string 'input', its calls "
             'sent as function calls of {"input": text}'
@@ -64,6 +72,8 @@ def mid_system_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
     if get_wire(wire).mid_system:
         return []
     lead = leading_system(turns)
+    if "system" not in map(_ROLE, turns[lead:]):
+        return []
     return [
         f"message {t.message_id}: a system message in the middle of the conversation is sent as a user "
         f"message on {wire}"
@@ -75,6 +85,8 @@ def mid_system_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
 def part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
     """One warning per answer part the wire cannot carry (it travels as its name in the answer's text)."""
     kinds = get_wire(wire).part_kinds
+    if not any(map(_PARTS, every_call(turns))):  # no answer holds a part (the common case)
+        return []
     return [
         f"message {t.message_id}: call {c.call_id}: the answer's {p.label()} cannot travel on {wire}: "
         "sent as its name in the answer's text"
@@ -88,6 +100,8 @@ def part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
 def user_part_warnings(turns: Sequence[TurnMessage], wire: str) -> list[str]:
     """One warning per part of a user message the wire cannot carry (it travels as its name)."""
     carries = get_wire(wire).carries
+    if not any(map(_PARTS, turns)):
+        return []
     return [
         f"message {t.message_id}: the user's {p.label()} cannot travel on {wire}: sent as its name in the "
         "message's text"
