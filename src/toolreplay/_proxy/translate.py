@@ -17,9 +17,11 @@ machine, so a real provider's prompt cache hits on the second run.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from itertools import chain
 from typing import Any
 
 import orjson
@@ -270,10 +272,15 @@ def compact(notes: list[str]) -> tuple[str, ...]:
 
 
 def _names(tools: tuple[ToolSpec, ...], h: History) -> tuple[dict[str, str], frozenset[str]]:
-    names = [t.name for t in tools] + [c.name for m in h.messages for c in m.tool_uses]
-    mapped = {wire_tool_name(n): n for n in dict.fromkeys(names) if wire_tool_name(n) != n}
+    calls = chain.from_iterable(map(_TOOL_USES, h.messages))  # at C speed: hundreds in a long conversation
+    names = dict.fromkeys(chain(map(_NAME, tools), map(_NAME, calls)))
+    mapped = {sent: n for n in names if (sent := wire_tool_name(n)) != n}
     free = frozenset(t.name for t in tools if t.kind == "custom")
     return mapped, free
+
+
+_NAME = operator.attrgetter("name")
+_TOOL_USES = operator.attrgetter("tool_uses")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
