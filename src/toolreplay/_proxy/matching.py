@@ -12,13 +12,12 @@ match wins (:func:`continued`).
 from __future__ import annotations
 
 import hashlib
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolreplay._history import History, Message
-from toolreplay.wires.bounded import Bounded, ByIdentity
+from toolreplay.wires.bounded import Bounded, ByIdentity, shared_prefix
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
@@ -82,10 +81,7 @@ def prefix_heads(messages: Sequence[Message]) -> list[str]:
     if not messages:
         return []
     held, heads = _PREFIXES.peek(messages[0]) or ((), ())
-    try:
-        k = operator.indexOf(map(operator.is_, held, messages), False)
-    except ValueError:
-        k = min(len(held), len(messages))
+    k = shared_prefix(held, messages)
     out = list(heads[:k])
     head = out[-1] if out else _SEED
     for m in messages[k:]:

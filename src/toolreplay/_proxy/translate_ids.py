@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import operator
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from toolreplay.model import History, Message, ToolCall
 from toolreplay.wires import get_wire
-from toolreplay.wires.bounded import ByIdentity
+from toolreplay.wires.bounded import ByIdentity, shared_prefix
 from toolreplay.wires.common import ID_SAFE
 from toolreplay.wires.translation import IdRule
 
@@ -50,10 +49,7 @@ def history_digest(h: History) -> str:
     # request N+1 holds request N's messages (the read memo gives them again, design 53): the hash of the
     # shared opening is taken up where request N's left it, and only the rest is hashed
     held, kept = _CHAINS.peek(msgs[0]) or ((), [])
-    try:  # the same objects, scanned at C speed
-        k = operator.indexOf(map(operator.is_, held, msgs), False)
-    except ValueError:
-        k = min(len(held), len(msgs))
+    k = shared_prefix(held, msgs)
     state = kept[k - 1].copy() if k else hashlib.sha256(_SEED)
     states = kept[:k]
     for m in msgs[k:]:

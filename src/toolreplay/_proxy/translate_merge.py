@@ -24,7 +24,7 @@ from typing import Any, cast
 
 from toolreplay._proxy.matching import message_key, unseen
 from toolreplay.model import History, Issuer, Message, Piece, Reasoning, Step, Text, ToolCall
-from toolreplay.wires.bounded import ByIdentity
+from toolreplay.wires.bounded import ByIdentity, shared_prefix
 from toolreplay.wires.bridge import is_token, seal, token_of
 
 #: A stored piece a token resolves to, with the issuer of its step.
@@ -160,7 +160,7 @@ def merge(history: History, stored: History | None, issuer: Issuer, notes: list[
     held = _MERGES.peek(msgs[0]) if msgs else None
     k = 0
     if held is not None and held.issuer == issuer:
-        k = min(held.plain, _shared(held.messages, msgs), _shared(held.known, known))
+        k = min(held.plain, shared_prefix(held.messages, msgs), shared_prefix(held.known, known))
     out = list(held.out[:k]) if held is not None and k else []
     plain = k
     for i in range(k, len(msgs)):
@@ -194,14 +194,6 @@ class _Merge:
 #: Per conversation (by its first message): its last merge (design 62: every request of it carries its
 #: messages again, the read memo's objects; the routed path's memory gives its stored replies again).
 _MERGES: ByIdentity[_Merge] = ByIdentity(64)
-
-
-def _shared(held: Sequence[Message], new: Sequence[Message]) -> int:
-    """How many leading messages of ``new`` are ``held``'s own objects (a scan at C speed)."""
-    try:
-        return operator.indexOf(map(operator.is_, held, new), False)
-    except ValueError:
-        return min(len(held), len(new))
 
 
 def _stored_call(c: ToolCall, k: int, stored: Message) -> ToolCall | None:

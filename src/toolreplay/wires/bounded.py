@@ -3,6 +3,7 @@ values kept by an immutable object's identity."""
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -126,4 +127,13 @@ class ByIdentity(Generic[V]):
             self._items.clear()
 
 
-__all__ = ["Bounded", "ByIdentity"]
+def shared_prefix(held: Sequence[object], new: Sequence[object]) -> int:
+    """How many leading items of ``new`` are ``held``'s own objects (compared by identity, at C speed: a
+    conversation's next request carries the last one's messages again as the same objects)."""
+    try:
+        return operator.indexOf(map(operator.is_, held, new), False)
+    except ValueError:
+        return min(len(held), len(new))
+
+
+__all__ = ["Bounded", "ByIdentity", "shared_prefix"]
