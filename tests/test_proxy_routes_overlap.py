@@ -16,7 +16,7 @@ import httpx
 
 from proxy_helpers import proxied
 from toolreplay import _jsonenc as jsonenc
-from toolreplay._proxy import ready, upstream
+from toolreplay._proxy import http1, ready
 from toolreplay._proxy.model_routes import parse_route
 from toolreplay.testing import Call, Calls, ProviderDouble
 
@@ -36,14 +36,16 @@ def test_the_answers_side_is_made_while_the_upstream_works(
         return real(r)
 
     monkeypatch.setattr(ready, "answering", answering)
-    written: list[float] = []  # when the proxy's transport wrote what it kept (the request's bytes)
-    flush = upstream.LoopStream._flush
+    written: list[float] = []  # when the proxy's transport wrote the request's bytes
+    send = http1.Connection.send
 
-    async def flushed(self: upstream.LoopStream, timeout: float | None) -> None:
-        await flush(self, timeout)
+    async def sent(
+        self: http1.Connection, head: bytes, request: httpx.Request, timeout: float | None
+    ) -> None:
+        await send(self, head, request, timeout)
         written.append(time.monotonic())
 
-    monkeypatch.setattr(upstream.LoopStream, "_flush", flushed)
+    monkeypatch.setattr(http1.Connection, "send", sent)
     f = tmp_path / "vessels.toml"
     with ProviderDouble(delay=DELAY) as double:
         double.script(Calls([Call("mcp__fs__read", {"path": "a.txt"})]))

@@ -1,7 +1,7 @@
 """A routed request ready to go (design 58): its body rendered for the vessel and prepared as the vessel's
 request, and the answer's side of the translation (the answer's ids, the tool names it goes back under,
 the notes), which nothing sent upstream needs. That side is worked out once, when first asked: the proxy
-asks as soon as the request is written (httpcore's ``trace`` extension says when), so it is worked out
+asks as soon as the request is written (the ``trace`` extension: the transport says when), so it is worked out
 while the upstream works on the request, not before the request goes."""
 
 from __future__ import annotations
@@ -13,12 +13,10 @@ from typing import Any
 
 from toolreplay._proxy.recent import Base
 from toolreplay._proxy.translate import Rendered, Translated, answering
+from toolreplay._proxy.upstream import WRITTEN
 from toolreplay._steps import Issuer
 from toolreplay._transport.request import Prepared
 from toolreplay.wires.bridge import Outbound
-
-#: httpcore's trace event once a request's bytes are all written (its answer's head is waited for next).
-WRITTEN = "http11.receive_response_headers.started"
 
 
 class Ready:
@@ -56,12 +54,11 @@ class Ready:
         return self._answer_side()[1]
 
     async def trace(self, event: str, info: Any) -> None:
-        """httpcore's ``trace`` extension (an async interface's is a coroutine): the answer's side is made
-        once the request is written. Not here: httpcore says so before its first read, and the proxy's
-        transport writes what it keeps at that read (:mod:`.upstream`); made here, the side would go
-        before the request's bytes. Called soon instead, it is made once the read waits for the answer."""
+        """The ``trace`` extension (httpx's convention; an async interface's is a coroutine): the answer's
+        side is made once the request is written. Called soon, not here: the loop's write has woken the
+        upstream, and the side is made once the read waits for the answer."""
         if event == WRITTEN:
             asyncio.get_running_loop().call_soon(self._answer_side)
 
 
-__all__ = ["WRITTEN", "Ready"]
+__all__ = ["Ready"]

@@ -1,12 +1,13 @@
-"""The proxy's upstream transport: httpx's own transport and connection pool (httpcore), on a network
-backend that speaks to the event loop's transports directly (design 44).
+"""The proxy's upstream transport (design 44): an httpx transport, so the proxy builds httpx's requests and
+reads httpx's responses and exceptions, whose connections are :class:`~.http1.Connection`: the event
+loop's own transports, and httptools reading the answers.
 
-httpcore's default backend goes through anyio: every read and write opens a cancel scope and a timeout,
-yields to the loop once, and asks the socket whether it is readable before a connection is reused. On the
-proxy's path that was a third of its own time per request. Here a write does not yield: it is kept until
-the next read, so a request's head and body leave in one write (one segment on loopback, one wake of the
-upstream) instead of two; a read returns what the loop has already received without waiting; a timeout is
-one timer, armed only when a read or a drain has to wait.
+httpx's own transport goes through httpcore's pool and h11 (pure Python): on the proxy's path they were
+the largest part of what it added before the upstream was sent a byte (the pool's anyio events and cancel
+scopes, h11's checks of each header, a parse of the answer's head and of every chunk). Here a request is
+one write of its head and body, the answer is parsed by llhttp, and the pool is a list of idle connections
+per origin, with httpx's limits: at most ``max_connections`` open, ``max_keepalive_connections`` kept
+idle, each for ``keepalive_expiry`` seconds. HTTP/1.1 only, as the proxy's upstreams were before.
 """
 
 from __future__ import annotations
@@ -16,248 +17,206 @@ import functools
 import socket
 import ssl
 from collections import deque
-from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any
 
-import httpcore
 import httpx
 
+from toolreplay._proxy.http1 import Connection, waited
 from toolreplay._transport.tls import ssl_context
 
-#: Written on at once past this many bytes kept (a large body does not wait whole in memory twice).
-_FLUSH_AT = 256 * 1024
+#: The trace event once a request's bytes are all written (httpcore's name for it: its answer's head is
+#: waited for next); a request's ``trace`` extension is called with it.
+WRITTEN = "http11.receive_response_headers.started"
 #: Seconds a closing connection may take (a TLS close_notify) before it is cut.
 _CLOSE_WAIT = 1.0
-#: Reading from the socket pauses while this much is received and not yet read (a slow agent).
-_READ_HIGH = 1024 * 1024
+_PORTS = {b"http": 80, b"https": 443}
+_BAD_HEADER = (b"\r", b"\n", b"\0")
+Origin = tuple[bytes, bytes, int]
 
 
-class _Conn(asyncio.Protocol):
-    """One upstream connection: what the loop received, and the writes kept until the next read."""
+class _Body(httpx.AsyncByteStream):
+    """An answer's body as httpx reads it: the connection's chunks as they come; closed, the connection
+    goes back to the pool (read whole and kept alive) or is closed."""
 
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.chunks: deque[bytes] = deque()
-        self.buffered = 0
-        self.pending: list[bytes] = []
-        self.pending_size = 0
-        self.eof = False
-        self.lost: BaseException | None = None
-        self.waiter: asyncio.Future[None] | None = None
-        self.drained: asyncio.Future[None] | None = None
-        self.paused_reading = False
-        self.gone = False
-        self.closed: asyncio.Future[None] | None = None
+    def __init__(self, pool: LoopTransport, origin: Origin, conn: Connection, timeout: float | None) -> None:
+        self._pool, self._origin, self._conn, self._timeout = pool, origin, conn, timeout
+        self._done = False
 
-    # -- the loop's side --------------------------------------------------------------------------
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = cast(asyncio.Transport, transport)  # uvloop's transports do not subclass it
-
-    def data_received(self, data: bytes) -> None:
-        self.chunks.append(data)
-        self.buffered += len(data)
-        if self.buffered > _READ_HIGH and self.transport is not None and not self.paused_reading:
-            self.transport.pause_reading()
-            self.paused_reading = True
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self.eof = True
-        self._wake()
-        return False
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.eof = self.gone = True
-        self.lost = exc
-        self._wake()
-        if self.closed is not None and not self.closed.done():
-            self.closed.set_result(None)
-        if self.drained is not None and not self.drained.done():
-            self.drained.set_result(None)
-
-    def pause_writing(self) -> None:
-        if self.drained is None or self.drained.done():
-            self.drained = asyncio.get_running_loop().create_future()
-
-    def resume_writing(self) -> None:
-        if self.drained is not None and not self.drained.done():
-            self.drained.set_result(None)
-
-    def _wake(self) -> None:
-        if self.waiter is not None and not self.waiter.done():
-            self.waiter.set_result(None)
-
-
-async def _wait(fut: asyncio.Future[None], timeout: float | None, error: type[Exception]) -> None:
-    """Wait for ``fut``; ``error`` when ``timeout`` seconds pass first."""
-    if timeout is None:
-        await fut
-        return
-    timer = asyncio.get_running_loop().call_later(timeout, _expire, fut)
-    try:
-        await fut
-    except TimeoutError:
-        raise error("timed out") from None
-    finally:
-        timer.cancel()
-
-
-def _expire(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_exception(TimeoutError())
-
-
-class LoopStream(httpcore.AsyncNetworkStream):
-    """httpcore's view of a :class:`_Conn`."""
-
-    def __init__(self, conn: _Conn) -> None:
-        self._conn = conn
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        conn = self._conn
-        if conn.pending:
-            try:
-                await self._flush(timeout)
-            except httpcore.WriteError:  # as httpcore does: an upstream may answer (413) and close early
-                conn.pending.clear()
-        if not conn.chunks and not conn.eof:
-            conn.waiter = asyncio.get_running_loop().create_future()
-            try:
-                await _wait(conn.waiter, timeout, httpcore.ReadTimeout)
-            finally:
-                conn.waiter = None
-        if not conn.chunks:
-            if conn.lost is not None:
-                raise httpcore.ReadError(str(conn.lost) or type(conn.lost).__name__)
-            return b""
-        data = conn.chunks.popleft()
-        if len(data) > max_bytes:
-            conn.chunks.appendleft(data[max_bytes:])
-            data = data[:max_bytes]
-        conn.buffered -= len(data)
-        if conn.paused_reading and conn.buffered < _READ_HIGH // 2 and conn.transport is not None:
-            conn.paused_reading = False
-            conn.transport.resume_reading()
-        return data
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        conn = self._conn
-        if conn.lost is not None or conn.transport is None or conn.transport.is_closing():
-            raise httpcore.WriteError("the upstream's connection is closed")
-        conn.pending.append(buffer)
-        conn.pending_size += len(buffer)
-        if conn.pending_size >= _FLUSH_AT:
-            await self._flush(timeout)
-
-    async def _flush(self, timeout: float | None) -> None:
-        conn = self._conn
-        data, conn.pending, conn.pending_size = conn.pending, [], 0
-        if conn.lost is not None or conn.transport is None or conn.transport.is_closing():
-            raise httpcore.WriteError("the upstream's connection is closed")
-        # the request's head and its body given to the loop as they are: uvloop writes them with one
-        # writev, without copying the body into one buffer with the head first
-        conn.transport.writelines(data)
-        if conn.drained is not None and not conn.drained.done():
-            await _wait(conn.drained, timeout, httpcore.WriteTimeout)
+    async def __aiter__(self) -> Any:
+        conn, timeout = self._conn, self._timeout
+        while (chunk := await conn.read(timeout)) is not None:
+            yield chunk
 
     async def aclose(self) -> None:
-        """Closed, and waited for: a TLS connection says goodbye first, and the loop must not be closed
-        under it (a second at most; then it is cut)."""
-        conn, transport = self._conn, self._conn.transport
-        if transport is None or conn.gone:
-            return
-        conn.closed = asyncio.get_running_loop().create_future()
-        transport.close()
-        try:
-            await _wait(conn.closed, _CLOSE_WAIT, httpcore.WriteTimeout)
-        except httpcore.WriteTimeout:
-            transport.abort()
+        if not self._done:
+            self._done = True
+            self._pool.give_back(self._origin, self._conn)
 
-    async def start_tls(
-        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        conn = self._conn
-        assert conn.transport is not None
-        if conn.pending:
-            await self._flush(timeout)
-        loop = asyncio.get_running_loop()
+
+class LoopTransport(httpx.AsyncBaseTransport):
+    """Requests sent on pooled :class:`~.http1.Connection`; ``limits`` as httpx's own pool reads them."""
+
+    def __init__(self, limits: httpx.Limits) -> None:
+        self._tls = ssl_context()  # shared: loading the CA bundle again would cost more than a request
+        self._max = limits.max_connections
+        self._max_idle = limits.max_keepalive_connections
+        self._expiry = limits.keepalive_expiry
+        self._idle: dict[Origin, list[Connection]] = {}
+        self._open: set[Connection] = set()  # every connection open or being used
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        timeout = request.extensions.get("timeout") or {}
+        url = request.url
+        origin = (url.raw_scheme, url.raw_host, url.port or _PORTS.get(url.raw_scheme, 80))
+        conn = await self._checkout(origin, timeout)
         try:
-            tls = await loop.start_tls(
-                conn.transport, conn, ssl_context, server_hostname=server_hostname,
-                ssl_handshake_timeout=timeout,
-            )  # fmt: skip
+            await conn.send(_head(request), request, timeout.get("write"))
+            trace = request.extensions.get("trace")
+            if trace is not None:
+                await trace(WRITTEN, {})
+            head = await conn.head(timeout.get("read"))
+        except BaseException:
+            self._drop(conn)
+            raise
+        return httpx.Response(
+            head.status, headers=head.headers, request=request,
+            stream=_Body(self, origin, conn, timeout.get("read")),
+            extensions={"http_version": b"HTTP/1.1", "reason_phrase": head.reason},
+        )  # fmt: skip
+
+    # -- the pool ---------------------------------------------------------------------------------
+
+    async def _checkout(self, origin: Origin, timeout: dict[str, float | None]) -> Connection:
+        """An idle connection to ``origin``, else a new one; at the limit, an idle connection of another
+        origin is closed to make room, or the request waits (``pool`` seconds in all) for one to be let
+        go."""
+        loop = asyncio.get_running_loop()
+        wait = timeout.get("pool")
+        deadline = None if wait is None else loop.time() + wait
+        while True:
+            conn = self._idle_one(origin, loop.time())
+            if conn is not None:
+                return conn
+            if self._max is None or len(self._open) < self._max:
+                return await self._connect(origin, timeout.get("connect"))
+            oldest = min((c for conns in self._idle.values() for c in conns), key=_since, default=None)
+            if oldest is not None:
+                self._forget(oldest)
+                self._drop(oldest)
+                continue
+            fut = loop.create_future()
+            self._waiting.append(fut)
+            try:
+                left = None if deadline is None else max(deadline - loop.time(), 0.0)
+                await waited(fut, left, httpx.PoolTimeout)
+            finally:
+                if fut in self._waiting:
+                    self._waiting.remove(fut)
+
+    def _idle_one(self, origin: Origin, now: float) -> Connection | None:
+        idle = self._idle.get(origin)
+        while idle:
+            conn = idle.pop()
+            if conn.reusable() and (self._expiry is None or now - conn.idle_since < self._expiry):
+                return conn
+            self._drop(conn)
+        return None
+
+    async def _connect(self, origin: Origin, timeout: float | None) -> Connection:
+        scheme, host, port = origin
+        loop = asyncio.get_running_loop()
+        conn = Connection()
+        self._open.add(conn)
+        name = host.decode("ascii")
+        tls = self._tls if scheme == b"https" else None
+        try:
+            async with asyncio.timeout(timeout):
+                await loop.create_connection(
+                    lambda: conn, name, port, ssl=tls, server_hostname=name if tls else None
+                )
         except TimeoutError as exc:
-            conn.transport.close()
-            raise httpcore.ConnectTimeout(str(exc) or "the TLS handshake timed out") from exc
+            self._drop(conn)
+            raise httpx.ConnectTimeout(f"no connection to {name}:{port} in time") from exc
         except (OSError, ssl.SSLError) as exc:
-            conn.transport.close()
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        if tls is None:
-            raise httpcore.ConnectError("the TLS handshake did not complete")
-        conn.transport = tls
-        return self
-
-    def get_extra_info(self, info: str) -> Any:
-        conn = self._conn
-        transport = conn.transport
-        if info == "is_readable":  # httpcore: a kept-alive connection the upstream has closed, or written on
-            return bool(conn.chunks) or conn.eof
-        if transport is None:
-            return None
-        name = {"client_addr": "sockname", "server_addr": "peername"}.get(info, info)
-        return (
-            transport.get_extra_info(name)
-            if name in ("ssl_object", "sockname", "peername", "socket")
-            else None
-        )
-
-
-class LoopBackend(httpcore.AsyncNetworkBackend):
-    """Connections made by the running event loop itself (asyncio's or uvloop's)."""
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        loop = asyncio.get_running_loop()
-        conn = _Conn()
-        local = (local_address, 0) if local_address else None
-        try:
-            async with asyncio.timeout(timeout):
-                await loop.create_connection(lambda: conn, host, port, local_addr=local)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"no connection to {host}:{port} in time") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+            self._drop(conn)
+            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
+        except BaseException:
+            self._drop(conn)
+            raise
+        # TCP_NODELAY (the loop sets it on its TCP connections, said here so it holds on any loop): an
+        # answer's events must not wait on a delayed ACK
         sock = conn.transport.get_extra_info("socket") if conn.transport is not None else None
-        for option in socket_options or ():
-            if sock is not None:
-                sock.setsockopt(*option)
-        return LoopStream(conn)
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return conn
 
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore.AsyncNetworkStream:
+    def give_back(self, origin: Origin, conn: Connection) -> None:
+        """A connection whose answer is done with: kept idle when it can carry the next request and the
+        idle ones are not at their limit, else closed."""
+        idle_count = sum(len(c) for c in self._idle.values())
+        if conn.reusable() and (self._max_idle is None or idle_count < self._max_idle):
+            conn.idle_since = asyncio.get_running_loop().time()
+            self._idle.setdefault(origin, []).append(conn)
+            self._wake_one()
+        else:
+            self._drop(conn)
+
+    def _forget(self, conn: Connection) -> None:
+        for conns in self._idle.values():
+            if conn in conns:
+                conns.remove(conn)
+                return
+
+    def _drop(self, conn: Connection) -> None:
+        """Closed (without waiting) and no longer counted; a request waiting for room gets it."""
+        if conn.transport is not None and not conn.transport.is_closing():
+            conn.transport.close()
+        if conn in self._open:
+            self._open.discard(conn)
+            self._wake_one()
+
+    def _wake_one(self) -> None:
+        """A request waiting for room is told a connection was let go (idle, or closed)."""
+        while self._waiting:
+            fut = self._waiting.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                return
+
+    async def aclose(self) -> None:
+        """Every connection closed, and waited for: a TLS connection says goodbye first, and the loop must
+        not be closed under it (a second at most; then it is cut)."""
+        conns = [c for c in self._open if c.transport is not None and not c.gone]
+        self._idle.clear()
+        self._open.clear()
         loop = asyncio.get_running_loop()
-        conn = _Conn()
-        try:
-            async with asyncio.timeout(timeout):
-                await loop.create_unix_connection(lambda: conn, path)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"no connection to {path} in time") from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        return LoopStream(conn)
+        for conn in conns:
+            assert conn.transport is not None
+            conn.closed = loop.create_future()
+            conn.transport.close()
+        for conn in conns:
+            assert conn.closed is not None and conn.transport is not None
+            try:
+                await waited(conn.closed, _CLOSE_WAIT, httpx.WriteTimeout)
+            except httpx.WriteTimeout:
+                conn.transport.abort()
 
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
+
+def _since(conn: Connection) -> float:
+    return conn.idle_since
+
+
+def _head(request: httpx.Request) -> bytes:
+    """The request's line and headers (httpx has put in ``Host`` and the body's length or chunking); a
+    header that would end the head early is refused, as h11 refuses it."""
+    lines = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), request.url.raw_path)]
+    for k, v in request.headers.raw:
+        if any(c in k or c in v for c in _BAD_HEADER):
+            raise httpx.LocalProtocolError(f"the header {k.decode('latin-1')!r} holds a line break or NUL")
+        lines.append(b"%s: %s\r\n" % (k, v))
+    lines.append(b"\r\n")
+    return b"".join(lines)
 
 
 @functools.lru_cache(maxsize=512)
@@ -267,24 +226,4 @@ def parsed_url(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
-class LoopTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport with its connection pool on :class:`LoopBackend` (the rest is httpx's own: the
-    request and response models, the exceptions, the pool's keep-alive rules)."""
-
-    def __init__(self, limits: httpx.Limits) -> None:
-        tls = ssl_context()  # shared: loading the CA bundle again would cost more than a request
-        super().__init__(verify=tls, limits=limits)
-        # TCP_NODELAY (the loop sets it on its TCP connections, said here so it holds on any loop): a
-        # request's head and body go out as one write, and an answer's events must not wait on an ACK
-        nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=tls,
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            socket_options=nodelay,
-            network_backend=LoopBackend(),
-        )
-
-
-__all__ = ["LoopBackend", "LoopStream", "LoopTransport", "parsed_url"]
+__all__ = ["WRITTEN", "LoopTransport", "parsed_url"]
