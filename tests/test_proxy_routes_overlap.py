@@ -1,6 +1,7 @@
-"""The answer's side of a routed request's translation (its ids, the tool names it goes back under, the
-notes: design 58) is made while the upstream works on the request, once the request is written, not
-before it goes; once, whole or streamed, with the same answer as when it is made first."""
+"""The answer's side of a routed request's translation (design 58), each part once, whole or streamed:
+the ids the answer starts with while the upstream works on the request, once the request is written, not
+before it goes; the tool names it goes back under when the answer has a call; the notes when the
+exchange is handed to the recorder."""
 
 from __future__ import annotations
 
@@ -28,14 +29,19 @@ DELAY = 0.3
 def test_the_answers_side_is_made_while_the_upstream_works(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stream: bool, record: bool
 ) -> None:
-    made: list[float] = []
-    real = ready.answering
+    made: dict[str, list[float]] = {"answer_ids": [], "answer_names": [], "answering": []}
 
-    def answering(r: Any) -> Any:
-        made.append(time.monotonic())
-        return real(r)
+    def timed(name: str) -> Any:
+        real = getattr(ready, name)
 
-    monkeypatch.setattr(ready, "answering", answering)
+        def f(*args: Any) -> Any:
+            made[name].append(time.monotonic())
+            return real(*args)
+
+        return f
+
+    for name in made:
+        monkeypatch.setattr(ready, name, timed(name))
     written: list[float] = []  # when the proxy's transport wrote the request's bytes
     send = http1.Connection.send
 
@@ -64,12 +70,14 @@ def test_the_answers_side_is_made_while_the_upstream_works(
             answered = time.monotonic()
             assert proxy.drain()
     assert got.status_code == 200, got.text
-    assert len(made) == 1  # once, though asked for at the send, the answer, the writer and the record
+    # each once, though the ids are asked for at the send, the writer and the record
+    assert [len(made[k]) for k in made] == [1, 1, 1]
+    ids = made["answer_ids"][0]
     # made after the request went (the upstream then holds it DELAY seconds), long before its answer came
-    assert sent <= made[0] <= answered - DELAY / 2
-    # after the request's bytes went: httpcore says the request is written before its first read, at
-    # which the transport writes what it kept
-    assert written and written[0] <= made[0]
+    assert sent <= ids <= answered - DELAY / 2
+    assert written and written[0] <= ids  # after the request's bytes went
+    assert made["answer_names"][0] >= ids + DELAY / 2  # asked at the answer's call
+    assert made["answering"][0] >= made["answer_names"][0]  # the notes: when the exchange is handed over
     text = got.text
     assert ("message_stop" in text) == stream
     assert '"name":"mcp__fs__read"' in text  # the call, under the agent's own tool name

@@ -370,25 +370,54 @@ def _as_json(value: list[Any]) -> Spliced | None:
         return None  # the plain encoder's reading of what orjson refuses: encoded with the body
 
 
-def answering(r: Rendered) -> Translated:
-    """The answer's side of :func:`translate_request` (nothing of it goes upstream): the answer's ids, a
-    pure function of the history; the tool names it goes back under; every note."""
-    target = get_wire(r.wire)
-    notes = [*r.notes, *render_warnings(r.turns, declared_tools(r.turns, r.tools), r.wire)]
+@dataclass(frozen=True, slots=True)
+class AnswerIds:
+    """What the answer's first event needs of the answer's side: its ids (a pure function of the
+    history) and how the upstream's reasoning is shown."""
+
+    answer_id: str
+    call_id: Callable[[int, str | None, str], str]
+    thinking: bool
+    seal: Callable[[Reasoning], str]
+
+
+def answer_ids(r: Rendered) -> AnswerIds:
+    """The answer's ids for :func:`answering` (the writer starts with them)."""
     digest = history_digest(r.merged)
+    return AnswerIds(
+        answer_id(r.inbound, digest), agent_call_ids(r.inbound, digest), r.asked.show,
+        functools.partial(seal, r.issuer),
+    )  # fmt: skip
+
+
+def answer_names(r: Rendered) -> tuple[dict[str, str], frozenset[str]]:
+    """The tool names the answer's calls go back under, and the agent's free-form tools sent as functions
+    (:attr:`Translated.tool_names`, :attr:`Translated.free_form`): asked at the answer's first call."""
     names, free = _names(r.tools, r.merged)
+    return names, free if "custom" not in get_wire(r.wire).tool_kinds else frozenset()
+
+
+def answering(
+    r: Rendered, ids: AnswerIds | None = None, names: tuple[dict[str, str], frozenset[str]] | None = None
+) -> Translated:
+    """The answer's side of :func:`translate_request` (nothing of it goes upstream): the answer's ids, a
+    pure function of the history; the tool names it goes back under; every note. ``ids``, ``names``:
+    :func:`answer_ids` and :func:`answer_names` when they were asked for first."""
+    ids = ids or answer_ids(r)
+    tool_names, free = names or answer_names(r)
+    notes = [*r.notes, *render_warnings(r.turns, declared_tools(r.turns, r.tools), r.wire)]
     return Translated(
         body=r.body,
         stream=r.asked.stream,
         history=r.merged,
-        thinking=r.asked.show,
-        answer_id=answer_id(r.inbound, digest),
-        call_id=agent_call_ids(r.inbound, digest),
-        seal=functools.partial(seal, r.issuer),
+        thinking=ids.thinking,
+        answer_id=ids.answer_id,
+        call_id=ids.call_id,
+        seal=ids.seal,
         notes=compact(notes),
         upstream_stream=r.upstream_stream,
-        tool_names=names,
-        free_form=free if "custom" not in target.tool_kinds else frozenset(),
+        tool_names=tool_names,
+        free_form=free,
         upstream_wire=r.wire,
         sent=r.sent,
     )

@@ -281,8 +281,7 @@ class _Pending:
     def names(self) -> AgentNames:
         """The agent's names of the answer's tools (the answer's side: asked once the answer comes)."""
         if self._names is None:
-            done = self.ready.translated
-            self._names = AgentNames(done.tool_names, done.free_form)
+            self._names = AgentNames(*self.ready.names)
         return self._names
 
     async def send(self) -> Response:
