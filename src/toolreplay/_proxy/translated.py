@@ -136,7 +136,7 @@ class Translator:
                 return None
             return Picked(route, found, body, len(raw), headers=request.headers)
         http = route.wire.http
-        hit = http.count_path.match(request.url.path) if http and http.count_path else None
+        hit = http.count_path.match(request.scope["path"]) if http and http.count_path else None
         if hit is None or request.method != "POST":
             return None
         try:
@@ -271,7 +271,7 @@ class _Pending:
         self.began = False
         self._names: AgentNames | None = None
         self.agent = request.headers.get("user-agent", "")[:200]
-        self.path = request.url.path
+        self.path = request.scope["path"]  # as routed (building Starlette's URL costs more)
         self.inbound = picked.route.wire
         self.upstream = get_wire(ready.prepared.vessel.wire)
         if tr.recorder is not None:
