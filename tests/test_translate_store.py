@@ -431,3 +431,37 @@ def test_a_merge_taken_up_from_the_last_one_is_the_merge_made_afresh() -> None:
         assert got == tm.merge(History("c1", messages), stored, KIMI_ISSUER, fresh)
         assert notes == fresh and any("names no stored piece" in n for n in notes)
     assert got.messages[1].steps == reply.steps  # the stored reply's own steps, from the last merge
+
+
+def test_a_new_conversations_merge_is_taken_up_past_its_stored_replies(monkeypatch: Any) -> None:
+    # a conversation the store does not hold (no stored replies, or fewer than the request's messages):
+    # where the stored replies end for both merges, the last merge still takes the shared messages up; a
+    # stored reply the last merge did not have bounds it there (merged afresh, with its steps)
+    from toolreplay._proxy import translate_merge as tm
+
+    first = _stored()
+    merged: list[str] = []
+    real = tm.resolved_reply
+
+    def counted(m: Message, tokens: Any, notes: list[str]) -> Message:
+        merged.append(m.id)
+        return real(m, tokens, notes)
+
+    monkeypatch.setattr(tm, "resolved_reply", counted)
+    reply = first.messages[1]
+    agent_reply = replace(reply, steps=(), tool_uses=(replace(reply.tool_uses[0], provider_data=None),))
+    opening = (first.messages[0], agent_reply, Message("u3", "user", "and then"))
+    later = replace(agent_reply, id="a4")
+    requests = [opening, (*opening, later), (*opening, later, Message("u5", "user", "and 5"))]
+    for stored in (None, History("c1", first.messages[:1])):
+        tm._MERGES.clear()
+        for messages in requests:
+            merged.clear()
+            got = tm.merge(History("c1", messages), stored, KIMI_ISSUER, [])
+            taken = list(merged)
+            tm._MERGES.clear()
+            assert got == tm.merge(History("c1", messages), stored, KIMI_ISSUER, [])
+        assert taken == []  # the last request's replies were all merged before: none merged again
+    tm.merge(History("c1", opening), None, KIMI_ISSUER, [])
+    got = tm.merge(History("c1", opening), History("c1", first.messages[:2]), KIMI_ISSUER, [])
+    assert got.messages[1].steps == reply.steps  # the stored reply known now: merged with it, not taken up

@@ -160,7 +160,10 @@ def merge(history: History, stored: History | None, issuer: Issuer, notes: list[
     held = _MERGES.peek(msgs[0]) if msgs else None
     k = 0
     if held is not None and held.issuer == issuer:
-        k = min(held.plain, shared_prefix(held.messages, msgs), shared_prefix(held.known, known))
+        # the stored replies bound it where they differ, not where both end (a new conversation has none)
+        same_known = shared_prefix(held.known, known)
+        ended = same_known == len(held.known) == len(known)
+        k = min(held.plain, shared_prefix(held.messages, msgs), len(msgs) if ended else same_known)
     out = list(held.out[:k]) if held is not None and k else []
     plain = k
     for i in range(k, len(msgs)):
