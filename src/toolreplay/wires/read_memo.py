@@ -27,6 +27,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any, TypeVar, cast
 
 import orjson
@@ -140,6 +141,7 @@ class _Segment:
 
 #: The most (id, issuer) variants of one turn's messages kept (one in practice).
 _MADE = 8
+_WARNINGS = operator.attrgetter("warnings")  # a group's
 #: The most agent turns kept as far as they were read (one per conversation in progress).
 _READINGS = 256
 #: How many of a body's last points without a turn in hand its next body may go on from.
@@ -382,7 +384,7 @@ def assemble_memo(
 ) -> History:
     """:func:`~toolreplay.wires.turns.assemble` of the groups' events, each turn through the memo: the
     same history, warnings in the same order."""
-    warns = [*warnings, *(w for g in groups for w in g.warnings)]
+    warns = [*warnings, *chain.from_iterable(map(_WARNINGS, groups))]  # at C speed: one per body message
     segments = _segments(memo, groups)
     for s in segments:
         warns.extend(s.warnings)
