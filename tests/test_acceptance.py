@@ -66,6 +66,7 @@ def _turn(store: SQLiteStore, double: ProviderDouble, vessel: str, text: str, **
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vessel", HTTP_VESSELS)
 def test_three_turns_closing_todos(vessel: str, store: SQLiteStore, double: ProviderDouble) -> None:
     wire = BUILTIN[vessel].wire

@@ -165,6 +165,7 @@ def test_steps_up_to() -> None:
     assert [timing.steps_up_to(x) for x in (0.3, 1, 1.5, 3, 7, 11, 400)] == [1, 1, 2, 5, 10, 20, 500]
 
 
+@pytest.mark.slow
 def test_alternate_interleaves_and_keeps_each_contender_apart() -> None:
     log: list[str] = []
     made: list[int] = []

@@ -62,6 +62,7 @@ def upstream() -> Iterator[str]:
         yield f"http://127.0.0.1:{port}"
 
 
+@pytest.mark.slow
 def test_the_upstream_answers_what_the_openai_sdk_reads(upstream: str) -> None:
     openai = pytest.importorskip("openai")
     with openai.OpenAI(base_url=f"{upstream}/v1", api_key="sk-test", max_retries=0) as client:

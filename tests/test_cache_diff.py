@@ -147,6 +147,7 @@ def double() -> Iterator[ProviderDouble]:
         yield d
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vessel", ["openai", "kimi", "codex", "anthropic", "gemini", "ollama"])
 def test_ten_turns_through_the_doubles_keep_the_prefix(
     vessel: str, tmp_path: Path, double: ProviderDouble

@@ -100,6 +100,7 @@ def test_demo_shows_but_does_not_store_over_a_conflicting_stored_copy(db: str) -
         assert s.load(h.id).messages[4].text == "something else"
 
 
+@pytest.mark.slow
 def test_demo_through_the_entry_point_offline(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update({"XDG_DATA_HOME": str(tmp_path / "xdg"), "COLUMNS": "120"})

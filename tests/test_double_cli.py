@@ -127,6 +127,7 @@ def running_double(*args: str, env: dict[str, str] | None = None) -> Iterator[tu
         proc.communicate(timeout=10)  # also closes the pipes
 
 
+@pytest.mark.slow
 def test_double_command_serves_a_turn_from_a_script(tmp_path: Path) -> None:
     script = tmp_path / "s.toml"
     script.write_text(

@@ -159,6 +159,7 @@ def _slow_connections(double: ProviderDouble, n: int) -> list[socket.socket]:
     return out
 
 
+@pytest.mark.slow
 def test_slow_connections_hold_no_thread_and_a_normal_client_is_answered() -> None:
     before = threading.active_count()
     with ProviderDouble() as double:
@@ -269,6 +270,7 @@ def test_the_double_command_memory_stays_bounded() -> None:
         assert max(sizes[5:]) - max(sizes[:5]) < 60, (start, sizes)
 
 
+@pytest.mark.slow
 def test_the_double_command_logs_every_request_it_no_longer_keeps() -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "toolreplay", "double", "--keep", "1"],

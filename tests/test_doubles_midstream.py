@@ -47,6 +47,7 @@ def test_openai_chat_stream_raises_api_error(double: ProviderDouble, kind: str) 
     assert len(seen) == AFTER and caught.value.body["type"] == KINDS[kind][0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_openai_responses_stream_yields_the_numbered_error_event(double: ProviderDouble, kind: str) -> None:
     openai = pytest.importorskip("openai")

@@ -24,6 +24,7 @@ def test_spending_and_looks() -> None:
     assert list(plan.thresholds) == sorted(plan.thresholds) and plan.thresholds[-1] < ALPHA
 
 
+@pytest.mark.slow
 def test_check_look_uses_only_the_trials_of_the_rounds_so_far() -> None:
     plan = Schedule.plan(20)
     native = [{"vessel": "v", "mode": "native", "trial": i, "class": "called"} for i in range(20)]

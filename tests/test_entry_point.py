@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers_cli import conversations, good_with, write_file
 
 # -- the real entry point and the import cost -----------------------------------------------------------
@@ -22,6 +24,7 @@ def _entry(*args: str, env: dict[str, str] | None = None) -> subprocess.Complete
     )
 
 
+@pytest.mark.slow
 def test_entry_point_bad_input_is_one_line_without_traceback(tmp_path: Path) -> None:
     bad = write_file(tmp_path, "bad.json", good_with(tool_uses={"a": 1}))
     db = tmp_path / "t.db"
@@ -33,6 +36,7 @@ def test_entry_point_bad_input_is_one_line_without_traceback(tmp_path: Path) -> 
     assert conversations(db) == []
 
 
+@pytest.mark.slow
 def test_entry_point_demo_runs_offline_and_says_what_next(tmp_path: Path) -> None:
     proc = _entry("demo", "--db", str(tmp_path / "d.db"), env={"COLUMNS": "100"})
     assert proc.returncode == 0, proc.stderr

@@ -141,6 +141,7 @@ def test_resume_after_a_stop_and_a_cut_line(tmp_path: Path, demo_path: Path) -> 
     assert (len(done), stale, broken) == (54, 0, 1)
 
 
+@pytest.mark.slow
 def test_a_changed_request_is_not_counted(tmp_path: Path, demo_path: Path) -> None:
     with ProviderDouble(responder=ScriptedAgent()) as double:
         run_lab(config(double, demo_path, vessels=("kimi",), trials=2), out=tmp_path, chart=False)

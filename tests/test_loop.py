@@ -295,6 +295,7 @@ def test_words_shown_before_a_later_step_fails_follow_its_steps(store: SQLiteSto
     assert reply.status == "interrupted" and reply.text == "So far" and len(reply.tool_uses) == 1
 
 
+@pytest.mark.slow
 def test_streamed_words_are_stored_as_they_come_in_batches(store: SQLiteStore, tmp_path: Path) -> None:
     """A process killed mid-stream keeps what it showed, up to the last batch (issue 27, item 7)."""
     seen: list[tuple[str, str]] = []

@@ -43,6 +43,7 @@ async def _session(db: Path, *extra: str) -> dict[str, Any]:
     return out
 
 
+@pytest.mark.slow
 def test_mcp_serves_coop_over_stdio(tmp_path: Path) -> None:
     db = tmp_path / "mcp.db"
     out = asyncio.run(_session(db))

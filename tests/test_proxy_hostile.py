@@ -187,6 +187,7 @@ def test_an_upstream_that_is_down_or_silent_gets_502_or_504(tmp_path: Path) -> N
         assert r.status_code == 502 and "cannot reach 127.0.0.1" in r.json()["error"]["message"]
 
 
+@pytest.mark.slow
 def test_beyond_loopback_only_with_the_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     case = BY_WIRE["anthropic"]
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)

@@ -214,6 +214,7 @@ def test_faults_are_httpx_errors(loop: str) -> None:
     run(body, loop)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loop", LOOPS)
 def test_the_pools_limits(loop: str) -> None:
     async def body() -> None:

@@ -184,6 +184,7 @@ def _refused(n: int) -> Exchange:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_the_recorder_gives_way_to_a_request_in_hand_and_not_to_a_drain(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

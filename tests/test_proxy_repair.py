@@ -107,6 +107,7 @@ def _gemini_exchange(repair: bool, tmp: Path) -> tuple[httpx.Response, bytes, by
         return got, sent, double.requests[-1].raw, lines
 
 
+@pytest.mark.slow
 def test_a_gemini_signature_the_agent_dropped_fails_without_repair_and_goes_back_with_it(
     tmp_path: Path,
 ) -> None:
@@ -166,6 +167,7 @@ def _holding_upstream(hold: float) -> Iterator[tuple[str, list[bytes]]]:
         yield f"{base}/v1", bodies
 
 
+@pytest.mark.slow
 def test_a_repair_waits_for_the_answer_the_agent_already_has_whole(tmp_path: Path) -> None:
     """The agent reads the stream's final ``[DONE]`` and sends its next request while the upstream has
     not closed the stream yet (so the exchange is not handed to the recorder yet): the repair waits for

@@ -133,6 +133,7 @@ AGENT = """\
 """
 
 
+@pytest.mark.slow
 def test_readme_python_blocks_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every Python block imports public names only, and runs as written (the run_turn block needs a
     running ``toolreplay double``: tests/test_readme_examples.py runs it in that session)."""

@@ -130,6 +130,7 @@ def echo_server() -> Iterator[tuple[str, list[str]]]:
         server.server_close()
 
 
+@pytest.mark.slow
 def test_a_key_echoed_as_basic_auth_by_the_provider_leaves_no_piece_anywhere(tmp_path: Path) -> None:
     env = {**os.environ, "MOONSHOT_API_KEY": KEY, "TOOLREPLAY_DB": str(tmp_path / "t.db")}
     with echo_server() as (url, seen):

@@ -102,6 +102,7 @@ def _summary_json() -> list[dict[str, Any]]:
     return comparisons
 
 
+@pytest.mark.slow
 def test_summary_matches_scipy_and_statsmodels() -> None:
     scipy_stats = pytest.importorskip("scipy.stats")
     multitest = pytest.importorskip("statsmodels.stats.multitest")
@@ -124,6 +125,7 @@ def test_summary_matches_scipy_and_statsmodels() -> None:
     assert got[0]["p_two_sided"] == pytest.approx(0.0745151, abs=1e-7)
 
 
+@pytest.mark.slow
 def test_pure_python_path_matches(monkeypatch: pytest.MonkeyPatch) -> None:
     """Without scipy the lab names Fisher's one-sided test, and every number still matches the references."""
     scipy_stats = pytest.importorskip("scipy.stats")

@@ -85,6 +85,7 @@ def test_a_database_with_render_fragments_drops_them_and_reads_as_before(
         reopened.close()
 
 
+@pytest.mark.slow
 def test_connections_opening_a_new_sqlite_file_at_once_all_open_it(tmp_path: Path) -> None:
     """The proxy's recorder and its routed path open a new file at the same moment: the one switching to
     WAL while another creates the schema was told "database is locked" at once (no busy handler for that

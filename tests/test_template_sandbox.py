@@ -31,6 +31,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("source", list(HOSTILE.values()), ids=list(HOSTILE))
 def test_hostile_templates_end_in_one_line(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sandbox, "TIME_LIMIT", 2.0)

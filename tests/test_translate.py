@@ -113,6 +113,7 @@ def test_every_captured_request_translates_for_every_wire(
     assert not forwards_token(t.body)
 
 
+@pytest.mark.slow
 def test_every_corpus_request_translates_for_every_wire() -> None:
     # 466 request bodies the providers took (tests/corpus), each translated for every wire
     from corpus_loader import exchanges
@@ -190,6 +191,7 @@ def _run(wire: str, body: dict[str, Any], vessel: str) -> str:
     return jsonenc.dumps(translated(wire, body, vessel).body)
 
 
+@pytest.mark.slow
 def test_the_same_request_translates_to_the_same_bytes_in_another_process() -> None:
     _, wire, body, _ = next(c for c in CAPTURED if c[0] == "claude-2")
     here = {v: _run(wire, body, v) for v in VESSELS}

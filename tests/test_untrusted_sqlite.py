@@ -43,6 +43,7 @@ def _stalling_logs_db(path: Path) -> None:
         db.executemany("INSERT INTO responses VALUES (?, 'x')", [(str(i),) for i in range(200)])
 
 
+@pytest.mark.slow
 def test_a_stalling_database_is_stopped_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "logs.db"
     _stalling_logs_db(path)

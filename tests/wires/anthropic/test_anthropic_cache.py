@@ -308,6 +308,7 @@ def test_a_tool_heavy_step_reads_the_turn_through_the_earlier_end_marker(
     assert (step.cached_tokens >= first.input_tokens - 2) is reads_the_turn, (first, step)
 
 
+@pytest.mark.slow
 def test_the_budgets_large_steps_keep_it_hitting(double: ProviderDouble, tmp_path: Path) -> None:
     options = TurnOptions(system=SYSTEM, dry_tools=True, context=ContextBudget(max_tokens=9000))
     usage = _turns(double, tmp_path, 24, options=options)

@@ -185,6 +185,7 @@ def test_an_anthropic_vessel_resumes_under_a_system_prompt_of_blocks(vessel: str
     assert cache.stats.resumed == 13 and cache.stats.fallbacks == 0
 
 
+@pytest.mark.slow
 def test_interleaved_sessions_and_edits_to_the_last_messages_translate_alike() -> None:
     renders, memo = Renders(size=2), ReadMemo(budget=40_000)  # small: entries are evicted on the way
     long = _long_body()

@@ -45,6 +45,7 @@ def _translated(plain: bytes, renders: Renders) -> None:
     _same(want, translate_request(WIRE, history, None, v, issuer=_issuer(v), renders=renders))
 
 
+@pytest.mark.slow
 def test_every_claude_and_corpus_body_reads_alike_from_its_slices() -> None:
     READ_MEMO.clear()
     renders = Renders()

@@ -153,6 +153,7 @@ def _conversation(moves: list[tuple[str, str]]) -> list[dict[str, Any]]:
     return contents
 
 
+@pytest.mark.slow
 @settings(max_examples=examples(40), deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(_MOVES), st.text(alphabet="ab \n", max_size=6)), max_size=12))
 def test_random_conversations_translate_alike_as_they_grow(moves: list[tuple[str, str]]) -> None:

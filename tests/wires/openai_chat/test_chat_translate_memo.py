@@ -62,6 +62,7 @@ def _long_body() -> dict[str, Any]:
     return body
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vessel", VESSELS)
 def test_every_opencode_and_corpus_body_translates_alike_cached_or_not(vessel: str) -> None:
     # the corpus's tool declarations in another key order among the bodies: not one conversation

@@ -99,6 +99,7 @@ def _long_body() -> dict[str, Any]:
     return body
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vessel", VESSELS)
 def test_every_codex_and_corpus_body_translates_alike_cached_or_not(vessel: str) -> None:
     every_body_alike_cached_or_not(WIRE, [*_kept_bodies(), _long_body()], vessel)
