@@ -212,13 +212,13 @@ def _commands(tmp: Path, up: int, ports: list[int], litellm: bool) -> list[tuple
     return out
 
 
-def in_process(env: dict[str, str], n: int) -> list[str]:
-    """:mod:`bench.proxy_translate_steps` in a process of its own (this tree's toolreplay, nothing else
-    running in it)."""
-    cmd = [sys.executable, "-m", "bench.proxy_translate_steps", str(n)]
+def in_process(env: dict[str, str], n: int, module: str = "bench.proxy_translate_steps") -> list[str]:
+    """:mod:`bench.proxy_translate_steps` (or ``module``: :mod:`bench.proxy_transport`) in a process of its
+    own (this tree's toolreplay, nothing else running in it)."""
+    cmd = [sys.executable, "-m", module, *([str(n)] if module.endswith("steps") else ["--quick"] * (n < 50))]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
     if done.returncode != 0:
-        return [f"(the steps could not be timed: {done.stderr.strip().splitlines()[-1:]})"]
+        return [f"(not measured: {done.stderr.strip().splitlines()[-1:]})"]
     return done.stdout.rstrip("\n").splitlines()
 
 
@@ -259,6 +259,7 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
             contenders = [contenders[0], *(continued(c, quick) for c in contenders[1:])]
         rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30, pause=PAUSE)
     steps = in_process(env, 10 if quick else 50)
+    transport = in_process(env, 10 if quick else 50, "bench.proxy_transport")
     shutil.rmtree(tmp, ignore_errors=True)
     sent = request(False)
     how = (
@@ -276,6 +277,9 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
         "### Added latency per request", "", *table(rows), "", *verdict(rows), "",
         "### Where the routed path's time goes", "",
         "In one process, no HTTP (`python -m bench.proxy_translate_steps`):", "", *steps, "",
+        "### The proxy's upstream transport against httpx's own", "",
+        "The Chat request sent to the same upstream, in one process (`python -m bench.proxy_transport`):", "",
+        *transport, "",
     ]  # fmt: skip
 
 
