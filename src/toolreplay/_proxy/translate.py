@@ -31,9 +31,8 @@ from toolreplay._proxy.continued import LAYOUTS, Layout
 from toolreplay._proxy.translate_ids import agent_call_ids, answer_id, history_digest, upstream_ids
 from toolreplay._proxy.translate_merge import merge
 from toolreplay._proxy.translate_renders import Renders
-from toolreplay._proxy.translate_settings import merged_into, read_settings, write_settings
-from toolreplay._render_options import render_options
-from toolreplay._replay import ReplaySettings, prepare_turn_messages
+from toolreplay._proxy.translate_settings import merged_into, settled
+from toolreplay._replay import prepare_turn_messages
 from toolreplay._transport.request import Prepared, prepare
 from toolreplay._vessels import Vessel
 from toolreplay.errors import ConfigError
@@ -187,16 +186,6 @@ def _with_model(m: Message, model: str) -> Message:
     return replace(m, steps=steps)
 
 
-def _options(
-    vessel: Vessel, issuer: Issuer, tools: tuple[ToolSpec, ...], f: Fields, stream: bool
-) -> RenderOptions:
-    opts = render_options(
-        vessel, tools=tools, model=vessel.model or issuer.model, temperature=f.temperature,
-        max_tokens=f.max_tokens, stream=stream,
-    )  # fmt: skip
-    return replace(opts, include=f.include)
-
-
 #: Settings that only make sense beside declared tools (a provider refuses them without).
 _TOOL_SETTINGS = ("tool_choice", "toolConfig", "parallel_tool_calls")
 
@@ -317,15 +306,17 @@ def rendered_request(
     notes = list(history.warnings)
     merged = merge(history, stored, issuer, notes)
     req = history.last_request
-    asked: Asked = read_settings(inbound.name, req.fields if req else {}, path_stream=path_stream)
-    fields = write_settings(asked, inbound.name, vessel)
-    notes.extend(fields.notes)
     tools = history.tools or ()
-    audience = replace(vessel.audience(issuer.model), host=issuer.host)
-    replay = ReplaySettings(whole_calls=True, skip_textless=False, audience=audience)
+    got = settled(inbound.name, req.fields if req else {}, vessel, issuer, tools, path_stream=path_stream)
+    asked, fields, replay, opts, upstream_stream = (
+        got.asked,
+        got.fields,
+        got.replay,
+        got.opts,
+        got.upstream_stream,
+    )
+    notes.extend(fields.notes)
     sent = upstream_ids(merged, vessel.wire)
-    upstream_stream = asked.stream or vessel.has("stream_only")
-    opts = _options(vessel, issuer, tools, fields, upstream_stream)
     target = get_wire(vessel.wire)
     listed: Any | None = None
     if renders is None:

@@ -9,11 +9,18 @@ agent's own wire, else a note (``metadata``, ``prompt_cache_key``, ``store``...)
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+import orjson
+
+from toolreplay._render_options import render_options
+from toolreplay._replay import ReplaySettings
 from toolreplay._vessels import Vessel
+from toolreplay.model import Issuer, ToolSpec
 from toolreplay.wires import get_wire
+from toolreplay.wires.bounded import Bounded
+from toolreplay.wires.common import RenderOptions
 from toolreplay.wires.contract import Wire
 from toolreplay.wires.translation import Asked, Fields
 
@@ -50,6 +57,64 @@ def write_settings(a: Asked, agent_wire: str, vessel: Vessel) -> Fields:
         out.notes.append(f"request settings of the agent's {agent_wire} request not carried on {wire}: "
                          f"{', '.join(sorted(rest))}")  # fmt: skip
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """A request's settings as the vessel takes them (:func:`settled`): what the agent asked, the vessel's
+    fields, the replay's settings and the render's options; and what they were made for (the vessel and
+    the tools, compared by identity)."""
+
+    asked: Asked
+    fields: Fields
+    replay: ReplaySettings
+    opts: RenderOptions
+    upstream_stream: bool
+    vessel: Vessel
+    tools: tuple[ToolSpec, ...]
+
+
+#: The settings of the last requests, by the agent's wire, the request's settings as their JSON, the
+#: vessel, its issuer and the tools: an agent sends the same settings on every request of a conversation.
+_SETTLED: Bounded[Settled] = Bounded(64)
+
+
+def settled(
+    inbound: str, fields: Mapping[str, Any], vessel: Vessel, issuer: Issuer, tools: tuple[ToolSpec, ...],
+    *, path_stream: bool = False,
+) -> Settled:  # fmt: skip
+    """:func:`read_settings` and :func:`write_settings` of a request's ``fields``, the replay's settings
+    for ``vessel`` and the render's options: once for each exact settings (their JSON, in their order),
+    vessel and tools; the same objects then (nothing downstream changes them)."""
+    try:
+        key: tuple[Any, ...] | None = (
+            inbound,
+            path_stream,
+            id(vessel),
+            id(tools),
+            issuer,
+            orjson.dumps(fields),
+        )
+    except (TypeError, orjson.JSONEncodeError):  # a value orjson does not encode: made each time
+        key = None
+    hit = _SETTLED.get(key) if key is not None else None
+    if hit is not None and hit.vessel is vessel and hit.tools is tools:
+        return hit
+    asked = read_settings(inbound, fields, path_stream=path_stream)
+    out = write_settings(asked, inbound, vessel)
+    audience = replace(vessel.audience(issuer.model), host=issuer.host)
+    upstream_stream = asked.stream or vessel.has("stream_only")
+    opts = render_options(
+        vessel, tools=tools, model=vessel.model or issuer.model, temperature=out.temperature,
+        max_tokens=out.max_tokens, stream=upstream_stream,
+    )  # fmt: skip
+    made = Settled(
+        asked, out, ReplaySettings(whole_calls=True, skip_textless=False, audience=audience),
+        replace(opts, include=out.include), upstream_stream, vessel, tools,
+    )  # fmt: skip
+    if key is not None:
+        _SETTLED.put(key, made, 1)
+    return made
 
 
 def agent_headers(
@@ -89,4 +154,4 @@ def merged_into(body: dict[str, Any], fields: Mapping[str, Any]) -> dict[str, An
     return out
 
 
-__all__ = ["DECIDED", "agent_headers", "merged_into", "read_settings", "write_settings"]
+__all__ = ["DECIDED", "Settled", "agent_headers", "merged_into", "read_settings", "settled", "write_settings"]
