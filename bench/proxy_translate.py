@@ -212,10 +212,10 @@ def _commands(tmp: Path, up: int, ports: list[int], litellm: bool) -> list[tuple
     return out
 
 
-def in_process(env: dict[str, str], n: int, module: str = "bench.proxy_translate_steps") -> list[str]:
-    """:mod:`bench.proxy_translate_steps` (or ``module``: :mod:`bench.proxy_transport`) in a process of its
-    own (this tree's toolreplay, nothing else running in it)."""
-    cmd = [sys.executable, "-m", module, *([str(n)] if module.endswith("steps") else ["--quick"] * (n < 50))]
+def in_process(env: dict[str, str], module: str, *args: str) -> list[str]:
+    """``python -m module *args`` (:mod:`bench.proxy_translate_steps`, :mod:`bench.proxy_transport`) in a
+    process of its own (this tree's toolreplay, nothing else running in it): the lines it prints."""
+    cmd = [sys.executable, "-m", module, *args]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT, check=False)
     if done.returncode != 0:
         return [f"(not measured: {done.stderr.strip().splitlines()[-1:]})"]
@@ -258,8 +258,8 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
         if turns:
             contenders = [contenders[0], *(continued(c, quick) for c in contenders[1:])]
         rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30, pause=PAUSE)
-    steps = in_process(env, 10 if quick else 50)
-    transport = in_process(env, 10 if quick else 50, "bench.proxy_transport")
+    steps = in_process(env, "bench.proxy_translate_steps", "10" if quick else "50")
+    transport = in_process(env, "bench.proxy_transport", *(["--quick"] if quick else []))
     shutil.rmtree(tmp, ignore_errors=True)
     sent = request(False)
     how = (

@@ -69,9 +69,8 @@ class Connection(asyncio.Protocol):
         self.chunks: deque[bytes] = deque()
         self.buffered = 0
         self.complete = False
-        self.until_eof = (
-            False  # an answer with neither a length nor chunks: its body ends with the connection
-        )
+        #: an answer with neither a length nor chunks: its body ends with the connection
+        self.until_eof = False
         self.keep = False
         self.head_only = False
         self.failure: httpx.HTTPError | None = None
@@ -124,13 +123,9 @@ class Connection(asyncio.Protocol):
         if self.until_eof and self.reply is not None and self.reply.done():
             self.complete = True
         elif not self.complete and self.failure is None:
+            where = "mid-answer" if self.reply is not None and self.reply.done() else "without answering"
             said = f" ({exc})" if exc is not None else ""
-            if self.reply is None or not self.reply.done():
-                self._fail(
-                    httpx.RemoteProtocolError(f"the upstream closed the connection without answering{said}")
-                )
-            else:
-                self._fail(httpx.RemoteProtocolError(f"the upstream closed the connection mid-answer{said}"))
+            self._fail(httpx.RemoteProtocolError(f"the upstream closed the connection {where}{said}"))
         self._wake()
 
     def _fail(self, error: httpx.HTTPError) -> None:

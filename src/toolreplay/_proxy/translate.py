@@ -308,27 +308,21 @@ def rendered_request(
     req = history.last_request
     tools = history.tools or ()
     got = settled(inbound.name, req.fields if req else {}, vessel, issuer, tools, path_stream=path_stream)
-    asked, fields, replay, opts, upstream_stream = (
-        got.asked,
-        got.fields,
-        got.replay,
-        got.opts,
-        got.upstream_stream,
-    )
+    fields, opts, upstream_stream = got.fields, got.opts, got.upstream_stream
     notes.extend(fields.notes)
     sent = upstream_ids(merged, vessel.wire)
     target = get_wire(vessel.wire)
     listed: Any | None = None
     if renders is None:
-        turns = prepare_turn_messages(sent, "native", settings=replay)
+        turns = prepare_turn_messages(sent, "native", settings=got.replay)
         body = render_wire(vessel.wire, turns, opts)
     else:
-        body, turns, listed = renders.render(sent.messages, vessel.wire, opts, replay)
+        body, turns, listed = renders.render(sent.messages, vessel.wire, opts, got.replay)
     rendered = body.get(target.list_key)
     body = _body(body, opts, fields)
     body = _thinking_kept(target, vessel, body, fields, notes, _reasoned(turns, vessel.wire))
     return Rendered(
-        body=body, upstream_stream=upstream_stream, asked=asked, merged=merged, turns=turns, tools=tools,
+        body=body, upstream_stream=upstream_stream, asked=got.asked, merged=merged, turns=turns, tools=tools,
         notes=notes, inbound=inbound.name, issuer=issuer, wire=vessel.wire,
         # the settings set top-level fields only: a list still the render's is sent as its kept JSON
         sent=_kept_json(body, target.list_key, listed) if listed and body.get(target.list_key) is rendered

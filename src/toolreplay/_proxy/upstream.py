@@ -134,14 +134,12 @@ class LoopTransport(httpx.AsyncBaseTransport):
                 await loop.create_connection(
                     lambda: conn, name, port, ssl=tls, server_hostname=name if tls else None
                 )
-        except TimeoutError as exc:
+        except BaseException as exc:
             self._drop(conn)
-            raise httpx.ConnectTimeout(f"no connection to {name}:{port} in time") from exc
-        except (OSError, ssl.SSLError) as exc:
-            self._drop(conn)
-            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
-        except BaseException:
-            self._drop(conn)
+            if isinstance(exc, TimeoutError):
+                raise httpx.ConnectTimeout(f"no connection to {name}:{port} in time") from exc
+            if isinstance(exc, (OSError, ssl.SSLError)):
+                raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
             raise
         # TCP_NODELAY (the loop sets it on its TCP connections, said here so it holds on any loop): an
         # answer's events must not wait on a delayed ACK
