@@ -130,6 +130,37 @@ def test_whole_and_chunked_answers_and_kept_alive_connections(loop: str) -> None
 
 
 @pytest.mark.parametrize("loop", LOOPS)
+def test_what_came_together_is_read_as_one_chunk(loop: str) -> None:
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    events = [b"data: %d\n\n" % i for i in range(5)]
+
+    async def body() -> None:
+        go_on = asyncio.Event()
+
+        async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, n: int) -> None:
+            await read_request(r)
+            w.write(head + b"".join(b"%x\r\n%s\r\n" % (len(e), e) for e in events[:4]))
+            await w.drain()
+            await go_on.wait()
+            w.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(events[4]), events[4]))
+            await w.drain()
+
+        async with Server(script) as url:
+            t = LoopTransport(httpx.Limits())
+            resp = await t.handle_async_request(request(url))
+            await asyncio.sleep(0.05)  # the four chunks have all come
+            got = []
+            async for c in resp.aiter_raw():
+                got.append(c)
+                go_on.set()
+            await resp.aclose()
+            assert got == [b"".join(events[:4]), events[4]]
+            await t.aclose()
+
+    run(body, loop)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
 def test_an_answer_ended_by_the_close_after_an_early_hint_and_a_head_answer(loop: str) -> None:
     async def body() -> None:
         async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, n: int) -> None:

@@ -106,6 +106,53 @@ def test_a_recorded_stream_relays_to_the_same_answer_however_its_chunks_fall() -
         assert written and all(isinstance(jsonenc.loads(p), dict) for p in written)
 
 
+def _chat_chunk(delta: dict[str, object], finish: str | None = None) -> bytes:
+    body = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 0, "model": "gpt-4.1",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+    return b"data: " + jsonenc.dumps(body).encode() + b"\n\n"
+
+
+def test_the_events_of_one_chunk_go_out_together_and_none_waits_for_the_next() -> None:
+    words = ["I'll", " read", " the", " file."]
+    one = [
+        _chat_chunk({"role": "assistant", "content": ""}),
+        *(_chat_chunk({"content": w}) for w in words),
+        _chat_chunk({}, "stop"),
+        b"data: [DONE]\n\n",
+    ]
+    chat, anthropic = get_wire("openai-chat").bridge, get_wire("anthropic").bridge
+    assert chat is not None and anthropic is not None
+    yielded: list[bytes] = []
+    came = asyncio.Event()
+
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b"".join(one[:3])  # three events in one read
+        await came.wait()  # the rest comes only once what came before has gone out
+        yield b"".join(one[3:])
+
+    async def run() -> None:
+        events = translated_events(
+            chunks(), "sse", chat().reader(), anthropic().writer(Outbound(model="m", answer_id="a1")), "sse",
+            Carried(), AgentNames({}, frozenset()), time.perf_counter,
+        )  # fmt: skip
+        async for c in events:
+            yielded.append(c)
+            came.set()
+
+    asyncio.run(asyncio.wait_for(run(), 5))
+
+    def said(pieces: list[bytes]) -> tuple[list[str], list[str]]:
+        events = [jsonenc.loads(p) for c in pieces for p in Payloads("sse").feed(c)]
+        return [e["type"] for e in events], [
+            e["delta"]["text"] for e in events if "text" in e.get("delta", {})
+        ]
+
+    # the first read's three events went out in one piece, the message's start and its first two words
+    (first, first_words), (rest, rest_words) = said(yielded[:1]), said(yielded[1:])
+    assert first[0] == "message_start" and first_words == words[:2]
+    assert rest_words == words[2:] and rest[-1] == "message_stop"
+
+
 def test_a_stream_that_breaks_off_ends_with_the_agents_error() -> None:
     data = _streamed_gemini()[0]
     cut = data[: len(data) // 2]

@@ -230,7 +230,9 @@ class Connection(asyncio.Protocol):
         return self.reply.result()
 
     async def read(self, timeout: float | None) -> bytes | None:
-        """The body's next chunk as received; None once it has ended."""
+        """Every body byte received and not yet read, as one chunk (None once the body has ended): what
+        one read of the socket brought goes on in one piece, so the events that came together are
+        relayed with one write, not one write each."""
         while not self.chunks:
             if self.complete:
                 return None
@@ -241,9 +243,11 @@ class Connection(asyncio.Protocol):
                 await waited(self.waiter, timeout, httpx.ReadTimeout)
             finally:
                 self.waiter = None
-        data = self.chunks.popleft()
-        self.buffered -= len(data)
-        if self.paused_reading and self.buffered < READ_HIGH // 2 and self.transport is not None:
+        chunks = self.chunks
+        data = chunks.popleft() if len(chunks) == 1 else b"".join(chunks)
+        chunks.clear()
+        self.buffered = 0
+        if self.paused_reading and self.transport is not None:
             self.paused_reading = False
             self.transport.resume_reading()
         return data
