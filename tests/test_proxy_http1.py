@@ -245,6 +245,32 @@ def test_faults_are_httpx_errors(loop: str) -> None:
     run(body, loop)
 
 
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_connection_the_upstream_closes_while_idle_is_let_go(loop: str) -> None:
+    async def body() -> None:
+        async def script(r: asyncio.StreamReader, w: asyncio.StreamWriter, n: int) -> None:
+            srv.requests.append(await read_request(r))
+            w.write(OK)
+            await w.drain()
+            await asyncio.sleep(0.05)  # then closed, while the proxy keeps it idle
+
+        srv = Server(script)
+        async with srv as url:
+            t = LoopTransport(httpx.Limits())
+            assert (await fetch(t, request(url)))[1] == b"{}"
+            assert t.open_connections == 1  # kept idle for the next request
+            for _ in range(100):
+                if not t.open_connections:
+                    break
+                await asyncio.sleep(0.01)
+            assert t.open_connections == 0
+            assert (await fetch(t, request(url)))[1] == b"{}"  # the next request opens another
+            assert srv.connections == 2 and t.open_connections == 1
+            await t.aclose()
+
+    run(body, loop)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("loop", LOOPS)
 def test_the_pools_limits(loop: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import AsyncIterable
+from collections.abc import AsyncIterable, Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -80,6 +80,8 @@ class Connection(asyncio.Protocol):
         self.drained: asyncio.Future[None] | None = None
         self.closed: asyncio.Future[None] | None = None
         self.paused_reading = False
+        #: told when the connection is lost while it waits idle in a pool (the pool lets it go at once)
+        self.on_lost: Callable[[Connection], None] | None = None
 
     # -- the loop's side --------------------------------------------------------------------------
 
@@ -107,6 +109,8 @@ class Connection(asyncio.Protocol):
         for fut in (self.closed, self.drained):
             if fut is not None and not fut.done():
                 fut.set_result(None)
+        if self.on_lost is not None:
+            self.on_lost(self)
 
     def pause_writing(self) -> None:
         if self.drained is None or self.drained.done():

@@ -113,10 +113,16 @@ class LoopTransport(httpx.AsyncBaseTransport):
                 if fut in self._waiting:
                     self._waiting.remove(fut)
 
+    @property
+    def open_connections(self) -> int:
+        """How many connections the pool holds open: in use, idle, or being made."""
+        return len(self._open)
+
     def _idle_one(self, origin: Origin, now: float) -> Connection | None:
         idle = self._idle.get(origin)
         while idle:
             conn = idle.pop()
+            conn.on_lost = None
             if conn.reusable() and (self._expiry is None or now - conn.idle_since < self._expiry):
                 return conn
             self._drop(conn)
@@ -154,10 +160,18 @@ class LoopTransport(httpx.AsyncBaseTransport):
         idle_count = sum(len(c) for c in self._idle.values())
         if conn.reusable() and (self._max_idle is None or idle_count < self._max_idle):
             conn.idle_since = asyncio.get_running_loop().time()
+            conn.on_lost = self._lost_idle  # an upstream that closes it while idle: let go at once
             self._idle.setdefault(origin, []).append(conn)
             self._wake_one()
         else:
             self._drop(conn)
+
+    def _lost_idle(self, conn: Connection) -> None:
+        """An idle connection the upstream closed: let go at once (not kept, not counted), instead of when
+        its origin is next asked for or the pool next needs room."""
+        conn.on_lost = None
+        self._forget(conn)
+        self._drop(conn)
 
     def _forget(self, conn: Connection) -> None:
         for conns in self._idle.values():
