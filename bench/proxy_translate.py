@@ -212,6 +212,18 @@ def _commands(tmp: Path, up: int, ports: list[int], litellm: bool) -> list[tuple
     return out
 
 
+def machine_speed(data: bytes, n: int = 200) -> float:
+    """Milliseconds a ``json.loads`` of ``data`` takes at p50 here, now: the same work on every machine,
+    so two runs' figures can be read against how fast their machines were (a virtual machine's speed
+    moves by half within minutes)."""
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        json.loads(data)
+        times.append(time.perf_counter() - t0)
+    return pct(times, 0.5) * 1000
+
+
 def in_process(env: dict[str, str], module: str, *args: str) -> list[str]:
     """``python -m module *args`` (:mod:`bench.proxy_translate_steps`, :mod:`bench.proxy_transport`) in a
     process of its own (this tree's toolreplay, nothing else running in it): the lines it prints."""
@@ -240,6 +252,7 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
     env = _env(tmp, f"http://127.0.0.1:{up}/v1")
     anthropic = (json.dumps(request(False)).encode(), json.dumps(request(True)).encode())
     names = ["toolreplay routed", "toolreplay routed, recording", "litellm proxy"][: 3 if litellm else 2]
+    speed = [machine_speed(anthropic[0])]
     with ExitStack() as stack, httpx.Client(timeout=120) as client:
         for cmd, probe in _commands(tmp, up, ports, litellm):
             stack.enter_context(spawned(cmd, probe, env))
@@ -258,6 +271,7 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
         if turns:
             contenders = [contenders[0], *(continued(c, quick) for c in contenders[1:])]
         rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30, pause=PAUSE)
+    speed.append(machine_speed(anthropic[0]))
     steps = in_process(env, "bench.proxy_translate_steps", "10" if quick else "50")
     transport = in_process(env, "bench.proxy_transport", *(["--quick"] if quick else []))
     shutil.rmtree(tmp, ignore_errors=True)
@@ -273,6 +287,9 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
     return [
         f"The request: {len(sent['messages'])} Anthropic messages and the system prompt, "
         f"{len(anthropic[0]):,} bytes, Claude Code's {len(sent['tools'])} tools. {how}", "",
+        f"The machine's speed: a `json.loads` of the request took {speed[0]:.2f} ms at p50 before the run "
+        f"and {speed[1]:.2f} ms after it (the same work in every run: figures of two runs are read "
+        "against it).", "",
         "### Answers checked (once per contender)", "", *found, "",
         "### Added latency per request", "", *table(rows), "", *verdict(rows), "",
         "### Where the routed path's time goes", "",

@@ -9,6 +9,7 @@ import copy
 import importlib.util
 import json
 import os
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -182,3 +183,4 @@ def test_a_quick_run_without_litellm_finds_the_routed_answers_right(tmp_path: Pa
     assert steps.CONTINUED in text and steps.COLD_READ in text  # the steps were timed
     assert "| the proxy's transport (httptools) |" in text  # and the transport against httpx's own
     assert "sooner to the head" in text
+    assert re.search(r"a `json.loads` of the request took \d+\.\d\d ms at p50 before the run and \d", text)
