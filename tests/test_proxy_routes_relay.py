@@ -147,9 +147,11 @@ def test_the_events_of_one_chunk_go_out_together_and_none_waits_for_the_next() -
             e["delta"]["text"] for e in events if "text" in e.get("delta", {})
         ]
 
-    # the first read's three events went out in one piece, the message's start and its first two words
-    (first, first_words), (rest, rest_words) = said(yielded[:1]), said(yielded[1:])
-    assert first[0] == "message_start" and first_words == words[:2]
+    # the answer's first event went out at once, the rest of the first read's events in one piece
+    (first, first_words), (_, together), (rest, rest_words) = (
+        said(yielded[:1]), said(yielded[1:2]), said(yielded[2:])
+    )  # fmt: skip
+    assert first[0] == "message_start" and not first_words and together == words[:2]
     assert rest_words == words[2:] and rest[-1] == "message_stop"
 
 

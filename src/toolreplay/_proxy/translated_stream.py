@@ -159,19 +159,23 @@ async def translated_events(
     names: AgentNames,
     clock: Callable[[], float],
 ) -> AsyncIterator[bytes]:
-    """The agent's stream, written event by event as the upstream's events arrive: the events of one
-    chunk (what one read brought) are yielded together, so they go out in one write, while nothing waits
-    for an event that has not come."""
+    """The agent's stream, written event by event as the upstream's events arrive (design 51): the
+    answer's first event at once, then the events of one chunk (what one read brought) together, so they
+    go out in one write; nothing waits for an event that has not come."""
     cut = Payloads(upstream)
     try:
         async for chunk in chunks:
             carried.came = carried.came or clock()
-            out = b"".join(
-                written(writer, reader.feed(decoded(p)), carried, agent, names) for p in cut.feed(chunk)
-            )
-            if out:
-                carried.first = carried.first or clock()
-                yield out
+            together: list[bytes] = []
+            for payload in cut.feed(chunk):
+                out = written(writer, reader.feed(decoded(payload)), carried, agent, names)
+                if out and carried.first is None:  # the agent's first bytes: not held for the rest
+                    carried.first = clock()
+                    yield out
+                elif out:
+                    together.append(out)
+            if together:
+                yield b"".join(together)
         tail = [d for p in cut.end() for d in reader.feed(decoded(p))]
         yield written(writer, [*tail, *reader.finish()], carried, agent, names)
     except httpx.HTTPError as exc:
