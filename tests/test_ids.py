@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import examples
 from toolreplay import ids
 from toolreplay._history import load_history
 from toolreplay._ids import StemAllocator, call_id, message_stem, stems_for
@@ -77,6 +78,29 @@ def test_a_plain_id_taken_as_another_ids_stem_gets_a_suffix() -> None:
     alloc._used.add("m2")  # as if an earlier message's stem were "m2"
     assert alloc.stem("m2") == "m2_2"
     assert alloc.stem("conversation-0001") == ids.message_stem("conversation-0001")
+
+
+#: ids that collide: short ones that are their own stem, one that another's stem may take, long ones
+IDS = st.sampled_from(
+    ["m1", "m2", "m1_2", "conversation-0001", "conversation-0002", "日本", "msg_" + "x" * 40]
+)
+
+
+@settings(max_examples=examples(200))
+@given(st.lists(IDS, max_size=12), st.data())
+def test_a_rewound_allocator_is_one_fed_only_the_first_ids(fed: list[str], data: st.DataObject) -> None:
+    alloc, sizes = StemAllocator(), [0]
+    for i in fed:
+        alloc.stem(i)
+        sizes.append(len(alloc))
+    k = data.draw(st.integers(0, len(fed)))
+    alloc.rewind(sizes[k])
+    fresh = StemAllocator()
+    for i in fed[:k]:
+        fresh.stem(i)
+    later = data.draw(st.lists(IDS, max_size=8))
+    assert [alloc.stem(i) for i in later] == [fresh.stem(i) for i in later]
+    assert len(alloc) == len(fresh)
 
 
 def test_ids_fit_openai_limit() -> None:

@@ -55,7 +55,6 @@ from typing import Any, cast
 import orjson
 
 from toolreplay._history import History, Message, RequestSettings, load_history
-from toolreplay._ids import StemAllocator
 from toolreplay._render_entry import (
     CALLS,
     NAME,
@@ -367,10 +366,9 @@ class RenderCache:
         del e.system[len(e.system_at) :]
         if e.first_at >= j:
             e.first, e.first_at = None, -1
-        if e.fed > j:  # the allocator holds later stems: built again for the kept messages
-            e.alloc = StemAllocator()
-            for m in messages[:j]:
-                e.alloc.stem(m.id)
+        if e.fed > j:  # the allocator holds later stems: back to the kept messages' (no walk over them)
+            e.alloc.rewind(e.alloc_at[j - 1] if j else 0)
+            del e.alloc_at[j:]
             e.fed = j
         e.piece, e.ids = _piece_renderer(e.wire, e.opts)
         if e.ids is not None:

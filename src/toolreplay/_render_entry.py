@@ -56,9 +56,11 @@ class Entry:
     system_at: list[int] = field(default_factory=list)
     first: tuple[TurnMessage, int] | None = None
     first_at: int = -1
-    #: the stems of the first ``fed`` stored messages (fed when a render resumes, not by a cold render)
+    #: the stems of the first ``fed`` stored messages (fed when a render resumes, not by a cold render),
+    #: and how many ids had stems after each of them (where a truncation rewinds the allocator to)
     alloc: StemAllocator = field(default_factory=StemAllocator)
     fed: int = 0
+    alloc_at: list[int] = field(default_factory=list)
     piece: TurnPiece | None = None
     ids: IdMapper | None = None
 
@@ -188,10 +190,14 @@ def tail_turns(messages: tuple[Message, ...], start: int, e: Entry) -> Tail | No
     if len(set(ids)) != len(ids):
         return None
     if start:
-        stem = e.alloc.stem
+        alloc, at = e.alloc, e.alloc_at
         for m in messages[e.fed : start]:
-            stem(m.id)
-        stems = [stem(i) for i in ids[start - c :]]
+            alloc.stem(m.id)
+            at.append(len(alloc))
+        stems = []
+        for i in ids[start - c :]:
+            stems.append(alloc.stem(i))
+            at.append(len(alloc))
         e.fed = len(messages)
         if stems_for(ids)[start - c :] != stems:
             return None

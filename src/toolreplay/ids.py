@@ -76,6 +76,17 @@ class StemAllocator:
         self._by_id[message_id] = stem
         return stem
 
+    def __len__(self) -> int:
+        """How many ids have their stems (a point to :meth:`rewind` to)."""
+        return len(self._by_id)
+
+    def rewind(self, size: int) -> None:
+        """Back to the state after the first ``size`` ids were given stems, as if the later ones had not
+        been fed: each id added its stem alone, so the latest are taken off (newest first)."""
+        by_id, used = self._by_id, self._used
+        while len(by_id) > size:
+            used.discard(by_id.popitem()[1])
+
 
 def stems_for(message_ids: Iterable[str]) -> list[str]:
     """Unique stems for message ids given in stored order."""
