@@ -305,7 +305,7 @@ class RequestSettings:
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)  # the memos keep values by it, not it (bounded.py)
 class Message:
     """One stored message. Only assistant messages carry ``tool_uses`` and ``steps``.
 

@@ -12,6 +12,7 @@ match wins (:func:`continued`).
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -81,19 +82,20 @@ def prefix_heads(messages: Sequence[Message]) -> list[str]:
     if not messages:
         return []
     held, heads = _PREFIXES.peek(messages[0]) or ((), ())
-    k = shared_prefix(held, messages)
+    k = shared_prefix([r() for r in held], messages)
     out = list(heads[:k])
     head = out[-1] if out else _SEED
     for m in messages[k:]:
         head = next_head(head, m)
         out.append(head)
-    _PREFIXES.put(messages[0], (tuple(messages), tuple(out)))
+    _PREFIXES.put(messages[0], (tuple(map(weakref.ref, messages)), tuple(out)))
     return out
 
 
-#: Per conversation (by its first message), the messages of its last request and the head after each
-#: (design 62).
-_PREFIXES: ByIdentity[tuple[tuple[Message, ...], tuple[str, ...]]] = ByIdentity(64)
+#: Per conversation (by its first message), the messages of its last request (weakly: a request whose
+#: messages nothing else holds, the recorder's reading of a passed-through body, leaves nothing behind)
+#: and the head after each (design 62).
+_PREFIXES: ByIdentity[tuple[tuple[weakref.ref[Message], ...], tuple[str, ...]]] = ByIdentity(64)
 
 
 def head_of(messages: Sequence[Message]) -> str:

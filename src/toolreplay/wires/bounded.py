@@ -3,11 +3,13 @@ values kept by an immutable object's identity."""
 
 from __future__ import annotations
 
+import functools
 import operator
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
 
@@ -84,8 +86,13 @@ class Bounded(Generic[V]):
 
 class ByIdentity(Generic[V]):
     """Values computed from immutable objects (the neutral messages the memo gives again), kept by the
-    object's identity; the object is kept with its value, so its id names no other while kept. At most
-    ``size`` (the oldest dropped first)."""
+    object's identity. At most ``size`` (the oldest dropped first).
+
+    An object that takes a weak reference (a neutral message) is not kept alive by its entry: the entry
+    goes when the object does, so a value lives no longer than its object is held elsewhere (the read
+    memo, within its budget; the request in hand). Keeping the objects themselves made a cache of 4096
+    messages hold 4096 messages' tool answers, however large, after everything else had let them go.
+    Any other object is kept with its value, so that its id names no other while its entry stands."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -102,20 +109,31 @@ class ByIdentity(Generic[V]):
     def peek(self, obj: object) -> V | None:
         """The value kept for ``obj``, or None."""
         hit = self._items.get(id(obj))
-        return hit[1] if hit is not None and hit[0] is obj else None
+        if hit is None:
+            return None
+        held = hit[0]
+        return hit[1] if held is obj or (type(held) is weakref.ref and held() is obj) else None
 
     def take(self, obj: object) -> V | None:
         """The value kept for ``obj``, taken out (None: none): one taker has it alone."""
         with self._lock:
             hit = self._items.get(id(obj))
-            if hit is None or hit[0] is not obj:
+            if hit is None:
+                return None
+            held = hit[0]
+            if not (held is obj or (type(held) is weakref.ref and held() is obj)):
                 return None
             del self._items[id(obj)]
             return hit[1]
 
     def put(self, obj: object, value: V) -> None:
+        key = id(obj)
+        try:
+            held: object = weakref.ref(obj, functools.partial(_gone, self._items, key))
+        except TypeError:  # no weak reference to it (a list, a tuple): kept itself
+            held = obj
         with self._lock:
-            self._items[id(obj)] = (obj, value)
+            self._items[key] = (held, value)
             while len(self._items) > self.size:
                 del self._items[next(iter(self._items))]
 
@@ -125,6 +143,15 @@ class ByIdentity(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+def _gone(items: dict[int, tuple[object, Any]], key: int, ref: weakref.ref[Any]) -> None:
+    """An object's entry taken out as the object goes (unless another object's stands there now). Not
+    under the lock: the object may go while its own cache's lock is held (an entry dropped in ``put``
+    letting go of the last reference to another), and the dictionary's own operations are atomic."""
+    hit = items.get(key)
+    if hit is not None and hit[0] is ref:
+        items.pop(key, None)
 
 
 def shared_prefix(held: Sequence[object], new: Sequence[object]) -> int:
