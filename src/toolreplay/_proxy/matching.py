@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolreplay._history import History, Message
-from toolreplay.wires.bounded import Bounded, ByIdentity, shared_prefix
+from toolreplay.wires.bounded import Bounded, ByIdentity, alive, shared_prefix, weakly
 
 if TYPE_CHECKING:
     from toolreplay._store import Store
@@ -82,13 +82,13 @@ def prefix_heads(messages: Sequence[Message]) -> list[str]:
     if not messages:
         return []
     held, heads = _PREFIXES.peek(messages[0]) or ((), ())
-    k = shared_prefix([r() for r in held], messages)
+    k = shared_prefix(alive(held), messages)
     out = list(heads[:k])
     head = out[-1] if out else _SEED
     for m in messages[k:]:
         head = next_head(head, m)
         out.append(head)
-    _PREFIXES.put(messages[0], (tuple(map(weakref.ref, messages)), tuple(out)))
+    _PREFIXES.put(messages[0], (weakly(messages), tuple(out)))
     return out
 
 

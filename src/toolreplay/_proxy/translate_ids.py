@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from toolreplay.model import History, Message, ToolCall
 from toolreplay.wires import get_wire
-from toolreplay.wires.bounded import ByIdentity, shared_prefix
+from toolreplay.wires.bounded import ByIdentity, alive, shared_prefix, weakly
 from toolreplay.wires.common import ID_SAFE
 from toolreplay.wires.translation import IdRule
 
@@ -49,19 +50,20 @@ def history_digest(h: History) -> str:
     # request N+1 holds request N's messages (the read memo gives them again, design 53): the hash of the
     # shared opening is taken up where request N's left it, and only the rest is hashed
     held, kept = _CHAINS.peek(msgs[0]) or ((), [])
-    k = shared_prefix(held, msgs)
+    k = shared_prefix(alive(held), msgs)
     state = kept[k - 1].copy() if k else hashlib.sha256(_SEED)
     states = kept[:k]
     for m in msgs[k:]:
         state.update(_SAID.get(m, functools.partial(_said, m)))
         states.append(state.copy())
-    _CHAINS.put(msgs[0], (msgs, states))
+    _CHAINS.put(msgs[0], (weakly(msgs), states))
     return state.hexdigest()
 
 
 _SEED = b"toolreplay translated answer"
-#: Per conversation (by its first message), its messages and the digest's state after each of them.
-_CHAINS: ByIdentity[tuple[tuple[Message, ...], list[Any]]] = ByIdentity(64)
+#: Per conversation (by its first message), its messages (weakly: nothing here keeps them alive) and the
+#: digest's state after each of them.
+_CHAINS: ByIdentity[tuple[tuple[weakref.ref[Message], ...], list[Any]]] = ByIdentity(64)
 
 
 #: What a message gives the digest, by the message (design 53: the read memo gives it again).

@@ -169,11 +169,12 @@ class LoopTransport(httpx.AsyncBaseTransport):
     def _lost_idle(self, conn: Connection) -> None:
         """An idle connection the upstream closed: let go at once (not kept, not counted), instead of when
         its origin is next asked for or the pool next needs room."""
-        conn.on_lost = None
         self._forget(conn)
         self._drop(conn)
 
     def _forget(self, conn: Connection) -> None:
+        """An idle connection taken out of the pool (its loss no longer the pool's to hear of)."""
+        conn.on_lost = None
         for conns in self._idle.values():
             if conn in conns:
                 conns.remove(conn)

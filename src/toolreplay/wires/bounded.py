@@ -12,6 +12,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Generic, TypeVar
 
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 class Bounded(Generic[V]):
@@ -109,19 +110,13 @@ class ByIdentity(Generic[V]):
     def peek(self, obj: object) -> V | None:
         """The value kept for ``obj``, or None."""
         hit = self._items.get(id(obj))
-        if hit is None:
-            return None
-        held = hit[0]
-        return hit[1] if held is obj or (type(held) is weakref.ref and held() is obj) else None
+        return hit[1] if hit is not None and _holds(hit[0], obj) else None
 
     def take(self, obj: object) -> V | None:
         """The value kept for ``obj``, taken out (None: none): one taker has it alone."""
         with self._lock:
             hit = self._items.get(id(obj))
-            if hit is None:
-                return None
-            held = hit[0]
-            if not (held is obj or (type(held) is weakref.ref and held() is obj)):
+            if hit is None or not _holds(hit[0], obj):
                 return None
             del self._items[id(obj)]
             return hit[1]
@@ -145,6 +140,11 @@ class ByIdentity(Generic[V]):
             self._items.clear()
 
 
+def _holds(held: object, obj: object) -> bool:
+    """Whether an entry's ``held`` (the object, or a weak reference to it) is ``obj``."""
+    return held is obj or (type(held) is weakref.ref and held() is obj)
+
+
 def _gone(items: dict[int, tuple[object, Any]], key: int, ref: weakref.ref[Any]) -> None:
     """An object's entry taken out as the object goes (unless another object's stands there now). Not
     under the lock: the object may go while its own cache's lock is held (an entry dropped in ``put``
@@ -152,6 +152,17 @@ def _gone(items: dict[int, tuple[object, Any]], key: int, ref: weakref.ref[Any])
     hit = items.get(key)
     if hit is not None and hit[0] is ref:
         items.pop(key, None)
+
+
+def weakly(objs: Sequence[T]) -> tuple[weakref.ref[T], ...]:
+    """``objs`` held weakly, for a memo's value that names a conversation's messages without keeping
+    them (:class:`ByIdentity`); :func:`alive` gives them back for :func:`shared_prefix`."""
+    return tuple(map(weakref.ref, objs))
+
+
+def alive(refs: Sequence[weakref.ref[Any]]) -> list[object]:
+    """The objects ``refs`` still name (None for one gone, which then matches nothing)."""
+    return [r() for r in refs]
 
 
 def shared_prefix(held: Sequence[object], new: Sequence[object]) -> int:
@@ -163,4 +174,4 @@ def shared_prefix(held: Sequence[object], new: Sequence[object]) -> int:
         return min(len(held), len(new))
 
 
-__all__ = ["Bounded", "ByIdentity", "shared_prefix"]
+__all__ = ["Bounded", "ByIdentity", "alive", "shared_prefix", "weakly"]
