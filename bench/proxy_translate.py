@@ -41,6 +41,7 @@ from typing import Any
 
 import httpx
 
+from bench.cpu import per_request, spent
 from bench.proxy import free_port, pct, spawned
 from bench.proxy_translate_body import HEADERS, MODEL, check_answer, request, sessions
 from bench.proxy_translate_upstream import MODEL as UPSTREAM_MODEL
@@ -109,7 +110,7 @@ def latency(
     for stream in (False, True):
         times: dict[str, list[tuple[float, float]]] = {c.name: [] for c in contenders}
         for c in contenders:  # warm up each (connections, imports, caches)
-            for _ in range(max(5, per // 2)):
+            for _ in range(warm_ups(per)):
                 timed(client, c, stream)
         for r in range(rounds):
             k = r % len(contenders)
@@ -127,6 +128,35 @@ def latency(
                     "added_p99_ms": (pct(t, 0.99) - pct(base, 0.99)) * 1000,
                 })  # fmt: skip
     return rows
+
+
+def warm_ups(per: int) -> int:
+    """The requests each contender is sent before each answer mode's measured ones."""
+    return max(5, per // 2)
+
+
+def sent_each(rounds: int, per: int) -> int:
+    """The requests :func:`latency` sends each contender, the warm-up's with them (both answer modes)."""
+    return 2 * (warm_ups(per) + rounds * per)
+
+
+def cpu_table(spent: dict[str, tuple[float, float] | None]) -> list[str]:
+    """Each contender's processor time per request (:mod:`bench.cpu`), and toolreplay's against
+    LiteLLM's."""
+    if all(v is None for v in spent.values()):
+        return ["(not measured: this system's /proc gives no schedstat)"]
+    out = ["| contender | ms per request, all its threads | its main thread |", "|---|---:|---:|"]
+    for name, v in spent.items():
+        out.append(f"| {name} | {v[0]:.2f} | {v[1]:.2f} |" if v else f"| {name} | - | - |")
+    theirs = spent.get("litellm proxy")
+    lines = []
+    for name in ("toolreplay routed", "toolreplay routed, recording"):
+        ours = spent.get(name)
+        if ours and theirs and ours[0] > 0:
+            lines.append(f"- {name}: {ours[0]:.2f} ms per request against LiteLLM's {theirs[0]:.2f} ms: "
+                         f"{theirs[0] / ours[0]:.1f}x less")  # fmt: skip
+    out += ["", *lines] if lines else []
+    return out
 
 
 def _upstream_body(client: httpx.Client, up: str, c: Contender, stream: bool) -> bytes:
@@ -246,6 +276,30 @@ def continued(c: Contender, quick: bool) -> Contender:
     return replace(c, turns=(iter(whole), iter(streamed)))
 
 
+def measure(
+    client: httpx.Client, contenders: list[Contender], procs: list[subprocess.Popen[bytes]], quick: bool
+) -> tuple[list[dict[str, Any]], dict[str, tuple[float, float] | None]]:
+    """:func:`latency`'s rows, and each contender's processor time per request over the same requests
+    (``procs``: the contenders' processes, in their order)."""
+    rounds, per = (2, 5) if quick else (8, 30)
+    before = [spent(p.pid) for p in procs]
+    rows = latency(client, contenders, rounds=rounds, per=per, pause=PAUSE)
+    after = [spent(p.pid) for p in procs]
+    each = sent_each(rounds, per)  # the upstream answered every contender's requests
+    cpu = {c.name: per_request(b, a, each * (len(contenders) if i == 0 else 1))
+           for i, (c, b, a) in enumerate(zip(contenders, before, after, strict=True))}  # fmt: skip
+    return rows, cpu
+
+
+def _how(sent: dict[str, Any], quick: bool) -> str:
+    return (
+        f"Sent as {SESSIONS if not quick else 2} conversations per answer mode, one after the other, "
+        f"{TURNS} requests each (each its conversation's last and a call and its result more, the marker "
+        f"moved; the last {len(sent['messages'])} messages deep), every contender the same requests "
+        "(`--continued`); the upstream directly the one Chat request."
+    )
+
+
 def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
     tmp = Path(tempfile.mkdtemp(prefix="toolreplay-bench-translate-"))
     up, ports = free_port(), [free_port() for _ in range(3)]
@@ -254,8 +308,9 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
     names = ["toolreplay routed", "toolreplay routed, recording", "litellm proxy"][: 3 if litellm else 2]
     speed = [machine_speed(anthropic[0])]
     with ExitStack() as stack, httpx.Client(timeout=120) as client:
-        for cmd, probe in _commands(tmp, up, ports, litellm):
-            stack.enter_context(spawned(cmd, probe, env))
+        procs = [
+            stack.enter_context(spawned(cmd, probe, env)) for cmd, probe in _commands(tmp, up, ports, litellm)
+        ]
         proxies = [
             Contender(n, f"http://127.0.0.1:{p}/v1/messages", anthropic, HEADERS)
             for n, p in zip(names, ports, strict=False)
@@ -270,20 +325,13 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
         found = checks(client, contenders, base)
         if turns:
             contenders = [contenders[0], *(continued(c, quick) for c in contenders[1:])]
-        rows = latency(client, contenders, rounds=2 if quick else 8, per=5 if quick else 30, pause=PAUSE)
+        rows, cpu = measure(client, contenders, procs, quick)
     speed.append(machine_speed(anthropic[0]))
     steps = in_process(env, "bench.proxy_translate_steps", "10" if quick else "50")
     transport = in_process(env, "bench.proxy_transport", *(["--quick"] if quick else []))
     shutil.rmtree(tmp, ignore_errors=True)
     sent = request(False)
-    how = (
-        f"Sent as {SESSIONS if not quick else 2} conversations per answer mode, one after the other, "
-        f"{TURNS} requests each (each its conversation's last and a call and its result more, the marker "
-        f"moved; the last {len(sent['messages'])} messages deep), every contender the same requests "
-        "(`--continued`); the upstream directly the one Chat request."
-        if turns
-        else "The same request sent again and again."
-    )
+    how = _how(sent, quick) if turns else "The same request sent again and again."
     return [
         f"The request: {len(sent['messages'])} Anthropic messages and the system prompt, "
         f"{len(anthropic[0]):,} bytes, Claude Code's {len(sent['tools'])} tools. {how}", "",
@@ -292,6 +340,11 @@ def run(quick: bool, litellm: bool = True, turns: bool = False) -> list[str]:
         "against it).", "",
         "### Answers checked (once per contender)", "", *found, "",
         "### Added latency per request", "", *table(rows), "", *verdict(rows), "",
+        "### Processor time per request", "",
+        "Each contender's process and what it started, every thread, over the requests above, the "
+        "pauses between turns with them (what the recorder writes then is counted; Linux's /proc, "
+        "`bench/cpu.py`); the upstream per request it answered, every contender's alike. It moves less "
+        "with the machine's load than latency does.", "", *cpu_table(cpu), "",
         "### Where the routed path's time goes", "",
         "In one process, no HTTP (`python -m bench.proxy_translate_steps`):", "", *steps, "",
         "### The proxy's upstream transport against httpx's own", "",
