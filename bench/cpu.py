@@ -53,12 +53,12 @@ def _ticks(fields: list[str]) -> int:
     return int(fields[11]) + int(fields[12])
 
 
-def _children(pid: int) -> list[int]:
-    """The processes whose parent is ``pid`` (read from each one's ``stat``: no kernel option needed)."""
-    out = []
+def _processes() -> dict[int, list[str]]:
+    """Every process's ``stat`` fields, read once (a process gone meanwhile is left out)."""
+    out = {}
     for entry in PROC.iterdir():
-        if entry.name.isdigit() and (fields := _stat(int(entry.name))) and fields[1] == str(pid):
-            out.append(int(entry.name))
+        if entry.name.isdigit() and (fields := _stat(int(entry.name))) is not None:
+            out[int(entry.name)] = fields
     return out
 
 
@@ -67,12 +67,15 @@ def spent(pid: int) -> Spent | None:
     main = PROC / str(pid) / "task" / str(pid)
     if _stat(pid) is None or not (main / "schedstat").exists():
         return None
+    every = _processes()
+    children: dict[str, list[int]] = {}
+    for p, fields in every.items():
+        children.setdefault(fields[1], []).append(p)
     ticks, todo = 0, [pid]
     while todo:
         p = todo.pop()
-        fields = _stat(p)
-        ticks += _ticks(fields) if fields is not None else 0
-        todo += _children(p)
+        ticks += _ticks(every[p]) if p in every else 0
+        todo += children.get(str(p), [])
     return Spent(round(ticks * _TICK_NS), _ran(main))
 
 

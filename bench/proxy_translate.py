@@ -140,18 +140,18 @@ def sent_each(rounds: int, per: int) -> int:
     return 2 * (warm_ups(per) + rounds * per)
 
 
-def cpu_table(spent: dict[str, tuple[float, float] | None]) -> list[str]:
+def cpu_table(cpu: dict[str, tuple[float, float] | None]) -> list[str]:
     """Each contender's processor time per request (:mod:`bench.cpu`), and toolreplay's against
     LiteLLM's."""
-    if all(v is None for v in spent.values()):
+    if all(v is None for v in cpu.values()):
         return ["(not measured: this system's /proc gives no schedstat)"]
     out = ["| contender | ms per request, all its threads | its main thread |", "|---|---:|---:|"]
-    for name, v in spent.items():
+    for name, v in cpu.items():
         out.append(f"| {name} | {v[0]:.2f} | {v[1]:.2f} |" if v else f"| {name} | - | - |")
-    theirs = spent.get("litellm proxy")
+    theirs = cpu.get("litellm proxy")
     lines = []
     for name in ("toolreplay routed", "toolreplay routed, recording"):
-        ours = spent.get(name)
+        ours = cpu.get(name)
         if ours and theirs and ours[0] > 0:
             lines.append(f"- {name}: {ours[0]:.2f} ms per request against LiteLLM's {theirs[0]:.2f} ms: "
                          f"{theirs[0] / ours[0]:.1f}x less")  # fmt: skip
