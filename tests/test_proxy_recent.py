@@ -440,8 +440,10 @@ def test_the_same_heads_are_asked_again_only_once_the_database_has_changed(
         assert asked.found(mine, heads, None) is None  # its own write
         n = len(asked_for)
         assert asked.found(mine, heads, "sess-a") is None and len(asked_for) == n + 1  # another session
-        assert asked.found(mine, heads[:0], "sess-a") is None and len(asked_for) == n + 2  # other heads
-        assert asked.found(mine, heads[:0], "sess-a") is None and len(asked_for) == n + 2 + (not marked)
+        others = tuple(prefix_heads([Message("u9", "user", "open todo 3")]))
+        assert asked.found(mine, others, "sess-a") is None and len(asked_for) == n + 2  # other heads
+        assert asked.found(mine, others, "sess-a") is None and len(asked_for) == n + 2 + (not marked)
+        assert asked.found(mine, (), "sess-a") is None and len(asked_for) == n + 2 + (not marked)  # none
     finally:
         mine.close()
         other.close()

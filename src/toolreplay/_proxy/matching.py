@@ -5,8 +5,8 @@ folded) and the kinds of their parts. A reply's key is its role alone: what a re
 recorded by the proxy, and an agent that flattens, drops or re-ids calls or drops reasoning is still
 continuing the same conversation (the live audit says what it changed). A reply the agent never saw (a
 stream cut before its end) has no key. The digest of every prefix of a request's history
-(:func:`prefix_heads`) is looked up against each stored conversation's ``head`` in one query; the longest
-match wins (:func:`continued`).
+(:func:`prefix_heads`) is looked up against each stored conversation's ``head``, the longest prefixes first
+(:func:`longest`); the longest match wins (:func:`continued`).
 """
 
 from __future__ import annotations
@@ -127,6 +127,24 @@ def continued(found: Sequence[tuple[str, str]], heads: Sequence[str]) -> Continu
     return best
 
 
+#: How many of a request's longest prefixes are asked for first (:func:`longest`): a request continues
+#: what its conversation's last exchange left, a message or two before its end.
+RECENT_HEADS = 16
+
+
+def longest(store: Store, heads: Sequence[str], session: str | None) -> Continued | None:
+    """:func:`continued` over the store's rows for ``heads``, asked for the longest prefixes first: a
+    match among them is longer than any among the rest, so the rest are asked only where none of them is
+    stored (a new conversation). One index query of a few heads where it was one of every head (a
+    conversation 200 messages deep: some 0.08 ms to 0.01 ms of SQLite's time)."""
+    cut = max(0, len(heads) - RECENT_HEADS)
+    for part in (heads[cut:], heads[:cut]):
+        got = continued(store.find_heads(part, session), heads) if part else None
+        if got is not None:
+            return got
+    return None
+
+
 class Asked:
     """The store's match for the heads one connection asked last, with the database's change mark
     (:meth:`Store.changes`) read before it: the same heads and session asked again while the mark has
@@ -144,7 +162,7 @@ class Asked:
         last = self._last
         if mark is not None and last is not None and last[:3] == (mark, heads, session):
             return last[3]
-        got = continued(store.find_heads(heads, session), heads)
+        got = longest(store, heads, session)
         self._last = (mark, heads, session, got) if mark is not None else None
         return got
 
@@ -175,12 +193,13 @@ def find_continued(
     known: Known | None = None,
     recall: Callable[[str], History | None] | None = None,
 ) -> Found:
-    """The stored conversation ``messages`` continue (design 45), loaded: one index lookup and one load.
+    """The stored conversation ``messages`` continue (design 45), loaded: an index lookup (two for a new
+    one) and one load.
     ``heads``: their :func:`prefix_heads`, when the caller has them already; ``known``: a conversation
     whose messages are known, not loaded when it is the one found; ``recall``: the messages of the
     conversation found when the caller knows them as the store holds them (else None: it is loaded)."""
     heads = list(heads) if heads is not None else prefix_heads(messages)
-    cont = continued(store.find_heads(heads, session), heads)
+    cont = longest(store, heads, session)
     if cont is None:
         return Found(heads, None, None)
     if known is not None and known.conversation_id == cont.conversation_id:
@@ -198,6 +217,7 @@ __all__ = [
     "find_continued",
     "head_of",
     "last_head",
+    "longest",
     "message_key",
     "next_head",
     "prefix_heads",
