@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext, suppress
 from dataclasses import replace
@@ -44,6 +44,7 @@ from toolreplay._proxy.answers import Relayed, Said, error_response, upstream_me
 from toolreplay._proxy.bodies import BodyError, Sliced, json_body
 from toolreplay._proxy.counted import counted
 from toolreplay._proxy.exchange import Exchange
+from toolreplay._proxy.handover import HandOvers
 from toolreplay._proxy.matching import prefix_heads
 from toolreplay._proxy.model_routes import pick
 from toolreplay._proxy.picked import Picked
@@ -108,6 +109,8 @@ class Translator:
         if self.recent is not None and recorder is not None:
             recorder.heard, recorder.knows = self.recent.heard, self.recent.known
         self.continued = Continued(config.db, config.record, recorder, self.recent)
+        #: the recorded answers' exchanges, handed over once each answer is out (design 63)
+        self.handovers = HandOvers() if recorder is not None else None
         self._pool.submit(self._warm)  # the first routed request should not pay for the imports
 
     def _warm(self) -> None:
@@ -218,6 +221,8 @@ class Translator:
 
         if quick and names_earlier(inbound, body):
             return None
+        if self.handovers is not None:
+            self.handovers.wait()  # what the answers already out leave is known before it is looked up
         c = self.continued
         found = None if quick else rebuilt(inbound, body, c.store(), read, c.settled)  # design 55
         if found is None:
@@ -253,7 +258,10 @@ class Translator:
 
     def close(self) -> None:
         """The stores closed on the translation thread (SQLite's connection belongs to it; the loop's is
-        done with, the loop having stopped), then the thread."""
+        done with, the loop having stopped), then the thread; the exchanges still being handed over
+        first (the recorder is drained after)."""
+        if self.handovers is not None:
+            self.handovers.close()
         self._pool.submit(self.continued.close)
         self._pool.shutdown(wait=True)
 
@@ -274,8 +282,9 @@ class _Pending:
         self.path = request.scope["path"]  # as routed (building Starlette's URL costs more)
         self.inbound = picked.route.wire
         self.upstream = get_wire(ready.prepared.vessel.wire)
-        if tr.recorder is not None:
-            tr.recorder.expect()
+        #: the recorder's number for this request (``expect``): its exchange is waited for by ``settle``
+        #: from the moment its answer is out until it is handed over
+        self.expected = tr.recorder.expect() if tr.recorder is not None else 0
 
     @property
     def names(self) -> AgentNames:
@@ -359,7 +368,8 @@ class _Pending:
             await resp.aclose()
         body, notes = agent.body(reply, self.ready.outbound)
         data = jsonenc.encode(body)
-        self._finish(200, reply=reply, notes=notes, size=len(data))
+        at = time.perf_counter()
+        self._later(lambda: self._finish(200, reply=reply, notes=notes, size=len(data), at=at, soon=False))
         return Response(data, 200, media_type="application/json")
 
     def _parsed(self, up: Bridge, data: bytes) -> Reply:
@@ -406,30 +416,46 @@ class _Pending:
             yield written(writer, [Failed(f"toolreplay proxy: {carried.cut}")], carried, framing, self.names)
             yield b"".join(frame(framing, e) for e in writer.close())
         finally:
-            # handed over before anything yields to the loop: the agent, which has the answer's end, may
-            # already be sending the request that names it (then the store or the memory must know it)
-            failed = next((d for d in carried.deltas if isinstance(d, Failed)), None)
+            # queued before anything yields to the loop: the agent, which has the answer's end, may
+            # already be sending the request that names it (that request waits for its hand-over)
             try:
-                self._finish(
-                    200, reply=collect(carried.deltas), notes=writer.notes, streamed=True,
-                    cut=carried.cut or (failed.message if failed is not None else None),
-                    first=carried.first, size=carried.size,
-                )  # fmt: skip
+                self._later(lambda: self._streamed(carried, writer.notes))
             finally:
                 await resp.aclose()
+
+    def _streamed(self, carried: Carried, notes: list[str]) -> None:
+        """A stream's exchange handed over (on the hand-over thread: the stream's deltas are all in)."""
+        failed = next((d for d in carried.deltas if isinstance(d, Failed)), None)
+        self._finish(
+            200, reply=collect(carried.deltas), notes=notes, streamed=True,
+            cut=carried.cut or (failed.message if failed is not None else None),
+            at=carried.first, size=carried.size, soon=False,
+        )  # fmt: skip
+
+    def _later(self, hand_over: Callable[[], None]) -> None:
+        """An answer that is out (or about to be): its exchange handed over on the hand-over thread
+        (design 63); ``settle`` waits for it meanwhile, as for a pass-through answer's."""
+        recorder, handovers = self.tr.recorder, self.tr.handovers
+        if recorder is None or handovers is None:
+            return
+        recorder.answered(self.expected)
+        handovers.later(hand_over)
 
     def _finish(
         self, status: int, *, refused: str | None = None, reply: Reply | None = None,
         notes: list[str] | tuple[str, ...] = (), streamed: bool = False, cut: str | None = None,
-        first: float | None = None, size: int = 0,
+        at: float | None = None, size: int = 0, soon: bool = True,
     ) -> None:  # fmt: skip
+        """The exchange to the recorder, and to the memory. ``at``: when the agent's first bytes (a
+        stream) or its whole answer went out (None: now); ``soon``: the memory's state is worked out by
+        the loop once the answer is out (else here, on the hand-over thread)."""
         recorder = self.tr.recorder
         if recorder is None:
             return
         r, route = self.ready, self.picked.model_route
         # the proxy's own time: to the agent's first byte (a stream) or its whole answer, less the
         # upstream's (to its first bytes, or its whole answer)
-        done = first or time.perf_counter()
+        done = at or time.perf_counter()
         added = (done - self.t0) - (self.t_answer - self.t_send) if reply is not None else 0.0
         # stored as the agent saw it: its ids and tool names, the upstream's own ids kept for the upstream
         shown = r.translated.agent_reply(reply) if reply is not None else None
@@ -448,9 +474,12 @@ class _Pending:
         )  # fmt: skip
         if recent is not None and ticket is not None:
             recent.remember(ticket, r.base, ex)  # before the recorder can have written it
-            with suppress(RuntimeError):  # no loop runs (a stream closed as the proxy stops): left to later
-                asyncio.get_running_loop().call_soon(recent.foresee, ticket)  # once the answer is out
-        recorder.submit(ex)
+            if soon:
+                with suppress(RuntimeError):  # no loop runs (a stream closed as the proxy stops): later
+                    asyncio.get_running_loop().call_soon(recent.foresee, ticket)  # once the answer is out
+        recorder.submit(ex, self.expected)
+        if recent is not None and ticket is not None and not soon:
+            recent.foresee(ticket)
 
 
 __all__ = ["Translator"]

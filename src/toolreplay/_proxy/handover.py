@@ -1,0 +1,65 @@
+"""A recorded routed answer's exchange handed over off the event loop, once the answer is out (design 63).
+
+What the recorder and the routed path's memory get of an exchange (its record, the memory's entry and the
+state it leaves, design 54) is worked out from the answer after its last event. On the loop that work
+ran between the answer's first bytes and the loop's next wait, and the agent, woken by those bytes, often
+waited for the processor the loop held. Here it runs on a thread of its own, one exchange at a time, in
+the order the answers ended, while the loop waits for the agent's next request.
+
+Every routed request asks :meth:`HandOvers.wait` before it asks the memory or the store what it
+continues, so it never misses an exchange handed over before it came. Only pure work is handed over here
+(no store, no loop): the wait is bounded by that work, which the loop would otherwise have done itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+log = logging.getLogger("toolreplay.proxy")
+
+
+class HandOvers:
+    """The exchanges being handed over, on the hand-over thread, and a wait for them."""
+
+    def __init__(self) -> None:
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-handover")
+        self._idle = threading.Condition()
+        self._pending = 0
+
+    def later(self, work: Callable[[], None]) -> None:
+        """Run ``work`` (an exchange's hand-over) on the hand-over thread, after those queued before it;
+        here and now once the proxy is stopping (the thread is gone)."""
+        with self._idle:
+            self._pending += 1
+        try:
+            self._pool.submit(self._run, work)
+        except RuntimeError:  # shut down: the stream closed as the proxy stops
+            self._run(work)
+
+    def _run(self, work: Callable[[], None]) -> None:
+        try:
+            work()
+        except Exception as exc:  # the proxy's own fault; the agent has its answer already
+            log.error("toolreplay proxy: an exchange was not handed over: %s: %s", type(exc).__name__, exc)
+        finally:
+            with self._idle:
+                self._pending -= 1
+                if not self._pending:
+                    self._idle.notify_all()
+
+    def wait(self) -> None:
+        """Return once every exchange queued so far is handed over (at once when none is: the usual
+        case, an agent taking longer to read its answer and run its tools than the thread takes)."""
+        with self._idle:
+            while self._pending:
+                self._idle.wait()
+
+    def close(self) -> None:
+        """Hand over what is queued, then let the thread go (before the recorder is drained)."""
+        self._pool.shutdown(wait=True)
+
+
+__all__ = ["HandOvers"]
