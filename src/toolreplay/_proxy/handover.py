@@ -14,9 +14,9 @@ continues, so it never misses an exchange handed over before it came. Only pure 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 log = logging.getLogger("toolreplay.proxy")
 
@@ -25,18 +25,26 @@ class HandOvers:
     """The exchanges being handed over, on the hand-over thread, and a wait for them."""
 
     def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(1, thread_name_prefix="toolreplay-proxy-handover")
+        # a thread and a queue, not an executor: a put is what the loop pays (no future to make)
+        self._queue: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
         self._idle = threading.Condition()
         self._pending = 0
+        self._open = True
+        self._thread = threading.Thread(target=self._serve, name="toolreplay-proxy-handover", daemon=True)
+        self._thread.start()
 
     def later(self, work: Callable[[], None]) -> None:
         """Run ``work`` (an exchange's hand-over) on the hand-over thread, after those queued before it;
         here and now once the proxy is stopping (the thread is gone)."""
-        with self._idle:
+        with self._idle:  # put under the lock: nothing is queued behind the thread's last one
             self._pending += 1
-        try:
-            self._pool.submit(self._run, work)
-        except RuntimeError:  # shut down: the stream closed as the proxy stops
+            if self._open:
+                self._queue.put(work)
+                return
+        self._run(work)  # stopped: the stream closed as the proxy stops
+
+    def _serve(self) -> None:
+        while (work := self._queue.get()) is not None:
             self._run(work)
 
     def _run(self, work: Callable[[], None]) -> None:
@@ -59,7 +67,10 @@ class HandOvers:
 
     def close(self) -> None:
         """Hand over what is queued, then let the thread go (before the recorder is drained)."""
-        self._pool.shutdown(wait=True)
+        with self._idle:
+            self._open = False
+            self._queue.put(None)
+        self._thread.join()
 
 
 __all__ = ["HandOvers"]
