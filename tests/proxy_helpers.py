@@ -30,6 +30,15 @@ def served_upstreams(double: ProviderDouble) -> dict[str, str]:
     return {w: double.url + get_wire(w).http.base_suffix for w in wires}  # type: ignore[union-attr]
 
 
+def kimi_vessel(double: ProviderDouble, tmp_path: Path, monkeypatch: Any) -> None:
+    """The ``kimi`` vessel pointed at the double's Kimi paths (a ``vessels.toml`` in ``tmp_path``), with
+    a Moonshot key in the environment."""
+    vessels = tmp_path / "vessels.toml"
+    vessels.write_text(f'[vessels.kimi]\nbase_url = "{double.base_url_for("kimi")}"\n', encoding="utf-8")
+    monkeypatch.setenv("TOOLREPLAY_VESSELS", str(vessels))
+    monkeypatch.setenv("MOONSHOT_API_KEY", "sk-moonshot-test-0000")
+
+
 @contextmanager
 def proxied(
     double: ProviderDouble, tmp: Path, *, record: bool = True, log: bool = True, **kw: Any

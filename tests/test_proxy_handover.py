@@ -16,7 +16,7 @@ pytest.importorskip("anthropic")
 
 import anthropic
 
-from proxy_helpers import TOOLS_ANTHROPIC, served_upstreams
+from proxy_helpers import TOOLS_ANTHROPIC, kimi_vessel, served_upstreams
 from toolreplay._proxy import worker
 from toolreplay._proxy.config import ProxyConfig
 from toolreplay._proxy.handover import HandOvers
@@ -56,10 +56,7 @@ def test_the_answer_is_out_before_its_hand_over_and_the_next_request_waits_for_i
     monkeypatch.setattr(Recent, "remember", slow)
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "close todo 12 and 13"}]
     with ProviderDouble() as double:
-        vessels = tmp_path / "vessels.toml"
-        vessels.write_text(f'[vessels.kimi]\nbase_url = "{double.base_url_for("kimi")}"\n', encoding="utf-8")
-        monkeypatch.setenv("TOOLREPLAY_VESSELS", str(vessels))
-        monkeypatch.setenv("MOONSHOT_API_KEY", "sk-moonshot-test-0000")
+        kimi_vessel(double, tmp_path, monkeypatch)
         double.script(
             Calls([Call("coop", {"action": "close", "id": 12})]),
             Calls([Call("coop", {"action": "close", "id": 13})]),

@@ -18,7 +18,7 @@ pytest.importorskip("anthropic")
 
 import anthropic
 
-from proxy_helpers import TOOLS_ANTHROPIC, served_upstreams
+from proxy_helpers import TOOLS_ANTHROPIC, kimi_vessel, served_upstreams
 from store_fixtures import store_url  # noqa: F401
 from toolreplay._proxy import worker
 from toolreplay._proxy.config import ProxyConfig
@@ -89,10 +89,7 @@ def test_a_recorded_request_is_translated_on_the_loop_unless_the_store_could_mak
     monkeypatch.setattr(Translator, "_made", spied)
     msgs: list[dict[str, Any]] = [{"role": "user", "content": "close todo 12"}]
     with ProviderDouble() as double:
-        vessels = tmp_path / "vessels.toml"
-        vessels.write_text(f'[vessels.kimi]\nbase_url = "{double.base_url_for("kimi")}"\n', encoding="utf-8")
-        monkeypatch.setenv("TOOLREPLAY_VESSELS", str(vessels))
-        monkeypatch.setenv("MOONSHOT_API_KEY", "sk-moonshot-test-0000")
+        kimi_vessel(double, tmp_path, monkeypatch)
         double.script(
             Calls([Call("coop", {"action": "close", "id": 12})]), Text("Closed."), Text("Still here.")
         )
