@@ -107,3 +107,17 @@ def test_a_hand_over_that_fails_is_logged_and_the_next_ones_go_on(caplog: pytest
     handovers.close()
     handovers.later(lambda: done.append(2))  # once the thread is gone: here and now
     assert done == [1, 2]
+
+
+def test_a_request_waits_for_a_stuck_hand_over_no_longer_than_its_timeout(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handovers, release = HandOvers(), threading.Event()
+    handovers.later(lambda: release.wait(5))
+    try:
+        assert handovers.wait(timeout=0.05) is False
+        assert "hand-over is taking over 0.05 s; going on without it" in caplog.text
+    finally:
+        release.set()
+    assert handovers.wait() is True
+    handovers.close()

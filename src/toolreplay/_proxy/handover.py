@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable
 
 log = logging.getLogger("toolreplay.proxy")
+#: The longest a request waits for the hand-overs before it (the recorder's ``settle`` waits as long).
+WAIT = 10.0
 
 
 class HandOvers:
@@ -58,12 +60,18 @@ class HandOvers:
                 if not self._pending:
                     self._idle.notify_all()
 
-    def wait(self) -> None:
+    def wait(self, timeout: float = WAIT) -> bool:
         """Return once every exchange queued so far is handed over (at once when none is: the usual
-        case, an agent taking longer to read its answer and run its tools than the thread takes)."""
+        case, an agent taking longer to read its answer and run its tools than the thread takes); False,
+        said in the log, when they are not within ``timeout`` seconds (the request then goes on as
+        though they were not yet out: the store answers, once the recorder has them)."""
         with self._idle:
-            while self._pending:
-                self._idle.wait()
+            if self._idle.wait_for(lambda: not self._pending, timeout):
+                return True
+        log.warning(
+            "toolreplay proxy: the answers' hand-over is taking over %g s; going on without it", timeout
+        )
+        return False
 
     def close(self) -> None:
         """Hand over what is queued, then let the thread go (before the recorder is drained)."""
