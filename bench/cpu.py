@@ -65,9 +65,9 @@ def _processes() -> dict[int, list[str]]:
 def spent(pid: int) -> Spent | None:
     """What process ``pid`` and its descendants have spent so far; None where it cannot be read."""
     main = PROC / str(pid) / "task" / str(pid)
-    if _stat(pid) is None or not (main / "schedstat").exists():
-        return None
     every = _processes()
+    if pid not in every or not (main / "schedstat").exists():
+        return None
     children: dict[str, list[int]] = {}
     for p, fields in every.items():
         children.setdefault(fields[1], []).append(p)

@@ -233,8 +233,8 @@ class Recent:
 
     def foresee(self, ticket: int) -> None:
         """Work out the state the exchange ``ticket`` leaves (:meth:`_Entry.state`) now, not when the
-        request that continues it comes: the event loop calls it once the answer has gone out, while
-        the agent reads it and runs its tools."""
+        request that continues it comes: the hand-over thread calls it once the answer has gone out
+        (design 63), while the agent reads it and runs its tools."""
         with self._lock:
             entry = self._pending.get(ticket)
         if entry is not None and entry.base.foreseen:

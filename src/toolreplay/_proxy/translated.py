@@ -28,7 +28,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext, suppress
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -369,7 +369,7 @@ class _Pending:
         body, notes = agent.body(reply, self.ready.outbound)
         data = jsonenc.encode(body)
         at = time.perf_counter()
-        self._later(lambda: self._finish(200, reply=reply, notes=notes, size=len(data), at=at, soon=False))
+        self._later(lambda: self._finish(200, reply=reply, notes=notes, size=len(data), at=at))
         return Response(data, 200, media_type="application/json")
 
     def _parsed(self, up: Bridge, data: bytes) -> Reply:
@@ -386,7 +386,7 @@ class _Pending:
         nothing."""
         if not self.began:
             await resp.aclose()
-            self._finish(200, cut="the agent went away before the answer began")
+            self._later(lambda: self._finish(200, cut="the agent went away before the answer began"))
 
     async def _stream(self, resp: httpx.Response, streamed: bool) -> AsyncIterator[bytes]:
         self.began = True
@@ -429,7 +429,7 @@ class _Pending:
         self._finish(
             200, reply=collect(carried.deltas), notes=notes, streamed=True,
             cut=carried.cut or (failed.message if failed is not None else None),
-            at=carried.first, size=carried.size, soon=False,
+            at=carried.first, size=carried.size,
         )  # fmt: skip
 
     def _later(self, hand_over: Callable[[], None]) -> None:
@@ -444,11 +444,11 @@ class _Pending:
     def _finish(
         self, status: int, *, refused: str | None = None, reply: Reply | None = None,
         notes: list[str] | tuple[str, ...] = (), streamed: bool = False, cut: str | None = None,
-        at: float | None = None, size: int = 0, soon: bool = True,
+        at: float | None = None, size: int = 0,
     ) -> None:  # fmt: skip
-        """The exchange to the recorder, and to the memory. ``at``: when the agent's first bytes (a
-        stream) or its whole answer went out (None: now); ``soon``: the memory's state is worked out by
-        the loop once the answer is out (else here, on the hand-over thread)."""
+        """The exchange to the recorder, and to the memory (an answer that came: on the hand-over thread,
+        :meth:`_later`; a refusal, which the memory does not keep: here). ``at``: when the agent's first
+        bytes (a stream) or its whole answer went out (None: now)."""
         recorder = self.tr.recorder
         if recorder is None:
             return
@@ -474,12 +474,9 @@ class _Pending:
         )  # fmt: skip
         if recent is not None and ticket is not None:
             recent.remember(ticket, r.base, ex)  # before the recorder can have written it
-            if soon:
-                with suppress(RuntimeError):  # no loop runs (a stream closed as the proxy stops): later
-                    asyncio.get_running_loop().call_soon(recent.foresee, ticket)  # once the answer is out
         recorder.submit(ex, self.expected)
-        if recent is not None and ticket is not None and not soon:
-            recent.foresee(ticket)
+        if recent is not None and ticket is not None:
+            recent.foresee(ticket)  # now, not when the request that continues it comes
 
 
 __all__ = ["Translator"]
